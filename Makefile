@@ -1,0 +1,116 @@
+# agentjail build.
+#   make              build/agentjail, unit tests and test helpers
+#   make SAN=1        the same with AddressSanitizer + UndefinedBehaviorSanitizer in build-san/
+#   make test         the whole test suite (tests/run)
+#   make fuzz         libFuzzer harnesses (clang) in build-fuzz/
+#   make lint         clang-tidy and cppcheck over src/
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS := libseccomp jansson libevent
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT ?= -O1
+else
+BUILD ?= build
+SANFLAGS :=
+OPT ?= -O2
+endif
+
+WERROR ?= -Werror
+WARNFLAGS := -Wall -Wextra $(WERROR) -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+	-Wformat=2 -Wswitch-enum -Wno-unused-parameter -Wvla -Wpointer-arith -Wno-format-truncation
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
+CPPFLAGS := -D_GNU_SOURCE -Isrc -I$(BUILD)/gen
+CFLAGS_ALL := -std=c17 -g $(OPT) $(WARNFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
+LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+
+SRC := $(sort $(wildcard src/*/*.c))
+LIB_SRC := $(filter-out src/cli/main.c,$(SRC))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_default.o $(BUILD)/gen/rootfs_rules.o
+MAIN_OBJ := $(BUILD)/src/cli/main.o
+
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+HELPER_SRC := $(sort $(wildcard tests/helpers/*.c))
+HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
+
+# The compiler tool runs at build time and never inside a sandbox: no sanitizers.
+TOOL_SRC := tools/seccomp-compile.c src/common/err.c src/common/util.c src/common/strv.c \
+	src/sandbox/seccomp_rules.c
+
+.PHONY: all test fuzz lint clean format-check
+all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN)
+
+$(BUILD)/agentjail: $(MAIN_OBJ) $(BUILD)/libagentjail.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/libagentjail.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/%.o: %.c | $(BUILD)/gen/seccomp_default.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $<"
+	@$(CC) $(CPPFLAGS) $(CFLAGS_ALL) -c -o $@ $<
+
+$(BUILD)/gen/seccomp_default.o: $(BUILD)/gen/seccomp_default.c
+	$(CC) $(CPPFLAGS) -std=c17 -O2 -c -o $@ $<
+
+$(BUILD)/gen/seccomp_default.c: data/seccomp/default.rules $(BUILD)/tools/seccomp-compile
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/seccomp-compile $< $@
+
+$(BUILD)/gen/rootfs_rules.o: $(BUILD)/gen/rootfs_rules.c
+	$(CC) -std=c17 -O2 -c -o $@ $<
+
+$(BUILD)/gen/rootfs_rules.c: data/rootfs.rules $(BUILD)/tools/embed
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed aj_rootfs_rules $< $@
+
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -O2 -Wall -Wextra $(WERROR) -o $@ $<
+
+$(BUILD)/tools/seccomp-compile: $(TOOL_SRC) src/sandbox/seccomp_rules.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=c17 -O2 -g -Wall -Wextra -Wno-format-truncation $(WERROR) -o $@ $(TOOL_SRC) \
+		$(shell $(PKG_CONFIG) --cflags --libs libseccomp)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libagentjail.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
+		$(BUILD)/libagentjail.a $(PKG_LIBS)
+
+# Helpers run inside sandboxes as the attacker's code: plain, static-free, no sanitizers.
+$(BUILD)/tests/helpers/%: tests/helpers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu17 -O2 -Wall -Wextra $(WERROR) -o $@ $<
+
+test: all
+	tests/run
+
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+fuzz: $(FUZZ_BIN)
+build-fuzz/%: tests/fuzz/%.c $(filter-out src/cli/%,$(LIB_SRC)) build/gen/seccomp_default.c build/gen/rootfs_rules.c
+	@mkdir -p build-fuzz
+	clang -std=c17 -g -O1 -D_GNU_SOURCE -Isrc -Ibuild/gen -fsanitize=fuzzer,address,undefined \
+		$(PKG_CFLAGS) -o $@ $< $(filter-out src/cli/%,$(LIB_SRC)) build/gen/seccomp_default.c build/gen/rootfs_rules.c \
+		$(PKG_LIBS)
+
+lint: $(BUILD)/gen/seccomp_default.c
+	clang-tidy --quiet $(SRC) -- $(CPPFLAGS) -std=c17 $(PKG_CFLAGS)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem -D_GNU_SOURCE -Isrc $(SRC)
+
+format-check:
+	clang-format --dry-run --Werror $(SRC) $(wildcard src/*/*.h)
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,125 @@
+/* Resource control through cgroups, cgroup v2 and v1 behind one table of operations.
+ *
+ * aj_cgroup_detect() runs once per process and decides the backend: v2 when /sys/fs/cgroup is
+ * a cgroup2 mount (unified hierarchy, the norm), v1 otherwise (legacy or hybrid hierarchies:
+ * the v1 controllers do the work, a controller-less cgroup2 mount is ignored). It also finds,
+ * per controller, the parent cgroup where sandbox cgroups are created and whether this process
+ * may write there; nothing is re-guessed per call.
+ *
+ * A struct aj_cgroup is one sandbox's cgroup. It owns its path strings; aj_cgroup_destroy()
+ * removes the directories and aj_cgroup_free() releases memory (destroy first).
+ */
+#ifndef AJ_CGROUP_CGROUP_H
+#define AJ_CGROUP_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+
+enum aj_cgroup_mode { AJ_CGROUP_NONE = 0, AJ_CGROUP_V1, AJ_CGROUP_V2 };
+
+enum aj_cg_ctrl {
+	AJ_CG_MEMORY = 0,
+	AJ_CG_PIDS,
+	AJ_CG_CPU,
+	AJ_CG_CPUACCT, /* v1 only: CPU time accounting */
+	AJ_CG_FREEZER, /* v1 only: v2 has cgroup.freeze in every cgroup */
+	AJ_CG__COUNT
+};
+
+struct aj_cgroup_limits {
+	uint64_t memory;    /* bytes, 0 = none */
+	uint64_t pids;      /* 0 = none */
+	uint64_t cpu_milli; /* 0 = none */
+	bool freezable;     /* also join the freezer (v1) so the sandbox can be paused */
+};
+
+struct aj_cgroup_stats {
+	bool have_memory_peak, have_cpu, have_oom, have_pids_events;
+	uint64_t memory_peak;   /* bytes */
+	uint64_t cpu_usec;      /* user + system of every task that ran in the cgroup */
+	uint64_t oom_kills;     /* tasks killed by the OOM killer for the memory limit */
+	uint64_t pids_max_hits; /* forks refused by the pids limit */
+	uint64_t nr_throttled;  /* CPU quota periods in which the cgroup was throttled */
+};
+
+struct aj_cgroup_env {
+	int mode; /* enum aj_cgroup_mode */
+	/* Absolute host directory under which sandbox cgroups are created, per controller
+	 * (v2: the same directory for all). Empty when the controller is unavailable. */
+	char parent[AJ_CG__COUNT][512];
+	bool usable[AJ_CG__COUNT];
+	char why[AJ_CG__COUNT][256]; /* the failed probe, when !usable */
+	char v2_mount[256];
+	const struct aj_cgroup_ops *ops;
+};
+
+struct aj_cgroup {
+	const struct aj_cgroup_env *env;
+	char *path[AJ_CG__COUNT]; /* NULL for controllers not used by this cgroup */
+	bool used[AJ_CG__COUNT];
+};
+
+/* How a freshly cloned sandbox enters its cgroup without the cost of a migration by someone
+ * else: on v2 it is cloned straight into it (CLONE_INTO_CGROUP on `clone_into`); on v1 the
+ * single-threaded child writes "0" into each controller's "tasks" file (`tasks`), which
+ * moves only itself and so avoids the global threadgroup lock whose RCU grace period costs
+ * milliseconds per launch. The descriptors are opened by the supervisor, with its rights. */
+struct aj_cgroup_join {
+	int clone_into;
+	int tasks[AJ_CG__COUNT];
+	size_t n_tasks;
+};
+
+struct aj_cgroup_ops {
+	const char *name;
+	/* Creates the cgroup `name` under the parents and writes the limits. Only controllers
+	 * with a limit (plus accounting where cheap) are used. */
+	int (*create)(struct aj_cgroup *cg, const char *name, const struct aj_cgroup_limits *lim,
+		      struct aj_err *err);
+	int (*attach)(struct aj_cgroup *cg, pid_t pid, struct aj_err *err);
+	int (*open_join)(struct aj_cgroup *cg, struct aj_cgroup_join *j, struct aj_err *err);
+	int (*stats)(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_err *err);
+	int (*freeze)(struct aj_cgroup *cg, bool frozen, struct aj_err *err);
+	/* SIGKILL every task in the cgroup and wait (bounded) until it is empty. */
+	int (*kill_all)(struct aj_cgroup *cg, struct aj_err *err);
+	int (*destroy)(struct aj_cgroup *cg, struct aj_err *err);
+};
+
+/* Detects once and caches. `parent_override` (NULL for the default) is a cgroup path
+ * relative to the hierarchy root(s), e.g. "/agentjail" (from --cgroup-parent).
+ * `root` (NULL for "/sys/fs/cgroup") lets tests point detection at a simulated tree. */
+const struct aj_cgroup_env *aj_cgroup_detect(const char *root, const char *parent_override);
+/* Detection without the cache, for tests. Fills env. */
+void aj_cgroup_detect_into(struct aj_cgroup_env *env, const char *root,
+			   const char *parent_override, const char *proc_self_cgroup);
+
+const char *aj_cgroup_ctrl_name(int ctrl);
+const char *aj_cgroup_mode_name(int mode);
+
+/* Which controllers the limits need (bit i = enum aj_cg_ctrl i). */
+unsigned aj_cgroup_needed(const struct aj_cgroup_limits *lim);
+
+void aj_cgroup_free(struct aj_cgroup *cg);
+
+/* Child side of struct aj_cgroup_join; async-signal-safe. 0 or -errno. */
+int aj_cgroup_join_self(const struct aj_cgroup_join *j);
+void aj_cgroup_join_close(struct aj_cgroup_join *j);
+
+extern const struct aj_cgroup_ops aj_cgroup_v1_ops;
+extern const struct aj_cgroup_ops aj_cgroup_v2_ops;
+
+/* Shared helpers for the backends. */
+int aj_cgroup_write(const char *dir, const char *file, const char *value, struct aj_err *err);
+/* Reads "key value" lines (memory.events, pids.events, cpu.stat); -1 if missing. */
+int aj_cgroup_read_keyed(const char *dir, const char *file, const char *key, uint64_t *out);
+int aj_cgroup_read_u64(const char *dir, const char *file, uint64_t *out);
+/* SIGKILLs every pid listed in dir/cgroup.procs until it reads empty (bounded). */
+int aj_cgroup_kill_procs(const char *dir, struct aj_err *err);
+/* One round of the above: returns how many tasks were signalled, or -1. */
+int aj_cgroup_kill_procs_once(const char *dir);
+int aj_cgroup_rmdir(const char *dir, struct aj_err *err);
+
+#endif

@@ -1,0 +1,201 @@
+/* cgroup v1 backend: one directory per controller hierarchy. Used on legacy and hybrid hosts
+ * (the controllers live in v1 hierarchies even when a cgroup2 mount exists beside them). */
+#include "cgroup/cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+static int make_dir(struct aj_cgroup *cg, int c, const char *name, struct aj_err *err)
+{
+	const char *parent = cg->env->parent[c];
+	char path[700];
+
+	if (aj_mkdir_p(parent, 0755) < 0)
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "create parent cgroup \"%s\"", parent);
+	snprintf(path, sizeof path, "%s/%s", parent, name);
+	if (mkdir(path, 0755) < 0)
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", path);
+	cg->path[c] = strdup(path);
+	cg->used[c] = true;
+	return cg->path[c] ? 0 : aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup");
+}
+
+static int write_memory(struct aj_cgroup *cg, uint64_t bytes, struct aj_err *err)
+{
+	char v[32];
+	char sw[700];
+
+	snprintf(v, sizeof v, "%lu", bytes);
+	if (aj_cgroup_write(cg->path[AJ_CG_MEMORY], "memory.limit_in_bytes", v, err) < 0)
+		return -1;
+	/* With swap accounting, memory+swap gets the same bound: a memory limit that can be
+	 * escaped into swap is not a limit. Without it the kernel cannot swap us beyond
+	 * memory.limit_in_bytes anyway. */
+	snprintf(sw, sizeof sw, "%s/memory.memsw.limit_in_bytes", cg->path[AJ_CG_MEMORY]);
+	if (access(sw, F_OK) == 0 &&
+	    aj_cgroup_write(cg->path[AJ_CG_MEMORY], "memory.memsw.limit_in_bytes", v, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int write_cpu(struct aj_cgroup *cg, uint64_t milli, struct aj_err *err)
+{
+	char v[32];
+
+	if (aj_cgroup_write(cg->path[AJ_CG_CPU], "cpu.cfs_period_us", "100000", err) < 0)
+		return -1;
+	snprintf(v, sizeof v, "%lu", milli * 100);
+	return aj_cgroup_write(cg->path[AJ_CG_CPU], "cpu.cfs_quota_us", v, err);
+}
+
+static int v1_create(struct aj_cgroup *cg, const char *name, const struct aj_cgroup_limits *lim,
+		     struct aj_err *err)
+{
+	unsigned need = aj_cgroup_needed(lim);
+	char v[32];
+
+	/* Memory (peak, OOM kills) and CPU accounting are cheap and feed the report, so they
+	 * are used whenever usable even without a limit. */
+	if (cg->env->usable[AJ_CG_MEMORY])
+		need |= 1u << AJ_CG_MEMORY;
+	if (cg->env->usable[AJ_CG_CPUACCT])
+		need |= 1u << AJ_CG_CPUACCT;
+	if (lim->freezable)
+		need |= 1u << AJ_CG_FREEZER;
+	for (int c = 0; c < AJ_CG__COUNT; c++)
+		if ((need & (1u << c)) && make_dir(cg, c, name, err) < 0)
+			return -1;
+	if (lim->memory && write_memory(cg, lim->memory, err) < 0)
+		return -1;
+	if (lim->pids) {
+		snprintf(v, sizeof v, "%lu", lim->pids);
+		if (aj_cgroup_write(cg->path[AJ_CG_PIDS], "pids.max", v, err) < 0)
+			return -1;
+	}
+	if (lim->cpu_milli && write_cpu(cg, lim->cpu_milli, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int v1_attach(struct aj_cgroup *cg, pid_t pid, struct aj_err *err)
+{
+	char v[32];
+
+	snprintf(v, sizeof v, "%d", (int)pid);
+	for (int c = 0; c < AJ_CG__COUNT; c++)
+		if (cg->used[c] && aj_cgroup_write(cg->path[c], "cgroup.procs", v, err) < 0)
+			return -1;
+	return 0;
+}
+
+static int v1_open_join(struct aj_cgroup *cg, struct aj_cgroup_join *j, struct aj_err *err)
+{
+	char path[760];
+
+	j->clone_into = -1;
+	j->n_tasks = 0;
+	for (int c = 0; c < AJ_CG__COUNT; c++) {
+		if (!cg->used[c])
+			continue;
+		snprintf(path, sizeof path, "%s/tasks", cg->path[c]);
+		j->tasks[j->n_tasks] = open(path, O_WRONLY | O_CLOEXEC);
+		if (j->tasks[j->n_tasks] < 0) {
+			aj_cgroup_join_close(j);
+			return aj_err_sys(err, AJ_LAYER_CGROUP, "open \"%s\"", path);
+		}
+		j->n_tasks++;
+	}
+	return 0;
+}
+
+static int v1_stats(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_err *err)
+{
+	uint64_t ns;
+
+	(void)err;
+	memset(st, 0, sizeof *st);
+	if (cg->used[AJ_CG_MEMORY]) {
+		st->have_memory_peak = aj_cgroup_read_u64(cg->path[AJ_CG_MEMORY],
+							  "memory.max_usage_in_bytes",
+							  &st->memory_peak) == 0;
+		st->have_oom = aj_cgroup_read_keyed(cg->path[AJ_CG_MEMORY], "memory.oom_control",
+						    "oom_kill", &st->oom_kills) == 0;
+	}
+	if (cg->used[AJ_CG_PIDS])
+		st->have_pids_events = aj_cgroup_read_keyed(cg->path[AJ_CG_PIDS], "pids.events",
+							    "max", &st->pids_max_hits) == 0;
+	if (cg->used[AJ_CG_CPUACCT] &&
+	    aj_cgroup_read_u64(cg->path[AJ_CG_CPUACCT], "cpuacct.usage", &ns) == 0) {
+		st->have_cpu = true;
+		st->cpu_usec = ns / 1000;
+	}
+	if (cg->used[AJ_CG_CPU])
+		aj_cgroup_read_keyed(cg->path[AJ_CG_CPU], "cpu.stat", "nr_throttled",
+				     &st->nr_throttled);
+	return 0;
+}
+
+static int v1_freeze(struct aj_cgroup *cg, bool frozen, struct aj_err *err)
+{
+	if (!cg->used[AJ_CG_FREEZER])
+		return aj_err_set(err, AJ_LAYER_CGROUP, ENOTSUP,
+				  "this sandbox has no freezer cgroup: %s",
+				  cg->env->why[AJ_CG_FREEZER][0] ? cg->env->why[AJ_CG_FREEZER]
+								  : "not created");
+	return aj_cgroup_write(cg->path[AJ_CG_FREEZER], "freezer.state",
+			       frozen ? "FROZEN" : "THAWED", err);
+}
+
+static int v1_kill_all(struct aj_cgroup *cg, struct aj_err *err)
+{
+	int r = 0;
+
+	/* Frozen tasks cannot fork between our read of cgroup.procs and the kill; SIGKILL is
+	 * delivered to frozen tasks once they are thawed. */
+	if (cg->used[AJ_CG_FREEZER])
+		aj_cgroup_write(cg->path[AJ_CG_FREEZER], "freezer.state", "FROZEN", NULL);
+	for (int c = 0; c < AJ_CG__COUNT && r == 0; c++)
+		if (cg->used[c] && c != AJ_CG_FREEZER) {
+			if (cg->used[AJ_CG_FREEZER]) {
+				aj_cgroup_kill_procs_once(cg->path[c]);
+				aj_cgroup_write(cg->path[AJ_CG_FREEZER], "freezer.state", "THAWED",
+						NULL);
+			}
+			r = aj_cgroup_kill_procs(cg->path[c], err);
+			break;
+		}
+	return r;
+}
+
+static int v1_destroy(struct aj_cgroup *cg, struct aj_err *err)
+{
+	int r = 0;
+
+	for (int c = 0; c < AJ_CG__COUNT; c++) {
+		if (!cg->used[c])
+			continue;
+		if (aj_cgroup_rmdir(cg->path[c], err) < 0)
+			r = -1;
+		else
+			cg->used[c] = false;
+	}
+	return r;
+}
+
+const struct aj_cgroup_ops aj_cgroup_v1_ops = {
+	.name = "v1",
+	.create = v1_create,
+	.attach = v1_attach,
+	.open_join = v1_open_join,
+	.stats = v1_stats,
+	.freeze = v1_freeze,
+	.kill_all = v1_kill_all,
+	.destroy = v1_destroy,
+};

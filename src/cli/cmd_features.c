@@ -1,0 +1,132 @@
+/* agentjail features [--json] [--cgroup-parent PATH]: what this host can enforce. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "policy/plan.h"
+#include "sandbox/features.h"
+
+struct features_cli {
+	bool json, help;
+	const char *cgroup_parent;
+};
+
+static int set_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
+{
+	struct features_cli *c = vctx;
+
+	(void)err;
+	if (strcmp(name, "json") == 0)
+		c->json = true;
+	else if (strcmp(name, "help") == 0)
+		c->help = true;
+	else
+		c->cgroup_parent = v;
+	return 0;
+}
+
+static const struct aj_option options[] = {
+	{"json", 0, NULL, set_opt, "machine-readable output"},
+	{"cgroup-parent", 0, "PATH", set_opt, "probe this cgroup parent instead of the default"},
+	{"help", 'h', NULL, set_opt, "show this help"},
+	{NULL, 0, NULL, NULL, NULL},
+};
+
+static json_t *cgroup_json(const struct aj_cgroup_env *cg)
+{
+	json_t *ctrls = json_object();
+
+	for (int c = 0; c < AJ_CG__COUNT; c++) {
+		if (cg->mode == AJ_CGROUP_V2 && (c == AJ_CG_CPUACCT || c == AJ_CG_FREEZER))
+			continue; /* built into every v2 cgroup */
+		json_object_set_new(ctrls, aj_cgroup_ctrl_name(c),
+				    json_pack("{s:b, s:s, s:s}", "usable", cg->usable[c], "parent",
+					      cg->parent[c], "detail",
+					      cg->usable[c] ? "" : cg->why[c]));
+	}
+	return json_pack("{s:s, s:o}", "mode", aj_cgroup_mode_name(cg->mode), "controllers",
+			 ctrls);
+}
+
+static json_t *features_json(const struct aj_features *f)
+{
+	int abi = f->landlock_abi;
+
+	return json_pack(
+		"{s:s, s:s, s:s, s:i, s:{s:b, s:s}, s:{s:i, s:b, s:b, s:b, s:s}, "
+		"s:{s:b, s:i, s:s}, s:b, s:o}",
+		"agentjail", AJ_VERSION, "kernel", f->kernel, "mode",
+		f->privileged ? "privileged" : f->root_incapable ? "refused" : "rootless", "uid",
+		(int)f->uid, "user_namespaces", "available", f->userns == 1, "detail",
+		f->userns == 1 ? "" : f->userns_why, "landlock", "abi", abi, "filesystem",
+		abi >= 1, "tcp", abi >= 4, "scopes", abi >= 6, "detail",
+		abi >= 1 ? "" : f->landlock_why, "seccomp", "available", f->seccomp,
+		"default_rules", (int)aj_seccomp_default_rules_count, "detail", f->seccomp_why,
+		"mount_api", f->mount_api, "cgroup", cgroup_json(f->cgroup));
+}
+
+static const char *yes(bool b)
+{
+	return b ? "yes" : "NO ";
+}
+
+static void features_text(const struct aj_features *f)
+{
+	const struct aj_cgroup_env *cg = f->cgroup;
+	int abi = f->landlock_abi;
+
+	printf("agentjail %s on %s, %s mode (uid %u)\n", AJ_VERSION, f->kernel,
+	       f->privileged ? "privileged" : f->root_incapable ? "REFUSED (root without caps)"
+							       : "rootless",
+	       (unsigned)f->uid);
+	printf("  user namespaces    %s %s\n", yes(f->userns == 1), f->userns == 1 ? "" : f->userns_why);
+	printf("  landlock           %s ABI %d%s\n", yes(abi >= 1), abi, abi >= 1 ? "" : f->landlock_why);
+	printf("    filesystem       %s\n", yes(abi >= 1));
+	printf("    tcp bind/connect %s (ABI 4)\n", yes(abi >= 4));
+	printf("    ipc scopes       %s (ABI 6: abstract unix sockets, signals)\n", yes(abi >= 6));
+	printf("  seccomp            %s %u default rules%s\n", yes(f->seccomp),
+	       aj_seccomp_default_rules_count, f->seccomp ? "" : f->seccomp_why);
+	printf("  mount API          %s (open_tree, move_mount, mount_setattr)\n", yes(f->mount_api));
+	printf("  cgroup             %s\n", aj_cgroup_mode_name(cg->mode));
+	for (int c = 0; c < AJ_CG__COUNT; c++) {
+		if (cg->mode == AJ_CGROUP_V2 && (c == AJ_CG_CPUACCT || c == AJ_CG_FREEZER))
+			continue;
+		printf("    %-16s %s %s\n", aj_cgroup_ctrl_name(c), yes(cg->usable[c]),
+		       cg->usable[c] ? cg->parent[c] : cg->why[c]);
+	}
+}
+
+int aj_cmd_features(int argc, char **argv)
+{
+	struct features_cli c = {false, false, NULL};
+	struct aj_features f;
+	struct aj_err err;
+	int pos = 1;
+
+	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0) {
+		aj_err_print(&err, stderr);
+		return 125;
+	}
+	if (c.help) {
+		aj_args_usage(stdout, "agentjail features [--json]",
+			      "Show what this host's kernel lets agentjail enforce.", options);
+		return 0;
+	}
+	if (pos < argc) {
+		fprintf(stderr, "agentjail: [usage] features: unexpected argument \"%s\"\n", argv[pos]);
+		return 125;
+	}
+	aj_features_probe(&f, c.cgroup_parent);
+	aj_features_probe_userns(&f);
+	if (c.json) {
+		json_t *j = features_json(&f);
+		json_dumpf(j, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(j);
+	} else {
+		features_text(&f);
+	}
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* Scope-bound cleanup. Variables declared with these attributes are released when they go out
+ * of scope; ownership is handed over explicitly with aj_steal_ptr()/aj_steal_fd(), which return
+ * the value and reset the variable so that the cleanup becomes a no-op. Always initialise such
+ * variables (NULL, -1) at declaration.
+ */
+#ifndef AJ_COMMON_CLEANUP_H
+#define AJ_COMMON_CLEANUP_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static inline void aj_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void aj_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void aj_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+static inline void *aj_steal_ptr_impl(void **pp)
+{
+	void *p = *pp;
+	*pp = NULL;
+	return p;
+}
+
+static inline int aj_steal_fd(int *fd)
+{
+	int v = *fd;
+	*fd = -1;
+	return v;
+}
+
+#define _cleanup_free_ __attribute__((cleanup(aj_freep)))
+#define _cleanup_close_ __attribute__((cleanup(aj_closep)))
+#define _cleanup_fclose_ __attribute__((cleanup(aj_fclosep)))
+#define aj_steal_ptr(pp) aj_steal_ptr_impl((void **)(pp))
+
+#define AJ_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

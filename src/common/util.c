@@ -1,0 +1,237 @@
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int aj_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+ssize_t aj_read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+int aj_write_file_at(int dirfd, const char *path, const char *data)
+{
+	int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	int r, saved;
+
+	if (fd < 0)
+		return -1;
+	/* procfs and cgroupfs want the value in a single write() */
+	r = (int)write(fd, data, strlen(data));
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return r < 0 ? -1 : 0;
+}
+
+int aj_write_file(const char *path, const char *data)
+{
+	return aj_write_file_at(AT_FDCWD, path, data);
+}
+
+char *aj_read_file_at(int dirfd, const char *path, size_t max, size_t *len_out)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t cap = 4096, len = 0;
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap + 1);
+	if (!buf)
+		goto fail;
+	for (;;) {
+		ssize_t n;
+		if (len == cap) {
+			char *nb;
+			if (cap >= max) {
+				errno = EFBIG;
+				goto fail;
+			}
+			cap = cap * 2 > max ? max : cap * 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb)
+				goto fail;
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (len_out)
+		*len_out = len;
+	return buf;
+fail: {
+	int saved = errno;
+	free(buf);
+	close(fd);
+	errno = saved;
+	return NULL;
+}
+}
+
+char *aj_read_file(const char *path, size_t max, size_t *len_out)
+{
+	return aj_read_file_at(AT_FDCWD, path, max, len_out);
+}
+
+/* The common case is that only the last component is missing: try it first, and walk up
+ * only on ENOENT. */
+int aj_mkdir_p(const char *path, mode_t mode)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+	char *slash;
+
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	if (len == 0 || len >= sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	slash = strrchr(buf, '/');
+	if (!slash || slash == buf)
+		return -1;
+	*slash = '\0';
+	if (aj_mkdir_p(buf, mode) < 0)
+		return -1;
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+uint64_t aj_now_monotonic_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t aj_now_realtime_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void aj_format_time_ms(uint64_t ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(ms % 1000));
+}
+
+int aj_random_hex(char *buf, size_t n_bytes)
+{
+	unsigned char raw[64];
+	static const char hex[] = "0123456789abcdef";
+
+	if (n_bytes > sizeof raw) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (getrandom(raw, n_bytes, 0) != (ssize_t)n_bytes)
+		return -1;
+	for (size_t i = 0; i < n_bytes; i++) {
+		buf[2 * i] = hex[raw[i] >> 4];
+		buf[2 * i + 1] = hex[raw[i] & 15];
+	}
+	buf[2 * n_bytes] = '\0';
+	return 0;
+}
+
+bool aj_path_is_clean_abs(const char *path)
+{
+	const char *p = path;
+
+	if (!path || path[0] != '/')
+		return false;
+	if (strcmp(path, "/") == 0)
+		return true;
+	while (*p == '/') {
+		const char *seg = p + 1, *end = strchr(seg, '/');
+		size_t n = end ? (size_t)(end - seg) : strlen(seg);
+		if (n == 0)
+			return false; /* "//" or trailing '/' */
+		if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+			return false;
+		p = seg + n;
+	}
+	return *p == '\0';
+}
+
+bool aj_path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int aj_fd_set_cloexec(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFD);
+	if (fl < 0)
+		return -1;
+	fl = on ? (fl | FD_CLOEXEC) : (fl & ~FD_CLOEXEC);
+	return fcntl(fd, F_SETFD, fl);
+}
+
+int aj_fd_set_nonblock(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return -1;
+	fl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+	return fcntl(fd, F_SETFL, fl);
+}

@@ -1,0 +1,44 @@
+/* Small helpers with no policy in them: full reads and writes, whole-file I/O, clocks, ids,
+ * path hygiene. Returned strings are malloc'd and owned by the caller.
+ */
+#ifndef AJ_COMMON_UTIL_H
+#define AJ_COMMON_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Writes all of buf, retrying on EINTR and short writes. 0 or -1 (errno). */
+int aj_write_all(int fd, const void *buf, size_t len);
+/* Reads up to len bytes, retrying short reads until EOF. Returns bytes read or -1. */
+ssize_t aj_read_full(int fd, void *buf, size_t len);
+/* Writes a small string to an existing file (procfs, cgroupfs). 0 or -1 (errno). */
+int aj_write_file_at(int dirfd, const char *path, const char *data);
+int aj_write_file(const char *path, const char *data);
+/* Reads a small file into a NUL-terminated malloc'd buffer; NULL with errno on failure.
+ * Refuses files larger than max bytes (errno = EFBIG). */
+char *aj_read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
+char *aj_read_file(const char *path, size_t max, size_t *len_out);
+/* mkdir -p with the given mode for each created component. */
+int aj_mkdir_p(const char *path, mode_t mode);
+
+uint64_t aj_now_monotonic_us(void);
+uint64_t aj_now_realtime_ms(void);
+/* RFC 3339 UTC timestamp with milliseconds into buf (>= 32 bytes). */
+void aj_format_time_ms(uint64_t ms, char *buf, size_t len);
+
+/* Lower-case hex id of n_bytes random bytes (2*n_bytes chars + NUL into buf). */
+int aj_random_hex(char *buf, size_t n_bytes);
+
+/* True if path is absolute, has no "." or ".." components, no "//" and no trailing '/'
+ * (except "/" itself). Policies only name clean paths so what is checked is what is mounted. */
+bool aj_path_is_clean_abs(const char *path);
+/* True if `path` equals `dir` or lies below it (both clean absolute paths). */
+bool aj_path_within(const char *path, const char *dir);
+
+/* Sets/clears O_CLOEXEC or O_NONBLOCK on fd. */
+int aj_fd_set_cloexec(int fd, bool on);
+int aj_fd_set_nonblock(int fd, bool on);
+
+#endif

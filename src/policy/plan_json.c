@@ -1,0 +1,134 @@
+/* Printing a plan: JSON for reports and tools, a short summary for people. */
+#include <string.h>
+
+#include "common/units.h"
+#include "policy/plan.h"
+#include "sandbox/landlock.h"
+
+static const char *op_kind_name(int kind)
+{
+	switch (kind) {
+	case AJ_OP_DIR: return "dir";
+	case AJ_OP_BIND: return "bind";
+	case AJ_OP_TMPFS: return "tmpfs";
+	case AJ_OP_SYMLINK: return "symlink";
+	case AJ_OP_FILE: return "file";
+	case AJ_OP_PROC: return "proc";
+	case AJ_OP_DEVPTS: return "devpts";
+	case AJ_OP_MASK: return "mask";
+	case AJ_OP_SEAL: return "seal";
+	default: return "?";
+	}
+}
+
+static const char *landlock_name(uint64_t r)
+{
+	if (!r)
+		return NULL;
+	if ((r & AJ_LL_RW) == AJ_LL_RW)
+		return "read-write";
+	if (r & AJ_LL_FS_IOCTL_DEV)
+		return "device+ioctl";
+	if (r & AJ_LL_FS_WRITE_FILE)
+		return "device";
+	if (r & AJ_LL_FS_EXECUTE)
+		return "read-exec";
+	if (r & AJ_LL_FS_READ_FILE)
+		return "read";
+	return "list";
+}
+
+static json_t *op_json(const struct aj_op *op)
+{
+	json_t *o = json_pack("{s:s, s:s}", "op", op_kind_name(op->kind), "path", op->dst);
+	const char *ll = landlock_name(op->landlock);
+
+	if (op->kind == AJ_OP_BIND && !(op->flags & AJ_OPF_SELF))
+		json_object_set_new(o, "source", json_string(op->src));
+	if (op->kind == AJ_OP_SYMLINK)
+		json_object_set_new(o, "target", json_string(op->src));
+	if (op->kind == AJ_OP_BIND || op->kind == AJ_OP_MASK || op->kind == AJ_OP_SEAL)
+		json_object_set_new(o, "read_only", json_boolean(op->flags & AJ_OPF_RO ||
+								 op->kind == AJ_OP_MASK));
+	if (op->opts)
+		json_object_set_new(o, "options", json_string(op->opts));
+	if (op->flags & AJ_OPF_FROM_PARENT)
+		json_object_set_new(o, "idmapped", json_true());
+	if (ll)
+		json_object_set_new(o, "landlock", json_string(ll));
+	if (op->why)
+		json_object_set_new(o, "why", json_string(op->why));
+	return o;
+}
+
+static json_t *limits_json(const struct aj_limits *l)
+{
+	json_t *o = json_object();
+#define NUM(k, v) json_object_set_new(o, k, (v) ? json_integer((json_int_t)(v)) : json_null())
+	NUM("memory_bytes", l->memory);
+	NUM("pids", l->pids);
+	json_object_set_new(o, "cpus", l->cpu_milli ? json_real((double)l->cpu_milli / 1000.0)
+						    : json_null());
+	NUM("timeout_ms", l->timeout_ms);
+	NUM("file_size_bytes", l->file_size);
+	NUM("open_files", l->open_files);
+	NUM("output_bytes", l->output_bytes);
+	NUM("tmpfs_size_bytes", l->tmpfs_size);
+#undef NUM
+	json_object_set_new(o, "output_action",
+			    json_string(l->output_action == AJ_OUTPUT_KILL ? "kill" : "truncate"));
+	return o;
+}
+
+json_t *aj_plan_to_json(const struct aj_plan *p)
+{
+	json_t *root = json_object(), *ops = json_array(), *layers = json_array();
+	json_t *env = json_array();
+
+	for (size_t i = 0; i < p->n_ops; i++)
+		json_array_append_new(ops, op_json(&p->ops[i]));
+	for (int i = 0; i < AJ_PL__COUNT; i++)
+		json_array_append_new(layers,
+				      json_pack("{s:s, s:s, s:s}", "layer", aj_plan_layer_name(i),
+						"state", aj_plan_layer_state_name(p->layers[i].state),
+						"detail", p->layers[i].detail));
+	for (size_t i = 0; i < p->env.n; i++) {
+		const char *eq = strchr(p->env.v[i], '=');
+		json_array_append_new(env, json_stringn(p->env.v[i], eq ? (size_t)(eq - p->env.v[i])
+									 : strlen(p->env.v[i])));
+	}
+	json_object_set_new(root, "sandbox", json_string(p->id));
+	json_object_set_new(root, "mode", json_string(p->privileged ? "privileged" : "rootless"));
+	json_object_set_new(root, "user",
+			    json_pack("{s:I, s:I, s:I, s:I}", "uid", (json_int_t)p->uid, "gid",
+				      (json_int_t)p->gid, "host_uid",
+				      (json_int_t)(p->privileged ? p->id_base + p->uid : p->id_base),
+				      "host_gid",
+				      (json_int_t)(p->privileged ? p->id_base + p->gid
+								 : p->host_gid_base)));
+	json_object_set_new(root, "workspace", json_string(p->policy->workspace));
+	json_object_set_new(root, "cwd", json_string(p->cwd));
+	json_object_set_new(root, "layers", layers);
+	json_object_set_new(root, "rootfs", ops);
+	json_object_set_new(root, "limits", limits_json(&p->policy->limits));
+	json_object_set_new(root, "seccomp", json_pack("{s:s, s:I, s:I}", "profile",
+						       p->sc_owned ? "default-relaxed" : "default",
+						       "rules", (json_int_t)p->sc_rules,
+						       "bpf_instructions", (json_int_t)p->sc_len));
+	json_object_set_new(root, "landlock_abi", json_integer(p->landlock_abi));
+	json_object_set_new(root, "environment", env);
+	return root;
+}
+
+void aj_plan_print(const struct aj_plan *p, FILE *f)
+{
+	fprintf(f, "agentjail: sandbox %s, %s mode, sandbox user %s (uid %u)\n", p->id,
+		p->privileged ? "privileged" : "rootless", p->policy->user_name, p->uid);
+	fprintf(f, "  workspace %s (%s), cwd %s\n", p->policy->workspace,
+		p->policy->workspace_mode == AJ_WS_RO ? "read-only" : "read-write", p->cwd);
+	for (int i = 0; i < AJ_PL__COUNT; i++) {
+		const struct aj_layer_status *l = &p->layers[i];
+		fprintf(f, "  %-18s %-11s %s\n", aj_plan_layer_name(i),
+			aj_plan_layer_state_name(l->state), l->detail);
+	}
+}

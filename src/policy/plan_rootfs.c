@@ -1,0 +1,353 @@
+/* The root filesystem part of the plan: an empty tmpfs root into which the system
+ * directories, a chosen part of /etc, generated identity files, a minimal /dev, a fresh /proc,
+ * private tmpfs areas, the workspace and the policy's extra paths are placed, in an order in
+ * which deeper mounts land on top of shallower ones. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/util.h"
+#include "policy/plan_internal.h"
+#include "sandbox/landlock.h"
+
+#define ADD(...)                                               \
+	do {                                                   \
+		if (!aj_plan_add_op(__VA_ARGS__))              \
+			return aj_err_sys(err, AJ_LAYER_POLICY, "plan"); \
+	} while (0)
+
+static int copy_etc_file(struct aj_plan *p, const char *path, const struct stat *st,
+			 const char *why, struct aj_err *err);
+
+/* Recreates a host symlink, copies a small /etc file, or binds the host path read-only;
+ * skips what is missing. */
+static int add_host_entry(struct aj_plan *p, const char *path, uint64_t rights, const char *why,
+			  struct aj_err *err)
+{
+	struct stat st;
+	char target[4096];
+	ssize_t n;
+
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		n = readlink(path, target, sizeof target - 1);
+		if (n < 0)
+			return 0;
+		target[n] = '\0';
+		ADD(p, AJ_OP_SYMLINK, path, target, 0, 0, why);
+		return 0;
+	}
+	/* Past a few pages, writing a copy into tmpfs costs more than a bind. */
+	if (S_ISREG(st.st_mode) && st.st_size <= 16384 && strncmp(path, "/etc/", 5) == 0)
+		return copy_etc_file(p, path, &st, why, err);
+	ADD(p, AJ_OP_BIND, path, path,
+	    AJ_OPF_RO | AJ_OPF_OPTIONAL | (strncmp(path, "/etc/", 5) == 0 ? AJ_OPF_SEALED : 0),
+	    rights, why);
+	return 0;
+}
+
+static int add_generated(struct aj_plan *p, const char *dst, char *content, const char *why,
+			 struct aj_err *err)
+{
+	struct aj_op *op;
+
+	if (!content)
+		return aj_err_sys(err, AJ_LAYER_POLICY, "generate %s", dst);
+	op = aj_plan_add_op(p, AJ_OP_FILE, dst, NULL, 0, 0, why);
+	if (!op) {
+		free(content);
+		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	}
+	op->src = content;
+	op->len = strlen(content);
+	op->mode = 0644;
+	return 0;
+}
+
+/* Small world-readable /etc files are copied into the sandbox's /etc rather than bound: a
+ * copy costs the child one small write, a bind a mount-table operation, and /etc holds dozens
+ * of them. Files the sandbox user could not read on the host are never copied (the copy is
+ * made by agentjail, which may be root). */
+static int copy_etc_file(struct aj_plan *p, const char *path, const struct stat *st,
+			 const char *why, struct aj_err *err)
+{
+	struct aj_op *op;
+	char *content;
+	size_t len = 0;
+
+	if (!(st->st_mode & S_IROTH) || st->st_size > (1 << 20))
+		return 0;
+	content = aj_read_file(path, 1 << 20, &len);
+	if (!content)
+		return 0; /* vanished or unreadable: treated as absent */
+	op = aj_plan_add_op(p, AJ_OP_FILE, path, NULL, 0, 0, why);
+	if (!op) {
+		free(content);
+		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	}
+	op->src = content;
+	op->len = len;
+	op->mode = 0644;
+	return 0;
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+static int identity_files(struct aj_plan *p, struct aj_err *err)
+{
+	const struct aj_policy *pol = p->policy;
+	char *passwd, *group;
+
+	if (p->uid == 0)
+		passwd = fmt("%s:x:0:%u::%s:%s\nnobody:x:65534:65534:nobody:/nonexistent:"
+			     "/usr/sbin/nologin\n",
+			     pol->user_name, p->gid, pol->home, pol->shell);
+	else
+		passwd = fmt("root:x:0:0:root:/root:/usr/sbin/nologin\n%s:x:%u:%u::%s:%s\n"
+			     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+			     pol->user_name, p->uid, p->gid, pol->home, pol->shell);
+	if (p->gid == 0)
+		group = fmt("%s:x:0:\nnogroup:x:65534:\n", pol->user_name);
+	else
+		group = fmt("root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", pol->user_name, p->gid);
+	if (add_generated(p, "/etc/passwd", passwd, "the sandbox's users only", err) < 0 ||
+	    add_generated(p, "/etc/group", group, "the sandbox's groups only", err) < 0 ||
+	    add_generated(p, "/etc/hosts",
+			  fmt("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+			      "127.0.1.1\t%s\n",
+			      pol->hostname),
+			  "loopback names only", err) < 0 ||
+	    add_generated(p, "/etc/hostname", fmt("%s\n", pol->hostname), "the sandbox's name",
+			  err) < 0 ||
+	    add_generated(p, "/etc/nsswitch.conf",
+			  fmt("passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
+			      "networks: files\nprotocols: files\nservices: files\n"),
+			  "files only: no host directory services are reachable", err) < 0 ||
+	    add_generated(p, "/etc/resolv.conf",
+			  fmt("# no DNS inside the sandbox: the network is not reachable\n"),
+			  "no resolver", err) < 0)
+		return -1;
+	ADD(p, AJ_OP_SYMLINK, "/etc/mtab", "../proc/self/mounts", 0, 0, "classic mount table");
+	return 0;
+}
+
+/* Applies data/rootfs.rules: "system PATH", "etc NAME", "proc-mask PATH". */
+static int rules_section(struct aj_plan *p, const char *kind, struct aj_err *err)
+{
+	for (char *line = p->rootfs_text; line && *line; line += strlen(line) + 1) {
+		char *sp = strchr(line, ' '), *dash = strstr(line, " -- ");
+		char path[512];
+		size_t klen = sp ? (size_t)(sp - line) : 0;
+
+		if (!sp || !dash || strlen(kind) != klen || strncmp(line, kind, klen) != 0)
+			continue;
+		snprintf(path, sizeof path, "%.*s", (int)(dash - sp - 1), sp + 1);
+		if (strcmp(kind, "system") == 0) {
+			if (add_host_entry(p, path, AJ_LL_RX, dash + 4, err) < 0)
+				return -1;
+		} else if (strcmp(kind, "etc") == 0) {
+			char full[600];
+			snprintf(full, sizeof full, "/etc/%s", path);
+			if (add_host_entry(p, full, AJ_LL_RO, dash + 4, err) < 0)
+				return -1;
+		} else {
+			ADD(p, AJ_OP_MASK, path, NULL, AJ_OPF_OPTIONAL | AJ_OPF_SEALED, 0, dash + 4);
+		}
+	}
+	return 0;
+}
+
+/* Copies the embedded rules into NUL-separated lines, comments dropped, so that `why`
+ * pointers into it stay valid for the plan's lifetime. */
+static int load_rules(struct aj_plan *p, struct aj_err *err)
+{
+	size_t len = strlen(aj_rootfs_rules);
+	char *out = malloc(len + 2), *w = out;
+
+	if (!out)
+		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	for (const char *line = aj_rootfs_rules; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (n && line[0] != '#') {
+			memcpy(w, line, n);
+			w += n;
+			*w++ = '\0';
+		}
+		line += n + (nl ? 1 : 0);
+	}
+	*w = '\0';
+	p->rootfs_text = out;
+	return 0;
+}
+
+static int dev_tree(struct aj_plan *p, struct aj_err *err)
+{
+	static const char *const nodes[] = {"/dev/null", "/dev/zero", "/dev/full",
+					    "/dev/random", "/dev/urandom", "/dev/tty"};
+	struct aj_op *op;
+	char opts[64];
+
+	ADD(p, AJ_OP_TMPFS, "/dev", NULL, 0, AJ_LL_FS_READ_DIR,
+	    "minimal /dev: no host devices beyond the harmless ones");
+	p->ops[p->n_ops - 1].opts = strdup("mode=0755,size=64k");
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(nodes); i++) {
+		struct stat st;
+		if (stat(nodes[i], &st) < 0 || !S_ISCHR(st.st_mode))
+			continue;
+		ADD(p, AJ_OP_BIND, nodes[i], nodes[i], AJ_OPF_DEV | AJ_OPF_SEALED,
+		    strcmp(nodes[i], "/dev/tty") ? AJ_LL_DEV : AJ_LL_TTY, "harmless device");
+	}
+	op = aj_plan_add_op(p, AJ_OP_DEVPTS, "/dev/pts", NULL, 0, AJ_LL_TTY | AJ_LL_FS_READ_DIR,
+			    "private pseudo-terminals: host terminals stay out of reach");
+	if (!op || !(op->opts = strdup("newinstance,ptmxmode=0666,mode=0620")))
+		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	ADD(p, AJ_OP_SYMLINK, "/dev/ptmx", "pts/ptmx", 0, 0, "pty multiplexer of the private devpts");
+	ADD(p, AJ_OP_SYMLINK, "/dev/fd", "/proc/self/fd", 0, 0, "descriptor links");
+	ADD(p, AJ_OP_SYMLINK, "/dev/stdin", "/proc/self/fd/0", 0, 0, "descriptor links");
+	ADD(p, AJ_OP_SYMLINK, "/dev/stdout", "/proc/self/fd/1", 0, 0, "descriptor links");
+	ADD(p, AJ_OP_SYMLINK, "/dev/stderr", "/proc/self/fd/2", 0, 0, "descriptor links");
+	snprintf(opts, sizeof opts, "mode=1777,size=%lu",
+		 (unsigned long)p->policy->limits.tmpfs_size);
+	op = aj_plan_add_op(p, AJ_OP_TMPFS, "/dev/shm", NULL, 0, AJ_LL_RW,
+			    "private shared memory, size-limited");
+	if (!op || !(op->opts = strdup(opts)))
+		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	ADD(p, AJ_OP_SEAL, "/dev", NULL, AJ_OPF_NOEXEC, 0,
+	    "/dev and the devices bound into it: nosuid, noexec");
+	return 0;
+}
+
+static int scratch_areas(struct aj_plan *p, struct aj_err *err)
+{
+	const struct aj_policy *pol = p->policy;
+	char opts[128];
+	struct aj_op *op;
+
+	snprintf(opts, sizeof opts, "mode=1777,size=%lu", (unsigned long)pol->limits.tmpfs_size);
+	op = aj_plan_add_op(p, AJ_OP_TMPFS, "/tmp", NULL, 0, AJ_LL_RW,
+			    "private /tmp, size-limited, gone with the sandbox");
+	if (!op || !(op->opts = strdup(opts)))
+		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	ADD(p, AJ_OP_DIR, "/var", NULL, 0, 0, "parent of /var/tmp");
+	ADD(p, AJ_OP_SYMLINK, "/var/tmp", "/tmp", 0, 0, "programs expect /var/tmp");
+	if (aj_path_within(pol->home, pol->workspace))
+		return 0; /* the home lives in the workspace */
+	snprintf(opts, sizeof opts, "mode=0755,uid=%u,gid=%u,size=%lu", p->uid, p->gid,
+		 (unsigned long)pol->limits.tmpfs_size);
+	op = aj_plan_add_op(p, AJ_OP_TMPFS, pol->home, NULL, 0, AJ_LL_RW,
+			    "the sandbox user's home, size-limited, gone with the sandbox");
+	if (!op || !(op->opts = strdup(opts)))
+		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	return 0;
+}
+
+static size_t depth(const char *path)
+{
+	size_t d = 0;
+	for (; *path; path++)
+		d += *path == '/';
+	return d;
+}
+
+/* The workspace, its .git protections and the policy's extra paths, shallowest first so that
+ * a deeper bind lands on top of the one containing it. */
+static int user_binds(struct aj_plan *p, struct aj_err *err)
+{
+	const struct aj_policy *pol = p->policy;
+	size_t first = p->n_ops;
+	unsigned parent = p->privileged ? AJ_OPF_FROM_PARENT : 0;
+	bool ro = pol->workspace_mode == AJ_WS_RO;
+	char path[4200];
+	struct stat st;
+
+	ADD(p, AJ_OP_BIND, pol->workspace, pol->workspace, parent | (ro ? AJ_OPF_RO : 0),
+	    ro ? AJ_LL_RX : AJ_LL_RW, ro ? "the workspace, read-only" : "the workspace");
+	snprintf(path, sizeof path, "%s/.git", pol->workspace);
+	if (pol->protect_git && !ro && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* Hooks and config run code on the host the next time the user runs git there. */
+		snprintf(path, sizeof path, "%s/.git/hooks", pol->workspace);
+		ADD(p, AJ_OP_BIND, path, path, AJ_OPF_SELF | AJ_OPF_RO | AJ_OPF_MKSRC, 0,
+		    "git hooks run on the host: read-only");
+		snprintf(path, sizeof path, "%s/.git/config", pol->workspace);
+		if (stat(path, &st) == 0)
+			ADD(p, AJ_OP_BIND, path, path, AJ_OPF_SELF | AJ_OPF_RO, 0,
+			    "git config can name hooks and filters: read-only");
+	}
+	for (size_t i = 0; i < pol->read_only.n; i++)
+		ADD(p, AJ_OP_BIND, pol->read_only.v[i], pol->read_only.v[i], parent | AJ_OPF_RO,
+		    AJ_LL_RX, "granted read-only by the policy");
+	for (size_t i = 0; i < pol->read_write.n; i++)
+		ADD(p, AJ_OP_BIND, pol->read_write.v[i], pol->read_write.v[i], parent, AJ_LL_RW,
+		    "granted read-write by the policy");
+	/* Stable insertion sort by depth over the ops just added. */
+	for (size_t i = first + 1; i < p->n_ops; i++) {
+		struct aj_op tmp = p->ops[i];
+		size_t j = i;
+		while (j > first && depth(p->ops[j - 1].dst) > depth(tmp.dst)) {
+			p->ops[j] = p->ops[j - 1];
+			j--;
+		}
+		p->ops[j] = tmp;
+	}
+	return 0;
+}
+
+static int masks(struct aj_plan *p, struct aj_err *err)
+{
+	for (size_t i = 0; i < p->policy->mask.n; i++)
+		ADD(p, AJ_OP_MASK, p->policy->mask.v[i], NULL, AJ_OPF_OPTIONAL, 0,
+		    "masked by the policy");
+	return 0;
+}
+
+int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err)
+{
+	struct aj_op *op;
+
+	if (load_rules(p, err) < 0)
+		return -1;
+	/* Listing directories anywhere is harmless: only what is mounted in can be listed. */
+	ADD(p, AJ_OP_DIR, "/", NULL, 0, AJ_LL_FS_READ_DIR, "the sandbox root (a tmpfs)");
+	if (rules_section(p, "system", err) < 0)
+		return -1;
+	op = aj_plan_add_op(p, AJ_OP_TMPFS, "/etc", NULL, 0, AJ_LL_RO,
+			    "only the /etc entries programs need");
+	if (!op || !(op->opts = strdup("mode=0755,size=8m")))
+		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	if (rules_section(p, "etc", err) < 0 || identity_files(p, err) < 0)
+		return -1;
+	ADD(p, AJ_OP_SEAL, "/etc", NULL, AJ_OPF_RO | AJ_OPF_NODEV, 0,
+	    "/etc and everything bound into it: read-only, nosuid, nodev");
+	if (dev_tree(p, err) < 0)
+		return -1;
+	ADD(p, AJ_OP_PROC, "/proc", NULL, 0, AJ_LL_RO,
+	    "fresh procfs: only the sandbox's processes");
+	if (rules_section(p, "proc-mask", err) < 0)
+		return -1;
+	ADD(p, AJ_OP_SEAL, "/proc", NULL, AJ_OPF_RO | AJ_OPF_NODEV | AJ_OPF_NOEXEC, 0,
+	    "procfs and its masks: read-only, nosuid, nodev, noexec");
+	if (scratch_areas(p, err) < 0 || user_binds(p, err) < 0 || masks(p, err) < 0)
+		return -1;
+	aj_plan_set_layer(p, AJ_PL_ROOTFS, AJ_LS_ENFORCED,
+			  "tmpfs root, read-only; %zu operations; system directories read-only, "
+			  "nosuid, nodev; workspace %s",
+			  p->n_ops, p->policy->workspace_mode == AJ_WS_RO ? "read-only" : "writable");
+	return 0;
+}

@@ -1,0 +1,94 @@
+/* The policy: the one permission profile of a sandbox (docs/policy.md documents every field).
+ *
+ * Life cycle: aj_policy_init() sets the built-in defaults; aj_policy_apply_preset() and
+ * aj_policy_apply_json() layer a preset and a policy file on top; the CLI applies its flags;
+ * aj_policy_validate() checks the result as a whole and resolves the workspace. A validated
+ * policy is turned into a plan (src/policy/plan.h). The policy owns all its strings;
+ * aj_policy_free() releases them.
+ */
+#ifndef AJ_POLICY_POLICY_H
+#define AJ_POLICY_POLICY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/strv.h"
+
+enum aj_ws_mode { AJ_WS_RW = 0, AJ_WS_RO };
+enum aj_net_mode { AJ_NET_NONE = 0 };
+enum aj_output_action { AJ_OUTPUT_TRUNCATE = 0, AJ_OUTPUT_KILL };
+
+/* 0 means "no limit" for every field but open_files and tmpfs_size, which always have one. */
+struct aj_limits {
+	uint64_t memory;       /* bytes */
+	uint64_t pids;         /* tasks (processes and threads) */
+	uint64_t cpu_milli;    /* thousandths of a CPU */
+	uint64_t timeout_ms;   /* wall clock */
+	uint64_t file_size;    /* bytes, largest file the sandbox may write */
+	uint64_t open_files;   /* descriptors per process */
+	uint64_t output_bytes; /* stdout + stderr together */
+	uint64_t tmpfs_size;   /* bytes, each writable tmpfs (/tmp, home, /dev/shm) */
+	int output_action;     /* enum aj_output_action */
+};
+
+struct aj_policy {
+	char *preset;
+	/* filesystem */
+	char *workspace; /* as given; absolute and canonical after validate */
+	int workspace_mode; /* enum aj_ws_mode */
+	bool protect_git;
+	struct aj_strv read_only;
+	struct aj_strv read_write;
+	struct aj_strv mask;
+	/* process */
+	char *cwd; /* NULL: the workspace */
+	uint64_t uid, gid;
+	char *user_name;
+	char *home;
+	char *shell;
+	char *hostname;
+	/* environment */
+	struct aj_strv env_allow; /* names, or prefixes ending in '*' */
+	struct aj_strv env_set;   /* "NAME=value" */
+	/* network */
+	int net_mode; /* enum aj_net_mode */
+	struct aj_limits limits;
+	struct aj_strv syscalls_allow;  /* relaxable groups of the default seccomp profile */
+	struct aj_strv allow_degraded;  /* layers the caller accepts as missing */
+};
+
+void aj_policy_init(struct aj_policy *p);
+void aj_policy_free(struct aj_policy *p);
+
+/* Known presets: "workspace-write" (the default) and "read-only". */
+int aj_policy_apply_preset(struct aj_policy *p, const char *name, struct aj_err *err);
+const char *const *aj_policy_preset_names(void);
+
+/* Applies the fields present in a policy JSON object on top of p. Unknown fields and values
+ * of the wrong type are errors naming the field path ("limits.memory"). The "preset" field is
+ * not applied here: callers read it with aj_policy_json_preset() and apply it first. */
+int aj_policy_apply_json(struct aj_policy *p, json_t *root, struct aj_err *err);
+/* The preset named by a policy document, NULL if none; error if not a string. */
+int aj_policy_json_preset(json_t *root, const char **out, struct aj_err *err);
+/* Reads a policy file: defaults, then its preset (or `preset_override` if non-NULL), then
+ * its fields. file may be NULL (defaults + preset only). */
+int aj_policy_load(struct aj_policy *p, const char *file, const char *preset_override,
+		   struct aj_err *err);
+
+/* Checks the merged policy as a whole and makes the workspace absolute and canonical. */
+int aj_policy_validate(struct aj_policy *p, struct aj_err *err);
+
+/* The effective policy as a JSON document in the policy file format (new reference). */
+json_t *aj_policy_to_json(const struct aj_policy *p);
+
+/* Value parsers shared by the JSON fields and the CLI flags, so both accept the same syntax.
+ * `what` names the field or flag in the error. */
+int aj_policy_parse_size(const char *what, const char *s, uint64_t *out, struct aj_err *err);
+int aj_policy_parse_duration(const char *what, const char *s, uint64_t *out, struct aj_err *err);
+int aj_policy_parse_cpus(const char *what, const char *s, uint64_t *out, struct aj_err *err);
+int aj_policy_parse_count(const char *what, const char *s, uint64_t *out, struct aj_err *err);
+bool aj_policy_env_name_ok(const char *name);
+
+#endif

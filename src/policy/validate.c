@@ -1,0 +1,173 @@
+/* Whole-policy checks that no single field can make, and resolution of host paths to their
+ * canonical form, so that what the plan mounts is exactly what was checked. */
+#include "policy/policy.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+/* Paths a sandbox may never be given write access to, nor use as its workspace: granting any
+ * of them (or a parent of them) hands over the host's system or its kernel interfaces. */
+static const char *const host_system_paths[] = {
+	"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
+	"/proc", "/root", "/run", "/sbin", "/sys", "/usr", "/var",
+};
+
+/* Kernel interface trees: nothing below them may be bound into a sandbox. */
+static const char *const kernel_trees[] = {"/proc", "/sys", "/dev"};
+
+static const char *const degradable_layers[] = {
+	"landlock", "landlock-net", "landlock-scope", "seccomp", "cgroup", "memory", "pids", "cpu",
+};
+
+static bool is_system_path_or_parent(const char *path)
+{
+	for (size_t i = 0; i < sizeof host_system_paths / sizeof host_system_paths[0]; i++)
+		if (aj_path_within(host_system_paths[i], path))
+			return true;
+	return false;
+}
+
+static bool in_kernel_tree(const char *path)
+{
+	for (size_t i = 0; i < sizeof kernel_trees / sizeof kernel_trees[0]; i++)
+		if (aj_path_within(path, kernel_trees[i]))
+			return true;
+	return false;
+}
+
+/* Replaces *path with its canonical form. Missing paths are an error unless allow_missing. */
+static int canonicalize(const char *field, char **path, bool allow_missing, struct aj_err *err)
+{
+	char *real = realpath(*path, NULL);
+
+	if (!real) {
+		if (errno == ENOENT && allow_missing)
+			return 0;
+		return aj_err_sys(err, AJ_LAYER_POLICY, "%s: cannot resolve \"%s\"", field, *path);
+	}
+	free(*path);
+	*path = real;
+	return 0;
+}
+
+static int validate_workspace(struct aj_policy *p, struct aj_err *err)
+{
+	struct stat st;
+
+	if (!p->workspace) {
+		p->workspace = getcwd(NULL, 0);
+		if (!p->workspace)
+			return aj_err_sys(err, AJ_LAYER_POLICY,
+					  "filesystem.workspace: cannot determine the current directory");
+	} else if (p->workspace[0] != '/') {
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "filesystem.workspace: expected an absolute path, got \"%s\"",
+				  p->workspace);
+	}
+	if (canonicalize("filesystem.workspace", &p->workspace, false, err) < 0)
+		return -1;
+	if (stat(p->workspace, &st) < 0)
+		return aj_err_sys(err, AJ_LAYER_POLICY, "filesystem.workspace: \"%s\"", p->workspace);
+	if (!S_ISDIR(st.st_mode))
+		return aj_err_set(err, AJ_LAYER_POLICY, ENOTDIR, "filesystem.workspace: \"%s\"",
+				  p->workspace);
+	if (is_system_path_or_parent(p->workspace) || in_kernel_tree(p->workspace))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "filesystem.workspace: \"%s\" is a system directory or contains "
+				  "one; a workspace must be a project directory",
+				  p->workspace);
+	return 0;
+}
+
+static int validate_paths(const char *field, struct aj_strv *sv, bool writable,
+			  bool allow_missing, struct aj_err *err)
+{
+	char name[64];
+
+	for (size_t i = 0; i < sv->n; i++) {
+		snprintf(name, sizeof name, "%s[%zu]", field, i);
+		if (!aj_path_is_clean_abs(sv->v[i]))
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "%s: expected a clean absolute path, got \"%s\"", name,
+					  sv->v[i]);
+		if (canonicalize(name, &sv->v[i], allow_missing, err) < 0)
+			return -1;
+		if (!allow_missing && strcmp(sv->v[i], "/") == 0)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "%s: \"/\" would expose the whole host", name);
+		if (!allow_missing && in_kernel_tree(sv->v[i]))
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "%s: \"%s\" is a kernel interface; it cannot be bound in",
+					  name, sv->v[i]);
+		if (writable && is_system_path_or_parent(sv->v[i]))
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "%s: \"%s\" is a host system directory (or contains one) "
+					  "and cannot be made writable",
+					  name, sv->v[i]);
+	}
+	return 0;
+}
+
+static int validate_limits(const struct aj_limits *l, struct aj_err *err)
+{
+	if (l->memory && l->memory < (8ULL << 20))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "limits.memory: at least 8MiB is needed to start a process");
+	if (l->pids && l->pids < 4)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "limits.pids: at least 4 (the sandbox's init, the command and a "
+				  "child or two)");
+	if (l->cpu_milli && (l->cpu_milli < 10 || l->cpu_milli > 1024 * 1000))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "limits.cpus: expected between 0.01 and 1024");
+	if (l->open_files < 16 || l->open_files > (1u << 20))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "limits.open_files: expected between 16 and 1048576");
+	if (l->tmpfs_size < (1ULL << 20))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "limits.tmpfs_size: at least 1MiB (it sizes /tmp and the home)");
+	return 0;
+}
+
+static int validate_degraded(const struct aj_strv *sv, struct aj_err *err)
+{
+	for (size_t i = 0; i < sv->n; i++) {
+		bool ok = false;
+		for (size_t j = 0; j < sizeof degradable_layers / sizeof degradable_layers[0]; j++)
+			ok = ok || strcmp(sv->v[i], degradable_layers[j]) == 0;
+		if (!ok)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "allow_degraded[%zu]: \"%s\" is not a layer that may be "
+					  "degraded (expected one of: landlock, landlock-net, "
+					  "landlock-scope, seccomp, cgroup, memory, pids, cpu)",
+					  i, sv->v[i]);
+	}
+	return 0;
+}
+
+int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
+{
+	if (validate_workspace(p, err) < 0 ||
+	    validate_paths("filesystem.read_only", &p->read_only, false, false, err) < 0 ||
+	    validate_paths("filesystem.read_write", &p->read_write, true, false, err) < 0 ||
+	    validate_paths("filesystem.mask", &p->mask, false, true, err) < 0 ||
+	    validate_limits(&p->limits, err) < 0 || validate_degraded(&p->allow_degraded, err) < 0)
+		return -1;
+	if (p->cwd && !aj_path_is_clean_abs(p->cwd))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0, "cwd: expected a clean absolute path");
+	if (!aj_path_is_clean_abs(p->home) || strcmp(p->home, "/") == 0)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "user.home: expected an absolute directory other than \"/\"");
+	for (size_t i = 0; i < p->env_set.n; i++)
+		if (!strchr(p->env_set.v[i], '='))
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "environment.set: \"%s\" is not NAME=value",
+					  p->env_set.v[i]);
+	return 0;
+}

@@ -1,0 +1,48 @@
+#include "sandbox/caps.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int aj_caps_lock_and_bound(struct aj_err *err)
+{
+	unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			     SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+
+	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_CAPS, "prctl(PR_SET_SECUREBITS)");
+	/* Walk up until the kernel says the capability does not exist, so that capabilities
+	 * newer than our headers are dropped too. */
+	for (unsigned long cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL)
+			break;
+		return aj_err_sys(err, AJ_LAYER_CAPS, "drop capability %lu from the bounding set",
+				  cap);
+	}
+	return 0;
+}
+
+int aj_caps_become_user(uid_t uid, gid_t gid, bool set_groups, struct aj_err *err)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
+
+	if (set_groups && setgroups(0, NULL) < 0)
+		return aj_err_sys(err, AJ_LAYER_CAPS, "setgroups([])");
+	if (setresgid(gid, gid, gid) < 0)
+		return aj_err_sys(err, AJ_LAYER_CAPS, "setresgid(%u)", (unsigned)gid);
+	if (setresuid(uid, uid, uid) < 0)
+		return aj_err_sys(err, AJ_LAYER_CAPS, "setresuid(%u)", (unsigned)uid);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return aj_err_sys(err, AJ_LAYER_CAPS, "clear ambient capabilities");
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return aj_err_sys(err, AJ_LAYER_CAPS, "capset(all empty)");
+	return 0;
+}

@@ -1,0 +1,37 @@
+/* What this host's kernel and this process can enforce. Cheap probes (one syscall each) run at
+ * every launch; the user namespace probe forks and runs only for `agentjail features` or to
+ * explain a failure. Nothing here changes the host.
+ */
+#ifndef AJ_SANDBOX_FEATURES_H
+#define AJ_SANDBOX_FEATURES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroup/cgroup.h"
+
+struct aj_features {
+	uid_t uid;
+	gid_t gid;
+	bool privileged;      /* euid 0 with CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID */
+	bool root_incapable;  /* euid 0 lacking one of those: refused, see features.c */
+	int landlock_abi;     /* 0: unavailable */
+	char landlock_why[160];
+	bool seccomp;
+	char seccomp_why[160];
+	bool mount_api;       /* open_tree/move_mount/mount_setattr */
+	int userns;           /* -1 not probed, 0 unavailable, 1 available */
+	char userns_why[512];
+	char kernel[96];
+	const struct aj_cgroup_env *cgroup;
+};
+
+/* Cheap probes. `cgroup_parent` is --cgroup-parent or NULL. */
+void aj_features_probe(struct aj_features *f, const char *cgroup_parent);
+/* The user namespace probe (forks a child that tries unshare(CLONE_NEWUSER)). */
+void aj_features_probe_userns(struct aj_features *f);
+/* Explains why creating a user namespace failed with `errnum`: the cause detected (sysctl,
+ * AppArmor, seccomp filter, limit) and the remedies. */
+void aj_userns_diagnose(int errnum, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,169 @@
+/* The sandbox's PID 1. It runs under every restriction of the sandbox (it applied them to
+ * itself), starts the command, reaps every process that ends up parented to it, forwards
+ * signals from the supervisor to the command's process group, and reports the command's end.
+ * When it exits, the kernel kills whatever is left in the pid namespace: daemons, double
+ * forks and setsid'd processes included.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/trace.h"
+#include "sandbox/launch.h"
+
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+static void noop_handler(int sig)
+{
+	(void)sig;
+}
+
+/* PID 1 only receives signals it has a handler for; with handlers installed and the signals
+ * blocked, they queue for the signalfd. */
+static int setup_signals(sigset_t *mask)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = noop_handler;
+	sigemptyset(mask);
+	sigaddset(mask, SIGCHLD);
+	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
+		sigaddset(mask, forwarded[i]);
+		sigaction(forwarded[i], &sa, NULL);
+	}
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_BLOCK, mask, NULL);
+	return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* Starts the command with posix_spawn (vfork-style: no page tables copied, exec errors
+ * reported directly); fills the READY message. */
+static pid_t start_command(const struct aj_plan *plan, struct aj_sync_msg *ready)
+{
+	extern char **environ;
+	posix_spawnattr_t attr;
+	sigset_t all, none;
+	pid_t pid = -1;
+	int r;
+
+	memset(ready, 0, sizeof *ready);
+	ready->type = AJ_SYNC_READY;
+	/* The command inherits init's working directory; a failure here is told apart from a
+	 * missing program. */
+	if (chdir(plan->cwd) < 0) {
+		ready->exec_errno = errno;
+		snprintf(ready->exec_stage, sizeof ready->exec_stage, "chdir");
+		return -1;
+	}
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_init(&attr);
+	/* Dispositions and the mask survive execve: give the command a clean slate, in a session
+	 * (and process group) of its own so that signals reach all of it. */
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+						POSIX_SPAWN_SETSID);
+	/* posix_spawnp searches the PATH of the caller's environment: install the sandbox's. */
+	environ = plan->env.v;
+	r = posix_spawnp(&pid, plan->argv.v[0], NULL, &attr, plan->argv.v, plan->env.v);
+	posix_spawnattr_destroy(&attr);
+	if (r != 0) {
+		ready->exec_errno = r;
+		snprintf(ready->exec_stage, sizeof ready->exec_stage, "exec");
+		return -1;
+	}
+	ready->pid = pid;
+	return pid;
+}
+
+/* init holds no end of the command's pipes, so the supervisor sees EOF when the command's
+ * tree closes them. */
+static void detach_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	dup2(fd, 0);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	close(fd);
+}
+
+static void finish(int ctl_fd, int status, const struct aj_sync_msg *ready)
+{
+	struct aj_sync_msg m;
+
+	memset(&m, 0, sizeof m);
+	m.type = AJ_SYNC_EXIT;
+	m.status = status;
+	m.exec_errno = ready->exec_errno;
+	memcpy(m.exec_stage, ready->exec_stage, sizeof m.exec_stage);
+	getrusage(RUSAGE_CHILDREN, &m.ru);
+	aj_sync_send(ctl_fd, &m);
+	_exit(0);
+}
+
+static void reap(int ctl_fd, pid_t cmd, const struct aj_sync_msg *ready)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		if (pid == cmd)
+			finish(ctl_fd, status, ready);
+}
+
+static void handle_ctl(int ctl_fd, pid_t cmd)
+{
+	struct aj_sync_msg m;
+
+	if (aj_sync_recv(ctl_fd, &m, 0) < 0) {
+		if (errno == EPIPE)
+			_exit(1); /* the supervisor is gone: take the sandbox with us */
+		return;
+	}
+	if (m.type == AJ_SYNC_SIGNAL && m.status > 0 && m.status < NSIG)
+		kill(-cmd, m.status);
+}
+
+void aj_init_main(const struct aj_plan *plan, int ctl_fd)
+{
+	struct aj_sync_msg ready;
+	sigset_t mask;
+	int sfd = setup_signals(&mask);
+	pid_t cmd;
+
+	aj_trace("init: start command");
+	cmd = start_command(plan, &ready);
+	aj_trace("init: command started");
+
+	aj_sync_send(ctl_fd, &ready);
+	detach_stdio();
+	if (cmd < 0)
+		finish(ctl_fd, 126 << 8, &ready);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = ctl_fd, .events = POLLIN}};
+		struct signalfd_siginfo si;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			_exit(1);
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+			handle_ctl(ctl_fd, cmd);
+		while (p[0].revents && read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+			if (si.ssi_signo != SIGCHLD)
+				kill(-cmd, (int)si.ssi_signo);
+		}
+		reap(ctl_fd, cmd, &ready);
+	}
+}

@@ -1,0 +1,128 @@
+#include "sandbox/landlock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_RULE_NET_PORT 2
+
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+};
+
+int aj_landlock_abi(char *why, size_t why_len)
+{
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+
+	if (abi >= 1)
+		return (int)abi;
+	if (errno == ENOSYS)
+		snprintf(why, why_len, "landlock_create_ruleset: ENOSYS (kernel older than 5.13 or "
+					"built without CONFIG_SECURITY_LANDLOCK)");
+	else if (errno == EOPNOTSUPP)
+		snprintf(why, why_len, "landlock_create_ruleset: EOPNOTSUPP (Landlock is built in but "
+					"not enabled: add landlock to the kernel's lsm= boot option)");
+	else
+		snprintf(why, why_len, "landlock_create_ruleset: %s", strerror(errno));
+	return 0;
+}
+
+uint64_t aj_landlock_fs_rights(int abi)
+{
+	uint64_t r = (1ULL << 13) - 1; /* ABI 1: EXECUTE .. MAKE_SYM */
+	if (abi >= 2)
+		r |= AJ_LL_FS_REFER;
+	if (abi >= 3)
+		r |= AJ_LL_FS_TRUNCATE;
+	if (abi >= 5)
+		r |= AJ_LL_FS_IOCTL_DEV;
+	return r;
+}
+
+static int add_path_rule(int ruleset, const struct aj_landlock_rule *rule, uint64_t handled,
+			 struct aj_err *err)
+{
+	_cleanup_close_ int fd = open(rule->path, O_PATH | O_CLOEXEC);
+	struct ll_path_beneath_attr attr;
+	struct stat st;
+
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "open \"%s\" for a rule", rule->path);
+	if (fstat(fd, &st) < 0)
+		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "stat \"%s\"", rule->path);
+	attr.parent_fd = fd;
+	attr.allowed_access = rule->access & handled;
+	if (!S_ISDIR(st.st_mode))
+		attr.allowed_access &= AJ_LL_FS_FILE_RIGHTS;
+	if (!attr.allowed_access)
+		return 0;
+	if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &attr, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "add rule for \"%s\"", rule->path);
+	return 0;
+}
+
+static int add_port_rule(int ruleset, uint16_t port, struct aj_err *err)
+{
+	struct ll_net_port_attr attr = {.allowed_access = AJ_LL_NET_CONNECT_TCP, .port = port};
+
+	if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &attr, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "add TCP connect rule for port %u", port);
+	return 0;
+}
+
+int aj_landlock_apply(const struct aj_landlock_spec *spec, struct aj_err *err)
+{
+	struct ll_ruleset_attr attr = {
+		.handled_access_fs = spec->handled_fs,
+		.handled_access_net = spec->handled_net,
+		.scoped = spec->scoped,
+	};
+	/* The attribute struct grew with the ABI; pass the size this kernel knows. */
+	size_t size = spec->abi >= 6 ? sizeof attr
+		    : spec->abi >= 4 ? offsetof(struct ll_ruleset_attr, scoped)
+				     : offsetof(struct ll_ruleset_attr, handled_access_net);
+	_cleanup_close_ int ruleset = -1;
+
+	ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+	if (ruleset < 0)
+		return aj_err_sys(err, AJ_LAYER_LANDLOCK,
+				  "landlock_create_ruleset (fs 0x%llx, net 0x%llx, scope 0x%llx)",
+				  (unsigned long long)attr.handled_access_fs,
+				  (unsigned long long)attr.handled_access_net,
+				  (unsigned long long)attr.scoped);
+	for (size_t i = 0; i < spec->n_rules; i++)
+		if (add_path_rule(ruleset, &spec->rules[i], spec->handled_fs, err) < 0)
+			return -1;
+	for (size_t i = 0; spec->handled_net && i < spec->n_connect_ports; i++)
+		if (add_port_rule(ruleset, spec->connect_ports[i], err) < 0)
+			return -1;
+	if (syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "landlock_restrict_self");
+	return 0;
+}

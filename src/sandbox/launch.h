@@ -1,0 +1,47 @@
+/* Launching a sandbox: the supervisor side (clone, id maps, cgroup, handshake) and the
+ * ordered enforcement sequence the child runs before it becomes the sandbox's init.
+ *
+ * The supervisor owns struct aj_sandbox; aj_sandbox_release() closes its descriptors (the
+ * sandbox itself dies with its init, see aj_sandbox_kill()).
+ */
+#ifndef AJ_SANDBOX_LAUNCH_H
+#define AJ_SANDBOX_LAUNCH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup/cgroup.h"
+#include "common/err.h"
+#include "policy/plan.h"
+#include "sandbox/sync.h"
+
+/* The command's standard streams, as descriptors of the supervisor. */
+struct aj_stdio {
+	int in, out, err;
+};
+
+struct aj_sandbox {
+	pid_t pid;      /* the sandbox's init, as a host pid */
+	int pidfd;      /* of init */
+	int ctl_fd;     /* supervisor end of the control socket */
+	int id_lock_fd; /* privileged: holds the host id range */
+	pid_t cmd_pid;  /* the command, as a pid inside the sandbox */
+};
+
+/* Builds and starts the sandbox and its command. On success *ready holds the child's READY
+ * message (exec_errno set if the command could not be started). `cg` may be NULL. */
+int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_cgroup *cg,
+		     struct aj_sandbox *sb, struct aj_sync_msg *ready, struct aj_err *err);
+/* SIGKILLs init; the kernel then kills every process of the sandbox's pid namespace. */
+void aj_sandbox_kill(struct aj_sandbox *sb);
+void aj_sandbox_release(struct aj_sandbox *sb);
+
+/* Runs in the cloned child: the enforcement sequence, then init. Never returns. */
+void aj_sandbox_child(const struct aj_plan *plan, const struct aj_stdio *io,
+		      const struct aj_cgroup_join *join, int sync_fd) __attribute__((noreturn));
+
+/* The sandbox's PID 1 (init.c): starts the command, reaps, forwards signals, reports the
+ * command's end to the supervisor. `ctl_fd` is descriptor 3. */
+void aj_init_main(const struct aj_plan *plan, int ctl_fd) __attribute__((noreturn));
+
+#endif

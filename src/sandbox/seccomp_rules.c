@@ -1,0 +1,275 @@
+#include "sandbox/seccomp_rules.h"
+
+#include <errno.h>
+#include <seccomp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+struct errno_name {
+	const char *name;
+	int value;
+};
+
+static const struct errno_name errnos[] = {
+	{"EPERM", EPERM}, {"ENOSYS", ENOSYS}, {"EACCES", EACCES},
+	{"EAFNOSUPPORT", EAFNOSUPPORT}, {"EINVAL", EINVAL}, {"ENOTSUP", ENOTSUP},
+};
+
+static int parse_errno(const char *s, int *out)
+{
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(errnos); i++)
+		if (strcmp(errnos[i].name, s) == 0) {
+			*out = errnos[i].value;
+			return 0;
+		}
+	return -1;
+}
+
+/* "a1&0xffffffff==0x5412", "a0>10", "a2!=0". */
+static int parse_cond(const char *s, struct aj_sc_cond *c)
+{
+	static const struct {
+		const char *tok;
+		int op;
+	} ops[] = {{"==", AJ_SC_EQ}, {"!=", AJ_SC_NE}, {">=", AJ_SC_GE},
+		   {"<=", AJ_SC_LE}, {">", AJ_SC_GT},  {"<", AJ_SC_LT}};
+	char *end;
+	const char *p = s;
+
+	if (p[0] != 'a' || p[1] < '0' || p[1] > '5')
+		return -1;
+	c->arg = (unsigned)(p[1] - '0');
+	p += 2;
+	c->mask = UINT64_MAX;
+	if (*p == '&') {
+		c->mask = strtoull(p + 1, &end, 0);
+		if (end == p + 1)
+			return -1;
+		p = end;
+	}
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(ops); i++) {
+		size_t n = strlen(ops[i].tok);
+		if (strncmp(p, ops[i].tok, n) != 0)
+			continue;
+		c->op = ops[i].op;
+		if (c->mask != UINT64_MAX) {
+			if (c->op != AJ_SC_EQ)
+				return -1; /* libseccomp masks only equality */
+			c->op = AJ_SC_MASKED_EQ;
+		}
+		c->value = strtoull(p + n, &end, 0);
+		return end != p + n && *end == '\0' ? 0 : -1;
+	}
+	return -1;
+}
+
+static int parse_directive(struct aj_sc_profile *out, char *line, int lineno, struct aj_err *err)
+{
+	char *group = line + strlen("relaxable");
+
+	while (*group == ' ' || *group == '\t')
+		group++;
+	if (!*group || out->n_relaxable >= AJ_ARRAY_SIZE(out->relaxable) ||
+	    strlen(group) >= sizeof out->relaxable[0])
+		return aj_err_set(err, AJ_LAYER_SECCOMP, 0, "rules line %d: bad relaxable line",
+				  lineno);
+	snprintf(out->relaxable[out->n_relaxable++], sizeof out->relaxable[0], "%s", group);
+	return 0;
+}
+
+static int parse_rule(struct aj_sc_rule *r, char *line, int lineno, struct aj_err *err)
+{
+	char *reason = strstr(line, " -- ");
+	char *tok, *save = NULL;
+	int field = 0;
+
+	if (!reason)
+		return aj_err_set(err, AJ_LAYER_SECCOMP, 0,
+				  "rules line %d: every rule needs a reason after \" -- \"", lineno);
+	*reason = '\0';
+	snprintf(r->reason, sizeof r->reason, "%s", reason + 4);
+	r->line = lineno;
+	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save), field++) {
+		if (field == 0 && strlen(tok) < sizeof r->group)
+			snprintf(r->group, sizeof r->group, "%s", tok);
+		else if (field == 1 && strlen(tok) < sizeof r->syscall)
+			snprintf(r->syscall, sizeof r->syscall, "%s", tok);
+		else if (field == 2 && parse_errno(tok, &r->errnum) == 0)
+			;
+		else if (field >= 3 && r->n_cond < AJ_ARRAY_SIZE(r->cond) &&
+			 parse_cond(tok, &r->cond[r->n_cond]) == 0)
+			r->n_cond++;
+		else
+			return aj_err_set(err, AJ_LAYER_SECCOMP, 0, "rules line %d: cannot parse \"%s\"",
+					  lineno, tok);
+	}
+	if (field < 3)
+		return aj_err_set(err, AJ_LAYER_SECCOMP, 0,
+				  "rules line %d: expected GROUP SYSCALL ERRNO [CONDITION...]", lineno);
+	return 0;
+}
+
+int aj_seccomp_parse(const char *text, struct aj_sc_profile *out, struct aj_err *err)
+{
+	_cleanup_free_ char *copy = strdup(text);
+	char *save = NULL;
+	int lineno = 0;
+
+	memset(out, 0, sizeof *out);
+	if (!copy)
+		return aj_err_sys(err, AJ_LAYER_SECCOMP, "parse rules");
+	for (char *line = copy, *nl; line; line = nl) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		lineno++;
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (!*line || *line == '#')
+			continue;
+		if (strncmp(line, "relaxable ", 10) == 0) {
+			if (parse_directive(out, line, lineno, err) < 0)
+				goto fail;
+			continue;
+		}
+		struct aj_sc_rule *rules = realloc(out->rules, (out->n + 1) * sizeof *rules);
+		if (!rules) {
+			aj_err_sys(err, AJ_LAYER_SECCOMP, "parse rules");
+			goto fail;
+		}
+		out->rules = rules;
+		memset(&rules[out->n], 0, sizeof rules[0]);
+		if (parse_rule(&rules[out->n], line, lineno, err) < 0)
+			goto fail;
+		out->n++;
+	}
+	(void)save;
+	return 0;
+fail:
+	aj_seccomp_profile_free(out);
+	return -1;
+}
+
+void aj_seccomp_profile_free(struct aj_sc_profile *p)
+{
+	free(p->rules);
+	memset(p, 0, sizeof *p);
+}
+
+int aj_seccomp_group_known(const struct aj_sc_profile *p, const char *group, int *relaxable)
+{
+	bool known = false;
+
+	for (size_t i = 0; i < p->n && !known; i++)
+		known = strcmp(p->rules[i].group, group) == 0;
+	*relaxable = 0;
+	for (size_t i = 0; i < p->n_relaxable; i++)
+		if (strcmp(p->relaxable[i], group) == 0)
+			*relaxable = 1;
+	return known;
+}
+
+static struct scmp_arg_cmp to_scmp(const struct aj_sc_cond *c)
+{
+	static const enum scmp_compare map[] = {
+		[AJ_SC_EQ] = SCMP_CMP_EQ, [AJ_SC_NE] = SCMP_CMP_NE, [AJ_SC_GT] = SCMP_CMP_GT,
+		[AJ_SC_GE] = SCMP_CMP_GE, [AJ_SC_LT] = SCMP_CMP_LT, [AJ_SC_LE] = SCMP_CMP_LE,
+		[AJ_SC_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
+	};
+	struct scmp_arg_cmp a = {.arg = c->arg, .op = map[c->op]};
+
+	if (c->op == AJ_SC_MASKED_EQ) {
+		a.datum_a = c->mask;
+		a.datum_b = c->value;
+	} else {
+		a.datum_a = c->value;
+	}
+	return a;
+}
+
+static int add_rules(scmp_filter_ctx ctx, const struct aj_sc_profile *p,
+		     const struct aj_strv *relax, size_t *skipped, struct aj_err *err)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct aj_sc_rule *r = &p->rules[i];
+		struct scmp_arg_cmp args[4];
+		int nr, rc;
+
+		if (relax && aj_strv_contains(relax, r->group))
+			continue;
+		nr = seccomp_syscall_resolve_name(r->syscall);
+		if (nr == __NR_SCMP_ERROR) {
+			(*skipped)++; /* not a syscall of this architecture */
+			continue;
+		}
+		for (unsigned j = 0; j < r->n_cond; j++)
+			args[j] = to_scmp(&r->cond[j]);
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((unsigned)r->errnum), nr, r->n_cond,
+					    args);
+		if (rc < 0)
+			return aj_err_set(err, AJ_LAYER_SECCOMP, -rc,
+					  "rules line %d (%s): seccomp_rule_add", r->line, r->syscall);
+	}
+	return 0;
+}
+
+/* libseccomp 2.5 exports BPF only to a file descriptor; a memfd keeps it in memory. */
+static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *n,
+		      struct aj_err *err)
+{
+	_cleanup_close_ int fd = memfd_create("aj-seccomp", MFD_CLOEXEC);
+	off_t size;
+	int rc;
+
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_SECCOMP, "memfd_create");
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0)
+		return aj_err_set(err, AJ_LAYER_SECCOMP, -rc, "seccomp_export_bpf");
+	size = lseek(fd, 0, SEEK_END);
+	if (size <= 0 || size % (off_t)sizeof(struct sock_filter))
+		return aj_err_set(err, AJ_LAYER_SECCOMP, EINVAL, "exported BPF has size %ld",
+				  (long)size);
+	*insns = malloc((size_t)size);
+	if (!*insns)
+		return aj_err_sys(err, AJ_LAYER_SECCOMP, "export BPF");
+	if (pread(fd, *insns, (size_t)size, 0) != size) {
+		free(*insns);
+		*insns = NULL;
+		return aj_err_sys(err, AJ_LAYER_SECCOMP, "read exported BPF");
+	}
+	*n = (size_t)size / sizeof(struct sock_filter);
+	return 0;
+}
+
+int aj_seccomp_compile(const struct aj_sc_profile *p, const struct aj_strv *relax,
+		       struct sock_filter **insns, size_t *n_insns, size_t *skipped,
+		       struct aj_err *err)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int r = -1;
+
+	*skipped = 0;
+	if (!ctx)
+		return aj_err_set(err, AJ_LAYER_SECCOMP, ENOMEM, "seccomp_init");
+	/* Only the native ABI is in the filter; any other (i386, x32) gets the bad-arch action,
+	 * which kills the process: see the header of the rules file. agentjail sets
+	 * no_new_privs itself, as an explicit step of the launch sequence. */
+	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0 ||
+	    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) {
+		aj_err_set(err, AJ_LAYER_SECCOMP, EINVAL, "seccomp_attr_set");
+		goto out;
+	}
+	if (add_rules(ctx, p, relax, skipped, err) < 0 || export_bpf(ctx, insns, n_insns, err) < 0)
+		goto out;
+	r = 0;
+out:
+	seccomp_release(ctx);
+	return r;
+}

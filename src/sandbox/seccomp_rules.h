@@ -1,0 +1,56 @@
+/* The seccomp rule file format (data/seccomp/default.rules) and its translation into a
+ * libseccomp filter. Shared by the build-time compiler (tools/seccomp-compile) and by the
+ * runtime, which only compiles when a policy relaxes a group; the default profile is BPF
+ * built into the binary.
+ *
+ * A profile owns its rule array; aj_seccomp_profile_free() releases it.
+ */
+#ifndef AJ_SANDBOX_SECCOMP_RULES_H
+#define AJ_SANDBOX_SECCOMP_RULES_H
+
+#include <linux/filter.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/strv.h"
+
+enum aj_sc_op { AJ_SC_EQ, AJ_SC_NE, AJ_SC_GT, AJ_SC_GE, AJ_SC_LT, AJ_SC_LE, AJ_SC_MASKED_EQ };
+
+struct aj_sc_cond {
+	unsigned arg;
+	int op; /* enum aj_sc_op */
+	uint64_t mask;
+	uint64_t value;
+};
+
+struct aj_sc_rule {
+	char group[32];
+	char syscall[48];
+	int errnum;
+	unsigned n_cond;
+	struct aj_sc_cond cond[4];
+	char reason[320];
+	int line;
+};
+
+struct aj_sc_profile {
+	struct aj_sc_rule *rules;
+	size_t n;
+	char relaxable[16][32];
+	size_t n_relaxable;
+};
+
+int aj_seccomp_parse(const char *text, struct aj_sc_profile *out, struct aj_err *err);
+void aj_seccomp_profile_free(struct aj_sc_profile *p);
+/* True if `group` names a group of the profile; *relaxable tells whether a policy may lift
+ * it. */
+int aj_seccomp_group_known(const struct aj_sc_profile *p, const char *group, int *relaxable);
+
+/* Compiles the profile minus the groups in `relax` to BPF for the native architecture.
+ * *insns is malloc'd. *skipped counts rules naming syscalls this architecture lacks. */
+int aj_seccomp_compile(const struct aj_sc_profile *p, const struct aj_strv *relax,
+		       struct sock_filter **insns, size_t *n_insns, size_t *skipped,
+		       struct aj_err *err);
+
+#endif

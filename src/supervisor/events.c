@@ -1,0 +1,58 @@
+#include "supervisor/events.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+int aj_events_open(struct aj_events *ev, const char *path, const char *sandbox,
+		   struct aj_err *err)
+{
+	ev->fd = -1;
+	snprintf(ev->sandbox, sizeof ev->sandbox, "%s", sandbox);
+	if (!path)
+		return 0;
+	ev->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	if (ev->fd < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "open the events file \"%s\"", path);
+	return 0;
+}
+
+void aj_events_emit(struct aj_events *ev, const char *event, json_t *fields)
+{
+	char ts[40];
+	char *line;
+	json_t *o;
+
+	if (ev->fd < 0) {
+		json_decref(fields);
+		return;
+	}
+	o = json_object();
+	aj_format_time_ms(aj_now_realtime_ms(), ts, sizeof ts);
+	json_object_set_new(o, "time", json_string(ts));
+	json_object_set_new(o, "sandbox", json_string(ev->sandbox));
+	json_object_set_new(o, "event", json_string(event));
+	if (fields)
+		json_object_update(o, fields);
+	json_decref(fields);
+	line = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!line)
+		return;
+	/* One write per line with O_APPEND: lines from concurrent writers do not interleave. */
+	size_t n = strlen(line);
+	line[n] = '\n';
+	aj_write_all(ev->fd, line, n + 1);
+	free(line);
+}
+
+void aj_events_close(struct aj_events *ev)
+{
+	if (ev->fd >= 0)
+		close(ev->fd);
+	ev->fd = -1;
+}

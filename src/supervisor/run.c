@@ -1,0 +1,432 @@
+#include "supervisor/run.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/trace.h"
+#include "common/units.h"
+#include "common/util.h"
+#include "sandbox/launch.h"
+#include "supervisor/events.h"
+
+struct run_ctx;
+
+struct stream {
+	struct run_ctx *c;
+	int fd;    /* our read end, -1 at EOF */
+	int dest;  /* the caller's descriptor */
+	int which; /* AJ_STREAM_* */
+	struct event *ev;
+};
+
+struct run_ctx {
+	struct aj_plan *plan;
+	struct aj_run_result *res;
+	struct aj_sandbox sb;
+	struct aj_cgroup cg;
+	bool have_cg;
+	struct aj_events ev;
+	struct event_base *base;
+	struct stream streams[2];
+	bool init_gone;
+	bool got_exit;
+	int interrupts;
+	uint64_t start_us;
+};
+
+static void maybe_done(struct run_ctx *c)
+{
+	if (c->init_gone && c->streams[0].fd < 0 && c->streams[1].fd < 0)
+		event_base_loopbreak(c->base);
+}
+
+static void kill_sandbox(struct run_ctx *c)
+{
+	aj_sandbox_kill(&c->sb);
+	if (c->have_cg)
+		c->cg.env->ops->kill_all(&c->cg, NULL);
+}
+
+static void hit(struct run_ctx *c, unsigned which, json_t *details)
+{
+	if (c->res->hits & which) {
+		json_decref(details);
+		return;
+	}
+	c->res->hits |= which;
+	if (!details)
+		details = json_object();
+	json_object_set_new(details, "limit", json_string(aj_hit_name(which)));
+	aj_events_emit(&c->ev, "limit", details);
+}
+
+static void close_stream(struct run_ctx *c, struct stream *s)
+{
+	event_free(s->ev);
+	s->ev = NULL;
+	close(s->fd);
+	s->fd = -1;
+	maybe_done(c);
+}
+
+static void relay(struct run_ctx *c, struct stream *s)
+{
+	char buf[65536];
+	ssize_t n = read(s->fd, buf, sizeof buf);
+	size_t pass;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close_stream(c, s);
+		return;
+	}
+	pass = aj_output_admit(&c->res->out, s->which, (size_t)n);
+	if (pass && s->dest >= 0 && aj_write_all(s->dest, buf, pass) < 0)
+		s->dest = -1; /* the caller stopped reading; keep draining */
+	if (pass < (size_t)n && !(c->res->hits & AJ_HIT_OUTPUT)) {
+		const struct aj_limits *l = &c->plan->policy->limits;
+		char cap[32];
+		aj_format_size(l->output_bytes, cap, sizeof cap);
+		fprintf(stderr, "\nagentjail: output limit of %s reached; %s\n", cap,
+			l->output_action == AJ_OUTPUT_KILL ? "stopping the sandbox"
+							   : "further output is discarded");
+		hit(c, AJ_HIT_OUTPUT, json_pack("{s:I}", "limit_bytes", (json_int_t)l->output_bytes));
+		if (l->output_action == AJ_OUTPUT_KILL)
+			kill_sandbox(c);
+	}
+}
+
+static void on_stream(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream *s = arg;
+
+	(void)fd;
+	(void)what;
+	relay(s->c, s);
+}
+
+static void on_ctl(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_ctx *c = arg;
+	struct aj_sync_msg m;
+
+	(void)fd;
+	(void)what;
+	if (aj_sync_recv(c->sb.ctl_fd, &m, 0) < 0 || m.type != AJ_SYNC_EXIT)
+		return;
+	c->got_exit = true;
+	aj_trace("exit message");
+	c->res->have_status = true;
+	c->res->status = m.status;
+	c->res->cpu_us = (uint64_t)(m.ru.ru_utime.tv_sec + m.ru.ru_stime.tv_sec) * 1000000u +
+			 (uint64_t)(m.ru.ru_utime.tv_usec + m.ru.ru_stime.tv_usec);
+	c->res->peak_memory = (uint64_t)m.ru.ru_maxrss * 1024u;
+	c->res->have_peak = true;
+}
+
+static void on_init_exit(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_ctx *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (!c->got_exit)
+		on_ctl(-1, 0, c); /* the EXIT record may still sit in the socket */
+	aj_trace("init exited");
+	waitpid(c->sb.pid, NULL, 0);
+	c->sb.pid = 0;
+	c->init_gone = true;
+	maybe_done(c);
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_ctx *c = arg;
+	char d[32];
+
+	(void)fd;
+	(void)what;
+	aj_format_duration_ms(c->plan->policy->limits.timeout_ms, d, sizeof d);
+	fprintf(stderr, "agentjail: timeout of %s reached; stopping the sandbox\n", d);
+	hit(c, AJ_HIT_TIMEOUT,
+	    json_pack("{s:I}", "timeout_ms", (json_int_t)c->plan->policy->limits.timeout_ms));
+	kill_sandbox(c);
+}
+
+/* The first interrupt is passed to the command (it may want to clean up); a second one ends
+ * the sandbox. */
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct run_ctx *c = arg;
+
+	(void)what;
+	if (++c->interrupts > 1) {
+		kill_sandbox(c);
+		return;
+	}
+	if (c->sb.pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, c->sb.pidfd, (int)sig, NULL, 0);
+}
+
+static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err)
+{
+	int p[2][2];
+
+	for (int i = 0; i < 2; i++) {
+		if (pipe2(p[i], O_CLOEXEC) < 0)
+			return aj_err_sys(err, AJ_LAYER_IO, "pipe for the command's output");
+		c->streams[i] = (struct stream){.c = c, .fd = p[i][0], .dest = i + 1, .which = i};
+		aj_fd_set_nonblock(p[i][0], true);
+	}
+	io->in = 0;
+	io->out = p[0][1];
+	io->err = p[1][1];
+	return 0;
+}
+
+static int create_cgroup(struct run_ctx *c, struct aj_err *err)
+{
+	char name[64];
+
+	if (!c->plan->use_cgroup)
+		return 0;
+	c->cg.env = c->plan->features->cgroup;
+	snprintf(name, sizeof name, "run-%s", c->plan->id);
+	if (c->cg.env->ops->create(&c->cg, name, &c->plan->cg_limits, err) < 0) {
+		c->cg.env->ops->destroy(&c->cg, NULL);
+		aj_cgroup_free(&c->cg);
+		return -1;
+	}
+	c->have_cg = true;
+	return 0;
+}
+
+static int add_event(struct run_ctx *c, struct event **slot, int fd, short what,
+		     event_callback_fn cb, void *arg, const struct timeval *tv, struct aj_err *err)
+{
+	*slot = event_new(c->base, fd, what, cb, arg);
+	if (!*slot || event_add(*slot, tv) < 0)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event loop setup");
+	return 0;
+}
+
+static int run_loop(struct run_ctx *c, struct aj_err *err)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct event *evs[3 + 3] = {NULL};
+	uint64_t timeout = c->plan->policy->limits.timeout_ms;
+	struct timeval tv = {(time_t)(timeout / 1000), (suseconds_t)(timeout % 1000) * 1000};
+	int r = -1;
+
+	c->base = event_base_new();
+	if (!c->base)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event_base_new");
+	for (int i = 0; i < 2; i++)
+		if (add_event(c, &c->streams[i].ev, c->streams[i].fd, EV_READ | EV_PERSIST,
+			      on_stream, &c->streams[i], NULL, err) < 0)
+			goto out;
+	if (add_event(c, &evs[0], c->sb.ctl_fd, EV_READ | EV_PERSIST, on_ctl, c, NULL, err) < 0 ||
+	    add_event(c, &evs[1], c->sb.pidfd, EV_READ, on_init_exit, c, NULL, err) < 0 ||
+	    (timeout && add_event(c, &evs[2], -1, 0, on_timeout, c, &tv, err) < 0))
+		goto out;
+	for (size_t i = 0; i < 3; i++)
+		if (add_event(c, &evs[3 + i], sigs[i], EV_SIGNAL | EV_PERSIST, on_signal, c, NULL,
+			      err) < 0)
+			goto out;
+	event_base_dispatch(c->base);
+	r = 0;
+out:
+	for (size_t i = 0; i < 6; i++)
+		if (evs[i])
+			event_free(evs[i]);
+	for (int i = 0; i < 2; i++)
+		if (c->streams[i].ev)
+			event_free(c->streams[i].ev);
+	event_base_free(c->base);
+	return r;
+}
+
+static void collect_stats(struct run_ctx *c)
+{
+	struct aj_run_result *res = c->res;
+
+	res->wall_us = aj_now_monotonic_us() - c->start_us;
+	if (!c->have_cg)
+		return;
+	c->cg.env->ops->kill_all(&c->cg, NULL);
+	if (c->cg.env->ops->stats(&c->cg, &res->cg, NULL) == 0) {
+		res->have_cg = true;
+		if (res->cg.have_cpu)
+			res->cpu_us = res->cg.cpu_usec;
+		if (res->cg.have_memory_peak) {
+			res->peak_memory = res->cg.memory_peak;
+			res->have_peak = true;
+		}
+		if (res->cg.oom_kills)
+			hit(c, AJ_HIT_MEMORY, json_pack("{s:I}", "oom_kills",
+							(json_int_t)res->cg.oom_kills));
+		if (res->cg.pids_max_hits)
+			hit(c, AJ_HIT_PIDS, json_pack("{s:I}", "refused_forks",
+						      (json_int_t)res->cg.pids_max_hits));
+		if (res->cg.nr_throttled)
+			hit(c, AJ_HIT_CPU, json_pack("{s:I}", "throttled_periods",
+						     (json_int_t)res->cg.nr_throttled));
+	}
+	c->cg.env->ops->destroy(&c->cg, NULL);
+	aj_cgroup_free(&c->cg);
+	c->have_cg = false;
+}
+
+static int decide(struct aj_run_result *res, const char **by)
+{
+	bool clean = res->have_status && WIFEXITED(res->status) && WEXITSTATUS(res->status) == 0;
+
+	*by = NULL;
+	if (res->exec_errno)
+		return res->exec_errno == ENOENT && strcmp(res->exec_stage, "exec") == 0
+			       ? AJ_EXIT_NOTFOUND
+			       : AJ_EXIT_NOEXEC;
+	if (res->have_status && WIFSIGNALED(res->status) && WTERMSIG(res->status) == SIGXFSZ)
+		res->hits |= AJ_HIT_FILE_SIZE;
+	if (res->hits & AJ_HIT_TIMEOUT)
+		return *by = "timeout", AJ_EXIT_TIMEOUT;
+	if (!clean && (res->hits & AJ_HIT_MEMORY))
+		return *by = "memory", AJ_EXIT_MEMORY;
+	if (!res->have_status && (res->hits & AJ_HIT_OUTPUT))
+		return *by = "output", AJ_EXIT_OUTPUT;
+	if (!clean && (res->hits & AJ_HIT_PIDS))
+		return *by = "pids", AJ_EXIT_PIDS;
+	if (!res->have_status)
+		return -1;
+	if (WIFEXITED(res->status))
+		return WEXITSTATUS(res->status);
+	return 128 + WTERMSIG(res->status);
+}
+
+static void finish(struct run_ctx *c)
+{
+	struct aj_run_result *res = c->res;
+	int code = decide(res, &res->decided_by);
+
+	if (code < 0) {
+		res->failed = true;
+		aj_err_set(&res->err, AJ_LAYER_PROCESS, 0,
+			   "the sandbox's init died before the command ended");
+		code = AJ_EXIT_ERROR;
+	}
+	res->exit_code = code;
+	aj_events_emit(&c->ev, "end",
+		       json_pack("{s:i, s:s?, s:I, s:I}", "exit_code", code, "decided_by",
+				 res->decided_by, "wall_ms", (json_int_t)(res->wall_us / 1000),
+				 "output_bytes",
+				 (json_int_t)(res->out.received[0] + res->out.received[1])));
+}
+
+static void fail(struct run_ctx *c, const struct aj_err *err)
+{
+	c->res->failed = true;
+	c->res->err = *err;
+	c->res->exit_code = AJ_EXIT_ERROR;
+	aj_events_emit(&c->ev, "error", json_pack("{s:s, s:s}", "layer", aj_layer_name(err->layer),
+						  "message", err->msg));
+}
+
+static void report_start(struct run_ctx *c, const struct aj_sync_msg *ready)
+{
+	json_t *argv = json_array();
+
+	for (size_t i = 0; i < c->plan->argv.n; i++)
+		json_array_append_new(argv, json_string(c->plan->argv.v[i]));
+	c->res->started = true;
+	c->res->exec_errno = ready->exec_errno;
+	memcpy(c->res->exec_stage, ready->exec_stage, sizeof c->res->exec_stage);
+	aj_events_emit(&c->ev, "start", json_pack("{s:o, s:s}", "argv", argv, "mode",
+						  c->plan->privileged ? "privileged" : "rootless"));
+	if (ready->exec_errno)
+		fprintf(stderr, "agentjail: %s \"%s\" inside the sandbox: %s\n",
+			ready->exec_stage, strcmp(ready->exec_stage, "chdir") == 0
+						   ? c->plan->cwd
+						   : c->plan->argv.v[0],
+			ready->exec_errno == ENOENT && strcmp(ready->exec_stage, "exec") == 0
+				? "command not found"
+				: strerror(ready->exec_errno));
+}
+
+void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_result *res)
+{
+	struct run_ctx c;
+	struct aj_stdio io = {-1, -1, -1};
+	struct aj_sync_msg ready;
+	struct aj_err err;
+
+	memset(res, 0, sizeof *res);
+	memset(&c, 0, sizeof c);
+	c.plan = plan;
+	c.res = res;
+	c.streams[0].fd = c.streams[1].fd = -1;
+	res->out.cap = plan->policy->limits.output_bytes;
+	aj_err_clear(&err);
+	c.start_us = aj_now_monotonic_us();
+	aj_trace("run: begin");
+	if (aj_events_open(&c.ev, opts->events_path, plan->id, &err) < 0 ||
+	    open_pipes(&c, &io, &err) < 0 || create_cgroup(&c, &err) < 0 ||
+	    (aj_trace("cgroup created"), 0) ||
+	    aj_sandbox_start(plan, &io, c.have_cg ? &c.cg : NULL, &c.sb, &ready, &err) < 0) {
+		fail(&c, &err);
+		goto out;
+	}
+	/* Only our read ends stay open, so EOF arrives when the sandbox closes its ends. */
+	close(io.out);
+	close(io.err);
+	io.out = io.err = -1;
+	signal(SIGPIPE, SIG_IGN);
+	report_start(&c, &ready);
+	if (run_loop(&c, &err) < 0) {
+		kill_sandbox(&c);
+		fail(&c, &err);
+	}
+	aj_trace("loop done");
+	collect_stats(&c);
+	aj_trace("stats collected");
+	if (!res->failed)
+		finish(&c);
+out:
+	if (c.have_cg) {
+		c.cg.env->ops->kill_all(&c.cg, NULL);
+		c.cg.env->ops->destroy(&c.cg, NULL);
+		aj_cgroup_free(&c.cg);
+	}
+	for (int i = 0; i < 2; i++)
+		if (c.streams[i].fd >= 0)
+			close(c.streams[i].fd);
+	if (!res->started) {
+		if (io.out >= 0)
+			close(io.out);
+		if (io.err >= 0)
+			close(io.err);
+	}
+	aj_sandbox_kill(&c.sb);
+	aj_sandbox_release(&c.sb);
+	aj_events_close(&c.ev);
+}
+
+const char *aj_hit_name(unsigned hit)
+{
+	switch (hit) {
+	case AJ_HIT_TIMEOUT: return "timeout";
+	case AJ_HIT_MEMORY: return "memory";
+	case AJ_HIT_OUTPUT: return "output";
+	case AJ_HIT_PIDS: return "pids";
+	case AJ_HIT_CPU: return "cpu";
+	case AJ_HIT_FILE_SIZE: return "file_size";
+	default: return "?";
+	}
+}
