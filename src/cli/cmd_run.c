@@ -177,6 +177,19 @@ static int flag_syscall(struct aj_policy *p, const char *f, const char *v, struc
 		       : 0;
 }
 
+static int flag_network(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
+{
+	(void)f;
+	if (strcmp(v, "none") == 0)
+		p->net_mode = AJ_NET_NONE;
+	else if (strcmp(v, "host") == 0)
+		p->net_mode = AJ_NET_HOST;
+	else
+		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--network: expected none or host, got \"%s\"",
+				  v);
+	return 0;
+}
+
 static int flag_hostname(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
 {
 	(void)f;
@@ -195,7 +208,7 @@ static const struct {
 	{"output-action", flag_output_action}, {"tmpfs-size", flag_tmpfs}, {"ro", flag_ro},
 	{"rw", flag_rw},               {"mask", flag_mask},           {"env", flag_env},
 	{"setenv", flag_setenv},       {"cwd", flag_cwd},             {"hostname", flag_hostname},
-	{"allow-degraded", flag_degraded}, {"allow-syscalls", flag_syscall},
+	{"allow-degraded", flag_degraded}, {"network", flag_network}, {"allow-syscalls", flag_syscall},
 };
 
 static int defer(void *vctx, const char *name, const char *value, struct aj_err *err)
@@ -267,6 +280,7 @@ static const struct aj_option run_options[] = {
 	{"env", 'e', "NAME", defer, "pass a host environment variable in (repeatable)"},
 	{"setenv", 0, "NAME=VALUE", defer, "set a variable inside (repeatable)"},
 	{"hostname", 0, "NAME", defer, "hostname inside"},
+	{"network", 0, "MODE", defer, "none (default: loopback only) or host (shared, uncontrolled)"},
 	{"allow-degraded", 0, "LAYER", defer, "accept running without LAYER (repeatable)"},
 	{"allow-syscalls", 0, "GROUP", defer, "lift a relaxable seccomp group, e.g. ptrace"},
 	{"cgroup-parent", 0, "PATH", set_opt, "cgroup under which the sandbox's cgroup goes"},

@@ -88,7 +88,7 @@ bad:
 }
 
 static const char *const ws_modes[] = {"rw", "ro", NULL};
-static const char *const net_modes[] = {"none", NULL};
+static const char *const net_modes[] = {"none", "host", NULL};
 static const char *const output_actions[] = {"truncate", "kill", NULL};
 
 static const struct field filesystem_fields[] = {

@@ -144,14 +144,22 @@ static int identity(struct aj_plan *p, struct aj_err *err)
 static void namespaces(struct aj_plan *p)
 {
 	p->clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
-			 CLONE_NEWUTS | CLONE_NEWNET;
+			 CLONE_NEWUTS;
+	if (p->policy->net_mode != AJ_NET_HOST)
+		p->clone_flags |= CLONE_NEWNET;
 	aj_plan_set_layer(p, AJ_PL_MOUNTNS, AJ_LS_ENFORCED, "private mount tree, pivot_root");
 	aj_plan_set_layer(p, AJ_PL_PIDNS, AJ_LS_ENFORCED,
 			  "host processes invisible; all sandbox processes die with its init");
 	aj_plan_set_layer(p, AJ_PL_IPCNS, AJ_LS_ENFORCED, "private System V IPC and POSIX queues");
 	aj_plan_set_layer(p, AJ_PL_UTSNS, AJ_LS_ENFORCED, "hostname %s", p->policy->hostname);
-	aj_plan_set_layer(p, AJ_PL_NETNS, AJ_LS_ENFORCED,
-			  "no interface but loopback: no route to the host or the internet");
+	if (p->policy->net_mode == AJ_NET_HOST)
+		aj_plan_set_layer(p, AJ_PL_NETNS, AJ_LS_OFF,
+				  "HOST NETWORK SHARED by policy (network.mode=host): no egress "
+				  "control, host services on loopback are reachable");
+	else
+		aj_plan_set_layer(p, AJ_PL_NETNS, AJ_LS_ENFORCED,
+				  "no interface but loopback: no route to the host or the "
+				  "internet");
 	aj_plan_set_layer(p, AJ_PL_CGROUPNS, AJ_LS_ENFORCED,
 			  "the sandbox sees its own cgroup as the root");
 }
@@ -281,7 +289,10 @@ static int landlock(struct aj_plan *p, struct aj_err *err)
 			  abi);
 	/* In this tier the network and pid namespaces hold the same boundaries; Landlock's
 	 * TCP rules and scopes are a second lock on the same door when the kernel has them. */
-	if (abi >= 4) {
+	if (p->policy->net_mode == AJ_NET_HOST) {
+		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_OFF,
+				  "network.mode=host: TCP is not restricted");
+	} else if (abi >= 4) {
 		p->ll_net = AJ_LL_NET_BIND_TCP | AJ_LL_NET_CONNECT_TCP;
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_ENFORCED,
 				  "TCP bind and connect denied on every port");

@@ -128,20 +128,25 @@ static int identity_files(struct aj_plan *p, struct aj_err *err)
 		group = fmt("root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", pol->user_name, p->gid);
 	if (add_generated(p, "/etc/passwd", passwd, "the sandbox's users only", err) < 0 ||
 	    add_generated(p, "/etc/group", group, "the sandbox's groups only", err) < 0 ||
-	    add_generated(p, "/etc/hosts",
+	    (pol->net_mode == AJ_NET_HOST ? add_host_entry(p, "/etc/hosts", AJ_LL_RO, "the host's "
+							"name table (host network)", err) : add_generated(p, "/etc/hosts",
 			  fmt("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 			      "127.0.1.1\t%s\n",
 			      pol->hostname),
-			  "loopback names only", err) < 0 ||
+			  "loopback names only", err)) < 0 ||
 	    add_generated(p, "/etc/hostname", fmt("%s\n", pol->hostname), "the sandbox's name",
 			  err) < 0 ||
 	    add_generated(p, "/etc/nsswitch.conf",
 			  fmt("passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
 			      "networks: files\nprotocols: files\nservices: files\n"),
 			  "files only: no host directory services are reachable", err) < 0 ||
-	    add_generated(p, "/etc/resolv.conf",
-			  fmt("# no DNS inside the sandbox: the network is not reachable\n"),
-			  "no resolver", err) < 0)
+	    (pol->net_mode == AJ_NET_HOST
+		     ? add_host_entry(p, "/etc/resolv.conf", AJ_LL_RO, "the host's resolver (host "
+								 "network)", err)
+		     : add_generated(p, "/etc/resolv.conf",
+				     fmt("# no DNS inside the sandbox: the network is not "
+					 "reachable\n"),
+				     "no resolver", err)) < 0)
 		return -1;
 	ADD(p, AJ_OP_SYMLINK, "/etc/mtab", "../proc/self/mounts", 0, 0, "classic mount table");
 	return 0;

@@ -17,7 +17,9 @@
 #include "common/strv.h"
 
 enum aj_ws_mode { AJ_WS_RW = 0, AJ_WS_RO };
-enum aj_net_mode { AJ_NET_NONE = 0 };
+/* none: loopback only. host: the host's network, shared and uncontrolled (an explicit opt-out
+ * of network isolation, shown as such in every report). */
+enum aj_net_mode { AJ_NET_NONE = 0, AJ_NET_HOST };
 enum aj_output_action { AJ_OUTPUT_TRUNCATE = 0, AJ_OUTPUT_KILL };
 
 /* 0 means "no limit" for every field but open_files and tmpfs_size, which always have one. */

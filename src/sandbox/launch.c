@@ -119,7 +119,7 @@ static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, 
 		return -1;
 	aj_trace("child: root filesystem built");
 	/* 5. Loopback and hostname: need CAP_NET_ADMIN and CAP_SYS_ADMIN in our namespaces. */
-	if (aj_netif_loopback_up(err) < 0 ||
+	if (((plan->clone_flags & CLONE_NEWNET) && aj_netif_loopback_up(err) < 0) ||
 	    aj_netif_set_hostname(plan->policy->hostname, err) < 0)
 		return -1;
 	/* 6. Resource limits while we still may set them. */

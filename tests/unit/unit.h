@@ -1,0 +1,46 @@
+/* Minimal TAP output for in-process unit tests: one line per check, the process fails if any
+ * check failed. Pure modules only (common/, policy/ parsing, units, output accounting, rule
+ * parsers, cgroup backends on a simulated tree). */
+#ifndef AJ_TESTS_UNIT_H
+#define AJ_TESTS_UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int unit_failures;
+
+#define CHECK(cond, ...)                                                      \
+	do {                                                                  \
+		if (cond) {                                                   \
+			printf("ok - ");                                      \
+		} else {                                                      \
+			printf("not ok - ");                                  \
+			unit_failures++;                                      \
+		}                                                             \
+		printf(__VA_ARGS__);                                          \
+		if (!(cond))                                                  \
+			printf(" (%s:%d: %s)", __FILE__, __LINE__, #cond);    \
+		printf("\n");                                                 \
+	} while (0)
+
+#define CHECK_STR(got, want, ...)                                             \
+	do {                                                                  \
+		const char *g_ = (got), *w_ = (want);                         \
+		int same_ = g_ && w_ && strcmp(g_, w_) == 0;                  \
+		CHECK(same_, __VA_ARGS__);                                    \
+		if (!same_)                                                   \
+			printf("#   got \"%s\", want \"%s\"\n", g_ ? g_ : "(null)", w_); \
+	} while (0)
+
+#define CHECK_CONTAINS(hay, needle, ...)                                      \
+	do {                                                                  \
+		const char *h_ = (hay);                                       \
+		int in_ = h_ && strstr(h_, (needle)) != NULL;                 \
+		CHECK(in_, __VA_ARGS__);                                      \
+		if (!in_)                                                     \
+			printf("#   \"%s\" lacks \"%s\"\n", h_ ? h_ : "(null)", (needle)); \
+	} while (0)
+
+#define UNIT_EXIT() return unit_failures ? 1 : 0
+
+#endif
