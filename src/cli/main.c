@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "common/proctitle.h"
 #include "common/trace.h"
 
 struct command {
@@ -28,6 +29,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	aj_trace_init();
+	aj_proctitle_init(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return 125;

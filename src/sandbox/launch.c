@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/proctitle.h"
 #include "common/trace.h"
 #include "sandbox/caps.h"
 #include "sandbox/landlock.h"
@@ -166,6 +167,7 @@ void aj_sandbox_child(const struct aj_plan *plan, const struct aj_stdio *io,
 	int r;
 
 	aj_err_clear(&err);
+	aj_proctitle_set("agentjail-init");
 	/* Until step 10 re-arms it for the final credentials. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* 0. Into the cgroup before anything else, so that every later process starts there. */

@@ -1,0 +1,10 @@
+/* Rewriting what `ps` shows for a process (its argument area and comm), so that a sandbox's
+ * init does not carry the caller's command line, host paths included, into the sandbox's
+ * /proc. aj_proctitle_init() must be called from main() with the original argv. */
+#ifndef AJ_COMMON_PROCTITLE_H
+#define AJ_COMMON_PROCTITLE_H
+
+void aj_proctitle_init(int argc, char **argv);
+void aj_proctitle_set(const char *title);
+
+#endif
