@@ -6,7 +6,7 @@
 #   make lint         clang-tidy and cppcheck over src/
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libseccomp jansson libevent
+PKGS := libseccomp jansson libevent sqlite3
 
 SAN ?= 0
 ifeq ($(SAN),1)

@@ -11,7 +11,9 @@
 #include "policy/plan.h"
 #include "policy/policy.h"
 #include "sandbox/features.h"
+#include "state/store.h"
 #include "supervisor/run.h"
+#include "workspace/changes.h"
 
 struct pending {
 	const char *name;
@@ -24,6 +26,8 @@ struct run_cli {
 	const char *report;
 	const char *events;
 	const char *cgroup_parent;
+	const char *state_dir;
+	const char *overlay; /* review, apply or discard; NULL: no overlay */
 	bool verbose, dry_run, json, help;
 	struct pending pending[256];
 	size_t n_pending;
@@ -238,7 +242,6 @@ static int set_opt(void *vctx, const char *name, const char *v, struct aj_err *e
 {
 	struct run_cli *c = vctx;
 
-	(void)err;
 	if (strcmp(name, "policy") == 0)
 		c->policy_file = v;
 	else if (strcmp(name, "preset") == 0)
@@ -249,6 +252,15 @@ static int set_opt(void *vctx, const char *name, const char *v, struct aj_err *e
 		c->events = v;
 	else if (strcmp(name, "cgroup-parent") == 0)
 		c->cgroup_parent = v;
+	else if (strcmp(name, "state-dir") == 0)
+		c->state_dir = v;
+	else if (strcmp(name, "overlay") == 0) {
+		if (strcmp(v, "review") && strcmp(v, "apply") && strcmp(v, "discard"))
+			return aj_err_set(err, AJ_LAYER_USAGE, 0,
+					  "--overlay: expected review, apply or discard, got \"%s\"",
+					  v);
+		c->overlay = v;
+	}
 	else if (strcmp(name, "verbose") == 0)
 		c->verbose = true;
 	else if (strcmp(name, "dry-run") == 0)
@@ -283,6 +295,10 @@ static const struct aj_option run_options[] = {
 	{"network", 0, "MODE", defer, "none (default: loopback only) or host (shared, uncontrolled)"},
 	{"allow-degraded", 0, "LAYER", defer, "accept running without LAYER (repeatable)"},
 	{"allow-syscalls", 0, "GROUP", defer, "lift a relaxable seccomp group, e.g. ptrace"},
+	{"overlay", 0, "MODE", set_opt,
+	 "run on an overlay of the workspace, then review (keep the changes for `agentjail "
+	 "changes`), apply (if the command succeeded) or discard them"},
+	{"state-dir", 0, "DIR", set_opt, "where change sets are kept (default: see docs/cli.md)"},
 	{"cgroup-parent", 0, "PATH", set_opt, "cgroup under which the sandbox's cgroup goes"},
 	{"report", 0, "FILE", set_opt, "write the JSON result record to FILE"},
 	{"events", 0, "FILE", set_opt, "append JSON-lines events to FILE"},
@@ -319,17 +335,101 @@ static void print_summary(const struct aj_run_result *res)
 		(double)res->cpu_us / 1000.0, peak);
 }
 
-static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features *feat,
-		   struct aj_plan *plan, char **cmd, struct aj_err *err)
+static int open_changeset(struct run_cli *c, const struct aj_policy *pol,
+			  struct aj_changeset *cs, struct aj_err *err)
 {
+	char state[4096];
+
+	if (c->state_dir)
+		snprintf(state, sizeof state, "%s", c->state_dir);
+	else if (aj_state_dir_default(state, sizeof state) < 0)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--overlay needs a state directory"),
+		       aj_err_hint(err, "set HOME or pass --state-dir");
+	if (pol->workspace_mode == AJ_WS_RO)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "--overlay with a read-only workspace would keep no changes");
+	return aj_changes_create(state, pol->workspace, cs, err);
+}
+
+static int print_change(void *arg, char kind, const char *path)
+{
+	(void)arg;
+	fprintf(stderr, "  %c %s\n", kind, path);
+	return 0;
+}
+
+/* After a transactional run: show what changed, then keep, apply or discard it. */
+static void finish_overlay(struct run_cli *c, struct aj_changeset *cs,
+			   struct aj_run_result *res)
+{
+	struct aj_change_counts n;
+	struct aj_err err;
+	bool apply = strcmp(c->overlay, "apply") == 0 && res->exit_code == 0 && !res->failed;
+
+	aj_changes_set_exit(cs, res->exit_code, NULL);
+	fprintf(stderr, "agentjail: changes to %s:\n", cs->workspace);
+	if (aj_changes_diff(cs, print_change, NULL, &n, &err) < 0) {
+		aj_err_print(&err, stderr);
+		return;
+	}
+	fprintf(stderr, "agentjail: %u added, %u modified, %u deleted\n", n.added, n.modified,
+		n.deleted);
+	res->changes.id = cs->id;
+	res->changes.added = n.added;
+	res->changes.modified = n.modified;
+	res->changes.deleted = n.deleted;
+	if (strcmp(c->overlay, "discard") == 0 ||
+	    (apply && n.added + n.modified + n.deleted == 0)) {
+		res->changes.action = "discarded";
+		if (aj_changes_discard(cs, &err) < 0)
+			aj_err_print(&err, stderr);
+		return;
+	}
+	if (apply) {
+		res->changes.action = aj_changes_apply(cs, &err) < 0 ? "failed" : "applied";
+		if (strcmp(res->changes.action, "failed") == 0)
+			aj_err_print(&err, stderr);
+		else
+			fprintf(stderr, "agentjail: applied to %s\n", cs->workspace);
+		return;
+	}
+	res->changes.action = "kept";
+	fprintf(stderr, "agentjail: kept as change set %s%s; apply: agentjail changes apply %s%s%s; "
+			"discard: agentjail changes discard %s%s%s\n",
+		cs->id, strcmp(c->overlay, "apply") == 0 ? " (the command failed)" : "", cs->id,
+		c->state_dir ? " --state-dir " : "", c->state_dir ? c->state_dir : "", cs->id,
+		c->state_dir ? " --state-dir " : "", c->state_dir ? c->state_dir : "");
+}
+
+static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features *feat,
+		   struct aj_plan *plan, char **cmd, struct aj_changeset *cs, struct aj_err *err)
+{
+	struct aj_strv lowers = {0};
+	char rw[4200];
+	struct aj_workspace_spec ws = {0};
+	int r;
+
 	if (aj_policy_load(pol, c->policy_file, c->preset, err) < 0 ||
 	    apply_pending(c, pol, err) < 0 || aj_policy_validate(pol, err) < 0)
 		return -1;
 	aj_trace("policy ready");
 	aj_features_probe(feat, c->cgroup_parent);
 	aj_trace("features probed");
-	if (aj_plan_build(plan, pol, feat, cmd, err) < 0)
+	if (c->overlay) {
+		if (open_changeset(c, pol, cs, err) < 0)
+			return -1;
+		aj_strv_push(&lowers, pol->workspace);
+		snprintf(rw, sizeof rw, "%s", cs->dir);
+		ws.lowers = &lowers;
+		ws.rw_dir = rw;
+	}
+	r = aj_plan_build_ex(plan, pol, feat, cmd, c->overlay ? &ws : NULL, err);
+	aj_strv_free(&lowers);
+	if (r < 0) {
+		if (c->overlay)
+			aj_changes_discard(cs, NULL);
 		return -1;
+	}
 	aj_trace("plan built");
 	return 0;
 }
@@ -341,6 +441,7 @@ int aj_cmd_run(int argc, char **argv)
 	struct aj_features feat;
 	struct aj_plan plan;
 	struct aj_run_result res;
+	struct aj_changeset cs;
 	struct aj_err err;
 	int pos = 1;
 	bool have_plan = false;
@@ -362,9 +463,11 @@ int aj_cmd_run(int argc, char **argv)
 		aj_err_hint(&err, "agentjail run [OPTIONS] -- CMD [ARGS...]");
 		goto fail;
 	}
-	if (prepare(&c, &pol, &feat, &plan, argv + pos, &err) < 0)
+	if (prepare(&c, &pol, &feat, &plan, argv + pos, &cs, &err) < 0)
 		goto fail;
 	have_plan = true;
+	if (c.dry_run && c.overlay)
+		aj_changes_discard(&cs, NULL);
 	if (c.dry_run) {
 		if (c.json) {
 			json_t *j = aj_plan_to_json(&plan);
@@ -385,6 +488,8 @@ int aj_cmd_run(int argc, char **argv)
 		aj_err_print(&res.err, stderr);
 	if (c.verbose)
 		print_summary(&res);
+	if (c.overlay)
+		finish_overlay(&c, &cs, &res);
 	write_report(c.report, &plan, &res);
 	aj_plan_free(&plan);
 	aj_policy_free(&pol);

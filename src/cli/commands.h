@@ -5,6 +5,7 @@
 int aj_cmd_run(int argc, char **argv);
 int aj_cmd_features(int argc, char **argv);
 int aj_cmd_version(int argc, char **argv);
+int aj_cmd_changes(int argc, char **argv);
 
 #define AJ_VERSION "0.1.0"
 

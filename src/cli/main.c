@@ -14,6 +14,7 @@ struct command {
 
 static const struct command commands[] = {
 	{"run", aj_cmd_run, "run a command in a new sandbox"},
+	{"changes", aj_cmd_changes, "review, apply or discard what an --overlay run changed"},
 	{"features", aj_cmd_features, "show what this host can enforce"},
 	{"version", aj_cmd_version, "show the version"},
 };

@@ -94,6 +94,7 @@ static const char *const output_actions[] = {"truncate", "kill", NULL};
 static const struct field filesystem_fields[] = {
 	{"workspace", F_STRING, OFF(workspace), NULL, NULL, NULL},
 	{"workspace_mode", F_ENUM, OFF(workspace_mode), NULL, ws_modes, NULL},
+	{"mount", F_STRING, OFF(workspace_mount), NULL, NULL, check_abs_path},
 	{"protect_git", F_BOOL, OFF(protect_git), NULL, NULL, NULL},
 	{"read_only", F_STRV, OFF(read_only), NULL, NULL, check_abs_path},
 	{"read_write", F_STRV, OFF(read_write), NULL, NULL, check_abs_path},

@@ -384,6 +384,7 @@ static int resources(struct aj_plan *p, struct aj_err *err)
 	p->cg_limits.memory = l->memory;
 	p->cg_limits.pids = l->pids;
 	p->cg_limits.cpu_milli = l->cpu_milli;
+	p->cg_limits.freezable = p->persistent;
 	if (!l->memory)
 		aj_plan_set_layer(p, AJ_PL_MEMORY, AJ_LS_OFF, "no limit");
 	else if (cg->usable[AJ_CG_MEMORY]) {
@@ -427,7 +428,8 @@ static int resources(struct aj_plan *p, struct aj_err *err)
 				  (unsigned long)l->pids, cg->why[AJ_CG_PIDS]);
 	}
 	p->use_cgroup = cg->mode != AJ_CGROUP_NONE &&
-			(aj_cgroup_needed(&p->cg_limits) || cg->usable[AJ_CG_MEMORY]);
+			(aj_cgroup_needed(&p->cg_limits) || cg->usable[AJ_CG_MEMORY] ||
+			 p->persistent);
 	if (l->timeout_ms) {
 		aj_format_duration_ms(l->timeout_ms, buf, sizeof buf);
 		aj_plan_set_layer(p, AJ_PL_TIMEOUT, AJ_LS_ENFORCED,
@@ -446,12 +448,44 @@ static int resources(struct aj_plan *p, struct aj_err *err)
 	return 0;
 }
 
+static int workspace(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj_err *err)
+{
+	p->ovl.rw_fd = -1;
+	for (size_t i = 0; i < AJ_OVL_MAX_LOWERS; i++)
+		p->ovl.lower_fds[i] = -1;
+	if (!ws)
+		return 0;
+	p->persistent = ws->persistent;
+	if (!ws->lowers)
+		return 0;
+	if (ws->lowers->n > AJ_OVL_MAX_LOWERS)
+		return aj_err_set(err, AJ_LAYER_POLICY, E2BIG, "workspace: %zu layers (at most %d)",
+				  ws->lowers->n, AJ_OVL_MAX_LOWERS);
+	p->ovl.on = true;
+	p->ovl.canonical = ws->canonical;
+	p->ovl.rw_dir = strdup(ws->rw_dir);
+	if (!p->ovl.rw_dir)
+		return aj_err_sys(err, AJ_LAYER_POLICY, "workspace");
+	for (; p->ovl.n_lowers < ws->lowers->n; p->ovl.n_lowers++)
+		if (!(p->ovl.lowers[p->ovl.n_lowers] = strdup(ws->lowers->v[p->ovl.n_lowers])))
+			return aj_err_sys(err, AJ_LAYER_POLICY, "workspace");
+	return 0;
+}
+
 int aj_plan_build(struct aj_plan *p, struct aj_policy *pol, const struct aj_features *feat,
 		  char *const *argv, struct aj_err *err)
+{
+	return aj_plan_build_ex(p, pol, feat, argv, NULL, err);
+}
+
+int aj_plan_build_ex(struct aj_plan *p, struct aj_policy *pol, const struct aj_features *feat,
+		     char *const *argv, const struct aj_workspace_spec *ws, struct aj_err *err)
 {
 	memset(p, 0, sizeof *p);
 	p->policy = pol;
 	p->features = feat;
+	if (workspace(p, ws, err) < 0)
+		goto fail;
 	if (aj_random_hex(p->id, 8) < 0)
 		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
 	if (identity(p, err) < 0)
@@ -479,6 +513,11 @@ void aj_plan_free(struct aj_plan *p)
 	free(p->rootfs_text);
 	free(p->cwd);
 	free(p->sc_owned);
+	free(p->ovl.rw_dir);
+	for (size_t i = 0; i < p->ovl.n_lowers; i++)
+		free(p->ovl.lowers[i]);
+	p->ovl.rw_dir = NULL;
+	p->ovl.n_lowers = 0;
 	aj_strv_free(&p->argv);
 	aj_strv_free(&p->env);
 	p->ops = NULL;

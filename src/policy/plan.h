@@ -33,6 +33,7 @@ enum aj_op_kind {
 	AJ_OP_PROC,    /* fresh procfs at dst */
 	AJ_OP_DEVPTS,  /* new devpts instance at dst */
 	AJ_OP_MASK,    /* hide dst: /dev/null over a file, an empty read-only tmpfs over a dir */
+	AJ_OP_OVERLAY, /* the layered workspace (plan->ovl) at dst */
 	AJ_OP_SEAL,    /* set the flags (RO, NODEV, NOEXEC; always NOSUID) on dst and every mount
 			* below it: one call for a whole subtree of AJ_OPF_SEALED mounts */
 };
@@ -98,6 +99,30 @@ struct aj_layer_status {
 	char detail[224];
 };
 
+/* A layered workspace: overlayfs over host layer directories, mounted from inside the
+ * sandbox's user namespace. */
+#define AJ_OVL_MAX_LOWERS 32
+struct aj_overlay {
+	bool on;
+	/* canonical: layers store the ids the sandbox sees (persistent sandboxes; mapped to the
+	 * sandbox's host range at mount). Otherwise they store host ids (an overlay over a host
+	 * directory, mapped like a bound workspace). */
+	bool canonical;
+	size_t n_lowers;
+	char *lowers[AJ_OVL_MAX_LOWERS]; /* host paths, bottom first */
+	char *rw_dir;                     /* host path holding upper/ and work/ */
+	int lower_fds[AJ_OVL_MAX_LOWERS]; /* privileged: idmapped trees made by the launcher */
+	int rw_fd;
+};
+
+/* What the workspace is made of, for aj_plan_build_ex(). */
+struct aj_workspace_spec {
+	bool persistent;             /* no command: init serves exec and file requests */
+	const struct aj_strv *lowers; /* overlay layers (host dirs), bottom first; NULL: bind */
+	const char *rw_dir;          /* overlay: host directory with upper/ and work/ */
+	bool canonical;
+};
+
 struct aj_rlimit {
 	int resource;
 	uint64_t value;
@@ -132,6 +157,9 @@ struct aj_plan {
 	size_t sc_len;
 	struct sock_filter *sc_owned; /* when a policy relaxed groups */
 	size_t sc_rules;
+	/* workspace */
+	bool persistent;
+	struct aj_overlay ovl;
 	/* resources */
 	struct aj_cgroup_limits cg_limits;
 	bool use_cgroup;
@@ -141,6 +169,10 @@ struct aj_plan {
 /* argv is the command to run (copied). */
 int aj_plan_build(struct aj_plan *plan, struct aj_policy *pol, const struct aj_features *feat,
 		  char *const *argv, struct aj_err *err);
+/* The same with a layered and/or persistent workspace. */
+int aj_plan_build_ex(struct aj_plan *plan, struct aj_policy *pol,
+		     const struct aj_features *feat, char *const *argv,
+		     const struct aj_workspace_spec *ws, struct aj_err *err);
 void aj_plan_free(struct aj_plan *plan);
 
 const char *aj_plan_layer_name(int layer);

@@ -17,6 +17,7 @@ static const char *op_kind_name(int kind)
 	case AJ_OP_DEVPTS: return "devpts";
 	case AJ_OP_MASK: return "mask";
 	case AJ_OP_SEAL: return "seal";
+	case AJ_OP_OVERLAY: return "overlay";
 	default: return "?";
 	}
 }

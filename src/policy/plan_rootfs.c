@@ -282,10 +282,17 @@ static int user_binds(struct aj_plan *p, struct aj_err *err)
 	char path[4200];
 	struct stat st;
 
-	ADD(p, AJ_OP_BIND, pol->workspace, pol->workspace, parent | (ro ? AJ_OPF_RO : 0),
-	    ro ? AJ_LL_RX : AJ_LL_RW, ro ? "the workspace, read-only" : "the workspace");
+	if (p->ovl.on)
+		ADD(p, AJ_OP_OVERLAY, pol->workspace, NULL, parent | (ro ? AJ_OPF_RO : 0),
+		    ro ? AJ_LL_RX : AJ_LL_RW,
+		    pol->managed ? "the sandbox's layered workspace (persists across stop/start)"
+				 : "the workspace as an overlay: changes are kept apart from the "
+				   "host directory");
+	else
+		ADD(p, AJ_OP_BIND, pol->workspace, pol->workspace, parent | (ro ? AJ_OPF_RO : 0),
+		    ro ? AJ_LL_RX : AJ_LL_RW, ro ? "the workspace, read-only" : "the workspace");
 	snprintf(path, sizeof path, "%s/.git", pol->workspace);
-	if (pol->protect_git && !ro && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (pol->protect_git && !ro && !pol->managed && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		/* Hooks and config run code on the host the next time the user runs git there. */
 		snprintf(path, sizeof path, "%s/.git/hooks", pol->workspace);
 		ADD(p, AJ_OP_BIND, path, path, AJ_OPF_SELF | AJ_OPF_RO | AJ_OPF_MKSRC, 0,

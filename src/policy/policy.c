@@ -44,6 +44,7 @@ void aj_policy_free(struct aj_policy *p)
 {
 	free(p->preset);
 	free(p->workspace);
+	free(p->workspace_mount);
 	free(p->cwd);
 	free(p->user_name);
 	free(p->home);

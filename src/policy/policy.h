@@ -38,7 +38,10 @@ struct aj_limits {
 struct aj_policy {
 	char *preset;
 	/* filesystem */
-	char *workspace; /* as given; absolute and canonical after validate */
+	char *workspace; /* host directory, as given; absolute and canonical after validate */
+	char *workspace_mount; /* where a managed (layered) workspace appears; NULL: the home */
+	bool managed;          /* not from JSON: a persistent sandbox's layered workspace, no
+				* host workspace directory */
 	int workspace_mode; /* enum aj_ws_mode */
 	bool protect_git;
 	struct aj_strv read_only;

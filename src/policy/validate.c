@@ -60,6 +60,20 @@ static int validate_workspace(struct aj_policy *p, struct aj_err *err)
 {
 	struct stat st;
 
+	if (p->managed) {
+		/* The workspace is agentjail's own layered directory, not a host path. */
+		if (!p->workspace_mount && !(p->workspace_mount = strdup(p->home)))
+			return aj_err_sys(err, AJ_LAYER_POLICY, "filesystem.mount");
+		if (strcmp(p->workspace_mount, "/") == 0 || in_kernel_tree(p->workspace_mount) ||
+		    is_system_path_or_parent(p->workspace_mount))
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "filesystem.mount: \"%s\" cannot hold the workspace",
+					  p->workspace_mount);
+		free(p->workspace);
+		p->workspace = strdup(p->workspace_mount);
+		return p->workspace ? 0 : aj_err_sys(err, AJ_LAYER_POLICY, "filesystem.mount");
+	}
+
 	if (!p->workspace) {
 		p->workspace = getcwd(NULL, 0);
 		if (!p->workspace)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/trace.h"
+#include "sandbox/init_internal.h"
 #include "sandbox/launch.h"
 
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -28,7 +29,7 @@ static void noop_handler(int sig)
 
 /* PID 1 only receives signals it has a handler for; with handlers installed and the signals
  * blocked, they queue for the signalfd. */
-static int setup_signals(sigset_t *mask)
+int aj_init_setup_signals(sigset_t *mask)
 {
 	struct sigaction sa;
 
@@ -45,13 +46,49 @@ static int setup_signals(sigset_t *mask)
 	return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* Starts the command with posix_spawn (vfork-style: no page tables copied, exec errors
- * reported directly); fills the READY message. */
-static pid_t start_command(const struct aj_plan *plan, struct aj_sync_msg *ready)
+int aj_init_spawn(const struct aj_spawn *sp, pid_t *pid)
 {
 	extern char **environ;
 	posix_spawnattr_t attr;
+	posix_spawn_file_actions_t fa;
 	sigset_t all, none;
+	char tty[64];
+	int r;
+
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_init(&fa);
+	/* Dispositions and the mask survive execve: give the command a clean slate, in a session
+	 * (and process group) of its own so that signals reach all of it. */
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
+						POSIX_SPAWN_SETSID);
+	if (sp->tty_fd >= 0) {
+		/* Reopening the terminal after setsid makes it the controlling terminal. */
+		snprintf(tty, sizeof tty, "/proc/self/fd/%d", sp->tty_fd);
+		posix_spawn_file_actions_addopen(&fa, 0, tty, O_RDWR, 0);
+		posix_spawn_file_actions_adddup2(&fa, 0, 1);
+		posix_spawn_file_actions_adddup2(&fa, 0, 2);
+	} else if (sp->stdio) {
+		for (int i = 0; i < 3; i++)
+			posix_spawn_file_actions_adddup2(&fa, sp->stdio[i], i);
+	}
+	if (sp->cwd)
+		posix_spawn_file_actions_addchdir_np(&fa, sp->cwd);
+	/* posix_spawnp searches the PATH of the caller's environment: install the command's. */
+	environ = (char **)sp->envp;
+	r = posix_spawnp(pid, sp->argv[0], &fa, &attr, sp->argv, sp->envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	return r;
+}
+
+/* Starts the one-shot command; fills the READY message. */
+static pid_t start_command(const struct aj_plan *plan, struct aj_sync_msg *ready)
+{
+	struct aj_spawn sp = {.argv = plan->argv.v, .envp = plan->env.v, .tty_fd = -1};
 	pid_t pid = -1;
 	int r;
 
@@ -64,19 +101,7 @@ static pid_t start_command(const struct aj_plan *plan, struct aj_sync_msg *ready
 		snprintf(ready->exec_stage, sizeof ready->exec_stage, "chdir");
 		return -1;
 	}
-	sigfillset(&all);
-	sigemptyset(&none);
-	posix_spawnattr_init(&attr);
-	/* Dispositions and the mask survive execve: give the command a clean slate, in a session
-	 * (and process group) of its own so that signals reach all of it. */
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-						POSIX_SPAWN_SETSID);
-	/* posix_spawnp searches the PATH of the caller's environment: install the sandbox's. */
-	environ = plan->env.v;
-	r = posix_spawnp(&pid, plan->argv.v[0], NULL, &attr, plan->argv.v, plan->env.v);
-	posix_spawnattr_destroy(&attr);
+	r = aj_init_spawn(&sp, &pid);
 	if (r != 0) {
 		ready->exec_errno = r;
 		snprintf(ready->exec_stage, sizeof ready->exec_stage, "exec");
@@ -88,7 +113,7 @@ static pid_t start_command(const struct aj_plan *plan, struct aj_sync_msg *ready
 
 /* init holds no end of the command's pipes, so the supervisor sees EOF when the command's
  * tree closes them. */
-static void detach_stdio(void)
+void aj_init_detach_stdio(void)
 {
 	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 
@@ -141,15 +166,18 @@ void aj_init_main(const struct aj_plan *plan, int ctl_fd)
 {
 	struct aj_sync_msg ready;
 	sigset_t mask;
-	int sfd = setup_signals(&mask);
+	int sfd = aj_init_setup_signals(&mask);
 	pid_t cmd;
+
+	if (plan->argv.n == 0)
+		aj_init_serve(plan, ctl_fd, sfd);
 
 	aj_trace("init: start command");
 	cmd = start_command(plan, &ready);
 	aj_trace("init: command started");
 
 	aj_sync_send(ctl_fd, &ready);
-	detach_stdio();
+	aj_init_detach_stdio();
 	if (cmd < 0)
 		finish(ctl_fd, 126 << 8, &ready);
 	for (;;) {

@@ -169,7 +169,67 @@ static int do_fs(const struct aj_op *op, const char *type, unsigned long flags,
 	return 0;
 }
 
-static int do_op(const struct aj_op *op, struct aj_err *err)
+#define OVL_DIR "/.agentjail"
+
+/* Puts one overlay layer where the mount can name it: an idmapped tree from the parent is
+ * attached under OVL_DIR; otherwise the host path is used through the old root. */
+static int layer_path(int tree_fd, const char *host, const char *slot, char *out, size_t len,
+		      struct aj_err *err)
+{
+	if (tree_fd < 0) {
+		snprintf(out, len, "%s%s", OLDROOT, host);
+		return 0;
+	}
+	snprintf(out, len, "%s/%s", OVL_DIR, slot);
+	if (make_node(out, 'd', NULL, err) < 0)
+		return -1;
+	if (move_mount(tree_fd, "", AT_FDCWD, out, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "attach layer \"%s\"", host);
+	return 0;
+}
+
+static int mount_overlay(const struct aj_op *op, const char *opts, struct aj_err *err)
+{
+	if (mount("overlay", op->dst, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "mount the workspace overlay on \"%s\"",
+				  op->dst);
+	return op->flags & AJ_OPF_RO ? set_flags(op->dst, true, true, false, false, err) : 0;
+}
+
+/* overlayfs over the plan's layers, mounted from inside the sandbox's user namespace (hence
+ * userxattr: whiteouts and opaque markers use user.* xattrs, the same in every mode). */
+static int do_overlay(const struct aj_plan *plan, const struct aj_op *op, struct aj_err *err)
+{
+	const struct aj_overlay *o = &plan->ovl;
+	char opts[8192], path[4300], rw[4300], slot[32];
+	size_t off;
+
+	off = (size_t)snprintf(opts, sizeof opts, "lowerdir=");
+	for (size_t i = o->n_lowers; i-- > 0;) { /* overlay lists the top layer first */
+		snprintf(slot, sizeof slot, "l%zu", i);
+		if (layer_path(o->lower_fds[i], o->lowers[i], slot, path, sizeof path, err) < 0)
+			return -1;
+		off += (size_t)snprintf(opts + off, sizeof opts - off, "%s%s",
+					i + 1 < o->n_lowers ? ":" : "", path);
+	}
+	if (o->n_lowers == 0) {
+		/* overlayfs needs a lower layer: an empty directory of our own. */
+		snprintf(path, sizeof path, "%s/empty", OVL_DIR);
+		if (make_node(path, 'd', NULL, err) < 0)
+			return -1;
+		off += (size_t)snprintf(opts + off, sizeof opts - off, "%s", path);
+	}
+	if (layer_path(o->rw_fd, o->rw_dir, "rw", rw, sizeof rw, err) < 0)
+		return -1;
+	if ((size_t)snprintf(opts + off, sizeof opts - off, ",upperdir=%s/upper,workdir=%s/work,"
+			     "userxattr", rw, rw) >= sizeof opts - off)
+		return aj_err_set(err, AJ_LAYER_MOUNT, E2BIG, "overlay options too long");
+	if (make_mountpoint(op->dst, true, err) < 0)
+		return -1;
+	return mount_overlay(op, opts, err);
+}
+
+static int do_op(const struct aj_plan *plan, const struct aj_op *op, struct aj_err *err)
 {
 	switch (op->kind) {
 	case AJ_OP_DIR:
@@ -194,6 +254,8 @@ static int do_op(const struct aj_op *op, struct aj_err *err)
 		return do_mask(op, err);
 	case AJ_OP_SEAL:
 		return seal(op, err);
+	case AJ_OP_OVERLAY:
+		return do_overlay(plan, op, err);
 	default:
 		return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "unknown operation %d", op->kind);
 	}
@@ -222,6 +284,21 @@ static int pivot_into_tmpfs(struct aj_err *err)
 	return 0;
 }
 
+static int detach_layers(const struct aj_plan *plan, struct aj_err *err)
+{
+	char path[64];
+
+	for (size_t i = 0; i <= plan->ovl.n_lowers; i++) {
+		if (i == plan->ovl.n_lowers)
+			snprintf(path, sizeof path, "%s/rw", OVL_DIR);
+		else
+			snprintf(path, sizeof path, "%s/l%zu", OVL_DIR, i);
+		if (umount2(path, MNT_DETACH) < 0 || rmdir(path) < 0)
+			return aj_err_sys(err, AJ_LAYER_MOUNT, "detach \"%s\"", path);
+	}
+	return 0;
+}
+
 int aj_mount_build_root(const struct aj_plan *plan, struct aj_err *err)
 {
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
@@ -230,10 +307,15 @@ int aj_mount_build_root(const struct aj_plan *plan, struct aj_err *err)
 	if (pivot_into_tmpfs(err) < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n_ops && r == 0; i++)
-		r = do_op(&plan->ops[i], err);
+		r = do_op(plan, &plan->ops[i], err);
 	for (size_t i = 0; i < plan->n_ops; i++)
 		if (plan->ops[i].tree_fd >= 0)
 			close(plan->ops[i].tree_fd);
+	for (size_t i = 0; i < plan->ovl.n_lowers; i++)
+		if (plan->ovl.lower_fds[i] >= 0)
+			close(plan->ovl.lower_fds[i]);
+	if (plan->ovl.rw_fd >= 0)
+		close(plan->ovl.rw_fd);
 	if (r < 0)
 		return -1;
 	/* Only now: procfs may be mounted in a user namespace only while a fully visible
@@ -242,6 +324,9 @@ int aj_mount_build_root(const struct aj_plan *plan, struct aj_err *err)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "detach the host root");
 	if (rmdir(OLDROOT) < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "remove %s", OLDROOT);
+	/* overlayfs holds its own private clones of the layers: the attach points can go. */
+	if (plan->ovl.on && plan->privileged && detach_layers(plan, err) < 0)
+		return -1;
 	if (mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof ro) < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "make the sandbox root read-only");
 	return 0;

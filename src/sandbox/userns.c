@@ -78,6 +78,23 @@ int aj_userns_write_maps(pid_t pid, const struct aj_plan *plan, struct aj_err *e
 	return write_proc(pid, "gid_map", map, err);
 }
 
+/* The disk id that the sandbox's root stands for in an owner map: overlayfs creates its work
+ * files as whoever mounted it (the sandbox's root), so that id must be representable too. It
+ * only ever owns overlay bookkeeping in agentjail's own directories. */
+#define AJ_IDMAP_ROOT_DISK_ID 65534u
+
+static void id_map(char *buf, size_t len, uint32_t disk, uint32_t host, uint32_t count,
+		   uint32_t root_host)
+{
+	int n = snprintf(buf, len, "%u %u %u\n", disk, host, count);
+
+	if (root_host != UINT32_MAX && n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "%u %u 1\n",
+			 disk == AJ_IDMAP_ROOT_DISK_ID ? AJ_IDMAP_ROOT_DISK_ID - 1
+						       : AJ_IDMAP_ROOT_DISK_ID,
+			 root_host);
+}
+
 static int idmap_holder(void *arg)
 {
 	int *pfd = arg;
@@ -92,11 +109,11 @@ static int idmap_holder(void *arg)
  * by a child until it has been opened; used only as an idmap. The child shares our memory
  * (CLONE_VM) and only blocks in read(), so spawning and reaping it copies no page tables. */
 static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint32_t host_gid,
-			struct aj_err *err)
+			uint32_t count, uint32_t root_host, struct aj_err *err)
 {
 	static char stack[16384] __attribute__((aligned(16)));
 	int pfd[2], nsfd = -1;
-	char map[64], path[64];
+	char map[128], path[64];
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -108,9 +125,9 @@ static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint3
 		close(pfd[1]);
 		return aj_err_sys(err, AJ_LAYER_USERNS, "clone(CLONE_NEWUSER) for an idmap");
 	}
-	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)disk_uid, host_uid);
+	id_map(map, sizeof map, disk_uid, host_uid, count, root_host);
 	if (write_proc(pid, "uid_map", map, err) == 0) {
-		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)disk_gid, host_gid);
+		id_map(map, sizeof map, disk_gid, host_gid, count, root_host);
 		if (write_proc(pid, "gid_map", map, err) == 0) {
 			snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
 			nsfd = open(path, O_RDONLY | O_CLOEXEC);
@@ -124,55 +141,56 @@ static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint3
 	return nsfd;
 }
 
-/* One idmap namespace per distinct owner; most plans have a single owner. */
+/* One idmap namespace per distinct mapping; most plans need a single one. */
 struct idmap_cache {
 	struct {
 		uid_t uid;
 		gid_t gid;
+		uint32_t count;
+		bool with_root;
 		int fd;
 	} e[8];
 	size_t n;
 };
 
-static int cached_userns(struct idmap_cache *c, const struct aj_plan *plan, const struct stat *st,
-			 struct aj_err *err)
+/* Owner-mapped (count 1): disk uid:gid appear as the sandbox user. Canonical (count 65536):
+ * disk ids are the sandbox's own ids, shown through the sandbox's host range. */
+static int cached_userns(struct idmap_cache *c, const struct aj_plan *plan, uid_t uid, gid_t gid,
+			 uint32_t count, bool with_root, struct aj_err *err)
 {
+	uint32_t host_uid = count == 1 ? plan->id_base + plan->uid : plan->id_base;
+	uint32_t host_gid = count == 1 ? plan->id_base + plan->gid : plan->id_base;
 	int fd;
 
 	for (size_t i = 0; i < c->n; i++)
-		if (c->e[i].uid == st->st_uid && c->e[i].gid == st->st_gid)
+		if (c->e[i].uid == uid && c->e[i].gid == gid && c->e[i].count == count &&
+		    c->e[i].with_root == with_root)
 			return c->e[i].fd;
-	fd = idmap_userns(st->st_uid, st->st_gid, plan->id_base + plan->uid,
-			  plan->id_base + plan->gid, err);
+	/* Owner maps for overlays also map the sandbox's root, see AJ_IDMAP_ROOT_DISK_ID. */
+	fd = idmap_userns(uid, gid, host_uid, host_gid, count,
+			  count == 1 && with_root ? plan->id_base : UINT32_MAX, err);
 	if (fd >= 0 && c->n < AJ_ARRAY_SIZE(c->e)) {
-		c->e[c->n].uid = st->st_uid;
-		c->e[c->n].gid = st->st_gid;
+		c->e[c->n].uid = uid;
+		c->e[c->n].gid = gid;
+		c->e[c->n].count = count;
+		c->e[c->n].with_root = with_root;
 		c->e[c->n++].fd = fd;
 	}
 	return fd;
 }
 
-static int idmapped_tree(struct aj_plan *plan, struct aj_op *op, struct idmap_cache *cache,
-			 struct aj_err *err)
+static int make_tree(const char *path, int nsfd, bool ro, struct aj_err *err)
 {
-	struct stat st;
 	struct mount_attr attr = {0};
-	int nsfd, fd;
+	int fd = (int)open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 
-	if (stat(op->src, &st) < 0)
-		return aj_err_sys(err, AJ_LAYER_MOUNT, "stat \"%s\"", op->src);
-	nsfd = cached_userns(cache, plan, &st, err);
-	if (nsfd < 0)
-		return -1;
-	fd = (int)open_tree(AT_FDCWD, op->src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (fd < 0)
-		return aj_err_sys(err, AJ_LAYER_MOUNT, "open_tree \"%s\"", op->src);
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "open_tree \"%s\"", path);
 	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			(op->flags & AJ_OPF_RO ? MOUNT_ATTR_RDONLY : 0);
+			(ro ? MOUNT_ATTR_RDONLY : 0);
 	attr.userns_fd = (uint64_t)nsfd;
 	if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
-		aj_err_sys(err, AJ_LAYER_MOUNT, "idmap \"%s\" (owner uid %u) to the sandbox user",
-			   op->src, (unsigned)st.st_uid);
+		aj_err_sys(err, AJ_LAYER_MOUNT, "idmap \"%s\" to the sandbox's ids", path);
 		if (errno == EINVAL)
 			aj_err_hint(err, "its filesystem (or a mount below it) does not support "
 					 "idmapped mounts; run agentjail as the owner of the path "
@@ -180,8 +198,45 @@ static int idmapped_tree(struct aj_plan *plan, struct aj_op *op, struct idmap_ca
 		close(fd);
 		return -1;
 	}
-	op->tree_fd = fd;
-	return 0;
+	return fd;
+}
+
+static int owner_userns(struct idmap_cache *cache, const struct aj_plan *plan, const char *path,
+			bool with_root, struct aj_err *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "stat \"%s\"", path);
+	return cached_userns(cache, plan, st.st_uid, st.st_gid, 1, with_root, err);
+}
+
+static int idmapped_tree(struct aj_plan *plan, struct aj_op *op, struct idmap_cache *cache,
+			 struct aj_err *err)
+{
+	int nsfd = owner_userns(cache, plan, op->src, false, err);
+
+	if (nsfd < 0)
+		return -1;
+	op->tree_fd = make_tree(op->src, nsfd, op->flags & AJ_OPF_RO, err);
+	return op->tree_fd < 0 ? -1 : 0;
+}
+
+/* Overlay layers: canonical ones through the sandbox's full range; an overlay over a host
+ * directory like that directory would be bound (its owner shown as the sandbox user). */
+static int overlay_trees(struct aj_plan *plan, struct idmap_cache *cache, struct aj_err *err)
+{
+	struct aj_overlay *o = &plan->ovl;
+	int nsfd = o->canonical ? cached_userns(cache, plan, 0, 0, 65536, false, err)
+				: owner_userns(cache, plan, plan->policy->workspace, true, err);
+
+	if (nsfd < 0)
+		return -1;
+	for (size_t i = 0; i < o->n_lowers; i++)
+		if ((o->lower_fds[i] = make_tree(o->lowers[i], nsfd, true, err)) < 0)
+			return -1;
+	o->rw_fd = make_tree(o->rw_dir, nsfd, false, err);
+	return o->rw_fd < 0 ? -1 : 0;
 }
 
 static int make_source_dir(const struct aj_op *op, struct aj_err *err)
@@ -215,9 +270,12 @@ int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err)
 		struct aj_op *op = &plan->ops[i];
 		if ((op->flags & AJ_OPF_MKSRC) && make_source_dir(op, err) < 0)
 			r = -1;
-		else if ((op->flags & AJ_OPF_FROM_PARENT) && idmapped_tree(plan, op, &cache, err) < 0)
+		else if ((op->flags & AJ_OPF_FROM_PARENT) && op->kind == AJ_OP_BIND &&
+			 idmapped_tree(plan, op, &cache, err) < 0)
 			r = -1;
 	}
+	if (r == 0 && plan->ovl.on && plan->privileged)
+		r = overlay_trees(plan, &cache, err);
 	/* The mounts keep their idmap; the namespaces themselves are no longer needed. */
 	for (size_t i = 0; i < cache.n; i++)
 		close(cache.e[i].fd);
@@ -226,6 +284,15 @@ int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err)
 
 void aj_userns_close_trees(struct aj_plan *plan)
 {
+	for (size_t i = 0; i < plan->ovl.n_lowers; i++)
+		if (plan->ovl.lower_fds[i] >= 0) {
+			close(plan->ovl.lower_fds[i]);
+			plan->ovl.lower_fds[i] = -1;
+		}
+	if (plan->ovl.rw_fd >= 0) {
+		close(plan->ovl.rw_fd);
+		plan->ovl.rw_fd = -1;
+	}
 	for (size_t i = 0; i < plan->n_ops; i++)
 		if (plan->ops[i].tree_fd >= 0) {
 			close(plan->ops[i].tree_fd);

@@ -67,6 +67,13 @@ json_t *aj_run_report(const struct aj_plan *plan, const struct aj_run_result *re
 	json_object_set_new(r, "peak_memory_bytes",
 			    res->have_peak ? json_integer((json_int_t)res->peak_memory) : json_null());
 	json_object_set_new(r, "output", output_json(res));
+	json_object_set_new(r, "changes",
+			    res->changes.id
+				    ? json_pack("{s:s, s:s, s:i, s:i, s:i}", "id", res->changes.id,
+						"action", res->changes.action ? res->changes.action : "",
+						"added", res->changes.added, "modified",
+						res->changes.modified, "deleted", res->changes.deleted)
+				    : json_null());
 	json_object_set_new(r, "plan", plan ? aj_plan_to_json(plan) : json_null());
 	return r;
 }

@@ -55,6 +55,11 @@ struct aj_run_result {
 	struct aj_output out;
 	struct aj_cgroup_stats cg;
 	bool have_cg;
+	struct {
+		const char *id; /* set for runs with --overlay */
+		const char *action;
+		unsigned added, modified, deleted;
+	} changes;
 };
 
 /* Runs the plan's command to its end. Always fills *res (exit_code included), also on error. */

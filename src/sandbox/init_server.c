@@ -1,0 +1,225 @@
+/* init serving a persistent sandbox: it starts commands and performs file operations on the
+ * supervisor's requests (sandbox/initproto.h) and reports every command's end. A command
+ * started by one request keeps running after that request is answered, so a background
+ * process outlives the exec that started it; only the sandbox's end (init exiting) kills it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "sandbox/init_internal.h"
+#include "sandbox/initproto.h"
+#include "sandbox/sync.h"
+#include "workspace/tree.h"
+
+#define MAX_EXECS 4096
+#define MAX_ARGS 4096
+
+struct exec_slot {
+	uint64_t id;
+	pid_t pid;
+};
+
+static struct exec_slot execs[MAX_EXECS];
+static size_t n_execs;
+static char payload[AJ_INIT_MAX_PAYLOAD + 1];
+
+static void reply(int ctl, uint32_t op, uint64_t id, int err, const int *fd)
+{
+	struct aj_init_hdr h;
+
+	memset(&h, 0, sizeof h);
+	h.op = op;
+	h.id = id;
+	h.err = err;
+	if (aj_init_send(ctl, &h, NULL, fd, fd ? 1 : 0) < 0 && errno == EPIPE)
+		_exit(1);
+}
+
+static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t nfds)
+{
+	static char *strs[MAX_ARGS + 1];
+	char *argv[MAX_ARGS + 1], *envp[MAX_ARGS + 1];
+	struct aj_spawn sp = {.argv = argv, .envp = envp, .tty_fd = -1};
+	struct aj_init_hdr r;
+	int n = aj_init_strings(payload, h->len, strs, MAX_ARGS);
+	int e = 0;
+	pid_t pid = -1;
+
+	memset(&r, 0, sizeof r);
+	if (n < 0 || h->argc == 0 || (size_t)n != 1 + h->argc + h->envc ||
+	    n_execs == MAX_EXECS || (h->flags & AJ_IEXEC_TTY ? nfds != 1 : nfds != 3)) {
+		e = n_execs == MAX_EXECS ? EAGAIN : EPROTO;
+	} else {
+		memcpy(argv, strs + 1, h->argc * sizeof *argv);
+		argv[h->argc] = NULL;
+		memcpy(envp, strs + 1 + h->argc, h->envc * sizeof *envp);
+		envp[h->envc] = NULL;
+		sp.cwd = strs[0][0] ? strs[0] : NULL;
+		if (h->flags & AJ_IEXEC_TTY)
+			sp.tty_fd = fds[0];
+		else
+			sp.stdio = fds;
+		e = aj_init_spawn(&sp, &pid);
+	}
+	if (e == 0) {
+		execs[n_execs].id = h->id;
+		execs[n_execs++].pid = pid;
+	}
+	r.op = AJ_IOP_STARTED;
+	r.id = h->id;
+	r.err = e;
+	r.pid = e ? 0 : pid;
+	if (aj_init_send(ctl, &r, NULL, NULL, 0) < 0 && errno == EPIPE)
+		_exit(1);
+}
+
+static void do_signal(const struct aj_init_hdr *h)
+{
+	for (size_t i = 0; i < n_execs; i++)
+		if (execs[i].id == h->id && h->arg > 0 && h->arg < NSIG)
+			kill(-execs[i].pid, h->arg); /* the command's own session and group */
+}
+
+static int remove_path(const char *path, bool recursive)
+{
+	char parent[4096], *slash;
+	int dfd, r;
+	struct aj_err err;
+
+	if (!recursive)
+		return unlink(path) == 0 || (errno == EISDIR && rmdir(path) == 0) ? 0 : errno;
+	snprintf(parent, sizeof parent, "%s", path);
+	slash = strrchr(parent, '/');
+	if (!slash || !slash[1])
+		return EINVAL;
+	*slash = '\0';
+	dfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno;
+	if (access(path, F_OK) < 0 && errno == ENOENT) {
+		close(dfd);
+		return ENOENT;
+	}
+	r = aj_tree_remove_at(dfd, slash + 1, &err);
+	close(dfd);
+	return r < 0 ? (err.errnum ? err.errnum : EIO) : 0;
+}
+
+static void do_file(int ctl, const struct aj_init_hdr *h)
+{
+	char *strs[2];
+	int n = aj_init_strings(payload, h->len, strs, 2);
+	int e = 0, fd = -1;
+
+	if (n < 1 || (h->op == AJ_IOP_RENAME && n != 2)) {
+		reply(ctl, AJ_IOP_DONE, h->id, EPROTO, NULL);
+		return;
+	}
+	switch (h->op) {
+	case AJ_IOP_OPEN:
+		fd = open(strs[0], (int)h->flags | O_CLOEXEC | O_NOCTTY, (mode_t)h->arg);
+		e = fd < 0 ? errno : 0;
+		break;
+	case AJ_IOP_MKDIR:
+		if (h->flags & AJ_IFILE_PARENTS)
+			e = aj_mkdir_p(strs[0], (mode_t)h->arg) < 0 ? errno : 0;
+		else
+			e = mkdir(strs[0], (mode_t)h->arg) < 0 ? errno : 0;
+		break;
+	case AJ_IOP_REMOVE:
+		e = remove_path(strs[0], h->flags & AJ_IFILE_RECURSIVE);
+		break;
+	case AJ_IOP_RENAME:
+		e = rename(strs[0], strs[1]) < 0 ? errno : 0;
+		break;
+	default:
+		e = EPROTO;
+	}
+	reply(ctl, AJ_IOP_DONE, h->id, e, fd >= 0 ? &fd : NULL);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void handle_request(int ctl)
+{
+	struct aj_init_hdr h;
+	int fds[AJ_INIT_MAX_FDS];
+	size_t nfds = 0;
+
+	if (aj_init_recv(ctl, &h, payload, sizeof payload, fds, &nfds) < 0) {
+		if (errno == EPIPE || errno == ECONNRESET)
+			_exit(1); /* the supervisor is gone: the sandbox ends with it */
+		return;
+	}
+	if (h.op == AJ_IOP_EXEC)
+		do_exec(ctl, &h, fds, nfds);
+	else if (h.op == AJ_IOP_SIGNAL)
+		do_signal(&h);
+	else
+		do_file(ctl, &h);
+	/* The command holds its own copies now; init keeps no end of its stdio. */
+	for (size_t i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
+static void reap(int ctl)
+{
+	struct rusage ru;
+	int status;
+	pid_t pid;
+
+	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0)
+		for (size_t i = 0; i < n_execs; i++) {
+			struct aj_init_hdr r;
+			if (execs[i].pid != pid)
+				continue;
+			memset(&r, 0, sizeof r);
+			r.op = AJ_IOP_EXITED;
+			r.id = execs[i].id;
+			r.pid = pid;
+			r.status = status;
+			r.ru = ru;
+			execs[i] = execs[--n_execs];
+			if (aj_init_send(ctl, &r, NULL, NULL, 0) < 0 && errno == EPIPE)
+				_exit(1);
+			break;
+		}
+}
+
+void aj_init_serve(const struct aj_plan *plan, int ctl, int sig_fd)
+{
+	struct aj_sync_msg ready;
+
+	memset(&ready, 0, sizeof ready);
+	ready.type = AJ_SYNC_READY;
+	if (chdir(plan->cwd) < 0) {
+		ready.exec_errno = errno;
+		snprintf(ready.exec_stage, sizeof ready.exec_stage, "chdir");
+	}
+	aj_sync_send(ctl, &ready);
+	aj_init_detach_stdio();
+	for (;;) {
+		struct pollfd p[2] = {{.fd = sig_fd, .events = POLLIN}, {.fd = ctl, .events = POLLIN}};
+		struct signalfd_siginfo si;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			_exit(1);
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
+			handle_request(ctl);
+		/* Signals sent to init itself (SIGTERM from the host) do not stop a persistent
+		 * sandbox: it is stopped through its supervisor. Only reaping matters here. */
+		while (p[0].revents && read(sig_fd, &si, sizeof si) == (ssize_t)sizeof si)
+			;
+		reap(ctl);
+	}
+}

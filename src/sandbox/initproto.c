@@ -1,0 +1,107 @@
+#include "sandbox/initproto.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+int aj_init_send(int sock, const struct aj_init_hdr *h, const void *payload, const int *fds,
+		 size_t nfds)
+{
+	struct iovec iov[2] = {{(void *)h, sizeof *h}, {(void *)payload, h->len}};
+	char cbuf[CMSG_SPACE(sizeof(int) * AJ_INIT_MAX_FDS)];
+	struct msghdr m = {.msg_iov = iov, .msg_iovlen = h->len ? 2 : 1};
+	ssize_t n;
+
+	if (h->len > AJ_INIT_MAX_PAYLOAD || nfds > AJ_INIT_MAX_FDS) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (nfds) {
+		struct cmsghdr *c;
+		memset(cbuf, 0, sizeof cbuf);
+		m.msg_control = cbuf;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	do
+		n = sendmsg(sock, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	return (size_t)n == sizeof *h + h->len ? 0 : (errno = EMSGSIZE, -1);
+}
+
+static void take_fds(struct msghdr *m, int *fds, size_t *nfds)
+{
+	*nfds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t n;
+		int *p;
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		p = (int *)CMSG_DATA(c);
+		for (size_t i = 0; i < n; i++) {
+			if (fds && *nfds < AJ_INIT_MAX_FDS)
+				fds[(*nfds)++] = p[i];
+			else
+				close(p[i]);
+		}
+	}
+}
+
+int aj_init_recv(int sock, struct aj_init_hdr *h, char *buf, size_t cap, int *fds,
+		 size_t *nfds)
+{
+	struct iovec iov[2] = {{h, sizeof *h}, {buf, cap ? cap - 1 : 0}};
+	char cbuf[CMSG_SPACE(sizeof(int) * (AJ_INIT_MAX_FDS + 2))];
+	struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = cbuf,
+			   .msg_controllen = sizeof cbuf};
+	size_t got_fds = 0;
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	take_fds(&m, fds, &got_fds);
+	if (nfds)
+		*nfds = got_fds;
+	if (n == 0) {
+		errno = EPIPE;
+		return -1;
+	}
+	if ((size_t)n < sizeof *h || (m.msg_flags & MSG_TRUNC) || h->len != (size_t)n - sizeof *h) {
+		for (size_t i = 0; fds && i < got_fds; i++)
+			close(fds[i]);
+		if (nfds)
+			*nfds = 0;
+		errno = EPROTO;
+		return -1;
+	}
+	if (cap)
+		buf[h->len] = '\0';
+	return 0;
+}
+
+int aj_init_strings(char *buf, size_t len, char **out, size_t max)
+{
+	size_t n = 0, i = 0;
+
+	if (len == 0)
+		return 0;
+	if (buf[len - 1] != '\0')
+		return -1;
+	while (i < len && n < max) {
+		out[n++] = buf + i;
+		i += strlen(buf + i) + 1;
+	}
+	return i == len ? (int)n : -1;
+}

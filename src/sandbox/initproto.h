@@ -1,0 +1,66 @@
+/* The protocol between a persistent sandbox's supervisor and its init (PID 1 inside), over
+ * the SOCK_SEQPACKET control pair set up at launch. One request or reply per packet: a fixed
+ * header, then `len` bytes of payload; descriptors travel as SCM_RIGHTS.
+ *
+ * init executes commands and file operations on the supervisor's behalf. It runs inside the
+ * sandbox under every restriction of it, as the sandbox user, so whatever it opens, creates
+ * or removes is exactly what the sandbox itself could: symlinks resolve inside the sandbox,
+ * Landlock and the mount tree apply. The supervisor treats init's replies as untrusted data.
+ */
+#ifndef AJ_SANDBOX_INITPROTO_H
+#define AJ_SANDBOX_INITPROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#define AJ_INIT_MAX_PAYLOAD (200 * 1024)
+#define AJ_INIT_MAX_FDS 3
+
+enum aj_init_op {
+	/* supervisor -> init */
+	AJ_IOP_EXEC = 32, /* payload: cwd, argv..., env... (NUL-terminated); fds: stdin, stdout,
+			   * stderr, or with AJ_IEXEC_TTY one terminal fd */
+	AJ_IOP_SIGNAL,    /* arg: signal, id: the exec, sent to its process group */
+	AJ_IOP_OPEN,      /* payload: path; flags: open(2) flags; arg: mode; reply carries fd */
+	AJ_IOP_MKDIR,     /* payload: path; arg: mode; flags: AJ_IFILE_PARENTS */
+	AJ_IOP_REMOVE,    /* payload: path; flags: AJ_IFILE_RECURSIVE */
+	AJ_IOP_RENAME,    /* payload: from, to */
+	/* init -> supervisor */
+	AJ_IOP_STARTED = 64, /* id, pid or err */
+	AJ_IOP_EXITED,       /* id, status, ru */
+	AJ_IOP_DONE,         /* id, err (0 on success); OPEN: with one fd */
+};
+
+#define AJ_IEXEC_TTY (1u << 0)
+#define AJ_IFILE_PARENTS (1u << 0)
+#define AJ_IFILE_RECURSIVE (1u << 1)
+
+struct aj_init_hdr {
+	uint32_t op;
+	uint32_t flags;
+	uint64_t id;
+	int32_t arg;
+	int32_t err;    /* replies: errno, 0 on success */
+	int32_t pid;    /* STARTED: the command's pid inside the sandbox */
+	int32_t status; /* EXITED: wait status */
+	uint32_t argc, envc;
+	uint32_t len; /* payload bytes after the header */
+	uint32_t pad;
+	struct rusage ru; /* EXITED */
+};
+
+/* Sends header + payload + fds as one packet. */
+int aj_init_send(int sock, const struct aj_init_hdr *h, const void *payload, const int *fds,
+		 size_t nfds);
+/* Receives one packet into *h and buf (cap bytes, NUL-terminated beyond len); fills up to
+ * AJ_INIT_MAX_FDS received descriptors (rest closed). Returns 0, or -1 with errno (EPIPE when
+ * the peer is gone, EPROTO for malformed packets). */
+int aj_init_recv(int sock, struct aj_init_hdr *h, char *buf, size_t cap, int *fds,
+		 size_t *nfds);
+
+/* Splits a payload of NUL-terminated strings: out[] gets up to max pointers into buf.
+ * Returns the number found, -1 if the payload does not end with a NUL. */
+int aj_init_strings(char *buf, size_t len, char **out, size_t max);
+
+#endif

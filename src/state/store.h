@@ -1,0 +1,125 @@
+/* The state store: the only module that knows SQLite. One database per state directory
+ * (state.db, WAL mode) holds sandboxes, their labels and layer stacks, snapshots, layers and
+ * events. Concurrent CLI calls, supervisors and the daemon share it safely: every write runs
+ * in a BEGIN IMMEDIATE transaction and waits (busy timeout) for the others.
+ *
+ * Records returned to callers are plain structs; their owned pointers are released with the
+ * matching *_free() function. struct aj_store is opaque.
+ */
+#ifndef AJ_STATE_STORE_H
+#define AJ_STATE_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/strv.h"
+
+struct aj_store;
+
+/* Sandbox states. "running" and "paused" have a live supervisor. */
+#define AJ_ST_CREATING "creating"
+#define AJ_ST_RUNNING "running"
+#define AJ_ST_PAUSED "paused"
+#define AJ_ST_STOPPED "stopped"
+#define AJ_ST_DELETING "deleting"
+
+struct aj_sandbox_rec {
+	char id[33];
+	char name[129];
+	char owner[129];
+	char *policy;   /* effective policy, JSON */
+	char state[16];
+	int64_t generation;
+	int64_t created_ms, updated_ms, started_ms, stopped_ms, last_active_ms;
+	int64_t idle_timeout_ms;  /* 0: none */
+	char idle_action[8];      /* "pause" or "stop" */
+	int64_t max_lifetime_ms;  /* 0: none */
+	int64_t retention_ms;     /* stopped sandboxes are deleted after this; 0: kept */
+	char base_snapshot[33];
+	int64_t supervisor_pid;
+	int64_t supervisor_start; /* start time of that pid, to detect pid reuse */
+	char socket[256];
+	char error[512];
+	struct aj_strv labels; /* "key=value" */
+	struct aj_strv layers; /* lower layers, bottom first */
+};
+
+struct aj_snapshot_rec {
+	char id[33];
+	char name[129];
+	char owner[129];
+	char source[33]; /* sandbox id */
+	char state[16];  /* "creating" or "ready" */
+	int64_t created_ms;
+	int64_t retention_ms;
+	int64_t size_bytes;
+	struct aj_strv layers; /* bottom first */
+};
+
+int aj_store_open(const char *state_dir, struct aj_store **out, struct aj_err *err);
+void aj_store_close(struct aj_store *s);
+const char *aj_store_dir(const struct aj_store *s);
+
+int aj_store_begin(struct aj_store *s, struct aj_err *err);
+int aj_store_commit(struct aj_store *s, struct aj_err *err);
+void aj_store_rollback(struct aj_store *s);
+
+/* Sandboxes. get: by id or name; owner NULL means any owner. ENOENT when absent. */
+int aj_store_sandbox_insert(struct aj_store *s, const struct aj_sandbox_rec *r,
+			    struct aj_err *err);
+int aj_store_sandbox_get(struct aj_store *s, const char *ref, const char *owner,
+			 struct aj_sandbox_rec *out, struct aj_err *err);
+/* All sandboxes of owner (NULL: all) having every label in `labels` ("k=v"). *out is a
+ * malloc'd array of *n records. */
+int aj_store_sandbox_list(struct aj_store *s, const char *owner, const struct aj_strv *labels,
+			  struct aj_sandbox_rec **out, size_t *n, struct aj_err *err);
+/* Writes every mutable column of r (state, times, supervisor, socket, error, generation,
+ * policy) and its layer stack; labels are not changed. */
+int aj_store_sandbox_update(struct aj_store *s, const struct aj_sandbox_rec *r,
+			    struct aj_err *err);
+int aj_store_sandbox_touch(struct aj_store *s, const char *id, int64_t now_ms,
+			   struct aj_err *err);
+int aj_store_sandbox_delete(struct aj_store *s, const char *id, struct aj_err *err);
+void aj_sandbox_rec_free(struct aj_sandbox_rec *r);
+void aj_sandbox_recs_free(struct aj_sandbox_rec *r, size_t n);
+
+/* Snapshots. */
+int aj_store_snapshot_insert(struct aj_store *s, const struct aj_snapshot_rec *r,
+			     struct aj_err *err);
+int aj_store_snapshot_get(struct aj_store *s, const char *ref, const char *owner,
+			  struct aj_snapshot_rec *out, struct aj_err *err);
+int aj_store_snapshot_list(struct aj_store *s, const char *owner, struct aj_snapshot_rec **out,
+			   size_t *n, struct aj_err *err);
+int aj_store_snapshot_set_state(struct aj_store *s, const char *id, const char *state,
+				int64_t size_bytes, struct aj_err *err);
+int aj_store_snapshot_delete(struct aj_store *s, const char *id, struct aj_err *err);
+/* Sandboxes (not deleted) whose stack includes the snapshot's top layer: in use. */
+int aj_store_snapshot_users(struct aj_store *s, const char *id, struct aj_strv *sandbox_names,
+			    struct aj_err *err);
+void aj_snapshot_rec_free(struct aj_snapshot_rec *r);
+void aj_snapshot_recs_free(struct aj_snapshot_rec *r, size_t n);
+
+/* Layers: directories under <state>/layers, immutable once "ready". */
+int aj_store_layer_insert(struct aj_store *s, const char *id, const char *state,
+			  struct aj_err *err);
+int aj_store_layer_set_state(struct aj_store *s, const char *id, const char *state,
+			     struct aj_err *err);
+/* Layers referenced by no sandbox or snapshot stack, or left "creating" by a crash. */
+int aj_store_layers_unused(struct aj_store *s, struct aj_strv *ids, struct aj_err *err);
+int aj_store_layer_delete(struct aj_store *s, const char *id, struct aj_err *err);
+
+/* Events: appended by supervisors and verbs, read by `agentjail events`. */
+int aj_store_event_add(struct aj_store *s, const char *sandbox_id, const char *type,
+		       const char *data_json, struct aj_err *err);
+/* Calls fn for each event with seq > after (sandbox_id NULL: all), in order. */
+int aj_store_events(struct aj_store *s, const char *sandbox_id, int64_t after,
+		    int (*fn)(void *arg, int64_t seq, int64_t time_ms, const char *sandbox,
+			      const char *type, const char *data),
+		    void *arg, struct aj_err *err);
+
+/* The state directory to use: --state-dir, else /var/lib/agentjail as root, else
+ * $XDG_STATE_HOME/agentjail (default ~/.local/state/agentjail). */
+int aj_state_dir_default(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,195 @@
+#include "workspace/changes.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/util.h"
+#include "workspace/layers.h"
+#include "workspace/tree.h"
+
+static bool valid_id(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > 16)
+		return false;
+	for (const char *c = id; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
+			return false;
+	return true;
+}
+
+static int write_meta(const struct aj_changeset *cs, struct aj_err *err)
+{
+	char path[4200], tmp[4300];
+	json_t *m = json_pack("{s:s, s:I, s:i}", "workspace", cs->workspace, "created_ms",
+			      (json_int_t)cs->created_ms, "exit_code", cs->exit_code);
+	int r;
+
+	snprintf(path, sizeof path, "%s/meta.json", cs->dir);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	r = json_dump_file(m, tmp, JSON_COMPACT);
+	json_decref(m);
+	if (r < 0 || rename(tmp, path) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "write \"%s\"", path);
+	return 0;
+}
+
+int aj_changes_create(const char *state, const char *workspace, struct aj_changeset *cs,
+		      struct aj_err *err)
+{
+	char path[4300];
+	struct stat st;
+
+	memset(cs, 0, sizeof *cs);
+	if (aj_random_hex(cs->id, 8) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "getrandom");
+	snprintf(cs->dir, sizeof cs->dir, "%s/changes/%s", state, cs->id);
+	snprintf(cs->workspace, sizeof cs->workspace, "%s", workspace);
+	cs->created_ms = (int64_t)aj_now_realtime_ms();
+	cs->exit_code = -1;
+	if (stat(workspace, &st) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "stat \"%s\"", workspace);
+	if (aj_mkdir_p(cs->dir, 0700) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", cs->dir);
+	/* The upper layer stores host ids, like the directory it lies on: owned by its owner. */
+	snprintf(path, sizeof path, "%s/upper", cs->dir);
+	if (mkdir(path, st.st_mode & 07777) < 0 ||
+	    (geteuid() == 0 && chown(path, st.st_uid, st.st_gid) < 0))
+		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", path);
+	snprintf(path, sizeof path, "%s/work", cs->dir);
+	if (mkdir(path, 0700) < 0 || (geteuid() == 0 && chown(path, st.st_uid, st.st_gid) < 0))
+		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", path);
+	return write_meta(cs, err);
+}
+
+int aj_changes_open(const char *state, const char *id, struct aj_changeset *cs,
+		    struct aj_err *err)
+{
+	char path[4300];
+	json_error_t jerr;
+	json_t *m;
+	const char *ws = NULL;
+
+	memset(cs, 0, sizeof *cs);
+	if (!valid_id(id))
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "\"%s\" is not a change set id", id);
+	snprintf(cs->id, sizeof cs->id, "%s", id);
+	snprintf(cs->dir, sizeof cs->dir, "%s/changes/%s", state, id);
+	snprintf(path, sizeof path, "%s/meta.json", cs->dir);
+	m = json_load_file(path, 0, &jerr);
+	if (!m)
+		return aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no change set \"%s\"", id);
+	json_int_t created = 0, code = -1;
+	if (json_unpack(m, "{s:s, s?I, s?I}", "workspace", &ws, "created_ms", &created,
+			"exit_code", &code) < 0) {
+		json_decref(m);
+		return aj_err_set(err, AJ_LAYER_STATE, EPROTO, "\"%s\" is damaged", path);
+	}
+	snprintf(cs->workspace, sizeof cs->workspace, "%s", ws);
+	cs->created_ms = created;
+	cs->exit_code = (int)code;
+	json_decref(m);
+	return 0;
+}
+
+int aj_changes_set_exit(struct aj_changeset *cs, int exit_code, struct aj_err *err)
+{
+	cs->exit_code = exit_code;
+	return write_meta(cs, err);
+}
+
+struct count_arg {
+	int (*fn)(void *arg, char kind, const char *path);
+	void *arg;
+	struct aj_change_counts *counts;
+};
+
+static int count_one(void *varg, char kind, const char *path)
+{
+	struct count_arg *a = varg;
+
+	if (a->counts) {
+		a->counts->added += kind == 'A';
+		a->counts->modified += kind == 'M';
+		a->counts->deleted += kind == 'D';
+	}
+	return a->fn ? a->fn(a->arg, kind, path) : 0;
+}
+
+int aj_changes_diff(const struct aj_changeset *cs,
+		    int (*fn)(void *arg, char kind, const char *path), void *arg,
+		    struct aj_change_counts *counts, struct aj_err *err)
+{
+	char upper[4200];
+	struct aj_strv lowers = {0};
+	struct count_arg a = {fn, arg, counts};
+	int r;
+
+	if (counts)
+		memset(counts, 0, sizeof *counts);
+	snprintf(upper, sizeof upper, "%s/upper", cs->dir);
+	aj_strv_push(&lowers, cs->workspace);
+	r = aj_ws_diff(upper, &lowers, count_one, &a, err);
+	aj_strv_free(&lowers);
+	return r;
+}
+
+int aj_changes_apply(const struct aj_changeset *cs, struct aj_err *err)
+{
+	char upper[4200];
+	_cleanup_close_ int src = -1, dst = -1;
+
+	snprintf(upper, sizeof upper, "%s/upper", cs->dir);
+	src = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (src < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", upper);
+	dst = open(cs->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dst < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", cs->workspace);
+	if (aj_tree_merge(src, dst, NULL, err) < 0)
+		return aj_err_prefix(err, "apply change set %s to \"%s\"", cs->id, cs->workspace);
+	return aj_changes_discard(cs, err);
+}
+
+int aj_changes_discard(const struct aj_changeset *cs, struct aj_err *err)
+{
+	char parent[4200];
+	_cleanup_close_ int fd = -1;
+
+	snprintf(parent, sizeof parent, "%s", cs->dir);
+	*strrchr(parent, '/') = '\0';
+	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", parent);
+	return aj_tree_remove_at(fd, cs->id, err);
+}
+
+int aj_changes_list(const char *state, int (*fn)(void *arg, const struct aj_changeset *cs),
+		    void *arg, struct aj_err *err)
+{
+	char path[4200];
+	DIR *d;
+	struct dirent *e;
+	int r = 0;
+
+	snprintf(path, sizeof path, "%s/changes", state);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? 0 : aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", path);
+	while (r == 0 && (e = readdir(d))) {
+		struct aj_changeset cs;
+		if (!valid_id(e->d_name) || aj_changes_open(state, e->d_name, &cs, NULL) < 0)
+			continue;
+		r = fn(arg, &cs);
+	}
+	closedir(d);
+	return r;
+}
