@@ -6,5 +6,8 @@
 
 void aj_proctitle_init(int argc, char **argv);
 void aj_proctitle_set(const char *title);
+/* clearenv(), and the original environment strings overwritten, so that /proc/PID/environ of
+ * this process shows nothing of the caller's environment. */
+void aj_proctitle_wipe_environment(void);
 
 #endif

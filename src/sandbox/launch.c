@@ -167,7 +167,12 @@ void aj_sandbox_child(const struct aj_plan *plan, const struct aj_stdio *io,
 	int r;
 
 	aj_err_clear(&err);
+	/* Nothing inside may read this process's memory or /proc files: in rootless mode it
+	 * runs as the same host uid as the sandbox user, so only the dumpable flag stops
+	 * /proc/1/mem and /proc/1/environ. Commands become dumpable again on exec. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	aj_proctitle_set("agentjail-init");
+	aj_proctitle_wipe_environment();
 	/* Until step 10 re-arms it for the final credentials. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* 0. Into the cgroup before anything else, so that every later process starts there. */

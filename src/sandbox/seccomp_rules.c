@@ -1,6 +1,7 @@
 #include "sandbox/seccomp_rules.h"
 
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -69,6 +70,29 @@ static int parse_cond(const char *s, struct aj_sc_cond *c)
 	return -1;
 }
 
+static int parse_allow(struct aj_sc_profile *out, char *line, int lineno, struct aj_err *err)
+{
+	char name[48], cond[96];
+	struct aj_sc_cond c;
+	struct aj_sc_allow *a;
+
+	if (out->n_allows == AJ_ARRAY_SIZE(out->allows) || !strstr(line, " -- ") ||
+	    sscanf(line, "allow %47s %95s", name, cond) != 2 || parse_cond(cond, &c) < 0 ||
+	    (c.op != AJ_SC_MASKED_EQ && c.op != AJ_SC_EQ) || c.mask > UINT32_MAX ||
+	    c.value > UINT32_MAX)
+		return aj_err_set(err, AJ_LAYER_SECCOMP, 0,
+				  "rules line %d: expected \"allow SYSCALL aN&MASK==VALUE -- REASON\" "
+				  "with 32-bit MASK and VALUE",
+				  lineno);
+	a = &out->allows[out->n_allows++];
+	snprintf(a->syscall, sizeof a->syscall, "%s", name);
+	a->arg = c.arg;
+	a->mask = c.mask == UINT64_MAX ? UINT32_MAX : (uint32_t)c.mask;
+	a->value = (uint32_t)c.value;
+	a->line = lineno;
+	return 0;
+}
+
 static int parse_directive(struct aj_sc_profile *out, char *line, int lineno, struct aj_err *err)
 {
 	char *group = line + strlen("relaxable");
@@ -81,6 +105,20 @@ static int parse_directive(struct aj_sc_profile *out, char *line, int lineno, st
 				  lineno);
 	snprintf(out->relaxable[out->n_relaxable++], sizeof out->relaxable[0], "%s", group);
 	return 0;
+}
+
+/* "name" or "name=NUMBER" (the x86-64 number, for calls libseccomp may not know yet). */
+static void parse_syscall(struct aj_sc_rule *r, const char *tok)
+{
+	const char *eq = strchr(tok, '=');
+
+	r->x86_64_nr = -1;
+	if (!eq) {
+		snprintf(r->syscall, sizeof r->syscall, "%s", tok);
+		return;
+	}
+	snprintf(r->syscall, sizeof r->syscall, "%.*s", (int)(eq - tok), tok);
+	r->x86_64_nr = atoi(eq + 1);
 }
 
 static int parse_rule(struct aj_sc_rule *r, char *line, int lineno, struct aj_err *err)
@@ -99,7 +137,7 @@ static int parse_rule(struct aj_sc_rule *r, char *line, int lineno, struct aj_er
 		if (field == 0 && strlen(tok) < sizeof r->group)
 			snprintf(r->group, sizeof r->group, "%s", tok);
 		else if (field == 1 && strlen(tok) < sizeof r->syscall)
-			snprintf(r->syscall, sizeof r->syscall, "%s", tok);
+			parse_syscall(r, tok);
 		else if (field == 2 && parse_errno(tok, &r->errnum) == 0)
 			;
 		else if (field >= 3 && r->n_cond < AJ_ARRAY_SIZE(r->cond) &&
@@ -135,6 +173,11 @@ int aj_seccomp_parse(const char *text, struct aj_sc_profile *out, struct aj_err 
 			continue;
 		if (strncmp(line, "relaxable ", 10) == 0) {
 			if (parse_directive(out, line, lineno, err) < 0)
+				goto fail;
+			continue;
+		}
+		if (strncmp(line, "allow ", 6) == 0) {
+			if (parse_allow(out, line, lineno, err) < 0)
 				goto fail;
 			continue;
 		}
@@ -193,6 +236,15 @@ static struct scmp_arg_cmp to_scmp(const struct aj_sc_cond *c)
 	return a;
 }
 
+static int resolve(const char *name, int x86_64_nr)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+
+	if (nr == __NR_SCMP_ERROR && x86_64_nr >= 0 && seccomp_arch_native() == SCMP_ARCH_X86_64)
+		nr = x86_64_nr;
+	return nr;
+}
+
 static int add_rules(scmp_filter_ctx ctx, const struct aj_sc_profile *p,
 		     const struct aj_strv *relax, size_t *skipped, struct aj_err *err)
 {
@@ -203,7 +255,13 @@ static int add_rules(scmp_filter_ctx ctx, const struct aj_sc_profile *p,
 
 		if (relax && aj_strv_contains(relax, r->group))
 			continue;
-		nr = seccomp_syscall_resolve_name(r->syscall);
+		nr = resolve(r->syscall, r->x86_64_nr);
+		if (nr == __NR_SCMP_ERROR && r->x86_64_nr < 0 &&
+		    seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64, r->syscall) == __NR_SCMP_ERROR)
+			return aj_err_set(err, AJ_LAYER_SECCOMP, EINVAL,
+					  "rules line %d: \"%s\" is not a syscall libseccomp knows; "
+					  "write it as %s=NUMBER",
+					  r->line, r->syscall, r->syscall);
 		if (nr == __NR_SCMP_ERROR) {
 			(*skipped)++; /* not a syscall of this architecture */
 			continue;
@@ -248,6 +306,49 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *n
 	return 0;
 }
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ARG_LO(i) (16u + 8u * (i))
+#else
+#define ARG_LO(i) (16u + 8u * (i) + 4u)
+#endif
+
+/* The exceptions, as BPF placed before libseccomp's program: on the native architecture, a
+ * matching call returns ALLOW at once; anything else falls through to the rules. */
+static int prepend_allows(const struct aj_sc_profile *p, struct sock_filter **insns, size_t *n,
+			  struct aj_err *err)
+{
+	struct sock_filter pre[2 + 8 * 6], *all;
+	size_t k = 0;
+
+	if (!p->n_allows)
+		return 0;
+	pre[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4);
+	pre[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, seccomp_arch_native(), 0,
+						(uint8_t)(p->n_allows * 6));
+	for (size_t i = 0; i < p->n_allows; i++) {
+		const struct aj_sc_allow *a = &p->allows[i];
+		int nr = resolve(a->syscall, -1);
+		if (nr < 0)
+			return aj_err_set(err, AJ_LAYER_SECCOMP, EINVAL, "rules line %d: unknown \"%s\"",
+					  a->line, a->syscall);
+		pre[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+		pre[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 4);
+		pre[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(a->arg));
+		pre[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K, a->mask);
+		pre[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a->value, 0, 1);
+		pre[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	}
+	all = malloc((k + *n) * sizeof *all);
+	if (!all)
+		return aj_err_sys(err, AJ_LAYER_SECCOMP, "compile");
+	memcpy(all, pre, k * sizeof *all);
+	memcpy(all + k, *insns, *n * sizeof *all);
+	free(*insns);
+	*insns = all;
+	*n += k;
+	return 0;
+}
+
 int aj_seccomp_compile(const struct aj_sc_profile *p, const struct aj_strv *relax,
 		       struct sock_filter **insns, size_t *n_insns, size_t *skipped,
 		       struct aj_err *err)
@@ -266,7 +367,8 @@ int aj_seccomp_compile(const struct aj_sc_profile *p, const struct aj_strv *rela
 		aj_err_set(err, AJ_LAYER_SECCOMP, EINVAL, "seccomp_attr_set");
 		goto out;
 	}
-	if (add_rules(ctx, p, relax, skipped, err) < 0 || export_bpf(ctx, insns, n_insns, err) < 0)
+	if (add_rules(ctx, p, relax, skipped, err) < 0 || export_bpf(ctx, insns, n_insns, err) < 0 ||
+	    prepend_allows(p, insns, n_insns, err) < 0)
 		goto out;
 	r = 0;
 out:

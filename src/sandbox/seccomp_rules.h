@@ -27,6 +27,7 @@ struct aj_sc_cond {
 struct aj_sc_rule {
 	char group[32];
 	char syscall[48];
+	int x86_64_nr; /* from NAME=NUMBER, -1 if not given */
 	int errnum;
 	unsigned n_cond;
 	struct aj_sc_cond cond[4];
@@ -34,9 +35,20 @@ struct aj_sc_rule {
 	int line;
 };
 
+/* An exception checked before the rules: the syscall is allowed when
+ * (low 32 bits of argument arg) & mask == value. */
+struct aj_sc_allow {
+	char syscall[48];
+	unsigned arg;
+	uint32_t mask, value;
+	int line;
+};
+
 struct aj_sc_profile {
 	struct aj_sc_rule *rules;
 	size_t n;
+	struct aj_sc_allow allows[8];
+	size_t n_allows;
 	char relaxable[16][32];
 	size_t n_relaxable;
 };
@@ -48,7 +60,8 @@ void aj_seccomp_profile_free(struct aj_sc_profile *p);
 int aj_seccomp_group_known(const struct aj_sc_profile *p, const char *group, int *relaxable);
 
 /* Compiles the profile minus the groups in `relax` to BPF for the native architecture.
- * *insns is malloc'd. *skipped counts rules naming syscalls this architecture lacks. */
+ * *insns is malloc'd. *skipped counts rules naming syscalls this architecture lacks; a name
+ * no architecture knows is an error (a typo would otherwise silently drop a rule). */
 int aj_seccomp_compile(const struct aj_sc_profile *p, const struct aj_strv *relax,
 		       struct sock_filter **insns, size_t *n_insns, size_t *skipped,
 		       struct aj_err *err);
