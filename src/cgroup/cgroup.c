@@ -275,10 +275,15 @@ void aj_cgroup_detect_into(struct aj_cgroup_env *env, const char *root,
 		env->mode = AJ_CGROUP_V2;
 		env->ops = &aj_cgroup_v2_ops;
 		detect_v2(env, &m, parent_override, proc_self_cgroup);
+		/* memory.swap.max exists in every non-root cgroup unless swap accounting is off. */
+		env->swap_limited = access("/proc/swaps", F_OK) == 0;
 	} else if (m.v1[AJ_CG_MEMORY][0] || m.v1[AJ_CG_PIDS][0] || m.v1[AJ_CG_CPU][0]) {
+		char p[300];
 		env->mode = AJ_CGROUP_V1;
 		env->ops = &aj_cgroup_v1_ops;
 		detect_v1(env, &m, parent_override, proc_self_cgroup);
+		snprintf(p, sizeof p, "%s/memory.memsw.limit_in_bytes", m.v1[AJ_CG_MEMORY]);
+		env->swap_limited = m.v1[AJ_CG_MEMORY][0] && access(p, F_OK) == 0;
 	} else {
 		env->mode = AJ_CGROUP_NONE;
 		for (int c = 0; c < AJ_CG__COUNT; c++)

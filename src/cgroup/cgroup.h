@@ -53,6 +53,7 @@ struct aj_cgroup_env {
 	bool usable[AJ_CG__COUNT];
 	char why[AJ_CG__COUNT][256]; /* the failed probe, when !usable */
 	char v2_mount[256];
+	bool swap_limited; /* a memory limit also bounds swap (memsw / swap.max exist) */
 	const struct aj_cgroup_ops *ops;
 };
 

@@ -36,8 +36,8 @@ static int write_memory(struct aj_cgroup *cg, uint64_t bytes, struct aj_err *err
 	if (aj_cgroup_write(cg->path[AJ_CG_MEMORY], "memory.limit_in_bytes", v, err) < 0)
 		return -1;
 	/* With swap accounting, memory+swap gets the same bound: a memory limit that can be
-	 * escaped into swap is not a limit. Without it the kernel cannot swap us beyond
-	 * memory.limit_in_bytes anyway. */
+	 * escaped into swap is not a limit. Without swap accounting swap is not bounded, and the
+	 * plan says so. */
 	snprintf(sw, sizeof sw, "%s/memory.memsw.limit_in_bytes", cg->path[AJ_CG_MEMORY]);
 	if (access(sw, F_OK) == 0 &&
 	    aj_cgroup_write(cg->path[AJ_CG_MEMORY], "memory.memsw.limit_in_bytes", v, err) < 0)

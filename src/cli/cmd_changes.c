@@ -73,6 +73,13 @@ static int run_verb(struct changes_cli *c, const char *state, const char *verb, 
 	json_t *out = c->json ? json_array() : NULL;
 	int r;
 
+	if (strcmp(verb, "ls") && strcmp(verb, "show") && strcmp(verb, "apply") &&
+	    strcmp(verb, "discard")) {
+		json_decref(out);
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "changes: unknown action \"%s\" (expected ls, show, apply or discard)",
+				  verb);
+	}
 	if (strcmp(verb, "ls") == 0) {
 		r = aj_changes_list(state, list_one, out, err);
 	} else if (!id) {

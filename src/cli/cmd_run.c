@@ -1,5 +1,7 @@
 /* agentjail run [OPTIONS] -- CMD [ARGS...] */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "cli/commands.h"
 #include "common/trace.h"
 #include "common/units.h"
+#include "common/util.h"
 #include "policy/plan.h"
 #include "policy/policy.h"
 #include "sandbox/features.h"
@@ -313,14 +316,49 @@ static void write_report(const char *path, const struct aj_plan *plan,
 			 const struct aj_run_result *res)
 {
 	json_t *r;
+	int fd;
 
 	if (!path)
 		return;
 	r = aj_run_report(plan, res);
-	if (json_dump_file(r, path, JSON_INDENT(2)) < 0)
+	/* Never through a symlink: the report is written after the sandbox ran. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+	if (fd < 0 || json_dumpfd(r, fd, JSON_INDENT(2)) < 0 || write(fd, "\n", 1) != 1)
 		fprintf(stderr, "agentjail: [io] cannot write the report to \"%s\": %s\n", path,
 			strerror(errno));
+	if (fd >= 0)
+		close(fd);
 	json_decref(r);
+}
+
+/* Files agentjail writes on the caller's behalf must not lie where the sandbox writes: it
+ * could leave a symlink there that redirects the write (as root) anywhere. */
+static int outside_sandbox(const char *flag, const char *path, const struct aj_policy *pol,
+			   struct aj_err *err)
+{
+	char parent[4096], *slash, *real;
+	bool inside = false;
+
+	if (!path)
+		return 0;
+	snprintf(parent, sizeof parent, "%s", path);
+	slash = strrchr(parent, '/');
+	if (slash)
+		*slash = '\0';
+	real = realpath(slash ? (parent[0] ? parent : "/") : ".", NULL);
+	if (!real)
+		return aj_err_sys(err, AJ_LAYER_USAGE, "%s \"%s\"", flag, path);
+	if (pol->workspace_mode == AJ_WS_RW && pol->workspace && aj_path_within(real, pol->workspace))
+		inside = true;
+	for (size_t i = 0; i < pol->read_write.n; i++)
+		inside = inside || aj_path_within(real, pol->read_write.v[i]);
+	free(real);
+	if (inside)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "%s \"%s\" lies inside what the sandbox may write; write it "
+				  "elsewhere",
+				  flag, path);
+	return 0;
 }
 
 static void print_summary(const struct aj_run_result *res)
@@ -348,6 +386,11 @@ static int open_changeset(struct run_cli *c, const struct aj_policy *pol,
 	if (pol->workspace_mode == AJ_WS_RO)
 		return aj_err_set(err, AJ_LAYER_USAGE, 0,
 				  "--overlay with a read-only workspace would keep no changes");
+	if (aj_path_within(state, pol->workspace) || aj_path_within(pol->workspace, state))
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "--overlay: the state directory \"%s\" and the workspace \"%s\" "
+				  "overlap; pass --state-dir elsewhere",
+				  state, pol->workspace);
 	return aj_changes_create(state, pol->workspace, cs, err);
 }
 
@@ -410,7 +453,9 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 	int r;
 
 	if (aj_policy_load(pol, c->policy_file, c->preset, err) < 0 ||
-	    apply_pending(c, pol, err) < 0 || aj_policy_validate(pol, err) < 0)
+	    apply_pending(c, pol, err) < 0 || aj_policy_validate(pol, err) < 0 ||
+	    outside_sandbox("--report", c->report, pol, err) < 0 ||
+	    outside_sandbox("--events", c->events, pol, err) < 0)
 		return -1;
 	aj_trace("policy ready");
 	aj_features_probe(feat, c->cgroup_parent);

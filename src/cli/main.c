@@ -1,5 +1,7 @@
 /* agentjail: dispatch to a subcommand. */
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -27,8 +29,18 @@ static void usage(FILE *f)
 	fprintf(f, "\nagentjail COMMAND --help shows a command's options.\n");
 }
 
+/* A closed 0, 1 or 2 would be taken by the next file we open (the events log, say) and then
+ * handed to the sandbox as its stdio. */
+static void ensure_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+			_exit(125);
+}
+
 int main(int argc, char **argv)
 {
+	ensure_stdio();
 	aj_trace_init();
 	aj_proctitle_init(argc, argv);
 	if (argc < 2) {

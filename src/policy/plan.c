@@ -69,9 +69,10 @@ int aj_plan_need(struct aj_plan *p, int layer, const char *name, const char *gro
 		 enum aj_layer err_layer, const char *probe, const char *remedy, struct aj_err *err)
 {
 	if (degraded_allowed(p, name, group)) {
+		const char *by = aj_strv_contains(&p->policy->allow_degraded, name) ? name : group;
 		aj_plan_set_layer(p, layer, AJ_LS_DEGRADED, "NOT ENFORCED (accepted by "
-							    "--allow-degraded %s): %s",
-				  name, probe);
+							    "allow_degraded \"%s\"): %s",
+				  by, probe);
 		return 0;
 	}
 	aj_err_set(err, err_layer, 0, "the %s layer is needed but cannot be enforced: %s", name,
@@ -306,6 +307,12 @@ static int landlock(struct aj_plan *p, struct aj_err *err)
 		p->ll_scope = AJ_LL_SCOPE_ABSTRACT_UNIX | AJ_LL_SCOPE_SIGNAL;
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_ENFORCED,
 				  "abstract unix sockets and signals scoped to the sandbox");
+	} else if (p->policy->net_mode == AJ_NET_HOST) {
+		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_SUPPLEMENTAL,
+				  "kernel Landlock ABI %d < 6: with the host network, the host's "
+				  "abstract unix sockets are reachable; signals are confined by the "
+				  "pid namespace",
+				  abi);
 	} else {
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_SUPPLEMENTAL,
 				  "kernel Landlock ABI %d < 6; the network and pid namespaces "
@@ -389,8 +396,10 @@ static int resources(struct aj_plan *p, struct aj_err *err)
 		aj_plan_set_layer(p, AJ_PL_MEMORY, AJ_LS_OFF, "no limit");
 	else if (cg->usable[AJ_CG_MEMORY]) {
 		aj_format_size(l->memory, buf, sizeof buf);
-		aj_plan_set_layer(p, AJ_PL_MEMORY, AJ_LS_ENFORCED, "%s (cgroup %s), no swap", buf,
-				  aj_cgroup_mode_name(cg->mode));
+		aj_plan_set_layer(p, AJ_PL_MEMORY, AJ_LS_ENFORCED, "%s (cgroup %s)%s", buf,
+				  aj_cgroup_mode_name(cg->mode),
+				  cg->swap_limited ? ", no swap beyond it"
+						   : "; swap is not bounded (no swap accounting)");
 	} else {
 		p->cg_limits.memory = 0;
 		if (aj_plan_need(p, AJ_PL_MEMORY, "memory", "cgroup", AJ_LAYER_CGROUP,
@@ -490,6 +499,13 @@ int aj_plan_build_ex(struct aj_plan *p, struct aj_policy *pol, const struct aj_f
 		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
 	if (identity(p, err) < 0)
 		goto fail;
+	if (!feat->mount_api) {
+		aj_err_set(err, AJ_LAYER_MOUNT, ENOSYS,
+			   "the kernel lacks the mount API agentjail builds the sandbox root with "
+			   "(open_tree, move_mount, mount_setattr)");
+		aj_err_hint(err, "use Linux 5.12 or later");
+		goto fail;
+	}
 	namespaces(p);
 	if (aj_plan_rootfs(p, err) < 0 || process(p, argv, err) < 0)
 		goto fail;
@@ -514,6 +530,8 @@ void aj_plan_free(struct aj_plan *p)
 	free(p->cwd);
 	free(p->sc_owned);
 	free(p->ovl.rw_dir);
+	free(p->git_dir);
+	p->git_dir = NULL;
 	for (size_t i = 0; i < p->ovl.n_lowers; i++)
 		free(p->ovl.lowers[i]);
 	p->ovl.rw_dir = NULL;

@@ -47,6 +47,9 @@ enum aj_op_kind {
 #define AJ_OPF_SELF (1u << 6)         /* src is dst as already mounted in the new root */
 #define AJ_OPF_SEALED (1u << 7)       /* flags come from a later AJ_OP_SEAL of a parent */
 #define AJ_OPF_NODEV (1u << 8)        /* AJ_OP_SEAL: also nodev */
+#define AJ_OPF_NOIDMAP (1u << 9)      /* from the parent, but shown with host ownership */
+#define AJ_OPF_NOFOLLOW (1u << 10)    /* resolve the source without following symlinks */
+#define AJ_OPF_MKFILE (1u << 11)      /* with AJ_OPF_MKSRC: the source is a file */
 
 struct aj_op {
 	int kind; /* enum aj_op_kind */
@@ -159,6 +162,8 @@ struct aj_plan {
 	size_t sc_rules;
 	/* workspace */
 	bool persistent;
+	char *git_dir;      /* the workspace's .git directory, checked again after the run */
+	bool had_commondir; /* .git/commondir existed before the run */
 	struct aj_overlay ovl;
 	/* resources */
 	struct aj_cgroup_limits cg_limits;

@@ -100,13 +100,21 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 	}
 	json_object_set_new(root, "sandbox", json_string(p->id));
 	json_object_set_new(root, "mode", json_string(p->privileged ? "privileged" : "rootless"));
+	/* As root the host range is allocated at launch: null before that (--dry-run). */
+	bool known = !p->privileged || p->id_base;
 	json_object_set_new(root, "user",
-			    json_pack("{s:I, s:I, s:I, s:I}", "uid", (json_int_t)p->uid, "gid",
+			    json_pack("{s:I, s:I, s:o, s:o}", "uid", (json_int_t)p->uid, "gid",
 				      (json_int_t)p->gid, "host_uid",
-				      (json_int_t)(p->privileged ? p->id_base + p->uid : p->id_base),
+				      known ? json_integer((json_int_t)(p->privileged
+									? p->id_base + p->uid
+									: p->id_base))
+					    : json_null(),
 				      "host_gid",
-				      (json_int_t)(p->privileged ? p->id_base + p->gid
-								 : p->host_gid_base)));
+				      known ? json_integer((json_int_t)(p->privileged
+									? p->id_base + p->gid
+									: p->host_gid_base))
+					    : json_null()));
+	json_object_set_new(root, "policy", aj_policy_to_json(p->policy));
 	json_object_set_new(root, "workspace", json_string(p->policy->workspace));
 	json_object_set_new(root, "cwd", json_string(p->cwd));
 	json_object_set_new(root, "layers", layers);

@@ -2,6 +2,7 @@
  * directories, a chosen part of /etc, generated identity files, a minimal /dev, a fresh /proc,
  * private tmpfs areas, the workspace and the policy's extra paths are placed, in an order in
  * which deeper mounts land on top of shallower ones. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -271,16 +272,117 @@ static size_t depth(const char *path)
 	return d;
 }
 
+static int protect(struct aj_plan *p, const char *path, unsigned flags, const char *why,
+		   struct aj_err *err)
+{
+	ADD(p, AJ_OP_BIND, path, path, AJ_OPF_SELF | AJ_OPF_NOFOLLOW | flags, 0, why);
+	return 0;
+}
+
+/* One git directory's executable parts: hooks and config are read-only; missing ones are
+ * created (empty), as git init would, so the sandbox cannot create them either. */
+static int protect_gitdir(struct aj_plan *p, const char *gitdir, bool modules,
+			  struct aj_err *err)
+{
+	static const struct {
+		const char *name;
+		int type; /* S_IFDIR or S_IFREG */
+		bool create;
+		const char *why;
+	} parts[] = {
+		{"hooks", S_IFDIR, true, "git hooks run on the host: read-only"},
+		{"config", S_IFREG, true, "git config can name hooks, filters and fsmonitor: read-only"},
+		{"commondir", S_IFREG, false, "commondir redirects git to another config: read-only"},
+		{"worktrees", S_IFDIR, false, "other worktrees' git directories: read-only"},
+	};
+	char path[4300];
+	struct stat st;
+
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(parts); i++) {
+		snprintf(path, sizeof path, "%s/%s", gitdir, parts[i].name);
+		if (lstat(path, &st) < 0) {
+			if (errno != ENOENT)
+				return aj_err_sys(err, AJ_LAYER_POLICY, "protect \"%s\"", path);
+			if (!parts[i].create || modules)
+				continue;
+			if (protect(p, path, AJ_OPF_RO | AJ_OPF_MKSRC | (parts[i].type == S_IFDIR
+									       ? 0
+									       : AJ_OPF_MKFILE),
+				    parts[i].why, err) < 0)
+				return -1;
+			continue;
+		}
+		if ((st.st_mode & S_IFMT) != (mode_t)parts[i].type)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "\"%s\" is not a plain %s (a symlink left by an earlier "
+					  "run?); agentjail protects it and will not follow it",
+					  path, parts[i].type == S_IFDIR ? "directory" : "file"),
+			       aj_err_hint(err, "inspect and repair the repository, or run with "
+						"protect_git off");
+		if (protect(p, path, AJ_OPF_RO, parts[i].why, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The workspace's git metadata runs code on the host the next time the user runs git there.
+ * .git itself is bound onto itself so that it cannot be renamed away and rebuilt; submodule
+ * git directories get the same protection. */
+static int protect_git(struct aj_plan *p, struct aj_err *err)
+{
+	const char *ws = p->policy->workspace;
+	char git[4200], mod[4300];
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(git, sizeof git, "%s/.git", ws);
+	if (lstat(git, &st) < 0)
+		return 0; /* not a repository (yet): what the agent creates is its own */
+	if (S_ISLNK(st.st_mode))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "\"%s\" is a symlink (left by an earlier run?); agentjail protects "
+				  ".git and will not follow it",
+				  git);
+	if (S_ISREG(st.st_mode))
+		return protect(p, git, AJ_OPF_RO, "a gitdir file: where git finds the repository",
+			       err);
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	p->git_dir = strdup(git);
+	snprintf(mod, sizeof mod, "%s/commondir", git);
+	p->had_commondir = lstat(mod, &st) == 0;
+	if (!p->git_dir || protect(p, git, 0, "pinned: a mount point cannot be renamed away",
+				   err) < 0 ||
+	    protect_gitdir(p, git, false, err) < 0)
+		return -1;
+	snprintf(mod, sizeof mod, "%s/modules", git);
+	d = opendir(mod);
+	while (d && (e = readdir(d))) {
+		char sub[4600];
+		if (e->d_name[0] == '.' || e->d_type != DT_DIR)
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", mod, e->d_name);
+		if (protect_gitdir(p, sub, true, err) < 0) {
+			closedir(d);
+			return -1;
+		}
+	}
+	if (d)
+		closedir(d);
+	return 0;
+}
+
 /* The workspace, its .git protections and the policy's extra paths, shallowest first so that
- * a deeper bind lands on top of the one containing it. */
+ * a deeper bind lands on top of the one containing it. Read-only grants keep their host
+ * ownership (the sandbox user reads them as anyone else would); the workspace and read-write
+ * grants show their owner as the sandbox user, or the sandbox could not write them. */
 static int user_binds(struct aj_plan *p, struct aj_err *err)
 {
 	const struct aj_policy *pol = p->policy;
 	size_t first = p->n_ops;
 	unsigned parent = p->privileged ? AJ_OPF_FROM_PARENT : 0;
 	bool ro = pol->workspace_mode == AJ_WS_RO;
-	char path[4200];
-	struct stat st;
 
 	if (p->ovl.on)
 		ADD(p, AJ_OP_OVERLAY, pol->workspace, NULL, parent | (ro ? AJ_OPF_RO : 0),
@@ -291,23 +393,15 @@ static int user_binds(struct aj_plan *p, struct aj_err *err)
 	else
 		ADD(p, AJ_OP_BIND, pol->workspace, pol->workspace, parent | (ro ? AJ_OPF_RO : 0),
 		    ro ? AJ_LL_RX : AJ_LL_RW, ro ? "the workspace, read-only" : "the workspace");
-	snprintf(path, sizeof path, "%s/.git", pol->workspace);
-	if (pol->protect_git && !ro && !pol->managed && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		/* Hooks and config run code on the host the next time the user runs git there. */
-		snprintf(path, sizeof path, "%s/.git/hooks", pol->workspace);
-		ADD(p, AJ_OP_BIND, path, path, AJ_OPF_SELF | AJ_OPF_RO | AJ_OPF_MKSRC, 0,
-		    "git hooks run on the host: read-only");
-		snprintf(path, sizeof path, "%s/.git/config", pol->workspace);
-		if (stat(path, &st) == 0)
-			ADD(p, AJ_OP_BIND, path, path, AJ_OPF_SELF | AJ_OPF_RO, 0,
-			    "git config can name hooks and filters: read-only");
-	}
+	if (pol->protect_git && !ro && !pol->managed && protect_git(p, err) < 0)
+		return -1;
 	for (size_t i = 0; i < pol->read_only.n; i++)
-		ADD(p, AJ_OP_BIND, pol->read_only.v[i], pol->read_only.v[i], parent | AJ_OPF_RO,
-		    AJ_LL_RX, "granted read-only by the policy");
+		ADD(p, AJ_OP_BIND, pol->read_only.v[i], pol->read_only.v[i],
+		    parent | AJ_OPF_RO | AJ_OPF_NOIDMAP | AJ_OPF_NOFOLLOW, AJ_LL_RX,
+		    "granted read-only by the policy, host ownership kept");
 	for (size_t i = 0; i < pol->read_write.n; i++)
-		ADD(p, AJ_OP_BIND, pol->read_write.v[i], pol->read_write.v[i], parent, AJ_LL_RW,
-		    "granted read-write by the policy");
+		ADD(p, AJ_OP_BIND, pol->read_write.v[i], pol->read_write.v[i],
+		    parent | AJ_OPF_NOFOLLOW, AJ_LL_RW, "granted read-write by the policy");
 	/* Stable insertion sort by depth over the ops just added. */
 	for (size_t i = first + 1; i < p->n_ops; i++) {
 		struct aj_op tmp = p->ops[i];
@@ -321,11 +415,35 @@ static int user_binds(struct aj_plan *p, struct aj_err *err)
 	return 0;
 }
 
+static bool in_writable_area(const struct aj_policy *pol, const char *path)
+{
+	if (pol->workspace_mode == AJ_WS_RW && aj_path_within(path, pol->workspace))
+		return true;
+	for (size_t i = 0; i < pol->read_write.n; i++)
+		if (aj_path_within(path, pol->read_write.v[i]))
+			return true;
+	return false;
+}
+
+/* A mask inside a writable area can be moved away between runs (rename its directory): its
+ * target missing there means the secret may sit under another name now, so the run is
+ * refused rather than the mask silently skipped. */
 static int masks(struct aj_plan *p, struct aj_err *err)
 {
-	for (size_t i = 0; i < p->policy->mask.n; i++)
-		ADD(p, AJ_OP_MASK, p->policy->mask.v[i], NULL, AJ_OPF_OPTIONAL, 0,
+	for (size_t i = 0; i < p->policy->mask.n; i++) {
+		const char *m = p->policy->mask.v[i];
+		bool writable = in_writable_area(p->policy, m);
+		struct stat st;
+
+		if (writable && lstat(m, &st) < 0)
+			return aj_err_set(err, AJ_LAYER_POLICY, ENOENT,
+					  "filesystem.mask[%zu]: \"%s\" is missing inside a writable "
+					  "area; it may have been moved by an earlier run",
+					  i, m),
+			       aj_err_hint(err, "find where the masked data went, or drop the mask");
+		ADD(p, AJ_OP_MASK, m, NULL, writable ? AJ_OPF_NOFOLLOW : AJ_OPF_OPTIONAL, 0,
 		    "masked by the policy");
+	}
 	return 0;
 }
 
@@ -345,8 +463,6 @@ int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err)
 		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
 	if (rules_section(p, "etc", err) < 0 || identity_files(p, err) < 0)
 		return -1;
-	ADD(p, AJ_OP_SEAL, "/etc", NULL, AJ_OPF_RO | AJ_OPF_NODEV, 0,
-	    "/etc and everything bound into it: read-only, nosuid, nodev");
 	if (dev_tree(p, err) < 0)
 		return -1;
 	ADD(p, AJ_OP_PROC, "/proc", NULL, 0, AJ_LL_RO,
@@ -357,6 +473,9 @@ int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err)
 	    "procfs and its masks: read-only, nosuid, nodev, noexec");
 	if (scratch_areas(p, err) < 0 || user_binds(p, err) < 0 || masks(p, err) < 0)
 		return -1;
+	/* Last, so that grants and masks under /etc can still be placed. */
+	ADD(p, AJ_OP_SEAL, "/etc", NULL, AJ_OPF_RO | AJ_OPF_NODEV, 0,
+	    "/etc and everything bound into it: read-only, nosuid, nodev");
 	aj_plan_set_layer(p, AJ_PL_ROOTFS, AJ_LS_ENFORCED,
 			  "tmpfs root, read-only; %zu operations; system directories read-only, "
 			  "nosuid, nodev; workspace %s",

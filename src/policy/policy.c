@@ -142,3 +142,16 @@ bool aj_policy_env_name_ok(const char *name)
 			return false;
 	return true;
 }
+
+bool aj_policy_hostname_ok(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > 64 || name[0] == '-' || name[0] == '.')
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '.'))
+			return false;
+	return true;
+}

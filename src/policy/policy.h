@@ -95,5 +95,6 @@ int aj_policy_parse_duration(const char *what, const char *s, uint64_t *out, str
 int aj_policy_parse_cpus(const char *what, const char *s, uint64_t *out, struct aj_err *err);
 int aj_policy_parse_count(const char *what, const char *s, uint64_t *out, struct aj_err *err);
 bool aj_policy_env_name_ok(const char *name);
+bool aj_policy_hostname_ok(const char *name);
 
 #endif

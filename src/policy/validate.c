@@ -12,23 +12,41 @@
 #include "common/util.h"
 
 /* Paths a sandbox may never be given write access to, nor use as its workspace: granting any
- * of them (or a parent of them) hands over the host's system or its kernel interfaces. */
+ * of them (or a parent of them) hands over the host's system or its kernel interfaces. The
+ * shared top-level directories count too: all of /tmp or /home is many people's data and
+ * sockets, not a project. */
 static const char *const host_system_paths[] = {
 	"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
-	"/proc", "/root", "/run", "/sbin", "/sys", "/usr", "/var",
+	"/proc", "/root", "/run", "/sbin", "/sys", "/usr", "/var", "/tmp", "/var/tmp", "/home",
+	"/mnt", "/media", "/srv", "/opt", "/var/lib",
+};
+
+/* Trees nothing inside of which may be made writable: the system, its configuration, its
+ * runtime sockets (/run holds container runtimes' sockets: host root). */
+static const char *const system_trees[] = {
+	"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run",
+	"/sbin", "/sys", "/usr", "/var/run", "/var/lock", "/var/spool",
 };
 
 /* Kernel interface trees: nothing below them may be bound into a sandbox. */
 static const char *const kernel_trees[] = {"/proc", "/sys", "/dev"};
 
 static const char *const degradable_layers[] = {
-	"landlock", "landlock-net", "landlock-scope", "seccomp", "cgroup", "memory", "pids", "cpu",
+	"landlock", "landlock-net", "landlock-scope", "seccomp", "cgroup", "memory", "cpu",
 };
 
 static bool is_system_path_or_parent(const char *path)
 {
 	for (size_t i = 0; i < sizeof host_system_paths / sizeof host_system_paths[0]; i++)
 		if (aj_path_within(host_system_paths[i], path))
+			return true;
+	return false;
+}
+
+static bool in_system_tree(const char *path)
+{
+	for (size_t i = 0; i < sizeof system_trees / sizeof system_trees[0]; i++)
+		if (aj_path_within(path, system_trees[i]))
 			return true;
 	return false;
 }
@@ -41,8 +59,12 @@ static bool in_kernel_tree(const char *path)
 	return false;
 }
 
-/* Replaces *path with its canonical form. Missing paths are an error unless allow_missing. */
-static int canonicalize(const char *field, char **path, bool allow_missing, struct aj_err *err)
+/* Replaces *path with its canonical form. Missing paths are an error unless allow_missing.
+ * exact: the path must already be canonical. A grant named through a symlink would follow
+ * wherever the link points at launch, and links inside a workspace are the sandbox's to
+ * plant between runs. */
+static int canonicalize(const char *field, char **path, bool allow_missing, bool exact,
+			struct aj_err *err)
 {
 	char *real = realpath(*path, NULL);
 
@@ -50,6 +72,13 @@ static int canonicalize(const char *field, char **path, bool allow_missing, stru
 		if (errno == ENOENT && allow_missing)
 			return 0;
 		return aj_err_sys(err, AJ_LAYER_POLICY, "%s: cannot resolve \"%s\"", field, *path);
+	}
+	if (exact && strcmp(real, *path) != 0) {
+		aj_err_set(err, AJ_LAYER_POLICY, 0,
+			   "%s: \"%s\" resolves through a symlink to \"%s\"; name the real path",
+			   field, *path, real);
+		free(real);
+		return -1;
 	}
 	free(*path);
 	*path = real;
@@ -84,14 +113,15 @@ static int validate_workspace(struct aj_policy *p, struct aj_err *err)
 				  "filesystem.workspace: expected an absolute path, got \"%s\"",
 				  p->workspace);
 	}
-	if (canonicalize("filesystem.workspace", &p->workspace, false, err) < 0)
+	if (canonicalize("filesystem.workspace", &p->workspace, false, false, err) < 0)
 		return -1;
 	if (stat(p->workspace, &st) < 0)
 		return aj_err_sys(err, AJ_LAYER_POLICY, "filesystem.workspace: \"%s\"", p->workspace);
 	if (!S_ISDIR(st.st_mode))
 		return aj_err_set(err, AJ_LAYER_POLICY, ENOTDIR, "filesystem.workspace: \"%s\"",
 				  p->workspace);
-	if (is_system_path_or_parent(p->workspace) || in_kernel_tree(p->workspace))
+	if (is_system_path_or_parent(p->workspace) || in_kernel_tree(p->workspace) ||
+	    (p->workspace_mode == AJ_WS_RW && in_system_tree(p->workspace)))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "filesystem.workspace: \"%s\" is a system directory or contains "
 				  "one; a workspace must be a project directory",
@@ -110,7 +140,7 @@ static int validate_paths(const char *field, struct aj_strv *sv, bool writable,
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
 					  "%s: expected a clean absolute path, got \"%s\"", name,
 					  sv->v[i]);
-		if (canonicalize(name, &sv->v[i], allow_missing, err) < 0)
+		if (canonicalize(name, &sv->v[i], allow_missing, true, err) < 0)
 			return -1;
 		if (!allow_missing && strcmp(sv->v[i], "/") == 0)
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
@@ -119,10 +149,10 @@ static int validate_paths(const char *field, struct aj_strv *sv, bool writable,
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
 					  "%s: \"%s\" is a kernel interface; it cannot be bound in",
 					  name, sv->v[i]);
-		if (writable && is_system_path_or_parent(sv->v[i]))
+		if (writable && (is_system_path_or_parent(sv->v[i]) || in_system_tree(sv->v[i])))
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
-					  "%s: \"%s\" is a host system directory (or contains one) "
-					  "and cannot be made writable",
+					  "%s: \"%s\" is (or is inside, or contains) a host system "
+					  "directory and cannot be made writable",
 					  name, sv->v[i]);
 	}
 	return 0;
@@ -173,6 +203,10 @@ int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
 	    validate_paths("filesystem.mask", &p->mask, false, true, err) < 0 ||
 	    validate_limits(&p->limits, err) < 0 || validate_degraded(&p->allow_degraded, err) < 0)
 		return -1;
+	if (!aj_policy_hostname_ok(p->hostname))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "hostname: expected 1-64 characters from [A-Za-z0-9.-], got \"%s\"",
+				  p->hostname);
 	if (p->cwd && !aj_path_is_clean_abs(p->cwd))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "cwd: expected a clean absolute path");
 	if (!aj_path_is_clean_abs(p->home) || strcmp(p->home, "/") == 0)

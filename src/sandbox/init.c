@@ -179,7 +179,11 @@ void aj_init_main(const struct aj_plan *plan, int ctl_fd)
 	aj_sync_send(ctl_fd, &ready);
 	aj_init_detach_stdio();
 	if (cmd < 0)
-		finish(ctl_fd, 126 << 8, &ready);
+		finish(ctl_fd,
+		       (ready.exec_errno == ENOENT && strcmp(ready.exec_stage, "exec") == 0 ? 127
+											 : 126)
+			       << 8,
+		       &ready);
 	for (;;) {
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = ctl_fd, .events = POLLIN}};
 		struct signalfd_siginfo si;

@@ -123,11 +123,12 @@ static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, 
 	if (((plan->clone_flags & CLONE_NEWNET) && aj_netif_loopback_up(err) < 0) ||
 	    aj_netif_set_hostname(plan->policy->hostname, err) < 0)
 		return -1;
-	/* 6. Resource limits while we still may set them. */
-	if (apply_rlimits(plan, err) < 0)
-		return -1;
-	/* 7. Stdio in place, everything else the caller left open is closed. */
+	/* 6. Stdio in place, everything else the caller left open is closed; before the
+	 *    rlimits, which may allow fewer descriptors than the numbers used to shuffle them. */
 	if (arrange_fds(io, sync_fd, err) < 0)
+		return -1;
+	/* 7. Resource limits while we still may set them. */
+	if (apply_rlimits(plan, err) < 0)
 		return -1;
 	/* 8. A new session without a controlling terminal: the sandbox cannot push input into
 	 *    the caller's terminal (TIOCSTI) nor receive its job-control signals. */

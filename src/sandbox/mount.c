@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,7 +43,7 @@ static int create_node(const char *dst, int kind, const char *target)
 		return mkdir(dst, 0755);
 	if (kind == 'l')
 		return symlink(target, dst);
-	fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -1;
 	close(fd);
@@ -91,6 +92,60 @@ static int seal(const struct aj_op *op, struct aj_err *err)
 			 op->flags & AJ_OPF_NOEXEC, true, err);
 }
 
+static int open_nofollow(const char *path, int flags)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+/* Attaches a detached tree at dst. With nofollow, dst is resolved without following any
+ * symlink: under the workspace, what looks like a directory may be a link the sandbox
+ * planted in an earlier run. */
+static int attach(int tree, const char *dst, bool nofollow, struct aj_err *err)
+{
+	int tfd, r;
+
+	if (!nofollow) {
+		r = move_mount(tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH);
+	} else {
+		tfd = open_nofollow(dst, O_PATH);
+		if (tfd < 0)
+			return aj_err_sys(err, AJ_LAYER_MOUNT, "mount point \"%s\"", dst);
+		r = move_mount(tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+		close(tfd);
+	}
+	if (r < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "attach \"%s\"", dst);
+	return 0;
+}
+
+/* A bind whose source or target a sandbox may have influenced (grants, .git parts, the
+ * workspace): every path resolved without following symlinks. */
+static int bind_nofollow(const char *src, const struct aj_op *op, struct aj_err *err)
+{
+	_cleanup_close_ int sfd = open_nofollow(src, O_PATH), tree = -1;
+	struct stat st;
+
+	if (sfd < 0 || fstat(sfd, &st) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "bind source \"%s\" (symlinks are not "
+						       "followed here)",
+				  op->src);
+	if (!(op->flags & AJ_OPF_SELF) && make_mountpoint(op->dst, S_ISDIR(st.st_mode), err) < 0)
+		return -1;
+	tree = (int)open_tree(sfd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					       AT_RECURSIVE);
+	if (tree < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "clone mount of \"%s\"", op->src);
+	if (attach(tree, op->dst, true, err) < 0)
+		return -1;
+	if (op->flags & AJ_OPF_SEALED)
+		return 0;
+	return set_flags(op->dst, !(op->flags & AJ_OPF_DEV), op->flags & AJ_OPF_RO,
+			 op->flags & AJ_OPF_NOEXEC, true, err);
+}
+
 static int do_bind(const struct aj_op *op, struct aj_err *err)
 {
 	char src[4200];
@@ -101,11 +156,11 @@ static int do_bind(const struct aj_op *op, struct aj_err *err)
 		bool dir = fstat(op->tree_fd, &st) < 0 || S_ISDIR(st.st_mode);
 		if (make_mountpoint(op->dst, dir, err) < 0)
 			return -1;
-		if (move_mount(op->tree_fd, "", AT_FDCWD, op->dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return aj_err_sys(err, AJ_LAYER_MOUNT, "attach \"%s\"", op->dst);
-		return 0;
+		return attach(op->tree_fd, op->dst, op->flags & AJ_OPF_NOFOLLOW, err);
 	}
 	snprintf(src, sizeof src, "%s%s", op->flags & AJ_OPF_SELF ? "" : OLDROOT, op->src);
+	if (op->flags & AJ_OPF_NOFOLLOW)
+		return bind_nofollow(src, op, err);
 	if (stat(src, &st) < 0) {
 		if (errno == ENOENT && (op->flags & AJ_OPF_OPTIONAL))
 			return 0;
@@ -126,7 +181,7 @@ static int do_mask(const struct aj_op *op, struct aj_err *err)
 	struct stat st;
 
 	if (lstat(op->dst, &st) < 0) {
-		if (errno == ENOENT)
+		if (errno == ENOENT && (op->flags & AJ_OPF_OPTIONAL))
 			return 0;
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "mask \"%s\"", op->dst);
 	}

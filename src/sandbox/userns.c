@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -149,7 +150,7 @@ struct idmap_cache {
 		uint32_t count;
 		bool with_root;
 		int fd;
-	} e[8];
+	} e[32];
 	size_t n;
 };
 
@@ -167,9 +168,13 @@ static int cached_userns(struct idmap_cache *c, const struct aj_plan *plan, uid_
 		    c->e[i].with_root == with_root)
 			return c->e[i].fd;
 	/* Owner maps for overlays also map the sandbox's root, see AJ_IDMAP_ROOT_DISK_ID. */
+	if (c->n == AJ_ARRAY_SIZE(c->e))
+		return aj_err_set(err, AJ_LAYER_USERNS, E2BIG,
+				  "more than %zu distinct owners among the granted paths",
+				  AJ_ARRAY_SIZE(c->e));
 	fd = idmap_userns(uid, gid, host_uid, host_gid, count,
 			  count == 1 && with_root ? plan->id_base : UINT32_MAX, err);
-	if (fd >= 0 && c->n < AJ_ARRAY_SIZE(c->e)) {
+	if (fd >= 0) {
 		c->e[c->n].uid = uid;
 		c->e[c->n].gid = gid;
 		c->e[c->n].count = count;
@@ -179,16 +184,27 @@ static int cached_userns(struct idmap_cache *c, const struct aj_plan *plan, uid_
 	return fd;
 }
 
+/* A detached copy of the mount tree at path, resolved without following symlinks (grants were
+ * checked to be canonical; a link appearing since then is refused, not followed), idmapped
+ * through nsfd unless nsfd < 0. */
 static int make_tree(const char *path, int nsfd, bool ro, struct aj_err *err)
 {
 	struct mount_attr attr = {0};
-	int fd = (int)open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	_cleanup_close_ int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	int fd;
 
+	if (pfd < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "open \"%s\" (symlinks are not followed)",
+				  path);
+	fd = (int)open_tree(pfd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					     AT_RECURSIVE);
 	if (fd < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "open_tree \"%s\"", path);
-	attr.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-			(ro ? MOUNT_ATTR_RDONLY : 0);
-	attr.userns_fd = (uint64_t)nsfd;
+	attr.attr_set = (nsfd >= 0 ? MOUNT_ATTR_IDMAP : 0) | MOUNT_ATTR_NOSUID |
+			MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0);
+	attr.userns_fd = nsfd >= 0 ? (uint64_t)nsfd : 0;
 	if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
 		aj_err_sys(err, AJ_LAYER_MOUNT, "idmap \"%s\" to the sandbox's ids", path);
 		if (errno == EINVAL)
@@ -214,9 +230,9 @@ static int owner_userns(struct idmap_cache *cache, const struct aj_plan *plan, c
 static int idmapped_tree(struct aj_plan *plan, struct aj_op *op, struct idmap_cache *cache,
 			 struct aj_err *err)
 {
-	int nsfd = owner_userns(cache, plan, op->src, false, err);
+	int nsfd = op->flags & AJ_OPF_NOIDMAP ? -1 : owner_userns(cache, plan, op->src, false, err);
 
-	if (nsfd < 0)
+	if (nsfd < 0 && !(op->flags & AJ_OPF_NOIDMAP))
 		return -1;
 	op->tree_fd = make_tree(op->src, nsfd, op->flags & AJ_OPF_RO, err);
 	return op->tree_fd < 0 ? -1 : 0;
@@ -239,24 +255,41 @@ static int overlay_trees(struct aj_plan *plan, struct idmap_cache *cache, struct
 	return o->rw_fd < 0 ? -1 : 0;
 }
 
-static int make_source_dir(const struct aj_op *op, struct aj_err *err)
+/* Creates a missing protected .git part (hooks directory, empty config) the way git init
+ * would, owned like its parent. Relative to the parent opened without following symlinks: a
+ * workspace may hold links planted by an earlier run, and this runs with the caller's rights
+ * (root, in privileged mode). */
+static int make_source(const struct aj_op *op, struct aj_err *err)
 {
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	char parent[4096];
+	const char *name;
+	_cleanup_close_ int dfd = -1;
 	struct stat st;
 	char *slash;
+	int r;
 
-	if (lstat(op->src, &st) == 0)
-		return 0;
 	snprintf(parent, sizeof parent, "%s", op->src);
 	slash = strrchr(parent, '/');
-	if (slash)
-		*slash = '\0';
-	if (stat(parent, &st) < 0)
-		return aj_err_sys(err, AJ_LAYER_MOUNT, "stat \"%s\"", parent);
-	if (mkdir(op->src, 0755) < 0 && errno != EEXIST)
+	if (!slash || slash == parent)
+		return aj_err_set(err, AJ_LAYER_MOUNT, EINVAL, "create \"%s\"", op->src);
+	*slash = '\0';
+	name = slash + 1;
+	dfd = (int)syscall(SYS_openat2, AT_FDCWD, parent, &how, sizeof how);
+	if (dfd < 0 || fstat(dfd, &st) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "open \"%s\" (symlinks are not followed)",
+				  parent);
+	if (op->flags & AJ_OPF_MKFILE) {
+		r = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (r >= 0)
+			close(r);
+	} else {
+		r = mkdirat(dfd, name, 0755);
+	}
+	if (r < 0 && errno != EEXIST)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "create \"%s\"", op->src);
-	/* As root, leave it owned like .git itself, as `git init` would have. */
-	if (lchown(op->src, st.st_uid, st.st_gid) < 0 && geteuid() == 0)
+	if (geteuid() == 0 && fchownat(dfd, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "chown \"%s\"", op->src);
 	return 0;
 }
@@ -268,7 +301,7 @@ int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err)
 
 	for (size_t i = 0; i < plan->n_ops && r == 0; i++) {
 		struct aj_op *op = &plan->ops[i];
-		if ((op->flags & AJ_OPF_MKSRC) && make_source_dir(op, err) < 0)
+		if ((op->flags & AJ_OPF_MKSRC) && make_source(op, err) < 0)
 			r = -1;
 		else if ((op->flags & AJ_OPF_FROM_PARENT) && op->kind == AJ_OP_BIND &&
 			 idmapped_tree(plan, op, &cache, err) < 0)

@@ -15,7 +15,9 @@ int aj_events_open(struct aj_events *ev, const char *path, const char *sandbox,
 	snprintf(ev->sandbox, sizeof ev->sandbox, "%s", sandbox);
 	if (!path)
 		return 0;
-	ev->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	/* Never through a symlink (the caller may point this into a sandbox-written tree), and
+	 * private: events carry command lines. */
+	ev->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
 	if (ev->fd < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "open the events file \"%s\"", path);
 	return 0;

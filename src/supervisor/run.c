@@ -3,9 +3,12 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/time.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +18,7 @@
 #include "common/util.h"
 #include "sandbox/launch.h"
 #include "supervisor/events.h"
+#include "supervisor/stdin.h"
 
 struct run_ctx;
 
@@ -35,11 +39,69 @@ struct run_ctx {
 	struct aj_events ev;
 	struct event_base *base;
 	struct stream streams[2];
+	struct aj_stdin in;
+	struct event *in_read, *in_write;
 	bool init_gone;
 	bool got_exit;
 	int interrupts;
+	int interrupt_sig;
 	uint64_t start_us;
 };
+
+/* The wall-clock timeout must fire even while the loop is stuck writing output to a caller
+ * that stopped reading: SIGALRM interrupts that write, kills the sandbox, and from then on
+ * output is dropped instead of written. */
+static volatile sig_atomic_t hard_timeout;
+static int alarm_pidfd = -1;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	hard_timeout = 1;
+	if (alarm_pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, alarm_pidfd, SIGKILL, NULL, 0);
+}
+
+static void arm_hard_timeout(int pidfd, uint64_t ms)
+{
+	struct sigaction sa;
+	struct itimerval it = {{0, 0}, {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000}};
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm; /* no SA_RESTART: a blocked write returns EINTR */
+	sigaction(SIGALRM, &sa, NULL);
+	alarm_pidfd = pidfd;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void disarm_hard_timeout(void)
+{
+	struct itimerval off = {{0, 0}, {0, 0}};
+
+	setitimer(ITIMER_REAL, &off, NULL);
+	alarm_pidfd = -1;
+}
+
+/* Writes all of buf to the caller, unless the timeout fired meanwhile. */
+static int write_out(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR && !hard_timeout)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd p = {.fd = fd, .events = POLLOUT};
+			if (poll(&p, 1, -1) < 0 && hard_timeout)
+				return -1;
+			continue;
+		}
+		if (n < 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
 
 static void maybe_done(struct run_ctx *c)
 {
@@ -89,8 +151,8 @@ static void relay(struct run_ctx *c, struct stream *s)
 		return;
 	}
 	pass = aj_output_admit(&c->res->out, s->which, (size_t)n);
-	if (pass && s->dest >= 0 && aj_write_all(s->dest, buf, pass) < 0)
-		s->dest = -1; /* the caller stopped reading; keep draining */
+	if (pass && s->dest >= 0 && write_out(s->dest, buf, pass) < 0)
+		s->dest = -1; /* the caller stopped reading, or the timeout hit: keep draining */
 	if (pass < (size_t)n && !(c->res->hits & AJ_HIT_OUTPUT)) {
 		const struct aj_limits *l = &c->plan->policy->limits;
 		char cap[32];
@@ -168,12 +230,42 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	struct run_ctx *c = arg;
 
 	(void)what;
+	c->interrupt_sig = (int)sig;
 	if (++c->interrupts > 1) {
 		kill_sandbox(c);
 		return;
 	}
 	if (c->sb.pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, c->sb.pidfd, (int)sig, NULL, 0);
+}
+
+static void stdin_update(struct run_ctx *c)
+{
+	if (!c->in_read)
+		return;
+	if (c->in.pipe_w < 0) {
+		event_del(c->in_read);
+		event_del(c->in_write);
+	} else if (aj_stdin_wants_write(&c->in)) {
+		event_del(c->in_read);
+		event_add(c->in_write, NULL);
+	} else {
+		event_del(c->in_write);
+		event_add(c->in_read, NULL);
+	}
+}
+
+static void on_stdin(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_ctx *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (!aj_stdin_pump(&c->in)) {
+		close(c->in.pipe_w); /* EOF for the command */
+		c->in.pipe_w = -1;
+	}
+	stdin_update(c);
 }
 
 static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err)
@@ -186,7 +278,9 @@ static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err
 		c->streams[i] = (struct stream){.c = c, .fd = p[i][0], .dest = i + 1, .which = i};
 		aj_fd_set_nonblock(p[i][0], true);
 	}
-	io->in = 0;
+	if (aj_stdin_setup(&c->in, err) < 0)
+		return -1;
+	io->in = c->in.child_fd;
 	io->out = p[0][1];
 	io->err = p[1][1];
 	return 0;
@@ -241,7 +335,18 @@ static int run_loop(struct run_ctx *c, struct aj_err *err)
 		if (add_event(c, &evs[3 + i], sigs[i], EV_SIGNAL | EV_PERSIST, on_signal, c, NULL,
 			      err) < 0)
 			goto out;
+	if (c->in.relay) {
+		c->in_read = event_new(c->base, c->in.src, EV_READ, on_stdin, c);
+		c->in_write = event_new(c->base, c->in.pipe_w, EV_WRITE, on_stdin, c);
+		if (!c->in_read || !c->in_write || event_add(c->in_read, NULL) < 0) {
+			aj_err_set(err, AJ_LAYER_IO, EIO, "relay stdin");
+			goto out;
+		}
+	}
+	if (timeout)
+		arm_hard_timeout(c->sb.pidfd, timeout + 50);
 	event_base_dispatch(c->base);
+	disarm_hard_timeout();
 	r = 0;
 out:
 	for (size_t i = 0; i < 6; i++)
@@ -250,6 +355,11 @@ out:
 	for (int i = 0; i < 2; i++)
 		if (c->streams[i].ev)
 			event_free(c->streams[i].ev);
+	if (c->in_read)
+		event_free(c->in_read);
+	if (c->in_write)
+		event_free(c->in_write);
+	c->in_read = c->in_write = NULL;
 	event_base_free(c->base);
 	return r;
 }
@@ -285,7 +395,32 @@ static void collect_stats(struct run_ctx *c)
 	c->have_cg = false;
 }
 
-static int decide(struct aj_run_result *res, const char **by)
+/* A .git/commondir made inside the sandbox would point the host's git at a configuration the
+ * sandbox wrote: it cannot be prevented up front (the file does not exist to be made
+ * read-only), so it is removed once every sandbox process is gone. */
+static void recheck_git(struct run_ctx *c)
+{
+	const char *git = c->plan->git_dir;
+	int dfd;
+	struct stat st;
+
+	if (!git || c->plan->had_commondir)
+		return;
+	dfd = open(git, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	if (fstatat(dfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    unlinkat(dfd, "commondir", 0) == 0) {
+		fprintf(stderr, "agentjail: removed %s/commondir created inside the sandbox (it "
+				"would redirect git on the host)\n",
+			git);
+		aj_events_emit(&c->ev, "protection",
+			       json_pack("{s:s, s:s}", "removed", "commondir", "git_dir", git));
+	}
+	close(dfd);
+}
+
+static int decide(struct aj_run_result *res, int interrupt_sig, const char **by)
 {
 	bool clean = res->have_status && WIFEXITED(res->status) && WEXITSTATUS(res->status) == 0;
 
@@ -304,6 +439,8 @@ static int decide(struct aj_run_result *res, const char **by)
 		return *by = "output", AJ_EXIT_OUTPUT;
 	if (!clean && (res->hits & AJ_HIT_PIDS))
 		return *by = "pids", AJ_EXIT_PIDS;
+	if (!res->have_status && interrupt_sig)
+		return 128 + interrupt_sig; /* stopped by the caller's repeated interrupt */
 	if (!res->have_status)
 		return -1;
 	if (WIFEXITED(res->status))
@@ -314,7 +451,7 @@ static int decide(struct aj_run_result *res, const char **by)
 static void finish(struct run_ctx *c)
 {
 	struct aj_run_result *res = c->res;
-	int code = decide(res, &res->decided_by);
+	int code = decide(res, c->interrupt_sig, &res->decided_by);
 
 	if (code < 0) {
 		res->failed = true;
@@ -335,8 +472,11 @@ static void fail(struct run_ctx *c, const struct aj_err *err)
 	c->res->failed = true;
 	c->res->err = *err;
 	c->res->exit_code = AJ_EXIT_ERROR;
-	aj_events_emit(&c->ev, "error", json_pack("{s:s, s:s}", "layer", aj_layer_name(err->layer),
-						  "message", err->msg));
+	char msg[sizeof err->msg + 128];
+
+	aj_err_format(err, msg, sizeof msg);
+	aj_events_emit(&c->ev, "error",
+		       json_pack("{s:s, s:s}", "layer", aj_layer_name(err->layer), "message", msg));
 }
 
 static void report_start(struct run_ctx *c, const struct aj_sync_msg *ready)
@@ -372,6 +512,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	c.plan = plan;
 	c.res = res;
 	c.streams[0].fd = c.streams[1].fd = -1;
+	c.in.pipe_w = c.in.child_fd = -1;
 	res->out.cap = plan->policy->limits.output_bytes;
 	aj_err_clear(&err);
 	c.start_us = aj_now_monotonic_us();
@@ -387,6 +528,10 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	close(io.out);
 	close(io.err);
 	io.out = io.err = -1;
+	if (c.in.relay || c.in.owned) {
+		close(c.in.child_fd);
+		c.in.child_fd = -1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	report_start(&c, &ready);
 	if (run_loop(&c, &err) < 0) {
@@ -395,6 +540,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	}
 	aj_trace("loop done");
 	collect_stats(&c);
+	recheck_git(&c);
 	aj_trace("stats collected");
 	if (!res->failed)
 		finish(&c);
@@ -415,6 +561,7 @@ out:
 	}
 	aj_sandbox_kill(&c.sb);
 	aj_sandbox_release(&c.sb);
+	aj_stdin_close(&c.in);
 	aj_events_close(&c.ev);
 }
 

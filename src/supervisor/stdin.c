@@ -1,0 +1,119 @@
+/* What the command gets as stdin. A read-only pipe, FIFO or file, or /dev/null, is handed
+ * over as it is. Anything else (a terminal, a socket, a descriptor open for writing) is
+ * relayed through a pipe: given directly, the sandbox could write to it (past the output
+ * cap), reconfigure the caller's terminal, or set O_NONBLOCK on a description the caller
+ * shares. */
+#include "supervisor/stdin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common/util.h"
+
+static bool safe_to_share(int fd)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fstat(fd, &st) < 0)
+		return false;
+	if (S_ISCHR(st.st_mode))
+		return st.st_rdev == makedev(1, 3); /* /dev/null */
+	return (fl & O_ACCMODE) == O_RDONLY && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode));
+}
+
+/* A file or FIFO open for writing too: a read-only description of the same object is as good
+ * to the command and cannot be written through. */
+static bool reopen_read_only(struct aj_stdin *s)
+{
+	struct stat st;
+	int fd;
+
+	if (fstat(0, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return false;
+	fd = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC | O_NOCTTY | (S_ISFIFO(st.st_mode)
+									      ? O_NONBLOCK
+									      : 0));
+	if (fd < 0)
+		return false;
+	if (S_ISFIFO(st.st_mode))
+		aj_fd_set_nonblock(fd, false);
+	s->child_fd = fd;
+	s->owned = true;
+	return true;
+}
+
+int aj_stdin_setup(struct aj_stdin *s, struct aj_err *err)
+{
+	int p[2];
+
+	memset(s, 0, sizeof *s);
+	s->src = 0;
+	s->pipe_w = -1;
+	s->child_fd = -1;
+	if (fcntl(0, F_GETFD) < 0 || safe_to_share(0)) {
+		s->child_fd = 0;
+		return 0;
+	}
+	if (reopen_read_only(s))
+		return 0;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "pipe for stdin");
+	aj_fd_set_nonblock(p[1], true);
+	s->relay = true;
+	s->child_fd = p[0];
+	s->pipe_w = p[1];
+	return 0;
+}
+
+/* Moves what can move from the caller's stdin to the pipe. Returns false when the relay is
+ * finished (EOF on stdin, or the sandbox closed its end). */
+bool aj_stdin_pump(struct aj_stdin *s)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (s->off < s->len) {
+			n = write(s->pipe_w, s->buf + s->off, s->len - s->off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno == EAGAIN)
+				return true; /* wait until the pipe is writable */
+			if (n < 0)
+				return false;
+			s->off += (size_t)n;
+			continue;
+		}
+		if (s->eof)
+			return false;
+		n = read(s->src, s->buf, sizeof s->buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			s->eof = true;
+			return false;
+		}
+		s->len = (size_t)n;
+		s->off = 0;
+		return true; /* one read per wake-up: a terminal only blocks on the next */
+	}
+}
+
+bool aj_stdin_wants_write(const struct aj_stdin *s)
+{
+	return s->off < s->len;
+}
+
+void aj_stdin_close(struct aj_stdin *s)
+{
+	if (s->pipe_w >= 0)
+		close(s->pipe_w);
+	if ((s->relay || s->owned) && s->child_fd >= 0)
+		close(s->child_fd);
+	s->pipe_w = -1;
+	s->child_fd = -1;
+}
