@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +309,39 @@ void aj_cgroup_free(struct aj_cgroup *cg)
 	for (int c = 0; c < AJ_CG__COUNT; c++) {
 		free(cg->path[c]);
 		cg->path[c] = NULL;
+	}
+}
+
+static void sweep_dir(const char *dir, const char *prefix, time_t older_than)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = strlen(prefix);
+
+	while (d && (e = readdir(d))) {
+		struct stat st;
+		if (strncmp(e->d_name, prefix, n) != 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_ctime > older_than)
+			continue;
+		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR); /* fails while tasks remain: fine */
+	}
+	if (d)
+		closedir(d);
+}
+
+void aj_cgroup_sweep(const struct aj_cgroup_env *env, const char *prefix, int min_age_s)
+{
+	time_t older_than = time(NULL) - min_age_s;
+
+	for (int c = 0; c < AJ_CG__COUNT; c++) {
+		bool seen = false;
+		if (!env->usable[c])
+			continue;
+		for (int k = 0; k < c; k++)
+			seen = seen || (env->usable[k] && strcmp(env->parent[k], env->parent[c]) == 0);
+		if (!seen)
+			sweep_dir(env->parent[c], prefix, older_than);
 	}
 }
 

@@ -105,6 +105,11 @@ unsigned aj_cgroup_needed(const struct aj_cgroup_limits *lim);
 
 void aj_cgroup_free(struct aj_cgroup *cg);
 
+/* Removes empty cgroups named PREFIX* under the parents, left by supervisors that were
+ * killed before they could clean up (SIGKILL). Only directories older than min_age_s are
+ * touched, so a concurrent launch between mkdir and join is never raced. */
+void aj_cgroup_sweep(const struct aj_cgroup_env *env, const char *prefix, int min_age_s);
+
 /* Child side of struct aj_cgroup_join; async-signal-safe. 0 or -errno. */
 int aj_cgroup_join_self(const struct aj_cgroup_join *j);
 void aj_cgroup_join_close(struct aj_cgroup_join *j);

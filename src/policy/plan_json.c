@@ -81,6 +81,20 @@ static json_t *limits_json(const struct aj_limits *l)
 	return o;
 }
 
+/* The effective policy, without the values of environment.set: they are often tokens, and
+ * reports and event logs end up in places the secrets should not. */
+static json_t *redacted_policy(const struct aj_policy *pol)
+{
+	json_t *j = aj_policy_to_json(pol);
+	json_t *set = json_object_get(json_object_get(j, "environment"), "set");
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(set, k, v)
+		json_object_set_new(set, k, json_string("(redacted)"));
+	return j;
+}
+
 json_t *aj_plan_to_json(const struct aj_plan *p)
 {
 	json_t *root = json_object(), *ops = json_array(), *layers = json_array();
@@ -114,7 +128,7 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 									? p->id_base + p->gid
 									: p->host_gid_base))
 					    : json_null()));
-	json_object_set_new(root, "policy", aj_policy_to_json(p->policy));
+	json_object_set_new(root, "policy", redacted_policy(p->policy));
 	json_object_set_new(root, "workspace", json_string(p->policy->workspace));
 	json_object_set_new(root, "cwd", json_string(p->cwd));
 	json_object_set_new(root, "layers", layers);

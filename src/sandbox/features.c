@@ -117,38 +117,52 @@ static bool under_seccomp_filter(void)
 	return p && strtol(p + 9, NULL, 10) == 2;
 }
 
-void aj_userns_diagnose(int errnum, char *buf, size_t len)
+static void userns_cause(int errnum, const char **cause, const char **remedy)
 {
-	const char *cause;
-	const char *remedy;
-
 	if (read_long("/proc/sys/kernel/unprivileged_userns_clone") == 0) {
-		cause = "the sysctl kernel.unprivileged_userns_clone is 0";
-		remedy = "an administrator can set kernel.unprivileged_userns_clone=1";
+		*cause = "the sysctl kernel.unprivileged_userns_clone is 0";
+		*remedy = "an administrator can set kernel.unprivileged_userns_clone=1";
 	} else if (read_long("/proc/sys/user/max_user_namespaces") == 0) {
-		cause = "the sysctl user.max_user_namespaces is 0";
-		remedy = "an administrator can raise user.max_user_namespaces";
+		*cause = "the sysctl user.max_user_namespaces is 0";
+		*remedy = "an administrator can raise user.max_user_namespaces";
 	} else if (read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1 &&
 		   errnum == EACCES) {
-		cause = "AppArmor restricts unprivileged user namespaces "
-			"(kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later)";
-		remedy = "install an AppArmor profile granting \"userns,\" to agentjail, or run "
-			 "agentjail as root";
+		*cause = "AppArmor restricts unprivileged user namespaces "
+			 "(kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later)";
+		*remedy = "install an AppArmor profile granting \"userns,\" to agentjail, or run "
+			  "agentjail as root";
 	} else if (errnum == ENOSPC) {
-		cause = "the per-user limit on user namespaces (user.max_user_namespaces) is used up";
-		remedy = "end other sandboxes or containers of this user, or raise the limit";
+		*cause = "the per-user limit on user namespaces (user.max_user_namespaces) is used up";
+		*remedy = "end other sandboxes or containers of this user, or raise the limit";
 	} else if (errnum == EPERM && under_seccomp_filter()) {
-		cause = "a seccomp filter on agentjail itself refuses CLONE_NEWUSER (as Docker's and "
-			"Kubernetes' default profiles do inside containers)";
-		remedy = "run the container with a seccomp profile that allows user namespaces, or "
-			 "run agentjail as root on the host";
+		*cause = "a seccomp filter on agentjail itself refuses CLONE_NEWUSER (as Docker's and "
+			 "Kubernetes' default profiles do inside containers)";
+		*remedy = "run the container with a seccomp profile that allows user namespaces, or "
+			  "run agentjail as root on the host";
 	} else if (errnum == EINVAL) {
-		cause = "the kernel was built without user namespaces (CONFIG_USER_NS)";
-		remedy = "use a kernel with CONFIG_USER_NS, or run agentjail as root";
+		*cause = "the kernel was built without user namespaces (CONFIG_USER_NS)";
+		*remedy = "use a kernel with CONFIG_USER_NS, or run agentjail as root";
 	} else {
-		cause = "the kernel refused unshare(CLONE_NEWUSER)";
-		remedy = "check sysctls, LSM policy and seccomp filters applied to agentjail";
+		*cause = "the kernel refused unshare(CLONE_NEWUSER)";
+		*remedy = "check sysctls, LSM policy and seccomp filters applied to agentjail";
 	}
+}
+
+void aj_userns_diagnose(int errnum, char *buf, size_t len)
+{
+	const char *cause, *remedy;
+
+	userns_cause(errnum, &cause, &remedy);
 	snprintf(buf, len, "user namespaces are unavailable: %s (%s); remedy: %s", cause,
 		 strerror(errnum), remedy);
+}
+
+int aj_userns_fail(struct aj_err *err, int errnum, const char *what)
+{
+	const char *cause, *remedy;
+
+	userns_cause(errnum, &cause, &remedy);
+	aj_err_set(err, AJ_LAYER_USERNS, errnum,
+		   "the user-namespace layer cannot be set up (%s): %s", what, cause);
+	return aj_err_hint(err, "%s", remedy);
 }

@@ -33,5 +33,7 @@ void aj_features_probe_userns(struct aj_features *f);
 /* Explains why creating a user namespace failed with `errnum`: the cause detected (sysctl,
  * AppArmor, seccomp filter, limit) and the remedies. */
 void aj_userns_diagnose(int errnum, char *buf, size_t len);
+/* Sets err for a failed user namespace creation: layer, detected cause, remedy. */
+int aj_userns_fail(struct aj_err *err, int errnum, const char *what);
 
 #endif

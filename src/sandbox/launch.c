@@ -274,12 +274,7 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 	sb->ctl_fd = sv[0];
 	aj_userns_close_trees(plan);
 	if (sb->pid < 0) {
-		aj_err_sys(err, AJ_LAYER_USERNS, "clone into new namespaces");
-		if (errno == EPERM || errno == EACCES || errno == ENOSPC || errno == EINVAL) {
-			char why[512];
-			aj_userns_diagnose(errno, why, sizeof why);
-			aj_err_hint(err, "%s", why);
-		}
+		aj_userns_fail(err, errno, "clone into new namespaces");
 		goto fail;
 	}
 	aj_trace("parent: cloned");

@@ -18,6 +18,7 @@
 
 #include "common/cleanup.h"
 #include "common/util.h"
+#include "sandbox/features.h"
 
 int aj_idrange_acquire(uint32_t *base, int *lock_fd, struct aj_err *err)
 {
@@ -122,9 +123,10 @@ static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint3
 	pid = clone(idmap_holder, stack + sizeof stack, CLONE_VM | CLONE_NEWUSER | SIGCHLD,
 		    pfd);
 	if (pid < 0) {
+		int e = errno;
 		close(pfd[0]);
 		close(pfd[1]);
-		return aj_err_sys(err, AJ_LAYER_USERNS, "clone(CLONE_NEWUSER) for an idmap");
+		return aj_userns_fail(err, e, "clone(CLONE_NEWUSER) for an idmapped mount");
 	}
 	id_map(map, sizeof map, disk_uid, host_uid, count, root_host);
 	if (write_proc(pid, "uid_map", map, err) == 0) {

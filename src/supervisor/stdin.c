@@ -47,6 +47,14 @@ static bool reopen_read_only(struct aj_stdin *s)
 	return true;
 }
 
+/* Terminals and sockets are relayed; the relay needs them pollable. */
+static bool relayable(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
 int aj_stdin_setup(struct aj_stdin *s, struct aj_err *err)
 {
 	int p[2];
@@ -61,6 +69,13 @@ int aj_stdin_setup(struct aj_stdin *s, struct aj_err *err)
 	}
 	if (reopen_read_only(s))
 		return 0;
+	if (!relayable(0)) {
+		/* A directory (a handle into the host's tree) or an odd device: nothing a command
+		 * reads as input, so it gets nothing. */
+		s->child_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		s->owned = true;
+		return s->child_fd < 0 ? aj_err_sys(err, AJ_LAYER_IO, "open /dev/null") : 0;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "pipe for stdin");
 	aj_fd_set_nonblock(p[1], true);
