@@ -12,10 +12,27 @@
 
 #include "common/util.h"
 
+/* Controllers can share a hierarchy (cpu,cpuacct is the usual v1 layout): their cgroup is one
+ * directory, handled once. True if an earlier used controller has the same directory. */
+static bool alias(const struct aj_cgroup *cg, int c)
+{
+	for (int k = 0; k < c; k++)
+		if (cg->used[k] && cg->path[k] && cg->path[c] && !strcmp(cg->path[k], cg->path[c]))
+			return true;
+	return false;
+}
+
 static int make_dir(struct aj_cgroup *cg, int c, const char *name, struct aj_err *err)
 {
 	const char *parent = cg->env->parent[c];
 	char path[700];
+
+	for (int k = 0; k < c; k++)
+		if (cg->used[k] && !strcmp(cg->env->parent[k], parent)) {
+			cg->path[c] = strdup(cg->path[k]);
+			cg->used[c] = true;
+			return cg->path[c] ? 0 : aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup");
+		}
 
 	if (aj_mkdir_p(parent, 0755) < 0)
 		return aj_err_sys(err, AJ_LAYER_CGROUP, "create parent cgroup \"%s\"", parent);
@@ -90,7 +107,8 @@ static int v1_attach(struct aj_cgroup *cg, pid_t pid, struct aj_err *err)
 
 	snprintf(v, sizeof v, "%d", (int)pid);
 	for (int c = 0; c < AJ_CG__COUNT; c++)
-		if (cg->used[c] && aj_cgroup_write(cg->path[c], "cgroup.procs", v, err) < 0)
+		if (cg->used[c] && !alias(cg, c) &&
+		    aj_cgroup_write(cg->path[c], "cgroup.procs", v, err) < 0)
 			return -1;
 	return 0;
 }
@@ -102,7 +120,7 @@ static int v1_open_join(struct aj_cgroup *cg, struct aj_cgroup_join *j, struct a
 	j->clone_into = -1;
 	j->n_tasks = 0;
 	for (int c = 0; c < AJ_CG__COUNT; c++) {
-		if (!cg->used[c])
+		if (!cg->used[c] || alias(cg, c))
 			continue;
 		snprintf(path, sizeof path, "%s/tasks", cg->path[c]);
 		j->tasks[j->n_tasks] = open(path, O_WRONLY | O_CLOEXEC);
@@ -178,10 +196,10 @@ static int v1_destroy(struct aj_cgroup *cg, struct aj_err *err)
 {
 	int r = 0;
 
-	for (int c = 0; c < AJ_CG__COUNT; c++) {
+	for (int c = AJ_CG__COUNT; c-- > 0;) {
 		if (!cg->used[c])
 			continue;
-		if (aj_cgroup_rmdir(cg->path[c], err) < 0)
+		if (!alias(cg, c) && aj_cgroup_rmdir(cg->path[c], err) < 0)
 			r = -1;
 		else
 			cg->used[c] = false;

@@ -6,6 +6,23 @@ int aj_cmd_run(int argc, char **argv);
 int aj_cmd_features(int argc, char **argv);
 int aj_cmd_version(int argc, char **argv);
 int aj_cmd_changes(int argc, char **argv);
+int aj_cmd_create(int argc, char **argv);
+int aj_cmd_start(int argc, char **argv);
+int aj_cmd_stop(int argc, char **argv);
+int aj_cmd_pause(int argc, char **argv);
+int aj_cmd_resume(int argc, char **argv);
+int aj_cmd_rm(int argc, char **argv);
+int aj_cmd_ls(int argc, char **argv);
+int aj_cmd_inspect(int argc, char **argv);
+int aj_cmd_supervise(int argc, char **argv);
+int aj_cmd_exec(int argc, char **argv);
+int aj_cmd_snapshot(int argc, char **argv);
+int aj_cmd_snapshots(int argc, char **argv);
+int aj_cmd_fork(int argc, char **argv);
+int aj_cmd_diff(int argc, char **argv);
+int aj_cmd_cp(int argc, char **argv);
+int aj_cmd_events(int argc, char **argv);
+int aj_cmd_gc(int argc, char **argv);
 
 #define AJ_VERSION "0.1.0"
 

@@ -16,6 +16,22 @@ struct command {
 
 static const struct command commands[] = {
 	{"run", aj_cmd_run, "run a command in a new sandbox"},
+	{"create", aj_cmd_create, "create (and start) a persistent sandbox"},
+	{"exec", aj_cmd_exec, "run a command in a running sandbox"},
+	{"ls", aj_cmd_ls, "list persistent sandboxes"},
+	{"inspect", aj_cmd_inspect, "show a sandbox as JSON"},
+	{"start", aj_cmd_start, "start a stopped sandbox (a new compute generation)"},
+	{"stop", aj_cmd_stop, "stop a sandbox's compute; its workspace stays"},
+	{"pause", aj_cmd_pause, "freeze a sandbox (processes and memory kept)"},
+	{"resume", aj_cmd_resume, "thaw a paused sandbox"},
+	{"snapshot", aj_cmd_snapshot, "freeze a sandbox's workspace into a snapshot"},
+	{"snapshots", aj_cmd_snapshots, "list or remove snapshots"},
+	{"fork", aj_cmd_fork, "new sandboxes sharing a sandbox's workspace copy-on-write"},
+	{"diff", aj_cmd_diff, "what a sandbox changed in its workspace"},
+	{"cp", aj_cmd_cp, "copy files between the host and a sandbox"},
+	{"rm", aj_cmd_rm, "delete a sandbox"},
+	{"events", aj_cmd_events, "show a sandbox's events"},
+	{"gc", aj_cmd_gc, "apply retention, clean up after crashes"},
 	{"changes", aj_cmd_changes, "review, apply or discard what an --overlay run changed"},
 	{"features", aj_cmd_features, "show what this host can enforce"},
 	{"version", aj_cmd_version, "show the version"},
@@ -54,6 +70,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0)
 		return aj_cmd_version(argc - 1, argv + 1);
+	if (strcmp(argv[1], "__supervise") == 0)
+		return aj_cmd_supervise(argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);

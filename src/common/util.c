@@ -235,3 +235,27 @@ int aj_fd_set_nonblock(int fd, bool on)
 	fl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
 	return fcntl(fd, F_SETFL, fl);
 }
+
+uint64_t aj_proc_start_time(pid_t pid)
+{
+	char path[64], *s, *p;
+	unsigned long long start = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	s = aj_read_file(path, 4096, NULL);
+	if (!s)
+		return 0;
+	/* comm may contain spaces and parentheses: fields restart after the last ')'. */
+	p = strrchr(s, ')');
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			       "%*d %*d %*d %llu",
+			&start) != 1)
+		start = 0;
+	free(s);
+	return start;
+}
+
+bool aj_proc_alive(pid_t pid, uint64_t start_time)
+{
+	return pid > 0 && start_time && aj_proc_start_time(pid) == start_time;
+}

@@ -37,6 +37,11 @@ bool aj_path_is_clean_abs(const char *path);
 /* True if `path` equals `dir` or lies below it (both clean absolute paths). */
 bool aj_path_within(const char *path, const char *dir);
 
+/* Start time of a process (clock ticks since boot, /proc/PID/stat field 22), 0 if it does not
+ * exist; with the pid it identifies a process across pid reuse. */
+uint64_t aj_proc_start_time(pid_t pid);
+bool aj_proc_alive(pid_t pid, uint64_t start_time);
+
 /* Sets/clears O_CLOEXEC or O_NONBLOCK on fd. */
 int aj_fd_set_cloexec(int fd, bool on);
 int aj_fd_set_nonblock(int fd, bool on);

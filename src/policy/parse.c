@@ -449,6 +449,24 @@ out:
 	return r;
 }
 
+int aj_policy_load_text(struct aj_policy *p, const char *text, struct aj_err *err)
+{
+	json_error_t jerr;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	const char *preset = NULL;
+	int r = -1;
+
+	if (!root)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0, "stored policy, line %d: %s", jerr.line,
+				  jerr.text);
+	if (aj_policy_json_preset(root, &preset, err) == 0 &&
+	    aj_policy_apply_preset(p, preset ? preset : "workspace-write", err) == 0 &&
+	    aj_policy_apply_json(p, root, err) == 0)
+		r = 0;
+	json_decref(root);
+	return r;
+}
+
 /* Printing: numbers with no limit print as null so the document round-trips. */
 static json_t *field_to_json(const struct aj_policy *p, const struct field *f);
 

@@ -82,6 +82,10 @@ int aj_policy_json_preset(json_t *root, const char **out, struct aj_err *err);
 int aj_policy_load(struct aj_policy *p, const char *file, const char *preset_override,
 		   struct aj_err *err);
 
+/* A policy document held as text (a persistent sandbox's stored policy): defaults, then its
+ * preset, then its fields. Not validated. */
+int aj_policy_load_text(struct aj_policy *p, const char *text, struct aj_err *err);
+
 /* Checks the merged policy as a whole and makes the workspace absolute and canonical. */
 int aj_policy_validate(struct aj_policy *p, struct aj_err *err);
 

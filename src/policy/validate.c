@@ -208,7 +208,8 @@ int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
 				  "hostname: expected 1-64 characters from [A-Za-z0-9.-], got \"%s\"",
 				  p->hostname);
 	if (p->cwd && !aj_path_is_clean_abs(p->cwd))
-		return aj_err_set(err, AJ_LAYER_POLICY, 0, "cwd: expected a clean absolute path");
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "cwd (--cwd): expected a clean absolute path, got \"%s\"", p->cwd);
 	if (!aj_path_is_clean_abs(p->home) || strcmp(p->home, "/") == 0)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "user.home: expected an absolute directory other than \"/\"");

@@ -107,6 +107,13 @@ static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, 
 	/* 1. Wait for the supervisor: switching ids below needs the id maps. */
 	if (aj_sync_recv(sync_fd, &go, SETUP_TIMEOUT_MS) < 0 || go.type != AJ_SYNC_GO)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the supervisor");
+	/*    Nothing inside may read this process's memory or /proc files: in rootless mode it
+	 *    runs as the same host uid as the sandbox user, so only the dumpable flag guards
+	 *    /proc/1/mem and /proc/1/environ (commands become dumpable again on exec). Not
+	 *    before GO: the supervisor writes our id maps through /proc, which non-dumpable
+	 *    would make root's. Nothing runs inside yet. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	aj_proctitle_wipe_environment();
 	aj_trace("child: go");
 	/* 2. Privileged mode: this process is still host uid 0; become root of the new
 	 *    namespace, an unprivileged host uid, before touching any host path. */
@@ -168,12 +175,7 @@ void aj_sandbox_child(const struct aj_plan *plan, const struct aj_stdio *io,
 	int r;
 
 	aj_err_clear(&err);
-	/* Nothing inside may read this process's memory or /proc files: in rootless mode it
-	 * runs as the same host uid as the sandbox user, so only the dumpable flag stops
-	 * /proc/1/mem and /proc/1/environ. Commands become dumpable again on exec. */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	aj_proctitle_set("agentjail-init");
-	aj_proctitle_wipe_environment();
 	/* Until step 10 re-arms it for the final credentials. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	/* 0. Into the cgroup before anything else, so that every later process starts there. */
@@ -225,8 +227,10 @@ static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandb
 {
 	struct aj_sync_msg go = {.type = AJ_SYNC_GO};
 
-	(void)cg;
 	if (aj_userns_write_maps(sb->pid, plan, err) < 0)
+		return -1;
+	/* Only when CLONE_INTO_CGROUP was not available: before GO, nothing has forked yet. */
+	if (cg && sb->attach_needed && cg->env->ops->attach(cg, sb->pid, err) < 0)
 		return -1;
 	if (aj_sync_send(sb->ctl_fd, &go) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "signal the sandbox to start");
@@ -265,6 +269,14 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 	}
 	aj_trace("parent: trees and cgroup fds ready");
 	sb->pid = clone_sandbox(plan->clone_flags, join.clone_into, &sb->pidfd);
+	if (sb->pid < 0 && errno == ENOSYS && join.clone_into >= 0) {
+		/* clone3 refused (container seccomp profiles answer ENOSYS): plain clone, and the
+		 * supervisor moves the child into the cgroup before letting it go on. */
+		close(join.clone_into);
+		join.clone_into = -1;
+		sb->attach_needed = true;
+		sb->pid = clone_sandbox(plan->clone_flags, -1, &sb->pidfd);
+	}
 	if (sb->pid == 0) {
 		close(sv[0]);
 		aj_sandbox_child(plan, io, &join, sv[1]);

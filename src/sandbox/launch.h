@@ -26,6 +26,7 @@ struct aj_sandbox {
 	int ctl_fd;     /* supervisor end of the control socket */
 	int id_lock_fd; /* privileged: holds the host id range */
 	pid_t cmd_pid;  /* the command, as a pid inside the sandbox */
+	bool attach_needed; /* the cgroup must be joined by the supervisor (no clone3) */
 };
 
 /* Builds and starts the sandbox and its command. On success *ready holds the child's READY

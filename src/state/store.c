@@ -699,9 +699,39 @@ int aj_store_layer_set_state(struct aj_store *s, const char *id, const char *sta
 
 int aj_store_layers_unused(struct aj_store *s, struct aj_strv *ids, struct aj_err *err)
 {
-	return load_strv(s, "SELECT id FROM layers WHERE state <> 'ready' OR id NOT IN (SELECT "
+	/* Layers still "creating" belong to an operation in progress or to crash recovery. */
+	return load_strv(s, "SELECT id FROM layers WHERE state = 'ready' AND id NOT IN (SELECT "
 			    "layer_id FROM stacks) ORDER BY id",
 			 NULL, NULL, ids, err);
+}
+
+int aj_store_layers_in_state(struct aj_store *s, const char *state, struct aj_strv *ids,
+			     struct aj_err *err)
+{
+	return load_strv(s, "SELECT id FROM layers WHERE state = ?1 ORDER BY id", state, NULL, ids,
+			 err);
+}
+
+int aj_store_layer_sandboxes(struct aj_store *s, const char *layer, struct aj_strv *ids,
+			     struct aj_err *err)
+{
+	return load_strv(s, "SELECT DISTINCT owner_id FROM stacks WHERE kind = 'sandbox' AND "
+			    "layer_id = ?1 ORDER BY owner_id",
+			 layer, NULL, ids, err);
+}
+
+int aj_store_sandbox_drop_layer(struct aj_store *s, const char *sandbox, const char *layer,
+				struct aj_err *err)
+{
+	sqlite3_stmt *st = prep(s, "DELETE FROM stacks WHERE kind = 'sandbox' AND owner_id = ?1 "
+				   "AND layer_id = ?2",
+				err);
+
+	if (!st)
+		return -1;
+	bind_text(st, 1, sandbox);
+	bind_text(st, 2, layer);
+	return run(s, st, "drop a layer from a stack", err);
 }
 
 int aj_store_layer_delete(struct aj_store *s, const char *id, struct aj_err *err)

@@ -105,9 +105,17 @@ int aj_store_layer_insert(struct aj_store *s, const char *id, const char *state,
 			  struct aj_err *err);
 int aj_store_layer_set_state(struct aj_store *s, const char *id, const char *state,
 			     struct aj_err *err);
-/* Layers referenced by no sandbox or snapshot stack, or left "creating" by a crash. */
+/* Ready layers referenced by no sandbox or snapshot stack. */
 int aj_store_layers_unused(struct aj_store *s, struct aj_strv *ids, struct aj_err *err);
 int aj_store_layer_delete(struct aj_store *s, const char *id, struct aj_err *err);
+int aj_store_layers_in_state(struct aj_store *s, const char *state, struct aj_strv *ids,
+			     struct aj_err *err);
+/* Ids of sandboxes whose stack holds the layer. */
+int aj_store_layer_sandboxes(struct aj_store *s, const char *layer, struct aj_strv *ids,
+			     struct aj_err *err);
+/* Takes the layer out of a sandbox's stack (undoing an interrupted snapshot). */
+int aj_store_sandbox_drop_layer(struct aj_store *s, const char *sandbox, const char *layer,
+				struct aj_err *err);
 
 /* Events: appended by supervisors and verbs, read by `agentjail events`. */
 int aj_store_event_add(struct aj_store *s, const char *sandbox_id, const char *type,

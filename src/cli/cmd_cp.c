@@ -1,0 +1,305 @@
+/* agentjail cp SRC DST, one side NAME:PATH: copies through the sandbox's boundary.
+ *
+ * Inside the sandbox, every path is opened by the sandbox's init, as the sandbox user, under
+ * its mount tree and Landlock rules: a symlink there resolves inside the sandbox, never to a
+ * host path. Copying out, symlinks are followed inside the sandbox and their content copied:
+ * a link recreated on the host would point at host files (a link to /etc/shadow made in the
+ * sandbox names the host's once it is on the host). On the host side, paths below the destination are created relative to an open
+ * directory with O_NOFOLLOW and names checked to be single components, so a hostile name or a
+ * symlink in the sandbox cannot steer a write outside the destination.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "common/cleanup.h"
+#include "common/util.h"
+#include "control/client.h"
+#include "control/proto.h"
+
+#define MAX_DEPTH 64
+
+struct cp_ctx {
+	int ctl;
+	struct aj_err *err;
+	unsigned files;
+	uint64_t bytes;
+};
+
+/* Opens `path` inside the sandbox; returns the descriptor init opened, -1 with err. */
+static int sb_open(struct cp_ctx *x, const char *path, const char *mode, int perm)
+{
+	int fds[AJ_CTL_MAX_FDS];
+	size_t n = 0;
+
+	if (aj_ctl_call(x->ctl, json_pack("{s:s, s:s, s:s, s:i}", "op", "open", "path", path,
+					  "mode", mode, "perm", perm),
+			NULL, 0, NULL, fds, &n, 30000, x->err) < 0)
+		return aj_err_prefix(x->err, "sandbox path \"%s\"", path);
+	for (size_t i = 1; i < n; i++)
+		close(fds[i]);
+	if (n == 0)
+		return aj_err_set(x->err, AJ_LAYER_IO, EPROTO, "no descriptor for \"%s\"", path);
+	return fds[0];
+}
+
+static int sb_mkdir(struct cp_ctx *x, const char *path)
+{
+	if (aj_ctl_call(x->ctl, json_pack("{s:s, s:s, s:b}", "op", "mkdir", "path", path, "parents",
+					  1),
+			NULL, 0, NULL, NULL, NULL, 30000, x->err) < 0)
+		return aj_err_prefix(x->err, "sandbox path \"%s\"", path);
+	return 0;
+}
+
+static int copy_fd(struct cp_ctx *x, int in, int out, const char *what)
+{
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return aj_err_sys(x->err, AJ_LAYER_IO, "read %s", what);
+		if (n == 0)
+			return 0;
+		if (aj_write_all(out, buf, (size_t)n) < 0)
+			return aj_err_sys(x->err, AJ_LAYER_IO, "write %s", what);
+		x->bytes += (uint64_t)n;
+	}
+}
+
+/* ---- host -> sandbox ------------------------------------------------------------------- */
+
+static int put_tree(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth);
+
+static int put_entry(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth)
+{
+	struct stat st;
+	_cleanup_close_ int in = -1, out = -1;
+
+	if (fstatat(hdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return aj_err_sys(x->err, AJ_LAYER_IO, "stat \"%s\"", name);
+	if (S_ISDIR(st.st_mode))
+		return put_tree(x, hdir, name, dst, depth + 1);
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "agentjail: cp: skipping \"%s\" (not a regular file)\n", name);
+		return 0;
+	}
+	in = openat(hdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0)
+		return aj_err_sys(x->err, AJ_LAYER_IO, "open \"%s\"", name);
+	out = sb_open(x, dst, "w", (int)(st.st_mode & 0777));
+	if (out < 0)
+		return -1;
+	x->files++;
+	return copy_fd(x, in, out, dst);
+}
+
+static int put_tree(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth)
+{
+	_cleanup_close_ int d = openat(hdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *dp;
+	struct dirent *e;
+	int r = 0;
+
+	if (depth > MAX_DEPTH)
+		return aj_err_set(x->err, AJ_LAYER_IO, ELOOP, "deeper than %d levels", MAX_DEPTH);
+	if (d < 0)
+		return aj_err_sys(x->err, AJ_LAYER_IO, "open directory \"%s\"", name);
+	if (sb_mkdir(x, dst) < 0)
+		return -1;
+	if (!(dp = fdopendir(dup(d))))
+		return aj_err_sys(x->err, AJ_LAYER_IO, "read \"%s\"", name);
+	while (r == 0 && (e = readdir(dp))) {
+		char child[4200];
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(child, sizeof child, "%s/%s", dst, e->d_name);
+		r = put_entry(x, d, e->d_name, child, depth);
+	}
+	closedir(dp);
+	return r;
+}
+
+/* ---- sandbox -> host ------------------------------------------------------------------- */
+
+static bool safe_name(const char *n)
+{
+	return n[0] && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..");
+}
+
+static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth);
+
+static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth)
+{
+	_cleanup_close_ int pfd = sb_open(x, src, "follow", 0), in = -1, out = -1;
+	struct stat st;
+
+	if (pfd < 0) {
+		if (depth == 0 || x->err->errnum != ENOENT)
+			return -1;
+		fprintf(stderr, "agentjail: cp: skipping \"%s\" (a dangling link)\n", src);
+		aj_err_clear(x->err);
+		return 0;
+	}
+	if (fstat(pfd, &st) < 0)
+		return aj_err_sys(x->err, AJ_LAYER_IO, "stat \"%s\"", src);
+	if (S_ISDIR(st.st_mode))
+		return get_tree(x, src, hparent, name, depth + 1);
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	in = sb_open(x, src, "r", 0);
+	if (in < 0)
+		return -1;
+	out = openat(hparent, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		     st.st_mode & 0777);
+	if (out < 0)
+		return aj_err_sys(x->err, AJ_LAYER_IO, "create \"%s\" on the host (an existing "
+						       "symlink there is never followed)",
+				  name);
+	x->files++;
+	return copy_fd(x, in, out, name);
+}
+
+static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth)
+{
+	_cleanup_close_ int dfd = sb_open(x, src, "dir", 0), hd = -1;
+	DIR *dp;
+	struct dirent *e;
+	int r = 0;
+
+	if (depth > MAX_DEPTH)
+		return aj_err_set(x->err, AJ_LAYER_IO, ELOOP, "deeper than %d levels", MAX_DEPTH);
+	if (dfd < 0)
+		return -1;
+	if (mkdirat(hparent, name, 0755) < 0 && errno != EEXIST)
+		return aj_err_sys(x->err, AJ_LAYER_IO, "create \"%s\" on the host", name);
+	hd = openat(hparent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (hd < 0)
+		return aj_err_sys(x->err, AJ_LAYER_IO, "open \"%s\" on the host", name);
+	/* Listing through init's descriptor: reading entries needs no further rights. */
+	if (!(dp = fdopendir(dup(dfd))))
+		return aj_err_sys(x->err, AJ_LAYER_IO, "read \"%s\"", src);
+	while (r == 0 && (e = readdir(dp))) {
+		char child[4200];
+		if (!safe_name(e->d_name))
+			continue;
+		snprintf(child, sizeof child, "%s/%s", src, e->d_name);
+		r = get_entry(x, child, hd, e->d_name, depth);
+	}
+	closedir(dp);
+	return r;
+}
+
+/* ---- command ----------------------------------------------------------------------------- */
+
+static char *split_remote(char *arg)
+{
+	char *colon = strchr(arg, ':');
+
+	if (!colon || arg[0] == '/' || arg[0] == '.')
+		return NULL;
+	*colon = '\0';
+	return colon + 1;
+}
+
+static int run_cp(struct cp_ctx *x, char *src_path, char *dst_path, bool to_sandbox)
+{
+	char dstbuf[4200], namebuf[4096];
+	struct stat st;
+	_cleanup_close_ int pd = -1;
+	int probe;
+
+	snprintf(namebuf, sizeof namebuf, "%s", src_path);
+	if (to_sandbox) {
+		/* Into an existing directory: keep the source's name, as cp does. */
+		probe = sb_open(x, dst_path, "dir", 0);
+		snprintf(dstbuf, sizeof dstbuf, "%s", dst_path);
+		if (probe >= 0) {
+			close(probe);
+			snprintf(dstbuf, sizeof dstbuf, "%s/%s", dst_path, basename(namebuf));
+		}
+		aj_err_clear(x->err);
+		snprintf(namebuf, sizeof namebuf, "%s", src_path);
+		pd = open(dirname(namebuf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(namebuf, sizeof namebuf, "%s", src_path);
+		if (pd < 0)
+			return aj_err_sys(x->err, AJ_LAYER_IO, "open \"%s\"", src_path);
+		return put_entry(x, pd, basename(namebuf), dstbuf, 0);
+	}
+	if (stat(dst_path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		pd = open(dst_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(namebuf, sizeof namebuf, "%s", basename(src_path));
+	} else {
+		snprintf(dstbuf, sizeof dstbuf, "%s", dst_path);
+		pd = open(dirname(dstbuf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(dstbuf, sizeof dstbuf, "%s", dst_path);
+		snprintf(namebuf, sizeof namebuf, "%s", basename(dstbuf));
+	}
+	if (pd < 0)
+		return aj_err_sys(x->err, AJ_LAYER_IO, "open the destination \"%s\"", dst_path);
+	if (!safe_name(namebuf))
+		return aj_err_set(x->err, AJ_LAYER_USAGE, EINVAL, "cp: bad destination \"%s\"",
+				  dst_path);
+	return get_entry(x, src_path, pd, namebuf, 0);
+}
+
+int aj_cmd_cp(int argc, char **argv)
+{
+	struct aj_cli c = {0};
+	static const struct aj_option options[] = {AJ_CLI_COMMON_OPTIONS, {NULL, 0, NULL, NULL, NULL}};
+	struct aj_mgr m = {0};
+	struct aj_sandbox_rec rec;
+	struct aj_err err;
+	struct cp_ctx x = {.ctl = -1, .err = &err};
+	char *src, *dst, *rsrc, *rdst;
+	int pos = 1, r = 0;
+
+	aj_err_clear(&err);
+	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
+		return aj_cli_fail(&c, &err);
+	if (c.help) {
+		aj_args_usage(stdout, "agentjail cp SRC DST (one of them NAME:PATH)",
+			      "Copy files or directories between the host and a running sandbox.",
+			      options);
+		return 0;
+	}
+	if (argc - pos != 2) {
+		aj_err_set(&err, AJ_LAYER_USAGE, 0, "cp: expected SRC and DST, one as NAME:PATH");
+		return aj_cli_fail(&c, &err);
+	}
+	src = argv[pos];
+	dst = argv[pos + 1];
+	rsrc = split_remote(src);
+	rdst = split_remote(dst);
+	if (!!rsrc == !!rdst || (rsrc ? rsrc : rdst)[0] != '/') {
+		aj_err_set(&err, AJ_LAYER_USAGE, 0,
+			   "cp: exactly one side must be NAME:/absolute/path in the sandbox");
+		return aj_cli_fail(&c, &err);
+	}
+	if (aj_cli_open(&c, &m, &err) < 0 ||
+	    (x.ctl = aj_mgr_connect(&m, rsrc ? src : dst, &rec, &err)) < 0) {
+		r = aj_cli_fail(&c, &err);
+		goto out;
+	}
+	aj_sandbox_rec_free(&rec);
+	if ((rsrc ? run_cp(&x, rsrc, dst, false) : run_cp(&x, src, rdst, true)) < 0)
+		r = aj_cli_fail(&c, &err);
+	else if (c.json)
+		aj_cli_print_json(json_pack("{s:i, s:I}", "files", x.files, "bytes", (json_int_t)x.bytes));
+out:
+	if (x.ctl >= 0)
+		close(x.ctl);
+	aj_mgr_close(&m);
+	return r;
+}

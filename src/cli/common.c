@@ -1,0 +1,91 @@
+#include "cli/common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/util.h"
+
+int aj_cli_set_common(void *ctx, const char *name, const char *value, struct aj_err *err)
+{
+	struct aj_cli *c = ctx;
+
+	(void)err;
+	if (!strcmp(name, "state-dir"))
+		c->state_dir = value;
+	else if (!strcmp(name, "json"))
+		c->json = true;
+	else
+		c->help = true;
+	return 0;
+}
+
+int aj_cli_open(const struct aj_cli *c, struct aj_mgr *m, struct aj_err *err)
+{
+	const char *env = getenv("AGENTJAIL_STATE_DIR");
+	return aj_mgr_open(m, c->state_dir ? c->state_dir : (env && *env ? env : NULL), NULL, err);
+}
+
+int aj_cli_fail(const struct aj_cli *c, const struct aj_err *err)
+{
+	int code = err->errnum == ENOENT && err->layer == AJ_LAYER_STATE ? AJ_EXIT_NOTFOUND_OBJ
+		 : err->errnum == EBUSY || err->errnum == EALREADY	    ? AJ_EXIT_STATE
+		 : err->errnum == EEXIST				    ? AJ_EXIT_EXISTS
+									    : 125;
+	char msg[sizeof err->msg + 128];
+
+	if (c && c->json) {
+		aj_err_format(err, msg, sizeof msg);
+		aj_cli_print_json(json_pack("{s:{s:s, s:s, s:s?, s:i}}", "error", "layer",
+					    aj_layer_name(err->layer), "message", msg, "hint",
+					    err->hint[0] ? err->hint : NULL, "exit_code", code));
+	} else {
+		aj_err_print(err, stderr);
+	}
+	return code;
+}
+
+void aj_cli_print_json(json_t *j)
+{
+	json_dumpf(j, stdout, JSON_INDENT(2));
+	fputc('\n', stdout);
+	json_decref(j);
+}
+
+static json_t *time_json(int64_t ms)
+{
+	char buf[40];
+
+	if (!ms)
+		return json_null();
+	aj_format_time_ms((uint64_t)ms, buf, sizeof buf);
+	return json_string(buf);
+}
+
+json_t *aj_cli_sandbox_json(const struct aj_sandbox_rec *r)
+{
+	json_t *labels = json_object(), *layers = json_array();
+	json_t *policy = json_loads(r->policy ? r->policy : "{}", 0, NULL);
+
+	for (size_t i = 0; i < r->labels.n; i++) {
+		const char *eq = strchr(r->labels.v[i], '=');
+		char key[256];
+		snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - r->labels.v[i]) : 255,
+			 r->labels.v[i]);
+		json_object_set_new(labels, key, json_string(eq ? eq + 1 : ""));
+	}
+	for (size_t i = 0; i < r->layers.n; i++)
+		json_array_append_new(layers, json_string(r->layers.v[i]));
+	return json_pack(
+		"{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, s:{s:I, s:s, s:I, "
+		"s:I}, s:o, s:s?, s:o}",
+		"id", r->id, "name", r->name, "owner", r->owner, "state", r->state, "generation",
+		(json_int_t)r->generation, "created", time_json(r->created_ms), "started",
+		time_json(r->started_ms), "stopped", time_json(r->stopped_ms), "last_active",
+		time_json(r->last_active_ms), "labels", labels, "layers", layers, "base_snapshot",
+		r->base_snapshot[0] ? r->base_snapshot : NULL, "ttl", "idle_timeout_ms",
+		(json_int_t)r->idle_timeout_ms, "idle_action", r->idle_action, "max_lifetime_ms",
+		(json_int_t)r->max_lifetime_ms, "retention_ms", (json_int_t)r->retention_ms,
+		"supervisor_pid", r->supervisor_pid ? json_integer(r->supervisor_pid) : json_null(),
+		"error", r->error[0] ? r->error : NULL, "policy", policy ? policy : json_null());
+}

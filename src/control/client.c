@@ -1,0 +1,87 @@
+#include "control/client.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "control/proto.h"
+
+int aj_ctl_connect(const char *socket_path, struct aj_err *err)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (!socket_path[0] || strlen(socket_path) >= sizeof a.sun_path)
+		return aj_err_set(err, AJ_LAYER_STATE, EINVAL, "bad control socket path \"%s\"",
+				  socket_path);
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", socket_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "socket");
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		aj_err_sys(err, AJ_LAYER_STATE, "connect to the sandbox's supervisor at \"%s\"",
+			   socket_path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int aj_ctl_call(int fd, json_t *req, const int *fds, size_t nfds, json_t **reply, int *rfds,
+		size_t *nrfds, int timeout_ms, struct aj_err *err)
+{
+	json_t *msg = NULL;
+	int got[AJ_CTL_MAX_FDS];
+	size_t ngot = 0;
+	int r = aj_ctl_send(fd, req, fds, nfds);
+
+	json_decref(req);
+	if (reply)
+		*reply = NULL;
+	if (nrfds)
+		*nrfds = 0;
+	if (r < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "send to the supervisor");
+	for (;;) {
+		if (aj_ctl_recv(fd, &msg, got, &ngot, timeout_ms) < 0)
+			return aj_err_sys(err, AJ_LAYER_STATE, "wait for the supervisor");
+		if (!json_object_get(msg, "event"))
+			break;
+		json_decref(msg); /* an event that raced ahead of the reply: not ours here */
+		for (size_t i = 0; i < ngot; i++)
+			close(got[i]);
+	}
+	if (!json_is_true(json_object_get(msg, "ok"))) {
+		aj_ctl_take_error(msg, err);
+		json_decref(msg);
+		for (size_t i = 0; i < ngot; i++)
+			close(got[i]);
+		return -1;
+	}
+	for (size_t i = 0; i < ngot; i++) {
+		if (rfds && nrfds)
+			rfds[(*nrfds)++] = got[i];
+		else
+			close(got[i]);
+	}
+	if (reply)
+		*reply = msg;
+	else
+		json_decref(msg);
+	return 0;
+}
+
+int aj_ctl_simple(const char *socket_path, const char *op, json_t **reply, struct aj_err *err)
+{
+	int fd = aj_ctl_connect(socket_path, err);
+	int r;
+
+	if (fd < 0)
+		return -1;
+	r = aj_ctl_call(fd, json_pack("{s:s}", "op", op), NULL, 0, reply, NULL, NULL, 30000, err);
+	close(fd);
+	return r;
+}

@@ -1,0 +1,141 @@
+#include "control/proto.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int aj_ctl_send(int fd, json_t *msg, const int *fds, size_t nfds)
+{
+	char *text = json_dumps(msg, JSON_COMPACT);
+	struct iovec iov;
+	char cbuf[CMSG_SPACE(sizeof(int) * AJ_CTL_MAX_FDS)];
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
+	size_t len;
+
+	if (!text) {
+		errno = ENOMEM;
+		return -1;
+	}
+	len = strlen(text);
+	if (len > AJ_CTL_MAX_MSG || nfds > AJ_CTL_MAX_FDS) {
+		free(text);
+		errno = E2BIG;
+		return -1;
+	}
+	iov.iov_base = text;
+	iov.iov_len = len;
+	if (nfds) {
+		struct cmsghdr *c;
+		memset(cbuf, 0, sizeof cbuf);
+		m.msg_control = cbuf;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	free(text);
+	return n < 0 ? -1 : 0;
+}
+
+static void collect_fds(struct msghdr *m, int *fds, size_t *nfds)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		int *p;
+		size_t n;
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		p = (int *)CMSG_DATA(c);
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			if (fds && *nfds < AJ_CTL_MAX_FDS)
+				fds[(*nfds)++] = p[i];
+			else
+				close(p[i]);
+		}
+	}
+}
+
+int aj_ctl_recv(int fd, json_t **msg, int *fds, size_t *nfds, int timeout_ms)
+{
+	static char buf[AJ_CTL_MAX_MSG + 1];
+	struct iovec iov = {buf, AJ_CTL_MAX_MSG};
+	char cbuf[CMSG_SPACE(sizeof(int) * (AJ_CTL_MAX_FDS + 4))];
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			   .msg_controllen = sizeof cbuf};
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	size_t got = 0;
+	ssize_t n;
+	int r;
+
+	*msg = NULL;
+	if (nfds)
+		*nfds = 0;
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0) {
+		if (r == 0)
+			errno = ETIMEDOUT;
+		return -1;
+	}
+	do
+		n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	collect_fds(&m, fds, &got);
+	if (nfds)
+		*nfds = got;
+	if (n == 0) {
+		errno = EPIPE;
+		return -1;
+	}
+	buf[n] = '\0';
+	*msg = (m.msg_flags & MSG_TRUNC) ? NULL : json_loadb(buf, (size_t)n, 0, NULL);
+	if (!*msg || !json_is_object(*msg)) {
+		json_decref(*msg);
+		*msg = NULL;
+		for (size_t i = 0; fds && i < got; i++)
+			close(fds[i]);
+		if (nfds)
+			*nfds = 0;
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
+json_t *aj_ctl_error(const struct aj_err *err)
+{
+	return json_pack("{s:b, s:{s:s, s:s, s:i, s:s?}}", "ok", 0, "error", "layer",
+			 aj_layer_name(err->layer), "message", err->msg, "errno", err->errnum,
+			 "hint", err->hint[0] ? err->hint : NULL);
+}
+
+int aj_ctl_take_error(json_t *reply, struct aj_err *err)
+{
+	json_t *e = json_object_get(reply, "error");
+	const char *msg = json_string_value(json_object_get(e, "message"));
+	const char *hint = json_string_value(json_object_get(e, "hint"));
+	const char *layer = json_string_value(json_object_get(e, "layer"));
+	int layer_id = AJ_LAYER_INTERNAL;
+
+	for (int i = 0; layer && i < AJ_LAYER__COUNT; i++)
+		if (strcmp(aj_layer_name(i), layer) == 0)
+			layer_id = i;
+	aj_err_set(err, (enum aj_layer)layer_id,
+		   (int)json_integer_value(json_object_get(e, "errno")), "%s",
+		   msg ? msg : "the supervisor refused the request");
+	if (hint)
+		aj_err_hint(err, "%s", hint);
+	return -1;
+}

@@ -1,0 +1,348 @@
+#include "manager/manager.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "cgroup/cgroup.h"
+#include "common/util.h"
+#include "manager/internal.h"
+#include "sandbox/features.h"
+#include "workspace/layers.h"
+
+int aj_mgr_open(struct aj_mgr *m, const char *state_dir, const char *owner,
+		struct aj_err *err)
+{
+	memset(m, 0, sizeof *m);
+	if (state_dir)
+		snprintf(m->state, sizeof m->state, "%s", state_dir);
+	else if (aj_state_dir_default(m->state, sizeof m->state) < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, 0, "no state directory: set HOME or pass "
+							  "--state-dir");
+	snprintf(m->owner, sizeof m->owner, "%s", owner ? owner : "");
+	m->any_owner = owner == NULL;
+	return aj_store_open(m->state, &m->store, err);
+}
+
+void aj_mgr_close(struct aj_mgr *m)
+{
+	aj_store_close(m->store);
+	m->store = NULL;
+}
+
+static const char *owner_filter(const struct aj_mgr *m)
+{
+	return m->any_owner ? NULL : m->owner;
+}
+
+bool aj_mgr_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	bool all_hex = true;
+
+	if (n == 0 || n > 63 || name[0] == '-' || name[0] == '.')
+		return false;
+	for (const char *c = name; *c; c++) {
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
+			return false;
+		all_hex = all_hex && ((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'));
+	}
+	/* A name that looks like an id would shadow another sandbox's id. */
+	return !(all_hex && n == 16);
+}
+
+int aj_mgr_new_id(char *buf, struct aj_err *err)
+{
+	if (aj_random_hex(buf, 8) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "getrandom");
+	return 0;
+}
+
+int aj_mgr_lock(struct aj_mgr *m, const char *id, bool wait, struct aj_err *err)
+{
+	char path[4200];
+	int fd;
+
+	if (aj_ws_path(path, sizeof path, m->state, "sandboxes", id, NULL) < 0 ||
+	    aj_mkdir_p(path, 0700) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "sandbox directory of %s", id);
+	strncat(path, "/lock", sizeof path - strlen(path) - 1);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", path);
+	if (flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) < 0) {
+		aj_err_sys(err, AJ_LAYER_STATE, "sandbox %s is busy with another operation", id);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int aj_mgr_save(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_err *err)
+{
+	if (aj_store_begin(m->store, err) < 0)
+		return -1;
+	if (aj_store_sandbox_update(m->store, rec, err) < 0) {
+		aj_store_rollback(m->store);
+		return -1;
+	}
+	return aj_store_commit(m->store, err);
+}
+
+int aj_mgr_wrong_state(struct aj_err *err, const struct aj_sandbox_rec *rec, const char *want)
+{
+	return aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is %s; it must be %s",
+			  rec->name, rec->state, want);
+}
+
+void aj_mgr_refresh(struct aj_mgr *m, struct aj_sandbox_rec *rec)
+{
+	char name[64];
+
+	if (strcmp(rec->state, AJ_ST_RUNNING) != 0 && strcmp(rec->state, AJ_ST_PAUSED) != 0)
+		return;
+	if (aj_proc_alive((pid_t)rec->supervisor_pid, (uint64_t)rec->supervisor_start))
+		return;
+	/* The supervisor died (killed, crashed): its init died with it (parent-death signal);
+	 * the workspace is on disk untouched. */
+	snprintf(rec->state, sizeof rec->state, "%s", AJ_ST_STOPPED);
+	snprintf(rec->error, sizeof rec->error, "the supervisor (pid %lld) died",
+		 (long long)rec->supervisor_pid);
+	rec->stopped_ms = rec->updated_ms = (int64_t)aj_now_realtime_ms();
+	if (rec->socket[0])
+		unlink(rec->socket);
+	rec->socket[0] = '\0';
+	rec->supervisor_pid = rec->supervisor_start = 0;
+	aj_mgr_save(m, rec, NULL);
+	aj_store_event_add(m->store, rec->id, "stop", "{\"reason\":\"the supervisor died\"}", NULL);
+	snprintf(name, sizeof name, "sb-%s", rec->id);
+	aj_cgroup_sweep(aj_cgroup_detect(NULL, NULL), name, 0);
+}
+
+int aj_mgr_get(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *out,
+	       struct aj_err *err)
+{
+	if (aj_store_sandbox_get(m->store, ref, owner_filter(m), out, err) < 0)
+		return -1;
+	aj_mgr_refresh(m, out);
+	return 0;
+}
+
+int aj_mgr_list(struct aj_mgr *m, const struct aj_strv *labels, struct aj_sandbox_rec **out,
+		size_t *n, struct aj_err *err)
+{
+	if (aj_store_sandbox_list(m->store, owner_filter(m), labels, out, n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < *n; i++)
+		aj_mgr_refresh(m, &(*out)[i]);
+	return 0;
+}
+
+/* The stored policy is self-contained: host variables the allowlist lets in are captured
+ * now, so that a later start (from another shell, by the daemon) sees the same ones. */
+static char *materialize_policy(struct aj_policy *pol, struct aj_err *err)
+{
+	extern char **environ;
+	json_t *j;
+	char *text;
+
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[256];
+		bool allowed = false;
+		if (!eq || (size_t)(eq - *e) >= sizeof name)
+			continue;
+		snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+		for (size_t i = 0; i < pol->env_allow.n && !allowed; i++) {
+			const char *pat = pol->env_allow.v[i];
+			size_t pl = strlen(pat);
+			allowed = pl && pat[pl - 1] == '*' ? strncmp(name, pat, pl - 1) == 0
+							   : strcmp(name, pat) == 0;
+		}
+		if (allowed && aj_strv_find_env(&pol->env_set, name, strlen(name)) < 0)
+			aj_strv_setenv(&pol->env_set, name, eq + 1);
+	}
+	aj_strv_clear(&pol->env_allow);
+	pol->managed = true;
+	if (aj_policy_validate(pol, err) < 0)
+		return NULL;
+	j = aj_policy_to_json(pol);
+	text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(j);
+	if (!text)
+		aj_err_sys(err, AJ_LAYER_POLICY, "store the policy");
+	return text;
+}
+
+static int fill_new_record(struct aj_mgr *m, const struct aj_create_opts *o,
+			   struct aj_sandbox_rec *r, struct aj_err *err)
+{
+	int64_t now = (int64_t)aj_now_realtime_ms();
+
+	memset(r, 0, sizeof *r);
+	if (aj_mgr_new_id(r->id, err) < 0)
+		return -1;
+	if (o->name && !aj_mgr_name_ok(o->name))
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+				  "--name: \"%s\" is not a valid name (1-63 of A-Za-z0-9_.-, not a "
+				  "16-digit hex id)",
+				  o->name);
+	snprintf(r->name, sizeof r->name, "%s", o->name ? o->name : "");
+	if (!o->name)
+		snprintf(r->name, sizeof r->name, "sb-%.8s", r->id);
+	snprintf(r->owner, sizeof r->owner, "%s", m->owner);
+	snprintf(r->state, sizeof r->state, "%s", AJ_ST_CREATING);
+	r->created_ms = r->updated_ms = now;
+	r->idle_timeout_ms = o->idle_timeout_ms;
+	r->max_lifetime_ms = o->max_lifetime_ms;
+	r->retention_ms = o->retention_ms;
+	snprintf(r->idle_action, sizeof r->idle_action, "%s",
+		 o->idle_action ? o->idle_action : "pause");
+	if (o->labels)
+		aj_strv_copy(&r->labels, o->labels);
+	if (!(r->policy = materialize_policy(o->policy, err)))
+		return -1;
+	return 0;
+}
+
+static int base_layers(struct aj_mgr *m, const char *snapshot, struct aj_sandbox_rec *r,
+		       struct aj_err *err)
+{
+	struct aj_snapshot_rec s;
+
+	if (!snapshot)
+		return 0;
+	if (aj_store_snapshot_get(m->store, snapshot, owner_filter(m), &s, err) < 0)
+		return -1;
+	if (strcmp(s.state, "ready") != 0) {
+		aj_snapshot_rec_free(&s);
+		return aj_err_set(err, AJ_LAYER_STATE, EBUSY, "snapshot \"%s\" is not complete",
+				  snapshot);
+	}
+	snprintf(r->base_snapshot, sizeof r->base_snapshot, "%s", s.id);
+	aj_strv_copy(&r->layers, &s.layers);
+	aj_snapshot_rec_free(&s);
+	return 0;
+}
+
+int aj_mgr_create(struct aj_mgr *m, const struct aj_create_opts *o, struct aj_sandbox_rec *out,
+		  struct aj_err *err)
+{
+	struct aj_sandbox_rec r;
+	int lock = -1, rc = -1;
+
+	if (fill_new_record(m, o, &r, err) < 0 || base_layers(m, o->from_snapshot, &r, err) < 0)
+		goto out;
+	/* The record goes in first ("creating"): a crash from here on leaves something gc can
+	 * see and clean up, never a directory nobody knows about. */
+	if (aj_store_begin(m->store, err) < 0)
+		goto out;
+	if (aj_store_sandbox_insert(m->store, &r, err) < 0) {
+		aj_store_rollback(m->store);
+		goto out;
+	}
+	if (aj_store_commit(m->store, err) < 0 || (lock = aj_mgr_lock(m, r.id, true, err)) < 0)
+		goto out;
+	if (aj_ws_sandbox_create(m->state, r.id, (uid_t)o->policy->uid, (gid_t)o->policy->gid,
+				 err) < 0)
+		goto out;
+	snprintf(r.state, sizeof r.state, "%s", AJ_ST_STOPPED);
+	if (aj_mgr_save(m, &r, err) < 0)
+		goto out;
+	aj_store_event_add(m->store, r.id, "create", NULL, NULL);
+	if (o->start && aj_mgr_spawn(m, &r, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (lock >= 0)
+		close(lock);
+	if (rc == 0 && out)
+		rc = aj_mgr_get(m, r.id, out, err);
+	aj_sandbox_rec_free(&r);
+	return rc;
+}
+
+int aj_mgr_remove(struct aj_mgr *m, const char *ref, bool force, struct aj_err *err)
+{
+	struct aj_sandbox_rec r;
+	int lock, rc = -1;
+
+	if (aj_mgr_get(m, ref, &r, err) < 0)
+		return -1;
+	if (strcmp(r.state, AJ_ST_STOPPED) && strcmp(r.state, AJ_ST_CREATING) && !force) {
+		aj_mgr_wrong_state(err, &r, "stopped (or use rm -f)");
+		goto out;
+	}
+	if (force && (!strcmp(r.state, AJ_ST_RUNNING) || !strcmp(r.state, AJ_ST_PAUSED)) &&
+	    aj_mgr_stop(m, r.id, err) < 0)
+		goto out;
+	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
+		goto out;
+	/* Record first, files after: a crash between leaves files gc finds unreferenced. */
+	if (aj_store_begin(m->store, err) == 0 && aj_store_sandbox_delete(m->store, r.id, err) == 0 &&
+	    aj_store_commit(m->store, err) == 0 && aj_ws_sandbox_remove(m->state, r.id, err) == 0 &&
+	    aj_mgr_drop_unused_layers(m, NULL, err) == 0)
+		rc = 0;
+	else
+		aj_store_rollback(m->store);
+	aj_store_event_add(m->store, r.id, "remove", NULL, NULL);
+	close(lock);
+out:
+	aj_sandbox_rec_free(&r);
+	return rc;
+}
+
+int aj_mgr_drop_unused_layers(struct aj_mgr *m, unsigned *n, struct aj_err *err)
+{
+	struct aj_strv ids = {0};
+	int r = aj_store_layers_unused(m->store, &ids, err);
+
+	/* A layer in "creating" may be mid-snapshot in another process: recovery deals with
+	 * those under the sandbox lock. Here only layers no stack references are removed. */
+	for (size_t i = 0; r == 0 && i < ids.n; i++) {
+		if (aj_ws_layer_remove(m->state, ids.v[i], err) < 0 ||
+		    aj_store_layer_delete(m->store, ids.v[i], err) < 0)
+			r = -1;
+		else if (n)
+			(*n)++;
+	}
+	aj_strv_free(&ids);
+	return r;
+}
+
+int aj_mgr_gc(struct aj_mgr *m, struct aj_gc_report *rep, struct aj_err *err)
+{
+	struct aj_sandbox_rec *v = NULL;
+	struct aj_snapshot_rec *s = NULL;
+	size_t n = 0, ns = 0;
+	int64_t now = (int64_t)aj_now_realtime_ms();
+
+	memset(rep, 0, sizeof *rep);
+	if (aj_mgr_recover(m, &rep->recovered, err) < 0 ||
+	    aj_store_sandbox_list(m->store, owner_filter(m), NULL, &v, &n, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		bool was_live = !strcmp(v[i].state, AJ_ST_RUNNING) || !strcmp(v[i].state, AJ_ST_PAUSED);
+		aj_mgr_refresh(m, &v[i]);
+		rep->marked_stopped += was_live && !strcmp(v[i].state, AJ_ST_STOPPED);
+		if (!strcmp(v[i].state, AJ_ST_STOPPED) && v[i].retention_ms &&
+		    v[i].stopped_ms + v[i].retention_ms <= now &&
+		    aj_mgr_remove(m, v[i].id, false, NULL) == 0)
+			rep->sandboxes_deleted++;
+	}
+	aj_sandbox_recs_free(v, n);
+	if (aj_store_snapshot_list(m->store, owner_filter(m), &s, &ns, err) < 0)
+		return -1;
+	for (size_t i = 0; i < ns; i++)
+		if (s[i].retention_ms && s[i].created_ms + s[i].retention_ms <= now &&
+		    aj_mgr_snapshot_remove(m, s[i].id, NULL) == 0)
+			rep->snapshots_deleted++;
+	aj_snapshot_recs_free(s, ns);
+	aj_cgroup_sweep(aj_cgroup_detect(NULL, NULL), "run-", 10);
+	return aj_mgr_drop_unused_layers(m, &rep->layers_deleted, err);
+}

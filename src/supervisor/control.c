@@ -1,0 +1,625 @@
+/* Client requests on the control socket, and the answers of the sandbox's init. Requests that
+ * need init (exec, file operations) are forwarded with an id and answered when init answers;
+ * the loop never blocks on init. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "control/proto.h"
+#include "policy/policy.h"
+#include "sandbox/initproto.h"
+#include "supervisor/persist.h"
+#include "supervisor/run.h"
+
+enum { K_EXEC, K_FILE, K_PTY };
+
+static void reply(struct conn *c, json_t *msg, const int *fds, size_t nfds)
+{
+	if (c && aj_ctl_send(c->fd, msg, fds, nfds) < 0 && errno != EAGAIN)
+		aj_persist_conn_close(c->p, c);
+	json_decref(msg);
+}
+
+static void reply_err(struct conn *c, enum aj_layer layer, int e, const char *msg)
+{
+	struct aj_err err;
+
+	aj_err_set(&err, layer, e, "%s", msg);
+	reply(c, aj_ctl_error(&err), NULL, 0);
+}
+
+static void close_fds(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static struct pending *add_pending(struct persist *p, struct conn *c, int op, int kind)
+{
+	struct pending *q = calloc(1, sizeof *q);
+
+	if (!q)
+		return NULL;
+	q->id = p->next_id++;
+	q->op = op;
+	q->kind = kind;
+	q->owner = c;
+	q->keep_fd = -1;
+	q->next = p->pendings;
+	p->pendings = q;
+	return q;
+}
+
+static struct pending *take_pending(struct persist *p, uint64_t id)
+{
+	for (struct pending **pp = &p->pendings; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == id) {
+			struct pending *q = *pp;
+			*pp = q->next;
+			return q;
+		}
+	return NULL;
+}
+
+static void free_pending(struct pending *q)
+{
+	if (q->keep_fd >= 0)
+		close(q->keep_fd);
+	json_decref(q->ctx);
+	free(q);
+}
+
+/* ---- exec ---------------------------------------------------------------------------- */
+
+/* Payload for init: cwd, argv..., env... as NUL-terminated strings. env is the sandbox's
+ * environment with the request's variables on top. */
+static int build_exec_payload(struct persist *p, json_t *req, char **buf, size_t *len,
+			      uint32_t *argc, uint32_t *envc, struct aj_err *err)
+{
+	json_t *argv = json_object_get(req, "argv"), *env = json_object_get(req, "env"), *v;
+	const char *cwd = json_string_value(json_object_get(req, "cwd")), *k;
+	struct aj_strv e = {0};
+	size_t i, n = 0;
+	char *out;
+
+	if (!json_is_array(argv) || json_array_size(argv) == 0)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: argv must be a non-empty array");
+	json_array_foreach(argv, i, v) if (!json_is_string(v)) return aj_err_set(
+		err, AJ_LAYER_USAGE, EINVAL, "exec: argv[%zu] must be a string", i);
+	aj_strv_copy(&e, &p->plan.env);
+	json_object_foreach(env, k, v) {
+		if (!aj_policy_env_name_ok(k) || !json_is_string(v)) {
+			aj_strv_free(&e);
+			return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: env.%s: expected a "
+								       "string variable",
+					  k);
+		}
+		aj_strv_setenv(&e, k, json_string_value(v));
+	}
+	if (cwd && cwd[0] != '/') {
+		aj_strv_free(&e);
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: cwd must be absolute");
+	}
+	n = strlen(cwd ? cwd : p->plan.cwd) + 1;
+	json_array_foreach(argv, i, v) n += strlen(json_string_value(v)) + 1;
+	for (i = 0; i < e.n; i++)
+		n += strlen(e.v[i]) + 1;
+	if (n > AJ_INIT_MAX_PAYLOAD || (out = malloc(n)) == NULL) {
+		aj_strv_free(&e);
+		return aj_err_set(err, AJ_LAYER_USAGE, E2BIG, "exec: arguments and environment too "
+							      "large");
+	}
+	*len = 0;
+	strcpy(out, cwd ? cwd : p->plan.cwd);
+	*len += strlen(out) + 1;
+	json_array_foreach(argv, i, v) {
+		strcpy(out + *len, json_string_value(v));
+		*len += strlen(out + *len) + 1;
+	}
+	for (i = 0; i < e.n; i++) {
+		strcpy(out + *len, e.v[i]);
+		*len += strlen(out + *len) + 1;
+	}
+	*argc = (uint32_t)json_array_size(argv);
+	*envc = (uint32_t)e.n;
+	*buf = out;
+	aj_strv_free(&e);
+	return 0;
+}
+
+static int send_exec(struct persist *p, struct conn *c, json_t *req, const int *fds, size_t nfds,
+		     int keep_fd, struct aj_err *err)
+{
+	struct aj_init_hdr h;
+	struct pending *q;
+	char *payload = NULL;
+	size_t len = 0;
+
+	memset(&h, 0, sizeof h);
+	if (build_exec_payload(p, req, &payload, &len, &h.argc, &h.envc, err) < 0)
+		return -1;
+	q = add_pending(p, c, AJ_IOP_EXEC, K_EXEC);
+	if (!q) {
+		free(payload);
+		return aj_err_sys(err, AJ_LAYER_INTERNAL, "exec");
+	}
+	q->ctx = json_incref(req);
+	q->keep_fd = keep_fd;
+	q->timeout_ms = (uint64_t)json_integer_value(json_object_get(req, "timeout_ms"));
+	if (!q->timeout_ms)
+		q->timeout_ms = p->pol.limits.timeout_ms;
+	h.op = AJ_IOP_EXEC;
+	h.id = q->id;
+	h.len = (uint32_t)len;
+	h.flags = nfds == 1 ? AJ_IEXEC_TTY : 0;
+	if (aj_init_send(p->sb.ctl_fd, &h, payload, fds, nfds) < 0) {
+		free(payload);
+		free_pending(take_pending(p, q->id));
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "hand the command to the sandbox's init");
+	}
+	free(payload);
+	return 0;
+}
+
+/* A terminal for the command: the pty pair is made inside the sandbox (init opens its
+ * /dev/ptmx), the master goes to the client, the peer to the command. */
+static int start_tty_exec(struct persist *p, struct conn *c, json_t *req, struct aj_err *err)
+{
+	struct aj_init_hdr h;
+	struct pending *q = add_pending(p, c, AJ_IOP_OPEN, K_PTY);
+	const char path[] = "/dev/ptmx";
+
+	if (!q)
+		return aj_err_sys(err, AJ_LAYER_INTERNAL, "exec");
+	q->ctx = json_incref(req);
+	memset(&h, 0, sizeof h);
+	h.op = AJ_IOP_OPEN;
+	h.id = q->id;
+	h.flags = O_RDWR | O_NOCTTY;
+	h.len = sizeof path;
+	if (aj_init_send(p->sb.ctl_fd, &h, path, NULL, 0) < 0) {
+		free_pending(take_pending(p, q->id));
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "open a terminal in the sandbox");
+	}
+	return 0;
+}
+
+static void on_pty(struct persist *p, struct pending *q, const struct aj_init_hdr *h, int master)
+{
+	struct aj_err err;
+	struct winsize ws = {0};
+	int unlock = 0, slave;
+
+	if (h->err || master < 0) {
+		reply_err(q->owner, AJ_LAYER_EXEC, h->err ? h->err : EIO, "open a terminal in the sandbox");
+		return;
+	}
+	ws.ws_row = (unsigned short)json_integer_value(json_object_get(q->ctx, "rows"));
+	ws.ws_col = (unsigned short)json_integer_value(json_object_get(q->ctx, "cols"));
+	if (ws.ws_row && ws.ws_col)
+		ioctl(master, TIOCSWINSZ, &ws);
+	if (ioctl(master, TIOCSPTLCK, &unlock) < 0 ||
+	    (slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		reply_err(q->owner, AJ_LAYER_EXEC, errno, "set up the terminal");
+		close(master);
+		return;
+	}
+	if (send_exec(p, q->owner, q->ctx, &slave, 1, master, &err) < 0) {
+		reply(q->owner, aj_ctl_error(&err), NULL, 0);
+		close(master);
+	}
+	close(slave);
+}
+
+static struct exec_rec *find_exec(struct persist *p, uint64_t id)
+{
+	for (struct exec_rec *e = p->execs; e; e = e->next)
+		if (e->id == id)
+			return e;
+	return NULL;
+}
+
+static void signal_exec(struct persist *p, uint64_t id, int sig)
+{
+	struct aj_init_hdr h;
+
+	memset(&h, 0, sizeof h);
+	h.op = AJ_IOP_SIGNAL;
+	h.id = id;
+	h.arg = sig;
+	aj_init_send(p->sb.ctl_fd, &h, NULL, NULL, 0);
+}
+
+static void on_exec_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct exec_rec *e = arg;
+
+	(void)fd;
+	(void)what;
+	e->timed_out = true;
+	signal_exec(e->p, e->id, SIGKILL);
+}
+
+static void on_started(struct persist *p, struct pending *q, const struct aj_init_hdr *h)
+{
+	struct exec_rec *e;
+	json_t *argv = json_object_get(q->ctx, "argv");
+
+	if (h->err) {
+		reply(q->owner,
+		      json_pack("{s:b, s:{s:s, s:s, s:i}, s:i}", "ok", 0, "error", "layer", "exec",
+				"message",
+				h->err == ENOENT ? "command not found inside the sandbox"
+						 : "cannot execute the command inside the sandbox",
+				"errno", h->err, "exit_code",
+				h->err == ENOENT ? AJ_EXIT_NOTFOUND : AJ_EXIT_NOEXEC),
+		      NULL, 0);
+		return;
+	}
+	e = calloc(1, sizeof *e);
+	if (!e) {
+		signal_exec(p, q->id, SIGKILL);
+		return;
+	}
+	e->p = p;
+	e->id = q->id;
+	e->pid = h->pid;
+	e->owner = q->owner;
+	e->started_us = aj_now_monotonic_us();
+	snprintf(e->argv0, sizeof e->argv0, "%s",
+		 json_string_value(json_array_get(argv, 0)) ?: "");
+	if (q->timeout_ms) {
+		struct timeval tv = {(time_t)(q->timeout_ms / 1000),
+				     (suseconds_t)(q->timeout_ms % 1000) * 1000};
+		e->timer = evtimer_new(p->base, on_exec_timeout, e);
+		if (e->timer)
+			evtimer_add(e->timer, &tv);
+	}
+	e->next = p->execs;
+	p->execs = e;
+	reply(q->owner, json_pack("{s:b, s:I, s:i}", "ok", 1, "exec", (json_int_t)e->id, "pid", e->pid),
+	      q->keep_fd >= 0 ? &q->keep_fd : NULL, q->keep_fd >= 0 ? 1 : 0);
+	aj_persist_event(p, "exec", json_pack("{s:I, s:O}", "exec", (json_int_t)e->id, "argv",
+					      argv ? argv : json_null()));
+}
+
+static json_t *status_json(int status)
+{
+	if (WIFEXITED(status))
+		return json_pack("{s:s, s:i}", "kind", "exited", "code", WEXITSTATUS(status));
+	return json_pack("{s:s, s:i}", "kind", "signaled", "signal", WTERMSIG(status));
+}
+
+static void on_exited(struct persist *p, const struct aj_init_hdr *h)
+{
+	struct exec_rec **pe, *e = NULL;
+	int code;
+	uint64_t cpu_us = (uint64_t)(h->ru.ru_utime.tv_sec + h->ru.ru_stime.tv_sec) * 1000000u +
+			  (uint64_t)(h->ru.ru_utime.tv_usec + h->ru.ru_stime.tv_usec);
+	json_t *ev;
+
+	for (pe = &p->execs; *pe; pe = &(*pe)->next)
+		if ((*pe)->id == h->id) {
+			e = *pe;
+			*pe = e->next;
+			break;
+		}
+	if (!e)
+		return;
+	code = WIFEXITED(h->status) ? WEXITSTATUS(h->status) : 128 + WTERMSIG(h->status);
+	if (e->timed_out)
+		code = AJ_EXIT_TIMEOUT;
+	ev = json_pack("{s:s, s:I, s:i, s:o, s:s?, s:f, s:f}", "event", "exit", "exec",
+		       (json_int_t)e->id, "exit_code", code, "status", status_json(h->status),
+		       "limit", e->timed_out ? "timeout" : NULL, "wall_ms",
+		       (double)(aj_now_monotonic_us() - e->started_us) / 1000.0, "cpu_ms",
+		       (double)cpu_us / 1000.0);
+	aj_persist_event(p, "exit", json_deep_copy(ev));
+	if (e->owner)
+		reply(e->owner, ev, NULL, 0);
+	else
+		json_decref(ev);
+	if (e->timer)
+		event_free(e->timer);
+	free(e);
+	aj_persist_touch(p);
+}
+
+/* ---- file operations, performed by init as the sandbox user ---------------------------- */
+
+static int open_flags(const char *mode)
+{
+	if (!mode || !strcmp(mode, "r"))
+		return O_RDONLY;
+	if (!strcmp(mode, "w"))
+		return O_WRONLY | O_CREAT | O_TRUNC;
+	if (!strcmp(mode, "wx"))
+		return O_WRONLY | O_CREAT | O_EXCL;
+	if (!strcmp(mode, "a"))
+		return O_WRONLY | O_CREAT | O_APPEND;
+	if (!strcmp(mode, "dir"))
+		return O_RDONLY | O_DIRECTORY;
+	if (!strcmp(mode, "path"))
+		return O_PATH | O_NOFOLLOW;
+	if (!strcmp(mode, "follow"))
+		return O_PATH;
+	return -1;
+}
+
+static void file_op(struct persist *p, struct conn *c, const char *op, json_t *req)
+{
+	const char *path = json_string_value(json_object_get(req, "path"));
+	const char *to = json_string_value(json_object_get(req, "to"));
+	struct aj_init_hdr h;
+	struct pending *q;
+	char payload[8300];
+	size_t n;
+
+	memset(&h, 0, sizeof h);
+	if (!path || path[0] != '/' || strlen(path) > 4095 || (to && (to[0] != '/' || strlen(to) > 4095))) {
+		char msg[96];
+		snprintf(msg, sizeof msg, "%s: expected an absolute \"path\"", op);
+		reply_err(c, AJ_LAYER_USAGE, EINVAL, msg);
+		return;
+	}
+	if (!strcmp(op, "open")) {
+		int fl = open_flags(json_string_value(json_object_get(req, "mode")));
+		if (fl < 0) {
+			reply_err(c, AJ_LAYER_USAGE, EINVAL,
+				  "open: mode is r, w, wx, a, dir, path or follow");
+			return;
+		}
+		h.op = AJ_IOP_OPEN;
+		h.flags = (uint32_t)fl;
+		h.arg = json_is_integer(json_object_get(req, "perm"))
+				? (int32_t)json_integer_value(json_object_get(req, "perm"))
+				: 0644;
+	} else if (!strcmp(op, "mkdir")) {
+		h.op = AJ_IOP_MKDIR;
+		h.arg = 0755;
+		h.flags = json_is_true(json_object_get(req, "parents")) ? AJ_IFILE_PARENTS : 0;
+	} else if (!strcmp(op, "remove")) {
+		h.op = AJ_IOP_REMOVE;
+		h.flags = json_is_true(json_object_get(req, "recursive")) ? AJ_IFILE_RECURSIVE : 0;
+	} else {
+		if (!to) {
+			reply_err(c, AJ_LAYER_USAGE, EINVAL, "rename: expected \"to\"");
+			return;
+		}
+		h.op = AJ_IOP_RENAME;
+	}
+	n = (size_t)snprintf(payload, sizeof payload, "%s", path) + 1;
+	if (to)
+		n += (size_t)snprintf(payload + n, sizeof payload - n, "%s", to) + 1;
+	q = add_pending(p, c, (int)h.op, K_FILE);
+	if (!q) {
+		reply_err(c, AJ_LAYER_INTERNAL, ENOMEM, "out of memory");
+		return;
+	}
+	h.id = q->id;
+	h.len = (uint32_t)n;
+	if (aj_init_send(p->sb.ctl_fd, &h, payload, NULL, 0) < 0) {
+		free_pending(take_pending(p, q->id));
+		reply_err(c, AJ_LAYER_PROCESS, errno, "forward to the sandbox's init");
+	}
+}
+
+static void on_done(struct pending *q, const struct aj_init_hdr *h, int fd)
+{
+	if (h->err) {
+		struct aj_err err;
+		aj_err_set(&err, AJ_LAYER_IO, h->err, "inside the sandbox");
+		reply(q->owner, aj_ctl_error(&err), NULL, 0);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	reply(q->owner, json_pack("{s:b}", "ok", 1), fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
+	if (fd >= 0)
+		close(fd);
+}
+
+void aj_persist_on_init(evutil_socket_t fd, short what, void *arg)
+{
+	struct persist *p = arg;
+	static char buf[64];
+	struct aj_init_hdr h;
+	int fds[AJ_INIT_MAX_FDS];
+	size_t nfds = 0;
+	struct pending *q;
+
+	(void)fd;
+	(void)what;
+	while (aj_init_recv(p->sb.ctl_fd, &h, buf, sizeof buf, fds, &nfds) == 0) {
+		int got = nfds ? fds[0] : -1;
+		close_fds(fds + (nfds ? 1 : 0), nfds ? nfds - 1 : 0);
+		if (h.op == AJ_IOP_EXITED) {
+			on_exited(p, &h);
+			close_fds(&got, got >= 0);
+			continue;
+		}
+		q = take_pending(p, h.id);
+		if (!q) {
+			close_fds(&got, got >= 0);
+			continue;
+		}
+		if (q->kind == K_PTY)
+			on_pty(p, q, &h, got);
+		else if (h.op == AJ_IOP_STARTED)
+			on_started(p, q, &h);
+		else
+			on_done(q, &h, got);
+		free_pending(q);
+	}
+	if (errno == EPIPE)
+		aj_persist_stop(p, "the sandbox's init exited");
+}
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+static json_t *info_json(struct persist *p)
+{
+	json_t *execs = json_array();
+
+	for (struct exec_rec *e = p->execs; e; e = e->next)
+		json_array_append_new(execs, json_pack("{s:I, s:i, s:s, s:b}", "exec",
+						       (json_int_t)e->id, "pid", e->pid, "argv0",
+						       e->argv0, "attached", e->owner != NULL));
+	return json_pack("{s:b, s:s, s:s, s:s, s:I, s:i, s:o}", "ok", 1, "id", p->id, "name",
+			 p->rec.name, "state", p->paused ? AJ_ST_PAUSED : AJ_ST_RUNNING,
+			 "generation", (json_int_t)p->rec.generation, "init_pid", (int)p->sb.pid,
+			 "execs", execs);
+}
+
+static void do_exec_request(struct persist *p, struct conn *c, json_t *req, int *fds,
+			    size_t nfds)
+{
+	struct aj_err err;
+	int r;
+
+	if (p->paused) {
+		close_fds(fds, nfds);
+		reply_err(c, AJ_LAYER_STATE, EAGAIN, "the sandbox is paused; resume it first");
+		return;
+	}
+	if (json_is_true(json_object_get(req, "tty"))) {
+		close_fds(fds, nfds);
+		r = start_tty_exec(p, c, req, &err);
+	} else if (nfds != 3) {
+		close_fds(fds, nfds);
+		r = aj_err_set(&err, AJ_LAYER_USAGE, EINVAL,
+			       "exec: pass stdin, stdout and stderr, or ask for a tty");
+	} else {
+		r = send_exec(p, c, req, fds, 3, -1, &err);
+		close_fds(fds, 3);
+	}
+	if (r < 0)
+		reply(c, aj_ctl_error(&err), NULL, 0);
+}
+
+static void dispatch(struct persist *p, struct conn *c, json_t *req, int *fds, size_t nfds)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+	struct aj_err err;
+
+	aj_persist_touch(p);
+	if (op && !strcmp(op, "exec")) {
+		do_exec_request(p, c, req, fds, nfds);
+		return;
+	}
+	close_fds(fds, nfds);
+	if (!op) {
+		reply_err(c, AJ_LAYER_USAGE, EINVAL, "a request needs \"op\"");
+	} else if (!strcmp(op, "info") || !strcmp(op, "ping")) {
+		reply(c, info_json(p), NULL, 0);
+	} else if (!strcmp(op, "signal")) {
+		uint64_t id = (uint64_t)json_integer_value(json_object_get(req, "exec"));
+		int sig = (int)json_integer_value(json_object_get(req, "signal"));
+		if (!find_exec(p, id) || sig <= 0 || sig >= NSIG)
+			reply_err(c, AJ_LAYER_USAGE, ESRCH, "signal: no such running command");
+		else {
+			signal_exec(p, id, sig);
+			reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
+		}
+	} else if (!strcmp(op, "pause") || !strcmp(op, "resume")) {
+		bool pause = !strcmp(op, "pause");
+		if (pause == p->paused)
+			reply_err(c, AJ_LAYER_STATE, EALREADY, pause ? "the sandbox is already paused" : "the sandbox is not paused");
+		else if (aj_persist_set_paused(p, pause, &err) < 0)
+			reply(c, aj_ctl_error(&err), NULL, 0);
+		else
+			reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
+	} else if (!strcmp(op, "stop")) {
+		reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
+		aj_persist_stop(p, "stop requested");
+	} else if (!strcmp(op, "open") || !strcmp(op, "mkdir") || !strcmp(op, "remove") ||
+		   !strcmp(op, "rename")) {
+		if (p->paused)
+			reply_err(c, AJ_LAYER_STATE, EAGAIN, "the sandbox is paused");
+		else
+			file_op(p, c, op, req);
+	} else {
+		char msg[160];
+		snprintf(msg, sizeof msg, "unknown operation \"%.100s\"", op);
+		reply_err(c, AJ_LAYER_USAGE, EINVAL, msg);
+	}
+}
+
+void aj_persist_conn_close(struct persist *p, struct conn *c)
+{
+	for (struct conn **pc = &p->conns; *pc; pc = &(*pc)->next)
+		if (*pc == c) {
+			*pc = c->next;
+			break;
+		}
+	/* Commands it started run on; answers still pending for it go nowhere. */
+	for (struct exec_rec *e = p->execs; e; e = e->next)
+		if (e->owner == c)
+			e->owner = NULL;
+	for (struct pending *q = p->pendings; q; q = q->next)
+		if (q->owner == c)
+			q->owner = NULL;
+	event_free(c->ev);
+	close(c->fd);
+	free(c);
+}
+
+static void on_conn(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	json_t *req = NULL;
+	int fds[AJ_CTL_MAX_FDS];
+	size_t nfds = 0;
+
+	(void)fd;
+	(void)what;
+	if (aj_ctl_recv(c->fd, &req, fds, &nfds, 0) < 0) {
+		if (errno == EPROTO) {
+			reply_err(c, AJ_LAYER_USAGE, EPROTO, "a request must be a JSON object");
+			return;
+		}
+		if (errno != EAGAIN && errno != ETIMEDOUT)
+			aj_persist_conn_close(c->p, c);
+		return;
+	}
+	dispatch(c->p, c, req, fds, nfds);
+	json_decref(req);
+}
+
+void aj_persist_on_accept(evutil_socket_t fd, short what, void *arg)
+{
+	struct persist *p = arg;
+	struct conn *c;
+	int cfd;
+
+	(void)fd;
+	(void)what;
+	while ((cfd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		c = calloc(1, sizeof *c);
+		if (!c) {
+			close(cfd);
+			continue;
+		}
+		c->p = p;
+		c->fd = cfd;
+		c->ev = event_new(p->base, cfd, EV_READ | EV_PERSIST, on_conn, c);
+		if (!c->ev || event_add(c->ev, NULL) < 0) {
+			if (c->ev)
+				event_free(c->ev);
+			close(cfd);
+			free(c);
+			continue;
+		}
+		c->next = p->conns;
+		p->conns = c;
+	}
+}

@@ -1,0 +1,368 @@
+#include "supervisor/persist.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/util.h"
+#include "sandbox/features.h"
+#include "sandbox/initproto.h"
+#include "workspace/layers.h"
+
+#define TICK_SECONDS 1
+
+void aj_persist_event(struct persist *p, const char *type, json_t *data)
+{
+	char *text = data ? json_dumps(data, JSON_COMPACT) : NULL;
+
+	aj_store_event_add(p->store, p->id, type, text ? text : "{}", NULL);
+	free(text);
+	json_decref(data);
+}
+
+void aj_persist_touch(struct persist *p)
+{
+	p->last_activity_ms = aj_now_realtime_ms();
+}
+
+/* The sandbox's policy as stored, rebuilt and checked again: what was valid at create time
+ * is re-validated against this host and this start. */
+static int load_plan(struct persist *p, struct aj_err *err)
+{
+	struct aj_strv lowers = {0};
+	char dir[4200];
+	struct aj_workspace_spec ws = {.persistent = true, .canonical = true};
+	int r;
+
+	aj_policy_init(&p->pol);
+	p->pol.managed = true;
+	if (aj_policy_load_text(&p->pol, p->rec.policy, err) < 0 ||
+	    aj_policy_validate(&p->pol, err) < 0)
+		return -1;
+	aj_features_probe(&p->feat, NULL);
+	for (size_t i = 0; i < p->rec.layers.n; i++) {
+		if (aj_ws_path(dir, sizeof dir, p->state_dir, "layers", p->rec.layers.v[i], NULL) < 0)
+			return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "layer path");
+		aj_strv_push(&lowers, dir);
+	}
+	if (aj_ws_path(dir, sizeof dir, p->state_dir, "sandboxes", p->id, NULL) < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "sandbox path");
+	ws.lowers = &lowers;
+	ws.rw_dir = dir;
+	r = aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err);
+	aj_strv_free(&lowers);
+	return r;
+}
+
+/* Where the control socket lives: a runtime directory, private to the caller. */
+static int socket_path(struct persist *p, struct aj_err *err)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char dir[4096];
+
+	if (geteuid() == 0)
+		snprintf(dir, sizeof dir, "/run/agentjail/sb");
+	else if (xdg && xdg[0] == '/')
+		snprintf(dir, sizeof dir, "%s/agentjail", xdg);
+	else
+		snprintf(dir, sizeof dir, "%s/run", p->state_dir);
+	if (aj_mkdir_p(dir, 0700) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", dir);
+	if ((size_t)snprintf(p->sock_path, sizeof p->sock_path, "%s/%s.sock", dir, p->id) >=
+	    sizeof ((struct sockaddr_un *)0)->sun_path)
+		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG,
+				  "control socket path \"%s/%s.sock\" is too long", dir, p->id);
+	return 0;
+}
+
+static int listen_control(struct persist *p, struct aj_err *err)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	mode_t old;
+
+	if (socket_path(p, err) < 0)
+		return -1;
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", p->sock_path);
+	unlink(p->sock_path);
+	p->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (p->listen_fd < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "control socket");
+	old = umask(0077);
+	if (bind(p->listen_fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		umask(old);
+		return aj_err_sys(err, AJ_LAYER_STATE, "bind \"%s\"", p->sock_path);
+	}
+	umask(old);
+	if (listen(p->listen_fd, 128) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "listen \"%s\"", p->sock_path);
+	return 0;
+}
+
+static int start_sandbox(struct persist *p, struct aj_err *err)
+{
+	struct aj_stdio io;
+	struct aj_sync_msg ready;
+	char name[64];
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (devnull < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "open /dev/null");
+	if (p->plan.use_cgroup) {
+		p->cg.env = p->feat.cgroup;
+		snprintf(name, sizeof name, "sb-%s", p->id);
+		/* A stale cgroup of this sandbox's previous supervisor (killed) goes first. */
+		aj_cgroup_sweep(p->cg.env, name, 0);
+		if (p->cg.env->ops->create(&p->cg, name, &p->plan.cg_limits, err) < 0) {
+			p->cg.env->ops->destroy(&p->cg, NULL);
+			close(devnull);
+			return -1;
+		}
+		p->have_cg = true;
+	}
+	io.in = io.out = io.err = devnull;
+	if (aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0) {
+		close(devnull);
+		return -1;
+	}
+	close(devnull);
+	if (ready.exec_errno)
+		return aj_err_set(err, AJ_LAYER_EXEC, ready.exec_errno,
+				  "the workspace \"%s\" is not usable inside the sandbox",
+				  p->plan.cwd);
+	aj_fd_set_nonblock(p->sb.ctl_fd, true);
+	return 0;
+}
+
+static int mark_running(struct persist *p, struct aj_err *err)
+{
+	int64_t now = (int64_t)aj_now_realtime_ms();
+
+	snprintf(p->rec.state, sizeof p->rec.state, "%s", AJ_ST_RUNNING);
+	p->rec.generation++;
+	p->rec.started_ms = now;
+	p->rec.updated_ms = now;
+	p->rec.last_active_ms = now;
+	p->rec.supervisor_pid = getpid();
+	p->rec.supervisor_start = (int64_t)aj_proc_start_time(getpid());
+	snprintf(p->rec.socket, sizeof p->rec.socket, "%s", p->sock_path);
+	p->rec.error[0] = '\0';
+	if (aj_store_begin(p->store, err) < 0)
+		return -1;
+	if (aj_store_sandbox_update(p->store, &p->rec, err) < 0) {
+		aj_store_rollback(p->store);
+		return -1;
+	}
+	return aj_store_commit(p->store, err);
+}
+
+static void mark_stopped(struct persist *p, const char *reason, bool failed)
+{
+	int64_t now = (int64_t)aj_now_realtime_ms();
+
+	snprintf(p->rec.state, sizeof p->rec.state, "%s", AJ_ST_STOPPED);
+	p->rec.stopped_ms = now;
+	p->rec.updated_ms = now;
+	p->rec.supervisor_pid = 0;
+	p->rec.supervisor_start = 0;
+	p->rec.socket[0] = '\0';
+	snprintf(p->rec.error, sizeof p->rec.error, "%s", failed ? reason : "");
+	if (aj_store_begin(p->store, NULL) == 0) {
+		if (aj_store_sandbox_update(p->store, &p->rec, NULL) == 0)
+			aj_store_commit(p->store, NULL);
+		else
+			aj_store_rollback(p->store);
+	}
+}
+
+int aj_persist_set_paused(struct persist *p, bool paused, struct aj_err *err)
+{
+	if (!p->have_cg)
+		return aj_err_set(err, AJ_LAYER_CGROUP, ENOTSUP,
+				  "pausing needs the sandbox's cgroup, which this host could not give "
+				  "it");
+	if (p->cg.env->ops->freeze(&p->cg, paused, err) < 0)
+		return -1;
+	p->paused = paused;
+	snprintf(p->rec.state, sizeof p->rec.state, "%s", paused ? AJ_ST_PAUSED : AJ_ST_RUNNING);
+	p->rec.updated_ms = (int64_t)aj_now_realtime_ms();
+	if (aj_store_begin(p->store, err) < 0)
+		return -1;
+	if (aj_store_sandbox_update(p->store, &p->rec, err) < 0) {
+		aj_store_rollback(p->store);
+		return -1;
+	}
+	if (aj_store_commit(p->store, err) < 0)
+		return -1;
+	aj_persist_event(p, paused ? "pause" : "resume", NULL);
+	return 0;
+}
+
+/* Ends the sandbox's compute; the workspace stays. Leaves the event loop. */
+void aj_persist_stop(struct persist *p, const char *reason)
+{
+	if (p->stopping)
+		return;
+	p->stopping = true;
+	p->stop_reason = reason;
+	event_base_loopbreak(p->base);
+}
+
+static void on_init_exit(evutil_socket_t fd, short what, void *arg)
+{
+	struct persist *p = arg;
+
+	(void)fd;
+	(void)what;
+	aj_persist_stop(p, "the sandbox's init exited");
+}
+
+static void on_term(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	aj_persist_stop(arg, "stopped by a signal to the supervisor");
+}
+
+/* Idle timeout and maximum lifetime, checked once a second. Idle means: no request from any
+ * client and no command attached to a client; background commands do not keep a sandbox
+ * awake. */
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct persist *p = arg;
+	uint64_t now = aj_now_realtime_ms();
+	bool attached = false;
+
+	(void)fd;
+	(void)what;
+	for (struct exec_rec *e = p->execs; e; e = e->next)
+		attached = attached || e->owner;
+	if (p->rec.max_lifetime_ms &&
+	    now >= (uint64_t)(p->rec.started_ms + p->rec.max_lifetime_ms)) {
+		aj_persist_event(p, "limit", json_pack("{s:s}", "limit", "max_lifetime"));
+		aj_persist_stop(p, "maximum lifetime reached");
+		return;
+	}
+	if (!p->rec.idle_timeout_ms || p->paused || attached ||
+	    now < p->last_activity_ms + (uint64_t)p->rec.idle_timeout_ms)
+		return;
+	aj_persist_event(p, "idle", json_pack("{s:s}", "action", p->rec.idle_action));
+	if (strcmp(p->rec.idle_action, "stop") == 0)
+		aj_persist_stop(p, "idle timeout");
+	else
+		aj_persist_set_paused(p, true, NULL);
+}
+
+static int add_event(struct persist *p, struct event **ev, int fd, short what,
+		     event_callback_fn cb, const struct timeval *tv, struct aj_err *err)
+{
+	*ev = event_new(p->base, fd, what, cb, p);
+	if (!*ev || event_add(*ev, tv) < 0)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event loop");
+	return 0;
+}
+
+static int setup_loop(struct persist *p, struct aj_err *err)
+{
+	struct timeval tick = {TICK_SECONDS, 0};
+
+	p->base = event_base_new();
+	if (!p->base)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event loop");
+	if (add_event(p, &p->ev_listen, p->listen_fd, EV_READ | EV_PERSIST, aj_persist_on_accept,
+		      NULL, err) < 0 ||
+	    add_event(p, &p->ev_init, p->sb.ctl_fd, EV_READ | EV_PERSIST, aj_persist_on_init, NULL,
+		      err) < 0 ||
+	    add_event(p, &p->ev_pid, p->sb.pidfd, EV_READ, on_init_exit, NULL, err) < 0 ||
+	    add_event(p, &p->ev_tick, -1, EV_PERSIST, on_tick, &tick, err) < 0 ||
+	    add_event(p, &p->ev_term, SIGTERM, EV_SIGNAL | EV_PERSIST, on_term, NULL, err) < 0)
+		return -1;
+	return 0;
+}
+
+static void report_ready(int fd, const struct aj_err *err)
+{
+	json_t *j = err ? json_pack("{s:b, s:s, s:s, s:i, s:s}", "ok", 0, "layer",
+				    aj_layer_name(err->layer), "message", err->msg, "errno",
+				    err->errnum, "hint", err->hint)
+			: json_pack("{s:b}", "ok", 1);
+	char *text = json_dumps(j, JSON_COMPACT);
+
+	if (fd >= 0 && text) {
+		aj_write_all(fd, text, strlen(text));
+		aj_write_all(fd, "\n", 1);
+		close(fd);
+	}
+	free(text);
+	json_decref(j);
+}
+
+static void teardown(struct persist *p)
+{
+	struct aj_cgroup_stats st;
+
+	if (p->have_cg && p->cg.env->ops->stats(&p->cg, &st, NULL) == 0 && st.oom_kills)
+		aj_persist_event(p, "limit", json_pack("{s:s, s:I}", "limit", "memory", "oom_kills",
+						       (json_int_t)st.oom_kills));
+	/* Thawed first: a frozen task cannot die. */
+	if (p->paused && p->have_cg)
+		p->cg.env->ops->freeze(&p->cg, false, NULL);
+	aj_sandbox_kill(&p->sb);
+	aj_sandbox_release(&p->sb);
+	if (p->have_cg) {
+		p->cg.env->ops->kill_all(&p->cg, NULL);
+		p->cg.env->ops->destroy(&p->cg, NULL);
+		aj_cgroup_free(&p->cg);
+	}
+	if (p->listen_fd >= 0) {
+		close(p->listen_fd);
+		unlink(p->sock_path);
+	}
+}
+
+int aj_supervise(const char *state_dir, const char *id, int ready_fd)
+{
+	static struct persist p;
+	struct aj_err err;
+
+	memset(&p, 0, sizeof p);
+	p.listen_fd = -1;
+	p.next_id = 1;
+	snprintf(p.state_dir, sizeof p.state_dir, "%s", state_dir);
+	snprintf(p.id, sizeof p.id, "%s", id);
+	aj_err_clear(&err);
+	signal(SIGPIPE, SIG_IGN);
+	if (aj_store_open(state_dir, &p.store, &err) < 0 ||
+	    aj_store_sandbox_get(p.store, id, NULL, &p.rec, &err) < 0 || load_plan(&p, &err) < 0 ||
+	    listen_control(&p, &err) < 0 || start_sandbox(&p, &err) < 0 ||
+	    setup_loop(&p, &err) < 0 || mark_running(&p, &err) < 0) {
+		report_ready(ready_fd, &err);
+		teardown(&p);
+		if (p.store && p.rec.id[0])
+			mark_stopped(&p, err.msg, true);
+		return 1;
+	}
+	aj_persist_touch(&p);
+	aj_persist_event(&p, "start", json_pack("{s:I, s:s}", "generation",
+						(json_int_t)p.rec.generation, "mode",
+						p.plan.privileged ? "privileged" : "rootless"));
+	report_ready(ready_fd, NULL);
+	event_base_dispatch(p.base);
+	/* Clients hear about the end of their commands before the sandbox goes. */
+	while (p.conns)
+		aj_persist_conn_close(&p, p.conns);
+	teardown(&p);
+	mark_stopped(&p, p.stop_reason ? p.stop_reason : "stopped", false);
+	aj_persist_event(&p, "stop", json_pack("{s:s}", "reason",
+					       p.stop_reason ? p.stop_reason : "stopped"));
+	aj_store_close(p.store);
+	return 0;
+}

@@ -1,0 +1,94 @@
+/* The supervisor of a persistent sandbox (`agentjail __supervise`): one process per live
+ * sandbox, outside it, outliving the CLI call and the daemon that started it, like a
+ * container shim. It owns the sandbox's cgroup, its init, the control socket clients talk
+ * to, timers (exec timeouts, idle timeout, lifetime) and the sandbox's events.
+ *
+ * persist.c: start-up, the event loop, stopping. control.c: client requests and init's
+ * replies. Everything a struct persist holds is freed when the process exits.
+ */
+#ifndef AJ_SUPERVISOR_PERSIST_H
+#define AJ_SUPERVISOR_PERSIST_H
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cgroup/cgroup.h"
+#include "policy/plan.h"
+#include "sandbox/launch.h"
+#include "state/store.h"
+
+struct persist;
+
+struct conn {
+	struct persist *p;
+	int fd;
+	struct event *ev;
+	struct conn *next;
+};
+
+struct exec_rec {
+	struct persist *p;
+	uint64_t id;
+	pid_t pid;
+	struct conn *owner; /* NULL once the client went away: the command runs on */
+	struct event *timer;
+	uint64_t started_us;
+	bool timed_out;
+	char argv0[128];
+	struct exec_rec *next;
+};
+
+/* A request forwarded to init, waiting for its answer. */
+struct pending {
+	uint64_t id;
+	int op; /* enum aj_init_op of the request */
+	struct conn *owner;
+	int keep_fd;  /* a descriptor to hand back with the answer (a terminal's master) */
+	uint64_t timeout_ms;
+	int kind;     /* what to do with the answer, see control.c */
+	json_t *ctx;  /* request details kept for the answer */
+	struct pending *next;
+};
+
+struct persist {
+	struct aj_store *store;
+	char state_dir[4096];
+	char id[33];
+	struct aj_sandbox_rec rec;
+	struct aj_policy pol;
+	struct aj_features feat;
+	struct aj_plan plan;
+	struct aj_cgroup cg;
+	bool have_cg;
+	struct aj_sandbox sb;
+	struct event_base *base;
+	int listen_fd;
+	char sock_path[256];
+	struct event *ev_listen, *ev_init, *ev_pid, *ev_tick, *ev_term;
+	struct conn *conns;
+	struct exec_rec *execs;
+	struct pending *pendings;
+	uint64_t next_id;
+	uint64_t last_activity_ms;
+	bool paused;
+	bool stopping;
+	const char *stop_reason;
+};
+
+/* Entry point of `agentjail __supervise`. ready_fd receives one JSON line when the sandbox
+ * is up (or why it could not start) and is closed. Returns the process exit status. */
+int aj_supervise(const char *state_dir, const char *id, int ready_fd);
+
+/* control.c */
+void aj_persist_on_accept(evutil_socket_t fd, short what, void *arg);
+void aj_persist_on_init(evutil_socket_t fd, short what, void *arg);
+void aj_persist_conn_close(struct persist *p, struct conn *c);
+/* persist.c */
+void aj_persist_stop(struct persist *p, const char *reason);
+int aj_persist_set_paused(struct persist *p, bool paused, struct aj_err *err);
+void aj_persist_event(struct persist *p, const char *type, json_t *data);
+void aj_persist_touch(struct persist *p);
+
+#endif
