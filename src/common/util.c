@@ -236,26 +236,39 @@ int aj_fd_set_nonblock(int fd, bool on)
 	return fcntl(fd, F_SETFL, fl);
 }
 
-uint64_t aj_proc_start_time(pid_t pid)
+/* Start time (field 22 of /proc/PID/stat) and state letter; 0 if there is no such process. */
+static uint64_t proc_stat(pid_t pid, char *state)
 {
 	char path[64], *s, *p;
 	unsigned long long start = 0;
 
+	*state = '?';
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	s = aj_read_file(path, 4096, NULL);
 	if (!s)
 		return 0;
 	/* comm may contain spaces and parentheses: fields restart after the last ')'. */
 	p = strrchr(s, ')');
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+	if (p && sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
 			       "%*d %*d %*d %llu",
-			&start) != 1)
+			state, &start) != 2)
 		start = 0;
 	free(s);
 	return start;
 }
 
+uint64_t aj_proc_start_time(pid_t pid)
+{
+	char state;
+
+	return proc_stat(pid, &state);
+}
+
 bool aj_proc_alive(pid_t pid, uint64_t start_time)
 {
-	return pid > 0 && start_time && aj_proc_start_time(pid) == start_time;
+	char state;
+
+	/* A zombie (killed, not reaped yet by whoever adopted it) is not alive. */
+	return pid > 0 && start_time && proc_stat(pid, &state) == start_time && state != 'Z' &&
+	       state != 'X';
 }

@@ -391,7 +391,10 @@ static int resources(struct aj_plan *p, struct aj_err *err)
 	p->cg_limits.memory = l->memory;
 	p->cg_limits.pids = l->pids;
 	p->cg_limits.cpu_milli = l->cpu_milli;
-	p->cg_limits.freezable = p->persistent;
+	/* Pausing needs a freezer; without one (rootless, no delegation) the sandbox runs and
+	 * `pause` says why it cannot. */
+	p->cg_limits.freezable = p->persistent && (cg->mode == AJ_CGROUP_V2 ||
+						   cg->usable[AJ_CG_FREEZER]);
 	if (!l->memory)
 		aj_plan_set_layer(p, AJ_PL_MEMORY, AJ_LS_OFF, "no limit");
 	else if (cg->usable[AJ_CG_MEMORY]) {

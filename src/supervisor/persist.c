@@ -118,15 +118,22 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 		return aj_err_sys(err, AJ_LAYER_IO, "open /dev/null");
 	if (p->plan.use_cgroup) {
 		p->cg.env = p->feat.cgroup;
-		snprintf(name, sizeof name, "sb-%s", p->id);
-		/* A stale cgroup of this sandbox's previous supervisor (killed) goes first. */
+		/* Named per generation, so that a killed supervisor's guard, still removing the
+		 * old cgroup, never meets the new one. Stale ones of this sandbox go first. */
+		snprintf(name, sizeof name, "sb-%s-", p->id);
 		aj_cgroup_sweep(p->cg.env, name, 0);
+		snprintf(name, sizeof name, "sb-%s-%lld", p->id,
+			 (long long)p->rec.generation + 1);
 		if (p->cg.env->ops->create(&p->cg, name, &p->plan.cg_limits, err) < 0) {
 			p->cg.env->ops->destroy(&p->cg, NULL);
 			close(devnull);
 			return -1;
 		}
 		p->have_cg = true;
+		if (aj_cgroup_guard_start(&p->guard, &p->cg, err) < 0) {
+			close(devnull);
+			return -1;
+		}
 	}
 	io.in = io.out = io.err = devnull;
 	if (aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0) {
@@ -321,6 +328,7 @@ static void teardown(struct persist *p)
 		p->cg.env->ops->kill_all(&p->cg, NULL);
 		p->cg.env->ops->destroy(&p->cg, NULL);
 		aj_cgroup_free(&p->cg);
+		aj_cgroup_guard_release(&p->guard);
 	}
 	if (p->listen_fd >= 0) {
 		close(p->listen_fd);

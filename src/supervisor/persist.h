@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "cgroup/cgroup.h"
+#include "cgroup/guard.h"
 #include "policy/plan.h"
 #include "sandbox/launch.h"
 #include "state/store.h"
@@ -61,6 +62,7 @@ struct persist {
 	struct aj_features feat;
 	struct aj_plan plan;
 	struct aj_cgroup cg;
+	struct aj_cgroup_guard guard; /* removes cg if this supervisor is killed */
 	bool have_cg;
 	struct aj_sandbox sb;
 	struct event_base *base;

@@ -13,11 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup/guard.h"
 #include "common/trace.h"
 #include "common/units.h"
 #include "common/util.h"
 #include "sandbox/launch.h"
+#include "sandbox/userns.h"
 #include "supervisor/events.h"
+#include "supervisor/gitwatch.h"
 #include "supervisor/stdin.h"
 
 struct run_ctx;
@@ -35,6 +38,8 @@ struct run_ctx {
 	struct aj_run_result *res;
 	struct aj_sandbox sb;
 	struct aj_cgroup cg;
+	struct aj_cgroup_guard guard; /* removes cg if this process is killed */
+	struct aj_gitwatch git;
 	bool have_cg;
 	struct aj_events ev;
 	struct event_base *base;
@@ -241,13 +246,15 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 static void stdin_update(struct run_ctx *c)
 {
-	if (!c->in_read)
+	if (!c->in_write)
 		return;
 	if (c->in.pipe_w < 0) {
-		event_del(c->in_read);
+		if (c->in_read)
+			event_del(c->in_read);
 		event_del(c->in_write);
 	} else if (aj_stdin_wants_write(&c->in)) {
-		event_del(c->in_read);
+		if (c->in_read)
+			event_del(c->in_read);
 		event_add(c->in_write, NULL);
 	} else {
 		event_del(c->in_write);
@@ -270,7 +277,12 @@ static void on_stdin(evutil_socket_t fd, short what, void *arg)
 
 static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err)
 {
+	/* Privileged sandboxes get their range at launch, after this: any of agentjail's. */
+	struct aj_stdin_ids ids = {c->plan->id_base, c->plan->id_count};
 	int p[2][2];
+
+	if (c->plan->privileged)
+		ids = (struct aj_stdin_ids){AJ_ID_BASE, AJ_ID_RANGES * 65536u};
 
 	for (int i = 0; i < 2; i++) {
 		if (pipe2(p[i], O_CLOEXEC) < 0)
@@ -278,7 +290,7 @@ static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err
 		c->streams[i] = (struct stream){.c = c, .fd = p[i][0], .dest = i + 1, .which = i};
 		aj_fd_set_nonblock(p[i][0], true);
 	}
-	if (aj_stdin_setup(&c->in, err) < 0)
+	if (aj_stdin_setup(&c->in, &ids, err) < 0)
 		return -1;
 	io->in = c->in.child_fd;
 	io->out = p[0][1];
@@ -301,7 +313,7 @@ static int create_cgroup(struct run_ctx *c, struct aj_err *err)
 		return -1;
 	}
 	c->have_cg = true;
-	return 0;
+	return aj_cgroup_guard_start(&c->guard, &c->cg, err);
 }
 
 static int add_event(struct run_ctx *c, struct event **slot, int fd, short what,
@@ -337,19 +349,25 @@ static int run_loop(struct run_ctx *c, struct aj_err *err)
 			      err) < 0)
 			goto out;
 	if (c->in.relay) {
-		c->in_read = event_new(c->base, c->in.src, EV_READ, on_stdin, c);
+		/* A regular file cannot be polled (and is always ready): it has no read event. */
+		if (!c->in.src_file)
+			c->in_read = event_new(c->base, c->in.src, EV_READ, on_stdin, c);
 		c->in_write = event_new(c->base, c->in.pipe_w, EV_WRITE, on_stdin, c);
-		if (!c->in_read || !c->in_write || event_add(c->in_read, NULL) < 0) {
-			aj_err_set(err, AJ_LAYER_IO, EIO, "relay stdin");
+		if ((!c->in_read && !c->in.src_file) || !c->in_write) {
+			aj_err_set(err, AJ_LAYER_IO, ENOMEM, "relay stdin");
 			goto out;
 		}
+		stdin_update(c);
 	}
+	if (aj_gitwatch_attach(&c->git, c->base, err) < 0)
+		goto out;
 	if (timeout)
 		arm_hard_timeout(c->sb.pidfd, timeout + 50);
 	event_base_dispatch(c->base);
 	disarm_hard_timeout();
 	r = 0;
 out:
+	aj_gitwatch_unhook(&c->git);
 	for (size_t i = 0; i < 6; i++)
 		if (evs[i])
 			event_free(evs[i]);
@@ -393,32 +411,8 @@ static void collect_stats(struct run_ctx *c)
 	}
 	c->cg.env->ops->destroy(&c->cg, NULL);
 	aj_cgroup_free(&c->cg);
+	aj_cgroup_guard_release(&c->guard);
 	c->have_cg = false;
-}
-
-/* A .git/commondir made inside the sandbox would point the host's git at a configuration the
- * sandbox wrote: it cannot be prevented up front (the file does not exist to be made
- * read-only), so it is removed once every sandbox process is gone. */
-static void recheck_git(struct run_ctx *c)
-{
-	const char *git = c->plan->git_dir;
-	int dfd;
-	struct stat st;
-
-	if (!git || c->plan->had_commondir)
-		return;
-	dfd = open(git, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return;
-	if (fstatat(dfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    unlinkat(dfd, "commondir", 0) == 0) {
-		fprintf(stderr, "agentjail: removed %s/commondir created inside the sandbox (it "
-				"would redirect git on the host)\n",
-			git);
-		aj_events_emit(&c->ev, "protection",
-			       json_pack("{s:s, s:s}", "removed", "commondir", "git_dir", git));
-	}
-	close(dfd);
 }
 
 static int decide(struct aj_run_result *res, int interrupt_sig, const char **by)
@@ -514,12 +508,15 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	c.res = res;
 	c.streams[0].fd = c.streams[1].fd = -1;
 	c.in.pipe_w = c.in.child_fd = -1;
+	c.git = (struct aj_gitwatch)AJ_GITWATCH_INIT;
 	res->out.cap = plan->policy->limits.output_bytes;
 	aj_err_clear(&err);
 	c.start_us = aj_now_monotonic_us();
 	aj_trace("run: begin");
 	if (aj_events_open(&c.ev, opts->events_path, plan->id, &err) < 0 ||
 	    open_pipes(&c, &io, &err) < 0 || create_cgroup(&c, &err) < 0 ||
+	    (plan->git_dir && !plan->had_commondir &&
+	     aj_gitwatch_open(&c.git, plan->git_dir, &c.ev, &err) < 0) ||
 	    (aj_trace("cgroup created"), 0) ||
 	    aj_sandbox_start(plan, &io, c.have_cg ? &c.cg : NULL, &c.sb, &ready, &err) < 0) {
 		fail(&c, &err);
@@ -541,7 +538,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	}
 	aj_trace("loop done");
 	collect_stats(&c);
-	recheck_git(&c);
+	aj_gitwatch_finish(&c.git);
 	aj_trace("stats collected");
 	if (!res->failed)
 		finish(&c);
@@ -550,6 +547,7 @@ out:
 		c.cg.env->ops->kill_all(&c.cg, NULL);
 		c.cg.env->ops->destroy(&c.cg, NULL);
 		aj_cgroup_free(&c.cg);
+		aj_cgroup_guard_release(&c.guard);
 	}
 	for (int i = 0; i < 2; i++)
 		if (c.streams[i].fd >= 0)
@@ -562,6 +560,7 @@ out:
 	}
 	aj_sandbox_kill(&c.sb);
 	aj_sandbox_release(&c.sb);
+	aj_gitwatch_finish(&c.git);
 	aj_stdin_close(&c.in);
 	aj_events_close(&c.ev);
 }

@@ -9,12 +9,27 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/util.h"
 
-static bool safe_to_share(int fd)
+/* Whether the sandbox's users own the file behind fd: then they may change its mode, times,
+ * owner and xattrs through the descriptor, even a read-only one (rootless: the caller's own
+ * files). */
+static bool owned_inside(int fd, const struct stat *st, const struct aj_stdin_ids *ids)
+{
+	struct statfs sf;
+
+	/* An anonymous pipe has no metadata anyone else sees. */
+	if (S_ISFIFO(st->st_mode) && fstatfs(fd, &sf) == 0 && sf.f_type == PIPEFS_MAGIC)
+		return false;
+	return st->st_uid >= ids->first && st->st_uid - ids->first < ids->count;
+}
+
+static bool safe_to_share(int fd, const struct aj_stdin_ids *ids)
 {
 	struct stat st;
 	int fl = fcntl(fd, F_GETFL);
@@ -23,17 +38,19 @@ static bool safe_to_share(int fd)
 		return false;
 	if (S_ISCHR(st.st_mode))
 		return st.st_rdev == makedev(1, 3); /* /dev/null */
-	return (fl & O_ACCMODE) == O_RDONLY && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode));
+	return (fl & O_ACCMODE) == O_RDONLY && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) &&
+	       !owned_inside(fd, &st, ids);
 }
 
 /* A file or FIFO open for writing too: a read-only description of the same object is as good
  * to the command and cannot be written through. */
-static bool reopen_read_only(struct aj_stdin *s)
+static bool reopen_read_only(struct aj_stdin *s, const struct aj_stdin_ids *ids)
 {
 	struct stat st;
 	int fd;
 
-	if (fstat(0, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)))
+	if (fstat(0, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) ||
+	    owned_inside(0, &st, ids))
 		return false;
 	fd = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC | O_NOCTTY | (S_ISFIFO(st.st_mode)
 									      ? O_NONBLOCK
@@ -47,15 +64,21 @@ static bool reopen_read_only(struct aj_stdin *s)
 	return true;
 }
 
-/* Terminals and sockets are relayed; the relay needs them pollable. */
-static bool relayable(int fd)
+/* Terminals, sockets and files the sandbox would own are relayed. Terminals, sockets and
+ * FIFOs are polled; a regular file is always ready, so it is read whenever the pipe has
+ * room. */
+static bool relayable(int fd, bool *always_ready)
 {
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode));
+	if (fstat(fd, &st) < 0)
+		return false;
+	*always_ready = S_ISREG(st.st_mode);
+	return S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISREG(st.st_mode) ||
+	       S_ISFIFO(st.st_mode);
 }
 
-int aj_stdin_setup(struct aj_stdin *s, struct aj_err *err)
+int aj_stdin_setup(struct aj_stdin *s, const struct aj_stdin_ids *ids, struct aj_err *err)
 {
 	int p[2];
 
@@ -63,13 +86,13 @@ int aj_stdin_setup(struct aj_stdin *s, struct aj_err *err)
 	s->src = 0;
 	s->pipe_w = -1;
 	s->child_fd = -1;
-	if (fcntl(0, F_GETFD) < 0 || safe_to_share(0)) {
+	if (fcntl(0, F_GETFD) < 0 || safe_to_share(0, ids)) {
 		s->child_fd = 0;
 		return 0;
 	}
-	if (reopen_read_only(s))
+	if (reopen_read_only(s, ids))
 		return 0;
-	if (!relayable(0)) {
+	if (!relayable(0, &s->src_file)) {
 		/* A directory (a handle into the host's tree) or an odd device: nothing a command
 		 * reads as input, so it gets nothing. */
 		s->child_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -120,7 +143,7 @@ bool aj_stdin_pump(struct aj_stdin *s)
 
 bool aj_stdin_wants_write(const struct aj_stdin *s)
 {
-	return s->off < s->len;
+	return s->off < s->len || s->src_file;
 }
 
 void aj_stdin_close(struct aj_stdin *s)

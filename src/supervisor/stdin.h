@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 
@@ -13,12 +14,18 @@ struct aj_stdin {
 	int src;      /* the caller's stdin */
 	int child_fd; /* what the command gets */
 	int pipe_w;   /* our end of the relay pipe, non-blocking */
+	bool src_file; /* src is a regular file: read when the pipe has room, never polled */
 	bool eof;
 	char buf[16384];
 	size_t len, off;
 };
 
-int aj_stdin_setup(struct aj_stdin *s, struct aj_err *err);
+/* The host uids the sandbox's ids map to: files they own are never handed over. */
+struct aj_stdin_ids {
+	uint32_t first, count;
+};
+
+int aj_stdin_setup(struct aj_stdin *s, const struct aj_stdin_ids *ids, struct aj_err *err);
 /* Copies from the caller's stdin into the relay pipe; false once the relay is over. */
 bool aj_stdin_pump(struct aj_stdin *s);
 bool aj_stdin_wants_write(const struct aj_stdin *s);

@@ -194,10 +194,14 @@ static int remove_at(int parent, const char *name, int depth, struct aj_err *err
 		return 0;
 	if (errno != EISDIR && errno != EPERM)
 		return aj_err_sys(err, AJ_LAYER_STATE, "remove \"%s\"", name);
+	/* Our own tree: make it readable and writable so that its contents can go (overlayfs
+	 * leaves work/work at mode 000). fchmodat does not follow a symlink at `name` here: it
+	 * is a directory, unlinkat said so. */
 	d = open_dir_at(parent, name);
+	if (d < 0 && errno == EACCES && fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		d = open_dir_at(parent, name);
 	if (d < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "open directory \"%s\"", name);
-	/* Our own tree: make it writable so that its contents can go. */
 	fchmod(d, 0700);
 	if (remove_contents(d, depth + 1, err) < 0)
 		return -1;

@@ -1,0 +1,233 @@
+/* The cgroup guard: removes a sandbox's cgroups when its supervisor dies without doing it.
+ *
+ * A supervisor killed with SIGKILL cleans nothing up. Its sandbox dies with it (init has
+ * PR_SET_PDEATHSIG), but the emptied cgroup directories would stay until the next launch's
+ * sweep. The guard is a child that shares the supervisor's memory (CLONE_VM, so spawning it
+ * copies no page tables) and waits for end-of-file on a pipe whose only writer is the
+ * supervisor: that end-of-file comes when the supervisor exits for any reason. The guard
+ * then kills whatever is left in the cgroups and removes them.
+ *
+ * It holds O_PATH descriptors of each cgroup and of its parent, taken at start, so it only
+ * ever removes the very directories it was given, never a same-named successor. Once the
+ * supervisor is gone the guard runs alone in the shared memory, yet it may have died in
+ * the middle of anything (malloc included): the guard makes raw system calls (no libc
+ * state, no sanitizer interceptors) and uses only its own static buffers.
+ */
+#include "cgroup/guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GUARD_MAX AJ_CG__COUNT
+
+static struct {
+	int rfd;
+	size_t n;
+	int dir[GUARD_MAX];
+	int parent[GUARD_MAX];
+	char base[GUARD_MAX][256];
+	char procs[65536];
+} g_state;
+static bool g_started;
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {0, ms * 1000 * 1000};
+	syscall(SYS_nanosleep, &ts, NULL);
+}
+
+/* SIGKILLs the tasks listed in the cgroup; returns how many were listed. */
+static int kill_listed(int dirfd)
+{
+	int fd = (int)syscall(SYS_openat, dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC, 0);
+	ssize_t n;
+	int listed = 0;
+	long pid = 0;
+	bool digits = false;
+
+	if (fd < 0)
+		return 0;
+	n = syscall(SYS_read, fd, g_state.procs, sizeof g_state.procs - 1);
+	syscall(SYS_close, fd);
+	for (ssize_t i = 0; i < (n > 0 ? n : 0); i++) {
+		char c = g_state.procs[i];
+		if (c >= '0' && c <= '9') {
+			pid = pid * 10 + (c - '0');
+			digits = true;
+			continue;
+		}
+		if (digits && pid > 0) {
+			syscall(SYS_kill, (pid_t)pid, SIGKILL);
+			listed++;
+		}
+		pid = 0;
+		digits = false;
+	}
+	return listed;
+}
+
+/* Removes the cgroup if its name still names the directory we were given. */
+static void remove_one(size_t i)
+{
+	struct stat mine, now;
+
+	if (syscall(SYS_newfstatat, g_state.dir[i], "", &mine, AT_EMPTY_PATH) < 0)
+		return;
+	for (int round = 0; round < 500; round++) { /* bounded: ~5 s */
+		if (syscall(SYS_newfstatat, g_state.parent[i], g_state.base[i], &now,
+			    AT_SYMLINK_NOFOLLOW) < 0 ||
+		    now.st_ino != mine.st_ino || now.st_dev != mine.st_dev)
+			return; /* already removed (by the supervisor, usually) */
+		kill_listed(g_state.dir[i]);
+		if (syscall(SYS_unlinkat, g_state.parent[i], g_state.base[i], AT_REMOVEDIR) == 0 ||
+		    errno != EBUSY)
+			return;
+		nap_ms(10);
+	}
+}
+
+static int guard_main(void *arg)
+{
+	uint64_t all = ~(uint64_t)0;
+	char c;
+
+	(void)arg;
+	/* The terminal's signals are for the supervisor; the guard must outlive it. With every
+	 * signal blocked, read() cannot fail with EINTR and so never writes the errno it shares
+	 * with the live supervisor. */
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof all);
+	syscall(SYS_read, g_state.rfd, &c, 1);
+	for (size_t i = 0; i < g_state.n; i++)
+		remove_one(i);
+	return 0;
+}
+
+/* Closes every descriptor of ours except the ones the guard keeps. */
+static void close_others(void)
+{
+	int keep[2 * GUARD_MAX + 1];
+	size_t nk = 0;
+	unsigned lo = 0;
+
+	keep[nk++] = g_state.rfd;
+	for (size_t i = 0; i < g_state.n; i++) {
+		keep[nk++] = g_state.dir[i];
+		keep[nk++] = g_state.parent[i];
+	}
+	for (size_t i = 1; i < nk; i++) /* insertion sort: a handful of entries */
+		for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (size_t i = 0; i < nk; i++) {
+		if ((unsigned)keep[i] > lo)
+			syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+		lo = (unsigned)keep[i] + 1;
+	}
+	syscall(SYS_close_range, lo, ~0U, 0);
+}
+
+static int guard_entry(void *arg)
+{
+	close_others();
+	return guard_main(arg);
+}
+
+/* Closes our copies; the numbers stay, since the guard (same memory, own descriptor table)
+ * reads them. */
+static void close_state(void)
+{
+	for (size_t i = 0; i < g_state.n; i++) {
+		close(g_state.dir[i]);
+		close(g_state.parent[i]);
+	}
+}
+
+static int add_dir(const char *path, struct aj_err *err)
+{
+	const char *slash = strrchr(path, '/');
+	char parent[768];
+	size_t i = g_state.n;
+
+	for (size_t k = 0; k < i; k++) /* v1 co-mounted controllers share a directory */
+		if (strcmp(g_state.base[k], slash + 1) == 0) {
+			struct stat a, b;
+			if (stat(path, &a) == 0 && fstat(g_state.dir[k], &b) == 0 &&
+			    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+				return 0;
+		}
+	if (!slash || slash == path || strlen(slash + 1) >= sizeof g_state.base[0] ||
+	    (size_t)(slash - path) >= sizeof parent)
+		return aj_err_set(err, AJ_LAYER_CGROUP, EINVAL, "cgroup path \"%s\"", path);
+	memcpy(parent, path, (size_t)(slash - path));
+	parent[slash - path] = '\0';
+	g_state.dir[i] = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (g_state.dir[i] < 0)
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "open \"%s\"", path);
+	g_state.parent[i] = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (g_state.parent[i] < 0) {
+		close(g_state.dir[i]);
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "open \"%s\"", parent);
+	}
+	memcpy(g_state.base[i], slash + 1, strlen(slash + 1) + 1);
+	g_state.n++;
+	return 0;
+}
+
+int aj_cgroup_guard_start(struct aj_cgroup_guard *guard, const struct aj_cgroup *cg,
+			  struct aj_err *err)
+{
+	static char stack[32768] __attribute__((aligned(16)));
+	int pfd[2];
+
+	guard->pid = -1;
+	guard->wfd = -1;
+	if (g_started)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, EBUSY, "one cgroup guard per process");
+	g_state.n = 0;
+	for (int c = 0; c < AJ_CG__COUNT; c++)
+		if (cg->path[c] && add_dir(cg->path[c], err) < 0) {
+			close_state();
+			return -1;
+		}
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		close_state();
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "pipe for the cgroup guard");
+	}
+	g_state.rfd = pfd[0];
+	/* No SIGCHLD: the guard is not one of the sandbox's processes for anyone's waitpid. */
+	guard->pid = clone(guard_entry, stack + sizeof stack, CLONE_VM, NULL);
+	close(pfd[0]);
+	close_state();
+	if (guard->pid < 0) {
+		close(pfd[1]);
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "clone the cgroup guard");
+	}
+	guard->wfd = pfd[1];
+	g_started = true;
+	return 0;
+}
+
+void aj_cgroup_guard_release(struct aj_cgroup_guard *guard)
+{
+	if (guard->pid <= 0)
+		return;
+	close(guard->wfd);
+	/* The supervisor removed the cgroups already; the guard finds them gone and exits. */
+	while (waitpid(guard->pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	guard->pid = -1;
+	guard->wfd = -1;
+	g_started = false;
+}
