@@ -41,9 +41,13 @@ expect_not_contains() {
 }
 
 # A fresh directory removed at exit; world-traversable so sandboxes of any uid can enter.
+# Every one lives under a per-test directory made here, in the test's own shell: mktmp is
+# called as T=$(mktmp), a subshell whose changes to variables the EXIT trap never sees.
+_aj_tmproot=$(mktemp -d /tmp/ajtest.XXXXXX)
+chmod 755 "$_aj_tmproot"
 mktmp() {
 	local d
-	d=$(mktemp -d /tmp/ajtest.XXXXXX)
+	d=$(mktemp -d "$_aj_tmproot/t.XXXXXX")
 	chmod 755 "$d"
 	_aj_tmp+=("$d")
 	echo "$d"
@@ -51,6 +55,7 @@ mktmp() {
 _aj_cleanup() {
 	local d
 	for d in "${_aj_tmp[@]}"; do rm -rf "$d"; done
+	rm -rf "$_aj_tmproot"
 }
 trap _aj_cleanup EXIT
 
@@ -78,4 +83,68 @@ is_rootless_pass() { [ "${AJ_PASS:-main}" = rootless ]; }
 rootless_flags() {
 	if is_root; then return; fi
 	echo "--memory none --cpus none"
+}
+
+# ---- cgroup and leftover checks for `agentjail run` tests ------------------------------------
+
+# cgroup_parents [--cgroup-parent P]: the directories under which agentjail creates sandbox
+# cgroups on this host for this user (usable controllers of `agentjail features --json`), one
+# per line.
+cgroup_parents() {
+	"$AJ" features --json "$@" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+seen = []
+for c in d["cgroup"]["controllers"].values():
+    if c["usable"] and c["parent"] not in seen:
+        seen.append(c["parent"])
+print("\n".join(seen))'
+}
+
+# cgroup_snapshot FILE [--cgroup-parent P]: records the entries under every cgroup parent.
+cgroup_snapshot() {
+	local out=$1 p; shift
+	: >"$out"
+	while IFS= read -r p; do
+		[ -n "$p" ] || continue
+		[ -d "$p" ] || continue
+		find "$p" -mindepth 1 -maxdepth 1 -type d -printf "$p/%f\n" >>"$out"
+	done < <(cgroup_parents "$@")
+	sort -o "$out" "$out"
+}
+
+# cgroup_new_dirs BEFORE [--cgroup-parent P]: directories under the cgroup parents that were
+# not there in the BEFORE snapshot, ignoring the run-ID directories of sandboxes that other
+# processes on this machine may be running right now (ours are checked by id with
+# cgroup_run_dirs).
+cgroup_new_dirs() {
+	local before=$1 now; shift
+	now=$(mktemp)
+	cgroup_snapshot "$now" "$@"
+	comm -13 "$before" "$now" | grep -v '/run-[0-9a-f]\{16\}$'
+	rm -f "$now"
+}
+
+# cgroup_run_dirs ID... [-- --cgroup-parent P]: the cgroup directories of these sandboxes that
+# still exist (they must not, once `agentjail run` has returned).
+cgroup_run_dirs() {
+	local ids=() p id
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do ids+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	while IFS= read -r p; do
+		[ -n "$p" ] || continue
+		for id in "${ids[@]}"; do
+			[ -n "$id" ] && [ "$id" != None ] && [ -e "$p/run-$id" ] && echo "$p/run-$id"
+		done
+	done < <(cgroup_parents "$@")
+	return 0
+}
+
+# report_field FILE EXPR: like json, but prints MISSING when the file is absent or broken.
+report_field() {
+	if [ -s "$1" ]; then
+		json "$1" "$2" 2>/dev/null || echo BROKEN
+	else
+		echo MISSING
+	fi
 }

@@ -9,16 +9,18 @@
 
 static int unit_failures;
 
+/* The condition is evaluated exactly once: checks may call the function under test. */
 #define CHECK(cond, ...)                                                      \
 	do {                                                                  \
-		if (cond) {                                                   \
+		int pass_ = !!(cond);                                         \
+		if (pass_) {                                                  \
 			printf("ok - ");                                      \
 		} else {                                                      \
 			printf("not ok - ");                                  \
 			unit_failures++;                                      \
 		}                                                             \
 		printf(__VA_ARGS__);                                          \
-		if (!(cond))                                                  \
+		if (!pass_)                                                   \
 			printf(" (%s:%d: %s)", __FILE__, __LINE__, #cond);    \
 		printf("\n");                                                 \
 	} while (0)

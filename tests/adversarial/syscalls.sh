@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Kernel interfaces the seccomp profile (data/seccomp/default.rules) removes: nested
+# namespaces, mounts, bpf, perf, keyrings, io_uring, ptrace, raw and exotic sockets, terminal
+# injection, clock and host-wide controls, and the 32-bit and x32 syscall ABIs.
+#
+# Each probe of tests/helpers/try-syscall passes arguments the kernel rejects in its own way
+# (bad pointer, bad descriptor, bad flag). The same probes run first on the host, unsandboxed
+# and unprivileged: a probe counts only where the host's answer differs from the filter's, so
+# that every check here fails if the filter rule goes missing.
+# rootless: yes
+. "$AJ_ROOT/tests/lib.sh"
+. "$AJ_ROOT/tests/adversarial/common.bash"
+
+TRY=$HELPERS/try-syscall
+
+# PROBE EXPECTED-ANSWER-IN-THE-SANDBOX
+BLOCKED="
+unshare-user EPERM
+unshare-user-hi EPERM
+unshare-mnt-hi EPERM
+unshare-pid-hi EPERM
+unshare-net-hi EPERM
+unshare-ipc-hi EPERM
+unshare-uts-hi EPERM
+unshare-cgroup-hi EPERM
+unshare-time-hi EPERM
+clone-user EPERM
+clone-user-bad EPERM
+clone-mnt-bad EPERM
+clone-pid-bad EPERM
+clone-net-bad EPERM
+clone-ipc-bad EPERM
+clone-uts-bad EPERM
+clone-cgroup-bad EPERM
+clone3 ENOSYS
+setns EPERM
+mount EPERM
+umount2 EPERM
+chroot EPERM
+open_tree EPERM
+open_tree_attr EPERM
+fsconfig EPERM
+mount_setattr EPERM
+bpf EPERM
+perf_event_open EPERM
+userfaultfd EPERM
+keyctl EPERM
+add_key EPERM
+request_key EPERM
+io_uring_setup EPERM
+io_uring_enter EPERM
+io_uring_register EPERM
+kexec_load EPERM
+kexec_file_load EPERM
+init_module EPERM
+finit_module EPERM
+delete_module EPERM
+ptrace EPERM
+process_vm_readv EPERM
+process_vm_writev EPERM
+pidfd_getfd EPERM
+kcmp EPERM
+sock-netlink EAFNOSUPPORT
+sock-netlink-dgram EAFNOSUPPORT
+sock-netlink-hi EAFNOSUPPORT
+sock-packet EAFNOSUPPORT
+sock-packet-dgram EAFNOSUPPORT
+sock-vsock EAFNOSUPPORT
+sock-alg EAFNOSUPPORT
+sock-unspec EAFNOSUPPORT
+sock-raw EPERM
+sock-raw6 EPERM
+sock-raw-flags EPERM
+tiocsti EPERM
+tiocsti-hi EPERM
+tioclinux EPERM
+tiocsetd EPERM
+clock_settime EPERM
+settimeofday EPERM
+adjtimex EPERM
+clock_adjtime EPERM
+name_to_handle_at EPERM
+open_by_handle_at EPERM
+quotactl EPERM
+quotactl_fd EPERM
+iopl EPERM
+ioperm EPERM
+lookup_dcookie EPERM
+uselib EPERM
+personality-norand EPERM
+personality-rie EPERM
+int80 killed:SIGSYS
+x32 killed:SIGSYS
+"
+
+# Calls ordinary programs make; they must keep working (same answer as on the host).
+ALLOWED="
+sock-unix OK
+sock-inet OK
+sock-inet6 OK
+uname-bad EFAULT
+getpid OK
+personality-linux OK
+personality-query OK
+"
+
+# result_of OUTPUT PROBE: the answer printed for PROBE.
+result_of() {
+	printf '%s\n' "$1" | awk -v k="$2" '$1 == k { print $2; exit }'
+}
+
+probe_names() {
+	printf '%s\n' "$BLOCKED" "$ALLOWED" | awk 'NF { print $1 }'
+}
+
+test_blocked() {
+	local host sb probe want h got nondisc=()
+	adv_setup
+	# shellcheck disable=SC2046
+	host=$(as_unprivileged "$TRY" $(probe_names) </dev/null 2>/dev/null)
+	# shellcheck disable=SC2046
+	sandbox -- "$TRY" $(probe_names)
+	sb=$OUT
+	expect_eq "probe run exit code" "$RC" 0
+	while read -r probe want; do
+		[ -n "$probe" ] || continue
+		h=$(result_of "$host" "$probe")
+		got=$(result_of "$sb" "$probe")
+		if [ "$h" = "$want" ]; then
+			nondisc+=("$probe")
+			continue
+		fi
+		expect_eq "$probe: $want in the sandbox (host without filter: ${h:-?})" \
+			"$got" "$want"
+	done <<<"$BLOCKED"
+	# A probe the kernel answers like the filter proves nothing about the filter here.
+	if [ ${#nondisc[@]} -gt 0 ]; then
+		echo "# answered alike without the filter on this host: ${nondisc[*]}"
+	fi
+	while read -r probe want; do
+		[ -n "$probe" ] || continue
+		expect_eq "$probe: still allowed ($want)" "$(result_of "$sb" "$probe")" "$want"
+	done <<<"$ALLOWED"
+}
+
+# A 32-bit syscall made by the command itself ends the sandbox with SIGSYS, as reported.
+test_int80_kills_command() {
+	adv_setup
+	sandbox -- "$TRY" --direct int80
+	expect_not_contains "int 0x80 did not return" "$OUT" "survived"
+	expect_eq "exit code 128+SIGSYS" "$RC" 159
+	expect_eq "report: status signaled" "$(rep 'd["status"]["kind"]')" signaled
+	expect_eq "report: signal SYS" "$(rep 'd["status"]["signal_name"]')" SYS
+	expect_eq "report: exit_code" "$(rep 'd["exit_code"]')" 159
+}
+
+# Relaxing a relaxable group lets exactly that group through, nothing else.
+test_relaxed_group() {
+	adv_setup
+	sandbox --allow-syscalls ptrace -- "$TRY" ptrace process_vm_readv bpf io_uring_setup
+	expect_line "relaxed ptrace group: ptrace reaches the kernel (ESRCH)" ptrace ESRCH
+	expect_line "relaxed ptrace group: process_vm_readv reaches the kernel (EFAULT)" \
+		process_vm_readv EFAULT
+	expect_line "relaxed ptrace group: bpf still EPERM" bpf EPERM
+	expect_line "relaxed ptrace group: io_uring still EPERM" io_uring_setup EPERM
+}
+
+# Boundary groups cannot be relaxed: the run is refused before anything starts.
+test_boundary_groups_fixed() {
+	local g
+	for g in namespaces mount bpf keyring socket; do
+		adv_setup
+		sandbox --allow-syscalls "$g" -- "$TRY" unshare-user
+		expect_eq "--allow-syscalls $g is refused (exit 125)" "$RC" 125
+		expect_not_contains "--allow-syscalls $g: nothing ran" "$OUT" "unshare-user"
+		expect_contains "--allow-syscalls $g: the error says why" "$ERR" "cannot be relaxed"
+	done
+}
+
+test_blocked
+test_int80_kills_command
+test_relaxed_group
+test_boundary_groups_fixed

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Every process of a run dies with it — background jobs, double forks, setsid'd daemons,
+# processes ignoring SIGTERM — whether the command ends, a timeout ends it, the caller
+# interrupts it or the supervisor itself is killed; and the run's cgroup directories are
+# removed (checked under the parents that `agentjail features --json` shows).
+# rootless: yes
+# timeout: 180
+. "$AJ_ROOT/tests/lib.sh"
+
+T=$(mktmp)
+WS=$T/ws
+mkdir -p "$WS"
+cd "$WS" || exit 1
+RL=$(rootless_flags)
+R=$T/report.json
+TAG=$$
+IDS=()
+BEFORE=$T/cg.before
+cgroup_snapshot "$BEFORE"
+
+# Unique sleep durations mark this test's processes: "sleep 3NN.<pid of this test>".
+alive() { pgrep -a -f -- "sleep 3[0-9][0-9]\.$TAG" 2>/dev/null; }
+gone_within() {
+	local i
+	for i in $(seq "$(($1 * 10))"); do
+		[ -z "$(alive)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+record_id() { IDS+=("$(report_field "$R" 'd["sandbox"]')"); }
+
+start=$(date +%s%N)
+aj_run run $RL --report "$R" -- sh -c "
+	sleep 301.$TAG &
+	setsid sh -c 'sleep 302.$TAG & sleep 303.$TAG' &
+	nohup sh -c 'trap \"\" TERM HUP INT; sleep 304.$TAG' >/dev/null 2>&1 &
+	(sh -c 'sleep 305.$TAG &' &) 
+	echo started"
+elapsed=$((($(date +%s%N) - start) / 1000000))
+record_id
+expect_eq "background jobs: the command's exit status" "$RC:$OUT" "0:started"
+check "background jobs: agentjail returns when the command ends (${elapsed} ms)" test "$elapsed" -lt 10000
+check "background jobs, daemons and double forks are all gone" gone_within 3
+alive | sed 's/^/#   still alive: /'
+
+aj_run run $RL --report "$R" --timeout 1s -- sh -c "trap '' TERM; sleep 306.$TAG & sleep 307.$TAG"
+record_id
+expect_eq "timeout: exit 124" "$RC" 124
+check "timeout: every process is gone" gone_within 3
+
+# The caller interrupts: the first SIGTERM goes to the command.
+"$AJ" run $RL --report "$R" -- sleep 308.$TAG >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -n "$(alive)" ] && break; sleep 0.05; done
+check "interrupt: the command is running" test -n "$(alive)"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+record_id
+expect_eq "interrupt: SIGTERM reaches the command (exit 128+15)" "$rc" 143
+check "interrupt: every process is gone" gone_within 3
+
+# A command that ignores SIGTERM: the second one ends the sandbox.
+"$AJ" run $RL --report "$R" -- sh -c "trap '' TERM; sleep 309.$TAG & wait; sleep 310.$TAG" \
+	>/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -n "$(alive)" ] && break; sleep 0.05; done
+kill -TERM "$pid"
+sleep 0.3
+kill -TERM "$pid"
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+check "second interrupt: agentjail ends" sh -c "! kill -0 $pid 2>/dev/null"
+wait "$pid" 2>/dev/null
+record_id
+check "second interrupt: every process is gone" gone_within 3
+
+# The supervisor is killed outright: the sandbox must not outlive it.
+"$AJ" run $RL --events "$T/ev" -- sleep 311.$TAG >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -n "$(alive)" ] && break; sleep 0.05; done
+check "supervisor killed: the command was running" test -n "$(alive)"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+check "supervisor killed: the sandbox dies with it" gone_within 5
+KILLED_ID=$(head -1 "$T/ev" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["sandbox"])' 2>/dev/null)
+
+# Several sandboxes at once.
+for i in 1 2 3 4 5; do
+	"$AJ" run $RL --report "$T/r$i.json" -- sh -c "sleep 31$i.$TAG & sleep 0.5; exit $i" \
+		>/dev/null 2>&1 &
+done
+wait
+for i in 1 2 3 4 5; do
+	expect_eq "concurrent run $i: its exit code" "$(report_field "$T/r$i.json" 'd["exit_code"]')" "$i"
+	IDS+=("$(report_field "$T/r$i.json" 'd["sandbox"]')")
+done
+check "concurrent runs: every process is gone" gone_within 3
+
+# ---- cgroups -------------------------------------------------------------------------------
+
+expect_eq "no cgroup directory of these runs is left" "$(cgroup_run_dirs "${IDS[@]}")" ""
+expect_eq "nothing else new under the cgroup parents" "$(cgroup_new_dirs "$BEFORE")" ""
+# The killed supervisor could not clean up: its cgroup is the one thing it leaves, and it is
+# empty (the processes are gone). Remove it so that the host is left as found.
+for d in $(cgroup_run_dirs "$KILLED_ID"); do
+	check "the killed supervisor's cgroup holds no task ($d)" test -z "$(cat "$d/cgroup.procs" 2>/dev/null)"
+	rmdir "$d" 2>/dev/null
+done
