@@ -23,6 +23,7 @@
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "control/client.h"
+#include "control/fsops.h"
 #include "control/proto.h"
 
 #define MAX_DEPTH 64
@@ -34,30 +35,16 @@ struct cp_ctx {
 	uint64_t bytes;
 };
 
-/* Opens `path` inside the sandbox; returns the descriptor init opened, -1 with err. */
 static int sb_open(struct cp_ctx *x, const char *path, const char *mode, int perm)
 {
-	int fds[AJ_CTL_MAX_FDS];
-	size_t n = 0;
-
-	if (aj_ctl_call(x->ctl, json_pack("{s:s, s:s, s:s, s:i}", "op", "open", "path", path,
-					  "mode", mode, "perm", perm),
-			NULL, 0, NULL, fds, &n, 30000, x->err) < 0)
-		return aj_err_prefix(x->err, "sandbox path \"%s\"", path);
-	for (size_t i = 1; i < n; i++)
-		close(fds[i]);
-	if (n == 0)
-		return aj_err_set(x->err, AJ_LAYER_IO, EPROTO, "no descriptor for \"%s\"", path);
-	return fds[0];
+	return aj_fs_open(x->ctl, path, mode, perm, x->err);
 }
 
-static int sb_mkdir(struct cp_ctx *x, const char *path)
+/* Directories keep their mode, except that their owner may always fill them (as a later
+ * copy into them would need). */
+static int sb_mkdir(struct cp_ctx *x, const char *path, mode_t mode)
 {
-	if (aj_ctl_call(x->ctl, json_pack("{s:s, s:s, s:b}", "op", "mkdir", "path", path, "parents",
-					  1),
-			NULL, 0, NULL, NULL, NULL, 30000, x->err) < 0)
-		return aj_err_prefix(x->err, "sandbox path \"%s\"", path);
-	return 0;
+	return aj_fs_mkdir_mode(x->ctl, path, true, (int)((mode & 0777) | 0700), x->err);
 }
 
 static int copy_fd(struct cp_ctx *x, int in, int out, const char *what)
@@ -80,7 +67,8 @@ static int copy_fd(struct cp_ctx *x, int in, int out, const char *what)
 
 /* ---- host -> sandbox ------------------------------------------------------------------- */
 
-static int put_tree(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth);
+static int put_tree(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth,
+		    mode_t mode);
 
 static int put_entry(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth)
 {
@@ -90,7 +78,7 @@ static int put_entry(struct cp_ctx *x, int hdir, const char *name, const char *d
 	if (fstatat(hdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "stat \"%s\"", name);
 	if (S_ISDIR(st.st_mode))
-		return put_tree(x, hdir, name, dst, depth + 1);
+		return put_tree(x, hdir, name, dst, depth + 1, st.st_mode);
 	if (!S_ISREG(st.st_mode)) {
 		fprintf(stderr, "agentjail: cp: skipping \"%s\" (not a regular file)\n", name);
 		return 0;
@@ -105,7 +93,8 @@ static int put_entry(struct cp_ctx *x, int hdir, const char *name, const char *d
 	return copy_fd(x, in, out, dst);
 }
 
-static int put_tree(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth)
+static int put_tree(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth,
+		    mode_t mode)
 {
 	_cleanup_close_ int d = openat(hdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *dp;
@@ -116,7 +105,7 @@ static int put_tree(struct cp_ctx *x, int hdir, const char *name, const char *ds
 		return aj_err_set(x->err, AJ_LAYER_IO, ELOOP, "deeper than %d levels", MAX_DEPTH);
 	if (d < 0)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "open directory \"%s\"", name);
-	if (sb_mkdir(x, dst) < 0)
+	if (sb_mkdir(x, dst, mode) < 0)
 		return -1;
 	if (!(dp = fdopendir(dup(d))))
 		return aj_err_sys(x->err, AJ_LAYER_IO, "read \"%s\"", name);
@@ -138,7 +127,8 @@ static bool safe_name(const char *n)
 	return n[0] && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..");
 }
 
-static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth);
+static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth,
+		    mode_t mode);
 
 static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth)
 {
@@ -155,7 +145,7 @@ static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char 
 	if (fstat(pfd, &st) < 0)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "stat \"%s\"", src);
 	if (S_ISDIR(st.st_mode))
-		return get_tree(x, src, hparent, name, depth + 1);
+		return get_tree(x, src, hparent, name, depth + 1, st.st_mode);
 	if (!S_ISREG(st.st_mode))
 		return 0;
 	in = sb_open(x, src, "r", 0);
@@ -171,7 +161,8 @@ static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char 
 	return copy_fd(x, in, out, name);
 }
 
-static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth)
+static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth,
+		    mode_t mode)
 {
 	_cleanup_close_ int dfd = sb_open(x, src, "dir", 0), hd = -1;
 	DIR *dp;
@@ -182,7 +173,7 @@ static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *
 		return aj_err_set(x->err, AJ_LAYER_IO, ELOOP, "deeper than %d levels", MAX_DEPTH);
 	if (dfd < 0)
 		return -1;
-	if (mkdirat(hparent, name, 0755) < 0 && errno != EEXIST)
+	if (mkdirat(hparent, name, (mode & 0777) | 0700) < 0 && errno != EEXIST)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "create \"%s\" on the host", name);
 	hd = openat(hparent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (hd < 0)

@@ -78,7 +78,7 @@ json_t *aj_cli_sandbox_json(const struct aj_sandbox_rec *r)
 		json_array_append_new(layers, json_string(r->layers.v[i]));
 	return json_pack(
 		"{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, s:{s:I, s:s, s:I, "
-		"s:I}, s:o, s:s?, s:o}",
+		"s:I}, s:o, s:s?, s:s?, s:o}",
 		"id", r->id, "name", r->name, "owner", r->owner, "state", r->state, "generation",
 		(json_int_t)r->generation, "created", time_json(r->created_ms), "started",
 		time_json(r->started_ms), "stopped", time_json(r->stopped_ms), "last_active",
@@ -87,5 +87,6 @@ json_t *aj_cli_sandbox_json(const struct aj_sandbox_rec *r)
 		(json_int_t)r->idle_timeout_ms, "idle_action", r->idle_action, "max_lifetime_ms",
 		(json_int_t)r->max_lifetime_ms, "retention_ms", (json_int_t)r->retention_ms,
 		"supervisor_pid", r->supervisor_pid ? json_integer(r->supervisor_pid) : json_null(),
-		"error", r->error[0] ? r->error : NULL, "policy", policy ? policy : json_null());
+		"socket", r->socket[0] ? r->socket : NULL, "error", r->error[0] ? r->error : NULL,
+		"policy", policy ? policy : json_null());
 }

@@ -115,6 +115,43 @@ static int remove_path(const char *path, bool recursive)
 	return r < 0 ? (err.errnum ? err.errnum : EIO) : 0;
 }
 
+static int close_keep_errno(int fd)
+{
+	int e = errno;
+
+	close(fd);
+	return e;
+}
+
+/* Opens a path for a client. init serves every client one request at a time, so nothing may
+ * block it: a FIFO without a peer would hang open() (O_NONBLOCK prevents that), and only
+ * regular files and directories are handed out (plus the terminal multiplexer the supervisor
+ * asks for), since a client reading a FIFO or a device the sandbox planted could wait forever. */
+static int open_for_client(const char *path, int flags, mode_t mode, int *out)
+{
+	struct stat st;
+	int fd = open(path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode);
+
+	*out = -1;
+	if (fd < 0)
+		return errno;
+	if (flags & O_PATH) {
+		*out = fd;
+		return 0;
+	}
+	if (fstat(fd, &st) < 0)
+		return close_keep_errno(fd);
+	if (!(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
+	      (S_ISCHR(st.st_mode) && strcmp(path, "/dev/ptmx") == 0))) {
+		close(fd);
+		return ENXIO;
+	}
+	if (fcntl(fd, F_SETFL, flags & O_APPEND) < 0) /* blocking again, for the client */
+		return close_keep_errno(fd);
+	*out = fd;
+	return 0;
+}
+
 static void do_file(int ctl, const struct aj_init_hdr *h)
 {
 	char *strs[2];
@@ -127,8 +164,7 @@ static void do_file(int ctl, const struct aj_init_hdr *h)
 	}
 	switch (h->op) {
 	case AJ_IOP_OPEN:
-		fd = open(strs[0], (int)h->flags | O_CLOEXEC | O_NOCTTY, (mode_t)h->arg);
-		e = fd < 0 ? errno : 0;
+		e = open_for_client(strs[0], (int)h->flags, (mode_t)h->arg, &fd);
 		break;
 	case AJ_IOP_MKDIR:
 		if (h->flags & AJ_IFILE_PARENTS)

@@ -17,15 +17,22 @@
 #include "policy/policy.h"
 #include "sandbox/initproto.h"
 #include "supervisor/persist.h"
+#include "supervisor/procs.h"
 #include "supervisor/run.h"
 
 enum { K_EXEC, K_FILE, K_PTY };
 
 static void reply(struct conn *c, json_t *msg, const int *fds, size_t nfds)
 {
-	if (c && aj_ctl_send(c->fd, msg, fds, nfds) < 0 && errno != EAGAIN)
-		aj_persist_conn_close(c->p, c);
-	json_decref(msg);
+	if (c)
+		aj_conn_send(c, msg, fds, nfds);
+	else
+		json_decref(msg);
+}
+
+void aj_persist_reply(struct conn *c, json_t *msg, const int *fds, size_t nfds)
+{
+	reply(c, msg, fds, nfds);
 }
 
 static void reply_err(struct conn *c, enum aj_layer layer, int e, const char *msg)
@@ -70,8 +77,15 @@ static struct pending *take_pending(struct persist *p, uint64_t id)
 	return NULL;
 }
 
+void aj_persist_reply_err(struct conn *c, enum aj_layer layer, int e, const char *msg)
+{
+	reply_err(c, layer, e, msg);
+}
+
 static void free_pending(struct pending *q)
 {
+	if (q->io)
+		aj_procs_io_free(q->io);
 	if (q->keep_fd >= 0)
 		close(q->keep_fd);
 	json_decref(q->ctx);
@@ -136,8 +150,9 @@ static int build_exec_payload(struct persist *p, json_t *req, char **buf, size_t
 	return 0;
 }
 
-static int send_exec(struct persist *p, struct conn *c, json_t *req, const int *fds, size_t nfds,
-		     int keep_fd, struct aj_err *err)
+struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *req,
+				     const int *fds, size_t nfds, int keep_fd,
+				     struct aj_err *err)
 {
 	struct aj_init_hdr h;
 	struct pending *q;
@@ -146,11 +161,12 @@ static int send_exec(struct persist *p, struct conn *c, json_t *req, const int *
 
 	memset(&h, 0, sizeof h);
 	if (build_exec_payload(p, req, &payload, &len, &h.argc, &h.envc, err) < 0)
-		return -1;
+		return NULL;
 	q = add_pending(p, c, AJ_IOP_EXEC, K_EXEC);
 	if (!q) {
 		free(payload);
-		return aj_err_sys(err, AJ_LAYER_INTERNAL, "exec");
+		aj_err_sys(err, AJ_LAYER_INTERNAL, "exec");
+		return NULL;
 	}
 	q->ctx = json_incref(req);
 	q->keep_fd = keep_fd;
@@ -163,16 +179,18 @@ static int send_exec(struct persist *p, struct conn *c, json_t *req, const int *
 	h.flags = nfds == 1 ? AJ_IEXEC_TTY : 0;
 	if (aj_init_send(p->sb.ctl_fd, &h, payload, fds, nfds) < 0) {
 		free(payload);
+		q->keep_fd = -1; /* the caller's still */
 		free_pending(take_pending(p, q->id));
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "hand the command to the sandbox's init");
+		aj_err_sys(err, AJ_LAYER_PROCESS, "hand the command to the sandbox's init");
+		return NULL;
 	}
 	free(payload);
-	return 0;
+	return q;
 }
 
 /* A terminal for the command: the pty pair is made inside the sandbox (init opens its
  * /dev/ptmx), the master goes to the client, the peer to the command. */
-static int start_tty_exec(struct persist *p, struct conn *c, json_t *req, struct aj_err *err)
+int aj_persist_start_tty(struct persist *p, struct conn *c, json_t *req, struct aj_err *err)
 {
 	struct aj_init_hdr h;
 	struct pending *q = add_pending(p, c, AJ_IOP_OPEN, K_PTY);
@@ -213,7 +231,12 @@ static void on_pty(struct persist *p, struct pending *q, const struct aj_init_hd
 		close(master);
 		return;
 	}
-	if (send_exec(p, q->owner, q->ctx, &slave, 1, master, &err) < 0) {
+	if (!strcmp(json_string_value(json_object_get(q->ctx, "op")) ?: "", "spawn")) {
+		aj_procs_on_pty(p, q, master, slave);
+		close(slave);
+		return;
+	}
+	if (!aj_persist_send_exec(p, q->owner, q->ctx, &slave, 1, master, &err)) {
 		reply(q->owner, aj_ctl_error(&err), NULL, 0);
 		close(master);
 	}
@@ -228,7 +251,7 @@ static struct exec_rec *find_exec(struct persist *p, uint64_t id)
 	return NULL;
 }
 
-static void signal_exec(struct persist *p, uint64_t id, int sig)
+void aj_persist_signal_exec(struct persist *p, uint64_t id, int sig)
 {
 	struct aj_init_hdr h;
 
@@ -246,7 +269,7 @@ static void on_exec_timeout(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	e->timed_out = true;
-	signal_exec(e->p, e->id, SIGKILL);
+	aj_persist_signal_exec(e->p, e->id, SIGKILL);
 }
 
 static void on_started(struct persist *p, struct pending *q, const struct aj_init_hdr *h)
@@ -267,7 +290,7 @@ static void on_started(struct persist *p, struct pending *q, const struct aj_ini
 	}
 	e = calloc(1, sizeof *e);
 	if (!e) {
-		signal_exec(p, q->id, SIGKILL);
+		aj_persist_signal_exec(p, q->id, SIGKILL);
 		return;
 	}
 	e->p = p;
@@ -286,6 +309,12 @@ static void on_started(struct persist *p, struct pending *q, const struct aj_ini
 	}
 	e->next = p->execs;
 	p->execs = e;
+	if (q->io) {
+		e->io = q->io;
+		q->io = NULL;
+		aj_procs_started(p, e, q);
+		return;
+	}
 	reply(q->owner, json_pack("{s:b, s:I, s:i}", "ok", 1, "exec", (json_int_t)e->id, "pid", e->pid),
 	      q->keep_fd >= 0 ? &q->keep_fd : NULL, q->keep_fd >= 0 ? 1 : 0);
 	aj_persist_event(p, "exec", json_pack("{s:I, s:O}", "exec", (json_int_t)e->id, "argv",
@@ -324,12 +353,18 @@ static void on_exited(struct persist *p, const struct aj_init_hdr *h)
 		       (double)(aj_now_monotonic_us() - e->started_us) / 1000.0, "cpu_ms",
 		       (double)cpu_us / 1000.0);
 	aj_persist_event(p, "exit", json_deep_copy(ev));
+	if (e->timer)
+		event_free(e->timer);
+	e->timer = NULL;
+	if (e->io) {
+		aj_procs_exited(p, e, ev);
+		aj_persist_touch(p);
+		return;
+	}
 	if (e->owner)
 		reply(e->owner, ev, NULL, 0);
 	else
 		json_decref(ev);
-	if (e->timer)
-		event_free(e->timer);
 	free(e);
 	aj_persist_touch(p);
 }
@@ -384,8 +419,9 @@ static void file_op(struct persist *p, struct conn *c, const char *op, json_t *r
 				? (int32_t)json_integer_value(json_object_get(req, "perm"))
 				: 0644;
 	} else if (!strcmp(op, "mkdir")) {
+		json_t *perm = json_object_get(req, "perm");
 		h.op = AJ_IOP_MKDIR;
-		h.arg = 0755;
+		h.arg = json_is_integer(perm) ? (int32_t)(json_integer_value(perm) & 07777) : 0755;
 		h.flags = json_is_true(json_object_get(req, "parents")) ? AJ_IFILE_PARENTS : 0;
 	} else if (!strcmp(op, "remove")) {
 		h.op = AJ_IOP_REMOVE;
@@ -471,9 +507,10 @@ static json_t *info_json(struct persist *p)
 	json_t *execs = json_array();
 
 	for (struct exec_rec *e = p->execs; e; e = e->next)
-		json_array_append_new(execs, json_pack("{s:I, s:i, s:s, s:b}", "exec",
+		json_array_append_new(execs, json_pack("{s:I, s:i, s:s, s:b, s:b}", "exec",
 						       (json_int_t)e->id, "pid", e->pid, "argv0",
-						       e->argv0, "attached", e->owner != NULL));
+						       e->argv0, "attached", e->owner != NULL,
+						       "spawned", e->io != NULL));
 	return json_pack("{s:b, s:s, s:s, s:s, s:I, s:i, s:o}", "ok", 1, "id", p->id, "name",
 			 p->rec.name, "state", p->paused ? AJ_ST_PAUSED : AJ_ST_RUNNING,
 			 "generation", (json_int_t)p->rec.generation, "init_pid", (int)p->sb.pid,
@@ -493,20 +530,20 @@ static void do_exec_request(struct persist *p, struct conn *c, json_t *req, int 
 	}
 	if (json_is_true(json_object_get(req, "tty"))) {
 		close_fds(fds, nfds);
-		r = start_tty_exec(p, c, req, &err);
+		r = aj_persist_start_tty(p, c, req, &err);
 	} else if (nfds != 3) {
 		close_fds(fds, nfds);
 		r = aj_err_set(&err, AJ_LAYER_USAGE, EINVAL,
 			       "exec: pass stdin, stdout and stderr, or ask for a tty");
 	} else {
-		r = send_exec(p, c, req, fds, 3, -1, &err);
+		r = aj_persist_send_exec(p, c, req, fds, 3, -1, &err) ? 0 : -1;
 		close_fds(fds, 3);
 	}
 	if (r < 0)
 		reply(c, aj_ctl_error(&err), NULL, 0);
 }
 
-static void dispatch(struct persist *p, struct conn *c, json_t *req, int *fds, size_t nfds)
+void aj_persist_dispatch(struct persist *p, struct conn *c, json_t *req, int *fds, size_t nfds)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
 	struct aj_err err;
@@ -517,6 +554,8 @@ static void dispatch(struct persist *p, struct conn *c, json_t *req, int *fds, s
 		return;
 	}
 	close_fds(fds, nfds);
+	if (op && aj_procs_request(p, c, op, req))
+		return;
 	if (!op) {
 		reply_err(c, AJ_LAYER_USAGE, EINVAL, "a request needs \"op\"");
 	} else if (!strcmp(op, "info") || !strcmp(op, "ping")) {
@@ -527,7 +566,7 @@ static void dispatch(struct persist *p, struct conn *c, json_t *req, int *fds, s
 		if (!find_exec(p, id) || sig <= 0 || sig >= NSIG)
 			reply_err(c, AJ_LAYER_USAGE, ESRCH, "signal: no such running command");
 		else {
-			signal_exec(p, id, sig);
+			aj_persist_signal_exec(p, id, sig);
 			reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
 		}
 	} else if (!strcmp(op, "pause") || !strcmp(op, "resume")) {
@@ -551,75 +590,5 @@ static void dispatch(struct persist *p, struct conn *c, json_t *req, int *fds, s
 		char msg[160];
 		snprintf(msg, sizeof msg, "unknown operation \"%.100s\"", op);
 		reply_err(c, AJ_LAYER_USAGE, EINVAL, msg);
-	}
-}
-
-void aj_persist_conn_close(struct persist *p, struct conn *c)
-{
-	for (struct conn **pc = &p->conns; *pc; pc = &(*pc)->next)
-		if (*pc == c) {
-			*pc = c->next;
-			break;
-		}
-	/* Commands it started run on; answers still pending for it go nowhere. */
-	for (struct exec_rec *e = p->execs; e; e = e->next)
-		if (e->owner == c)
-			e->owner = NULL;
-	for (struct pending *q = p->pendings; q; q = q->next)
-		if (q->owner == c)
-			q->owner = NULL;
-	event_free(c->ev);
-	close(c->fd);
-	free(c);
-}
-
-static void on_conn(evutil_socket_t fd, short what, void *arg)
-{
-	struct conn *c = arg;
-	json_t *req = NULL;
-	int fds[AJ_CTL_MAX_FDS];
-	size_t nfds = 0;
-
-	(void)fd;
-	(void)what;
-	if (aj_ctl_recv(c->fd, &req, fds, &nfds, 0) < 0) {
-		if (errno == EPROTO) {
-			reply_err(c, AJ_LAYER_USAGE, EPROTO, "a request must be a JSON object");
-			return;
-		}
-		if (errno != EAGAIN && errno != ETIMEDOUT)
-			aj_persist_conn_close(c->p, c);
-		return;
-	}
-	dispatch(c->p, c, req, fds, nfds);
-	json_decref(req);
-}
-
-void aj_persist_on_accept(evutil_socket_t fd, short what, void *arg)
-{
-	struct persist *p = arg;
-	struct conn *c;
-	int cfd;
-
-	(void)fd;
-	(void)what;
-	while ((cfd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		c = calloc(1, sizeof *c);
-		if (!c) {
-			close(cfd);
-			continue;
-		}
-		c->p = p;
-		c->fd = cfd;
-		c->ev = event_new(p->base, cfd, EV_READ | EV_PERSIST, on_conn, c);
-		if (!c->ev || event_add(c->ev, NULL) < 0) {
-			if (c->ev)
-				event_free(c->ev);
-			close(cfd);
-			free(c);
-			continue;
-		}
-		c->next = p->conns;
-		p->conns = c;
 	}
 }

@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "sandbox/features.h"
 #include "sandbox/initproto.h"
+#include "supervisor/procs.h"
 #include "workspace/layers.h"
 
 #define TICK_SECONDS 1
@@ -250,8 +251,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	aj_procs_expire(p);
 	for (struct exec_rec *e = p->execs; e; e = e->next)
-		attached = attached || e->owner;
+		attached = attached || e->owner || aj_procs_followed(e);
 	if (p->rec.max_lifetime_ms &&
 	    now >= (uint64_t)(p->rec.started_ms + p->rec.max_lifetime_ms)) {
 		aj_persist_event(p, "limit", json_pack("{s:s}", "limit", "max_lifetime"));
@@ -365,6 +367,7 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd)
 	report_ready(ready_fd, NULL);
 	event_base_dispatch(p.base);
 	/* Clients hear about the end of their commands before the sandbox goes. */
+	aj_persist_conn_flush_all(&p);
 	while (p.conns)
 		aj_persist_conn_close(&p, p.conns);
 	teardown(&p);

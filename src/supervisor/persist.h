@@ -22,12 +22,19 @@
 
 struct persist;
 
+struct outmsg;
+
 struct conn {
 	struct persist *p;
 	int fd;
-	struct event *ev;
+	struct event *ev, *wev;
+	struct outmsg *qhead, *qtail; /* messages the client could not take yet, in order */
+	size_t qbytes;
+	bool dead; /* sending failed: freed from its read event */
 	struct conn *next;
 };
+
+struct proc_io; /* procs.c: stdio the supervisor holds for a spawned command */
 
 struct exec_rec {
 	struct persist *p;
@@ -38,6 +45,7 @@ struct exec_rec {
 	uint64_t started_us;
 	bool timed_out;
 	char argv0[128];
+	struct proc_io *io; /* spawned: the supervisor holds its stdio; NULL for exec */
 	struct exec_rec *next;
 };
 
@@ -50,6 +58,7 @@ struct pending {
 	uint64_t timeout_ms;
 	int kind;     /* what to do with the answer, see control.c */
 	json_t *ctx;  /* request details kept for the answer */
+	struct proc_io *io; /* spawn: stdio prepared for the command */
 	struct pending *next;
 };
 
@@ -71,6 +80,7 @@ struct persist {
 	struct event *ev_listen, *ev_init, *ev_pid, *ev_tick, *ev_term;
 	struct conn *conns;
 	struct exec_rec *execs;
+	struct exec_rec *done; /* spawned commands that ended, kept a while for late readers */
 	struct pending *pendings;
 	uint64_t next_id;
 	uint64_t last_activity_ms;
@@ -84,9 +94,15 @@ struct persist {
 int aj_supervise(const char *state_dir, const char *id, int ready_fd);
 
 /* control.c */
-void aj_persist_on_accept(evutil_socket_t fd, short what, void *arg);
 void aj_persist_on_init(evutil_socket_t fd, short what, void *arg);
+void aj_persist_dispatch(struct persist *p, struct conn *c, json_t *req, int *fds,
+			 size_t nfds);
+/* conn.c */
+void aj_persist_on_accept(evutil_socket_t fd, short what, void *arg);
 void aj_persist_conn_close(struct persist *p, struct conn *c);
+void aj_persist_conn_flush_all(struct persist *p);
+/* Sends msg (consumed) with fds (duplicated if it has to wait), after what is queued. */
+void aj_conn_send(struct conn *c, json_t *msg, const int *fds, size_t nfds);
 /* persist.c */
 void aj_persist_stop(struct persist *p, const char *reason);
 int aj_persist_set_paused(struct persist *p, bool paused, struct aj_err *err);
