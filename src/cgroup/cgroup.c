@@ -345,6 +345,17 @@ void aj_cgroup_sweep(const struct aj_cgroup_env *env, const char *prefix, int mi
 	}
 }
 
+void aj_cgroup_remove_stale(const struct aj_cgroup_env *env, const char *name)
+{
+	for (int c = 0; c < AJ_CG__COUNT; c++) {
+		char path[800];
+		if (!env->usable[c])
+			continue;
+		snprintf(path, sizeof path, "%s/%s", env->parent[c], name);
+		rmdir(path); /* fails while tasks remain, or when it is not there: fine */
+	}
+}
+
 int aj_cgroup_join_self(const struct aj_cgroup_join *j)
 {
 	for (size_t i = 0; i < j->n_tasks; i++)

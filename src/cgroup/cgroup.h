@@ -110,6 +110,10 @@ void aj_cgroup_free(struct aj_cgroup *cg);
  * touched, so a concurrent launch between mkdir and join is never raced. */
 void aj_cgroup_sweep(const struct aj_cgroup_env *env, const char *prefix, int min_age_s);
 
+/* Removes the empty cgroup `name` under each parent, if there: a targeted sweep, which does
+ * not read directories that may hold thousands of sandboxes' cgroups. */
+void aj_cgroup_remove_stale(const struct aj_cgroup_env *env, const char *name);
+
 /* Child side of struct aj_cgroup_join; async-signal-safe. 0 or -errno. */
 int aj_cgroup_join_self(const struct aj_cgroup_join *j);
 void aj_cgroup_join_close(struct aj_cgroup_join *j);

@@ -251,6 +251,25 @@ static int mount_overlay(const struct aj_op *op, const char *opts, struct aj_err
 	return op->flags & AJ_OPF_RO ? set_flags(op->dst, true, true, false, false, err) : 0;
 }
 
+/* The overlay is volatile: without it, unmounting it (every stop) runs syncfs on the whole
+ * filesystem under the upper layer and waits for every dirty page on it, the host's and other
+ * users' included (a second instead of milliseconds under write load). overlayfs marks a
+ * volatile work directory and refuses to mount it again while the mark is there; the upper
+ * layer itself is kept as it is, so the mark goes. What a volatile overlay gives up is that
+ * a host crash can lose the last writes, as it can for any file written without fsync. */
+static int clear_volatile_mark(const char *rw, struct aj_err *err)
+{
+	char path[4400];
+
+	snprintf(path, sizeof path, "%s/work/work/incompat/volatile/dirty", rw);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "remove overlayfs's mark \"%s\"", path);
+	*strrchr(path, '/') = '\0';
+	if (rmdir(path) < 0 && errno != ENOENT)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "remove overlayfs's mark \"%s\"", path);
+	return 0;
+}
+
 /* overlayfs over the plan's layers, mounted from inside the sandbox's user namespace (hence
  * userxattr: whiteouts and opaque markers use user.* xattrs, the same in every mode). */
 static int do_overlay(const struct aj_plan *plan, const struct aj_op *op, struct aj_err *err)
@@ -274,10 +293,11 @@ static int do_overlay(const struct aj_plan *plan, const struct aj_op *op, struct
 			return -1;
 		off += (size_t)snprintf(opts + off, sizeof opts - off, "%s", path);
 	}
-	if (layer_path(o->rw_fd, o->rw_dir, "rw", rw, sizeof rw, err) < 0)
+	if (layer_path(o->rw_fd, o->rw_dir, "rw", rw, sizeof rw, err) < 0 ||
+	    clear_volatile_mark(rw, err) < 0)
 		return -1;
 	if ((size_t)snprintf(opts + off, sizeof opts - off, ",upperdir=%s/upper,workdir=%s/work,"
-			     "userxattr", rw, rw) >= sizeof opts - off)
+			     "userxattr,volatile", rw, rw) >= sizeof opts - off)
 		return aj_err_set(err, AJ_LAYER_MOUNT, E2BIG, "overlay options too long");
 	if (make_mountpoint(op->dst, true, err) < 0)
 		return -1;

@@ -23,6 +23,7 @@
 struct persist;
 
 struct outmsg;
+struct pevent;
 
 struct conn {
 	struct persist *p;
@@ -78,6 +79,8 @@ struct persist {
 	int listen_fd;
 	char sock_path[256];
 	struct event *ev_listen, *ev_init, *ev_pid, *ev_tick, *ev_term;
+	struct event *ev_flush;            /* writes queued events to the store */
+	struct pevent *evq, *evq_tail;     /* events not yet in the store */
 	struct conn *conns;
 	struct exec_rec *execs;
 	struct exec_rec *done; /* spawned commands that ended, kept a while for late readers */
