@@ -75,13 +75,24 @@ static int copy_live(struct aj_mgr *m, const struct aj_sandbox_rec *r, const cha
 		     uid_t uid, gid_t gid, uint64_t *bytes, struct aj_err *err)
 {
 	bool was_paused = !strcmp(r->state, AJ_ST_PAUSED);
-	int rc;
+	int ctl = -1, rc;
 
-	if (!was_paused && aj_ctl_simple(r->socket, "pause", NULL, err) < 0)
+	/* The pause is leased to this connection: if we are killed while copying, the
+	 * supervisor sees the connection close and resumes the sandbox itself. */
+	if (!was_paused &&
+	    ((ctl = aj_ctl_connect(r->socket, err)) < 0 ||
+	     aj_ctl_call(ctl, json_pack("{s:s, s:b}", "op", "pause", "lease", 1), NULL, 0, NULL,
+			 NULL, NULL, 30000, err) < 0)) {
+		if (ctl >= 0)
+			close(ctl);
 		return -1;
+	}
 	rc = aj_ws_layer_from_upper(m->state, r->id, layer, false, uid, gid, bytes, err);
-	if (!was_paused)
-		aj_ctl_simple(r->socket, "resume", NULL, rc < 0 ? NULL : err);
+	if (!was_paused) {
+		aj_ctl_call(ctl, json_pack("{s:s}", "op", "resume"), NULL, 0, NULL, NULL, NULL,
+			    30000, rc < 0 ? NULL : err);
+		close(ctl);
+	}
 	return rc;
 }
 

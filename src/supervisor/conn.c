@@ -151,6 +151,11 @@ void aj_persist_conn_close(struct persist *p, struct conn *c)
 		if (q->owner == c)
 			q->owner = NULL;
 	aj_procs_forget_conn(p, c);
+	if (p->pause_lease == c) {
+		p->pause_lease = NULL;
+		if (p->paused && !p->stopping)
+			aj_persist_set_paused(p, false, NULL);
+	}
 	drop_queue(c);
 	if (c->wev)
 		event_free(c->wev);

@@ -571,12 +571,17 @@ void aj_persist_dispatch(struct persist *p, struct conn *c, json_t *req, int *fd
 		}
 	} else if (!strcmp(op, "pause") || !strcmp(op, "resume")) {
 		bool pause = !strcmp(op, "pause");
-		if (pause == p->paused)
-			reply_err(c, AJ_LAYER_STATE, EALREADY, pause ? "the sandbox is already paused" : "the sandbox is not paused");
-		else if (aj_persist_set_paused(p, pause, &err) < 0)
+		if (pause == p->paused) {
+			reply_err(c, AJ_LAYER_STATE, EALREADY,
+				  pause ? "the sandbox is already paused" : "the sandbox is not paused");
+		} else if (aj_persist_set_paused(p, pause, &err) < 0) {
 			reply(c, aj_ctl_error(&err), NULL, 0);
-		else
+		} else {
+			/* A leased pause (a snapshot's copy) ends with its connection: a client
+			 * killed mid-copy must not leave the sandbox frozen. */
+			p->pause_lease = pause && json_is_true(json_object_get(req, "lease")) ? c : NULL;
 			reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
+		}
 	} else if (!strcmp(op, "stop")) {
 		reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
 		aj_persist_stop(p, "stop requested");

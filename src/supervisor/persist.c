@@ -240,6 +240,8 @@ int aj_persist_set_paused(struct persist *p, bool paused, struct aj_err *err)
 	if (p->cg.env->ops->freeze(&p->cg, paused, err) < 0)
 		return -1;
 	p->paused = paused;
+	if (!paused)
+		p->pause_lease = NULL;
 	snprintf(p->rec.state, sizeof p->rec.state, "%s", paused ? AJ_ST_PAUSED : AJ_ST_RUNNING);
 	p->rec.updated_ms = (int64_t)aj_now_realtime_ms();
 	if (aj_store_begin(p->store, err) < 0)

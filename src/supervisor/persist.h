@@ -88,6 +88,7 @@ struct persist {
 	uint64_t next_id;
 	uint64_t last_activity_ms;
 	bool paused;
+	struct conn *pause_lease; /* the connection whose closing resumes the sandbox */
 	bool stopping;
 	const char *stop_reason;
 };
