@@ -6,7 +6,10 @@
 #   make lint         clang-tidy and cppcheck over src/
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS := libseccomp jansson libevent sqlite3
+# libevent_pthreads and libevent_openssl before libevent, libssl before libcrypto: in the
+# static link each library's symbols must be defined by one after it. zlib: gzip uploads of the
+# E2B API (src/e2b/multipart.c).
+PKGS := libseccomp jansson libevent_openssl libevent_pthreads libevent sqlite3 libssl libcrypto zlib
 
 SAN ?= 0
 ifeq ($(SAN),1)
@@ -38,7 +41,8 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
 SRC := $(sort $(wildcard src/*/*.c))
 LIB_SRC := $(filter-out src/cli/main.c,$(SRC))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_default.o $(BUILD)/gen/rootfs_rules.o
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_default.o $(BUILD)/gen/rootfs_rules.o \
+	$(BUILD)/gen/seccomp_tier_rules.o
 MAIN_OBJ := $(BUILD)/src/cli/main.o
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -79,6 +83,14 @@ $(BUILD)/gen/rootfs_rules.c: data/rootfs.rules $(BUILD)/tools/embed
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/embed aj_rootfs_rules $< $@
 
+# The landlock tier's extra seccomp rules: compiled with the default profile at launch.
+$(BUILD)/gen/seccomp_tier_rules.o: $(BUILD)/gen/seccomp_tier_rules.c
+	$(CC) -std=c17 -O2 -c -o $@ $<
+
+$(BUILD)/gen/seccomp_tier_rules.c: data/seccomp/landlock-tier.rules $(BUILD)/tools/embed
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed aj_seccomp_tier_rules $< $@
+
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -O2 -Wall -Wextra $(WERROR) -o $@ $<
@@ -104,10 +116,11 @@ test: all
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 fuzz: $(FUZZ_BIN)
-build-fuzz/%: tests/fuzz/%.c $(filter-out src/cli/%,$(LIB_SRC)) build/gen/seccomp_default.c build/gen/rootfs_rules.c
+FUZZ_GEN := build/gen/seccomp_default.c build/gen/rootfs_rules.c build/gen/seccomp_tier_rules.c
+build-fuzz/%: tests/fuzz/%.c $(filter-out src/cli/%,$(LIB_SRC)) $(FUZZ_GEN)
 	@mkdir -p build-fuzz
 	clang -std=c17 -g -O1 -D_GNU_SOURCE -Isrc -Ibuild/gen -fsanitize=fuzzer,address,undefined \
-		$(PKG_CFLAGS) -o $@ $< $(filter-out src/cli/%,$(LIB_SRC)) build/gen/seccomp_default.c build/gen/rootfs_rules.c \
+		$(PKG_CFLAGS) -o $@ $< $(filter-out src/cli/%,$(LIB_SRC)) $(FUZZ_GEN) \
 		$(PKG_LIBS)
 
 lint: $(BUILD)/gen/seccomp_default.c

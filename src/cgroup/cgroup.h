@@ -74,6 +74,10 @@ struct aj_cgroup_join {
 	size_t n_tasks;
 };
 
+/* How long freeze() waits for the kernel: frozen within a few ms normally, longer only when
+ * tasks sit in uninterruptible sleep (NFS, FUSE). */
+#define AJ_CGROUP_FREEZE_WAIT_MS 2000
+
 struct aj_cgroup_ops {
 	const char *name;
 	/* Creates the cgroup `name` under the parents and writes the limits. Only controllers
@@ -83,6 +87,8 @@ struct aj_cgroup_ops {
 	int (*attach)(struct aj_cgroup *cg, pid_t pid, struct aj_err *err);
 	int (*open_join)(struct aj_cgroup *cg, struct aj_cgroup_join *j, struct aj_err *err);
 	int (*stats)(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_err *err);
+	/* Returns once the kernel reports every task frozen (or thawed), within
+	 * AJ_CGROUP_FREEZE_WAIT_MS; a freeze that does not complete is thawed again and fails. */
 	int (*freeze)(struct aj_cgroup *cg, bool frozen, struct aj_err *err);
 	/* SIGKILL every task in the cgroup and wait (bounded) until it is empty. */
 	int (*kill_all)(struct aj_cgroup *cg, struct aj_err *err);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -160,15 +161,58 @@ static int v1_stats(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_
 	return 0;
 }
 
+/* The freezer's state as the kernel reports it now (reading it re-checks the tasks). */
+static bool freezer_reads(const char *dir, const char *want)
+{
+	char path[760], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/freezer.state", dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return !strcmp(buf, want);
+}
+
 static int v1_freeze(struct aj_cgroup *cg, bool frozen, struct aj_err *err)
 {
+	const char *dir = cg->path[AJ_CG_FREEZER];
+
 	if (!cg->used[AJ_CG_FREEZER])
 		return aj_err_set(err, AJ_LAYER_CGROUP, ENOTSUP,
 				  "this sandbox has no freezer cgroup: %s",
 				  cg->env->why[AJ_CG_FREEZER][0] ? cg->env->why[AJ_CG_FREEZER]
 								  : "not created");
-	return aj_cgroup_write(cg->path[AJ_CG_FREEZER], "freezer.state",
-			       frozen ? "FROZEN" : "THAWED", err);
+	if (!frozen) /* thawing takes effect at once */
+		return aj_cgroup_write(dir, "freezer.state", "THAWED", err);
+	/* Writing FROZEN only starts freezing; the state reads FREEZING until every task has
+	 * stopped, and a snapshot must not copy a workspace that is still being written. A task
+	 * forked while the freezer walks the cgroup can escape that walk and leave it FREEZING
+	 * for good, so FROZEN is written again on every round, and now and then the cgroup is
+	 * thawed for a moment first (as runc's v1 freezer does). */
+	for (uint64_t i = 0, end = aj_now_monotonic_us() + AJ_CGROUP_FREEZE_WAIT_MS * 1000ULL;
+	     aj_now_monotonic_us() < end; i++) {
+		struct timespec ts = {0, i % 50 == 49 ? 10 * 1000 * 1000 : 100 * 1000};
+		if (i % 50 == 49) {
+			aj_cgroup_write(dir, "freezer.state", "THAWED", NULL);
+			nanosleep(&ts, NULL);
+		}
+		if (aj_cgroup_write(dir, "freezer.state", "FROZEN", err) < 0)
+			return -1;
+		if (freezer_reads(dir, "FROZEN"))
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	aj_cgroup_write(dir, "freezer.state", "THAWED", NULL); /* not left half frozen */
+	return aj_err_set(err, AJ_LAYER_CGROUP, ETIMEDOUT,
+			  "freezer cgroup \"%s\" did not reach FROZEN within %d ms; thawed again",
+			  dir, AJ_CGROUP_FREEZE_WAIT_MS);
 }
 
 static int v1_kill_all(struct aj_cgroup *cg, struct aj_err *err)

@@ -159,17 +159,21 @@ static int v2_freeze(struct aj_cgroup *cg, bool frozen, struct aj_err *err)
 
 	if (aj_cgroup_write(p, "cgroup.freeze", frozen ? "1" : "0", err) < 0)
 		return -1;
-	/* Freezing is asynchronous; report success once cgroup.events says so (bounded). */
-	for (int i = 0; i < 500; i++) {
+	/* Freezing is asynchronous; report success once cgroup.events says so (bounded). An
+	 * unreadable cgroup.events is no success: a snapshot must not copy a running sandbox. */
+	for (int i = 0; i < AJ_CGROUP_FREEZE_WAIT_MS; i++) {
 		uint64_t v;
-		struct timespec ts = {0, 2 * 1000 * 1000};
-		if (aj_cgroup_read_keyed(p, "cgroup.events", "frozen", &v) < 0 ||
+		struct timespec ts = {0, 1000 * 1000};
+		if (aj_cgroup_read_keyed(p, "cgroup.events", "frozen", &v) == 0 &&
 		    v == (frozen ? 1u : 0u))
 			return 0;
 		nanosleep(&ts, NULL);
 	}
-	return aj_err_set(err, AJ_LAYER_CGROUP, ETIMEDOUT, "cgroup \"%s\" did not %s within 1s",
-			  p, frozen ? "freeze" : "thaw");
+	if (frozen)
+		aj_cgroup_write(p, "cgroup.freeze", "0", NULL); /* not left half frozen */
+	return aj_err_set(err, AJ_LAYER_CGROUP, ETIMEDOUT, "cgroup \"%s\" did not %s within %d ms%s",
+			  p, frozen ? "freeze" : "thaw", AJ_CGROUP_FREEZE_WAIT_MS,
+			  frozen ? "; thawed again" : "");
 }
 
 static int v2_kill_all(struct aj_cgroup *cg, struct aj_err *err)

@@ -145,5 +145,6 @@ int aj_cmd_changes(int argc, char **argv)
 		return 0;
 fail:
 	aj_err_print(&err, stderr);
-	return err.errnum == ENOENT ? 1 : 125;
+	/* 1 only for an unknown change set: a failed apply can carry ENOENT too. */
+	return err.cls == AJ_ERRC_NOT_FOUND ? 1 : 125;
 }

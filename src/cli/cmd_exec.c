@@ -1,9 +1,10 @@
 /* agentjail exec [-i] [-t] [--env K=V] [--cwd DIR] [--timeout DUR] NAME [--] CMD [ARGS...]
  *
- * The command is started by the sandbox's init (no namespaces made per command). Its stdout
- * and stderr are pipes whose write ends go straight to the command; this client reads the
- * other ends and applies the output cap. With -t the command gets a terminal made inside the
- * sandbox and this client relays it. The exit code is the command's.
+ * The command is started by the sandbox's init (no namespaces made per command; the mechanics
+ * are in control/exec.h). Its stdout and stderr are pipes whose write ends go straight to the
+ * command; this client reads the other ends and applies the output cap. With -t the command
+ * gets a terminal made inside the sandbox and this client relays it. The exit code is the
+ * command's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +21,7 @@
 #include "cli/common.h"
 #include "common/units.h"
 #include "common/util.h"
-#include "control/client.h"
-#include "control/proto.h"
+#include "control/exec.h"
 #include "supervisor/output.h"
 #include "supervisor/run.h"
 
@@ -83,14 +83,10 @@ static void on_sig(int sig)
 }
 
 struct session {
-	int ctl;
-	int out[2]; /* our read ends, -1 at EOF */
-	int in_src, in_dst; /* stdin relay: caller's fd 0 -> pipe or terminal master */
-	int master;
-	uint64_t exec_id;
+	struct aj_exec x;
+	int in_src; /* the caller's fd 0 while it is relayed to the command, else -1 */
 	struct aj_output cap;
-	bool exited, truncated_said;
-	int exit_code;
+	bool truncated_said;
 	struct termios saved;
 	bool raw;
 };
@@ -105,113 +101,53 @@ static uint64_t policy_output_cap(const struct aj_sandbox_rec *r)
 	return cap;
 }
 
-static int pump(int from, int to, struct session *s, int stream)
+/* Output hook: the command's stdout and stderr to ours, within the output cap. */
+static void on_output(void *arg, int stream, const char *buf, size_t n)
 {
-	char buf[65536];
-	ssize_t n = read(from, buf, sizeof buf);
-	size_t pass;
+	struct session *s = arg;
+	size_t pass = aj_output_admit(&s->cap, stream, n);
 
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return 0;
-	if (n <= 0)
-		return -1;
-	if (stream < 0)
-		return aj_write_all(to, buf, (size_t)n) < 0 ? -1 : 0;
-	pass = aj_output_admit(&s->cap, stream, (size_t)n);
 	if (pass)
-		aj_write_all(to, buf, pass);
-	if (pass < (size_t)n && !s->truncated_said) {
+		aj_write_all(1 + stream, buf, pass);
+	if (pass < n && !s->truncated_said) {
 		s->truncated_said = true;
 		fprintf(stderr, "\nagentjail: output limit reached; further output is discarded\n");
 	}
-	return 0;
 }
 
-static void take_event(struct session *s)
+/* Watch hook: the caller's stdin to the command's (a pipe, or the terminal). */
+static int on_stdin(void *arg, struct aj_exec *x)
 {
-	json_t *m = NULL;
-	int fds[AJ_CTL_MAX_FDS];
-	size_t n = 0;
+	struct session *s = arg;
+	char buf[65536];
+	ssize_t n = read(s->in_src, buf, sizeof buf);
 
-	if (aj_ctl_recv(s->ctl, &m, fds, &n, 0) < 0) {
-		if (errno != EAGAIN && errno != ETIMEDOUT && !s->exited) {
-			fprintf(stderr, "agentjail: the sandbox's supervisor went away\n");
-			s->exited = true;
-			s->exit_code = AJ_EXIT_ERROR;
-		}
-		return;
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n > 0 && aj_write_all(x->in, buf, (size_t)n) == 0)
+		return 0;
+	if (x->in != x->master) { /* EOF reaches a pipe's reader; a terminal stays open */
+		close(x->in);
+		x->in = -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		close(fds[i]);
-	if (json_object_get(m, "event") &&
-	    (uint64_t)json_integer_value(json_object_get(m, "exec")) == s->exec_id) {
-		s->exited = true;
-		s->exit_code = (int)json_integer_value(json_object_get(m, "exit_code"));
-		if (json_is_string(json_object_get(m, "limit")))
-			fprintf(stderr, "agentjail: %s limit reached; the command was killed\n",
-				json_string_value(json_object_get(m, "limit")));
-	}
-	json_decref(m);
+	return -1;
 }
 
-static void forward_signal(struct session *s)
-{
-	int sig = pending_sig;
-
-	pending_sig = 0;
-	aj_ctl_send(s->ctl, json_pack("{s:s, s:I, s:i}", "op", "signal", "exec",
-				      (json_int_t)s->exec_id, "signal", sig) ?: json_null(),
-		    NULL, 0);
-}
-
-static void resize(struct session *s)
+/* Wake hook: a window size change goes to the terminal, other signals to the command. */
+static int on_wake(void *arg, struct aj_exec *x)
 {
 	struct winsize ws;
+	int sig = pending_sig;
 
-	if (s->master >= 0 && ioctl(1, TIOCGWINSZ, &ws) == 0)
-		ioctl(s->master, TIOCSWINSZ, &ws);
-}
-
-/* Relays until the command ended and its output is drained. Output that background
- * processes keep writing after the command exited is read for a short while only. */
-static void relay(struct session *s)
-{
-	int idle_after_exit = 0;
-
-	while (!s->exited || idle_after_exit < 5) {
-		struct pollfd p[4] = {{s->ctl, POLLIN, 0},
-				      {s->out[0], POLLIN, 0},
-				      {s->out[1], POLLIN, 0},
-				      {s->in_src, POLLIN, 0}};
-		int r = poll(p, 4, s->exited ? 20 : -1);
-
-		if (pending_sig == SIGWINCH) {
-			pending_sig = 0;
-			resize(s);
-		} else if (pending_sig) {
-			forward_signal(s);
-		}
-		if (r < 0)
-			continue;
-		if (r == 0) {
-			idle_after_exit++;
-			continue;
-		}
-		if (p[0].revents)
-			take_event(s);
-		for (int i = 0; i < 2; i++)
-			if (p[1 + i].revents && pump(s->out[i], 1 + i, s, i) < 0) {
-				close(s->out[i]);
-				s->out[i] = -1;
-			}
-		if (p[3].revents && pump(s->in_src, s->in_dst, s, -1) < 0) {
-			if (s->in_dst != s->master)
-				close(s->in_dst);
-			s->in_src = s->in_dst = -1;
-		}
-		if (s->exited && s->out[0] < 0 && s->out[1] < 0)
-			break;
-	}
+	(void)arg;
+	if (!sig)
+		return 0;
+	pending_sig = 0;
+	if (sig != SIGWINCH)
+		aj_exec_signal(x, sig);
+	else if (x->master >= 0 && ioctl(1, TIOCGWINSZ, &ws) == 0)
+		ioctl(x->master, TIOCSWINSZ, &ws);
+	return 0;
 }
 
 static void raw_mode(struct session *s)
@@ -226,87 +162,74 @@ static void raw_mode(struct session *s)
 		s->raw = true;
 }
 
-static int start(struct session *s, struct exec_cli *c, json_t *req, struct aj_err *err)
+static int start(struct session *s, struct exec_cli *c, int ctl, char **cmd, struct aj_err *err)
 {
-	int p[2][2] = {{-1, -1}, {-1, -1}}, in[2] = {-1, -1}, fds[3], got[AJ_CTL_MAX_FDS];
-	size_t ngot = 0;
-	json_t *reply = NULL;
-	int rc;
+	struct aj_exec_opts o = {.argv = (const char *const *)cmd, .env = c->env, .cwd = c->cwd,
+				 .timeout_ms = c->timeout_ms, .tty = c->tty,
+				 .stdin_pipe = c->interactive};
+	struct winsize ws;
 
-	if (c->tty) {
-		struct winsize ws;
-		if (ioctl(1, TIOCGWINSZ, &ws) == 0)
-			json_object_update_new(req, json_pack("{s:i, s:i}", "rows", ws.ws_row, "cols",
-							      ws.ws_col));
-		json_object_set_new(req, "tty", json_true());
-		rc = aj_ctl_call(s->ctl, req, NULL, 0, &reply, got, &ngot, 30000, err);
-		if (rc == 0 && ngot == 1) {
-			s->master = got[0];
-			s->out[0] = dup(s->master);
-			s->in_src = c->interactive || isatty(0) ? 0 : -1;
-			s->in_dst = s->master;
-			raw_mode(s);
-		}
-	} else {
-		if (pipe2(p[0], O_CLOEXEC) < 0 || pipe2(p[1], O_CLOEXEC) < 0)
-			return aj_err_sys(err, AJ_LAYER_IO, "pipe");
-		if (c->interactive && pipe2(in, O_CLOEXEC) < 0)
-			return aj_err_sys(err, AJ_LAYER_IO, "pipe");
-		fds[0] = c->interactive ? in[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
-		fds[1] = p[0][1];
-		fds[2] = p[1][1];
-		rc = aj_ctl_call(s->ctl, req, fds, 3, &reply, NULL, NULL, 30000, err);
-		close(fds[0]);
-		close(p[0][1]);
-		close(p[1][1]);
-		s->out[0] = p[0][0];
-		s->out[1] = p[1][0];
-		s->in_src = c->interactive ? 0 : -1;
-		s->in_dst = in[1];
+	if (c->tty && ioctl(1, TIOCGWINSZ, &ws) == 0) {
+		o.rows = ws.ws_row;
+		o.cols = ws.ws_col;
 	}
-	if (rc == 0)
-		s->exec_id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
-	json_decref(reply);
-	return rc;
+	if (aj_exec_start(&s->x, ctl, &o, err) < 0)
+		return -1;
+	s->in_src = c->interactive || (c->tty && isatty(0)) ? 0 : -1;
+	if (c->tty)
+		raw_mode(s);
+	return 0;
+}
+
+static void report_end(const struct aj_exec_result *r)
+{
+	if (r->lost)
+		fprintf(stderr, "agentjail: the sandbox's supervisor went away\n");
+	else if (r->limit[0])
+		fprintf(stderr, "agentjail: %s limit reached; the command was killed\n", r->limit);
 }
 
 static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_err *err)
 {
 	struct aj_mgr m = {0};
 	struct aj_sandbox_rec rec;
-	struct session s = {.ctl = -1, .out = {-1, -1}, .in_src = -1, .in_dst = -1, .master = -1};
-	json_t *argv = json_array(), *req;
-	int code = -1;
+	struct session s = {.x = {.out = {-1, -1}, .in = -1, .master = -1}, .in_src = -1};
+	struct aj_exec_hooks h = {.output = on_output, .on_watch = on_stdin, .on_wake = on_wake,
+				  .arg = &s};
+	int ctl = -1, code = -1;
 
-	for (char **a = cmd; *a; a++)
-		json_array_append_new(argv, json_string(*a));
-	req = json_pack("{s:s, s:o, s:O, s:s?, s:I}", "op", "exec", "argv", argv, "env", c->env,
-			"cwd", c->cwd, "timeout_ms", (json_int_t)c->timeout_ms);
-	if (aj_cli_open(&c->cli, &m, err) < 0 || (s.ctl = aj_mgr_connect(&m, ref, &rec, err)) < 0) {
-		json_decref(req);
+	if (aj_cli_open(&c->cli, &m, err) < 0 || (ctl = aj_mgr_connect(&m, ref, &rec, err)) < 0)
+		goto out;
+	if (!strcmp(rec.state, AJ_ST_PAUSED)) { /* its init is frozen: it could not answer */
+		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is paused; it must be running",
+			   rec.name);
+		aj_err_class(err, AJ_ERRC_WRONG_STATE);
+		aj_err_hint(err, "agentjail resume %s", rec.name);
+		aj_sandbox_rec_free(&rec);
 		goto out;
 	}
 	s.cap.cap = c->have_cap ? c->output_cap : policy_output_cap(&rec);
 	aj_sandbox_rec_free(&rec);
-	if (start(&s, c, req, err) < 0)
+	if (start(&s, c, ctl, cmd, err) < 0)
 		goto out;
 	signal(SIGINT, on_sig);
 	signal(SIGTERM, on_sig);
 	signal(SIGHUP, on_sig);
 	signal(SIGWINCH, on_sig);
 	signal(SIGPIPE, SIG_IGN);
-	relay(&s);
-	code = s.exit_code;
+	h.watch_fd = s.in_src;
+	aj_exec_wait(&s.x, &h);
+	if (s.raw) /* before the messages, so they are not printed in raw mode */
+		tcsetattr(0, TCSANOW, &s.saved);
+	s.raw = false;
+	report_end(&s.x.res);
+	code = s.x.res.exit_code;
 out:
 	if (s.raw)
 		tcsetattr(0, TCSANOW, &s.saved);
-	for (int i = 0; i < 2; i++)
-		if (s.out[i] >= 0)
-			close(s.out[i]);
-	if (s.master >= 0)
-		close(s.master);
-	if (s.ctl >= 0)
-		close(s.ctl);
+	aj_exec_close(&s.x);
+	if (ctl >= 0)
+		close(ctl);
 	aj_mgr_close(&m);
 	return code;
 }
@@ -343,9 +266,12 @@ int aj_cmd_exec(int argc, char **argv)
 	}
 	code = run_exec(&c, ref, argv + pos, &err);
 	if (code < 0) {
+		/* exec keeps the command's exit codes for the command: its own failures are 125
+		 * (an unknown sandbox and a wrong state included, whose 1 and 3 of the other verbs
+		 * a command exits with too), or 126/127 when the command could not be started. */
+		if (err.layer != AJ_LAYER_EXEC)
+			aj_err_prefix(&err, "exec");
 		aj_cli_fail(&c.cli, &err);
-		/* exec keeps the command's exit codes for the command: its own failures are 125,
-		 * or 126/127 when the command could not be started. */
 		code = err.layer == AJ_LAYER_EXEC && err.errnum == ENOENT ? AJ_EXIT_NOTFOUND
 		     : err.layer == AJ_LAYER_EXEC			   ? AJ_EXIT_NOEXEC
 									   : AJ_EXIT_ERROR;

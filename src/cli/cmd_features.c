@@ -34,39 +34,6 @@ static const struct aj_option options[] = {
 	{NULL, 0, NULL, NULL, NULL},
 };
 
-static json_t *cgroup_json(const struct aj_cgroup_env *cg)
-{
-	json_t *ctrls = json_object();
-
-	for (int c = 0; c < AJ_CG__COUNT; c++) {
-		if (cg->mode == AJ_CGROUP_V2 && (c == AJ_CG_CPUACCT || c == AJ_CG_FREEZER))
-			continue; /* built into every v2 cgroup */
-		json_object_set_new(ctrls, aj_cgroup_ctrl_name(c),
-				    json_pack("{s:b, s:s, s:s}", "usable", cg->usable[c], "parent",
-					      cg->parent[c], "detail",
-					      cg->usable[c] ? "" : cg->why[c]));
-	}
-	return json_pack("{s:s, s:o}", "mode", aj_cgroup_mode_name(cg->mode), "controllers",
-			 ctrls);
-}
-
-static json_t *features_json(const struct aj_features *f)
-{
-	int abi = f->landlock_abi;
-
-	return json_pack(
-		"{s:s, s:s, s:s, s:i, s:{s:b, s:s}, s:{s:i, s:b, s:b, s:b, s:s}, "
-		"s:{s:b, s:i, s:s}, s:b, s:o}",
-		"agentjail", AJ_VERSION, "kernel", f->kernel, "mode",
-		f->privileged ? "privileged" : f->root_incapable ? "refused" : "rootless", "uid",
-		(int)f->uid, "user_namespaces", "available", f->userns == 1, "detail",
-		f->userns == 1 ? "" : f->userns_why, "landlock", "abi", abi, "filesystem",
-		abi >= 1, "tcp", abi >= 4, "scopes", abi >= 6, "detail",
-		abi >= 1 ? "" : f->landlock_why, "seccomp", "available", f->seccomp,
-		"default_rules", (int)aj_seccomp_default_rules_count, "detail", f->seccomp_why,
-		"mount_api", f->mount_api, "cgroup", cgroup_json(f->cgroup));
-}
-
 static const char *yes(bool b)
 {
 	return b ? "yes" : "NO ";
@@ -98,6 +65,25 @@ static void features_text(const struct aj_features *f)
 	}
 }
 
+/* The tiers, and what the landlock tier (--tier landlock) enforces in place of each layer
+ * of the full one. */
+static void tiers_text(const struct aj_features *f)
+{
+	char detail[600];
+	size_t n;
+	const struct aj_tier_row *r = aj_plan_tier_rows(&n);
+
+	printf("  tiers\n");
+	for (int t = AJ_TIER_NAMESPACES; t <= AJ_TIER_LANDLOCK; t++) {
+		bool usable = aj_plan_tier_usable(f, t, detail, sizeof detail);
+		printf("    %-16s %s %s\n", aj_plan_tier_name(t), yes(usable), detail);
+	}
+	printf("  the landlock tier compared with the namespaces tier\n");
+	for (size_t i = 0; i < n; i++)
+		printf("    %s\n      namespaces: %s\n      landlock:   %s\n",
+		       aj_plan_layer_name(r[i].layer), r[i].namespaces, r[i].landlock);
+}
+
 int aj_cmd_features(int argc, char **argv)
 {
 	struct features_cli c = {false, false, NULL};
@@ -121,12 +107,13 @@ int aj_cmd_features(int argc, char **argv)
 	aj_features_probe(&f, c.cgroup_parent);
 	aj_features_probe_userns(&f);
 	if (c.json) {
-		json_t *j = features_json(&f);
+		json_t *j = aj_features_json(&f, AJ_VERSION);
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(j);
 	} else {
 		features_text(&f);
+		tiers_text(&f);
 	}
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/policy_flags.h"
+#include "common/proctitle.h"
 #include "common/trace.h"
 #include "common/units.h"
 #include "common/util.h"
@@ -213,6 +214,18 @@ static void finish_overlay(struct run_cli *c, struct aj_changeset *cs,
 		c->state_dir ? " --state-dir " : "", c->state_dir ? c->state_dir : "");
 }
 
+/* Landlock tier: the sandbox sees every host process's command line, this one's included,
+ * and flags such as --setenv may carry secrets. What is still needed is copied out of the
+ * argument area before it is overwritten. */
+static int hide_command_line(struct run_cli *c, struct aj_err *err)
+{
+	if ((c->report && !(c->report = strdup(c->report))) ||
+	    (c->events && !(c->events = strdup(c->events))))
+		return aj_err_sys(err, AJ_LAYER_INTERNAL, "copy the command line");
+	aj_proctitle_set("agentjail run");
+	return 0;
+}
+
 static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features *feat,
 		   struct aj_plan *plan, char **cmd, struct aj_changeset *cs, struct aj_err *err)
 {
@@ -301,6 +314,8 @@ int aj_cmd_run(int argc, char **argv)
 	}
 	if (c.verbose)
 		aj_plan_print(&plan, stderr);
+	if (plan.tier == AJ_TIER_LANDLOCK && hide_command_line(&c, &err) < 0)
+		goto fail;
 	aj_run(&plan, &(struct aj_run_opts){.events_path = c.events, .verbose = c.verbose}, &res);
 	if (res.failed)
 		aj_err_print(&res.err, stderr);

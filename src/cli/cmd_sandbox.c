@@ -36,9 +36,15 @@ static int create_opt(void *vctx, const char *name, const char *v, struct aj_err
 	else if (!strcmp(name, "stopped"))
 		c->stopped = true;
 	else if (!strcmp(name, "label")) {
-		if (!strchr(v, '=') || v[0] == '=')
+		const char *eq = strchr(v, '=');
+		if (!eq || v[0] == '=')
 			return aj_err_set(err, AJ_LAYER_USAGE, 0, "--label: expected KEY=VALUE, got \"%s\"",
 					  v);
+		for (size_t i = 0; i < c->labels.n; i++)
+			if (!strncmp(c->labels.v[i], v, (size_t)(eq - v) + 1))
+				return aj_err_set(err, AJ_LAYER_USAGE, 0,
+						  "--label: key \"%.*s\" is given more than once",
+						  (int)(eq - v), v);
 		aj_strv_push(&c->labels, v);
 	} else if (!strcmp(name, "idle-action")) {
 		if (strcmp(v, "pause") && strcmp(v, "stop"))

@@ -1,5 +1,6 @@
-/* snapshot, snapshots, fork, diff, events, gc. */
+/* snapshot, snapshots, restore, fork, diff, events, gc. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,7 +13,7 @@ struct snap_cli {
 	struct aj_cli cli;
 	const char *name;
 	uint64_t retention_ms, count;
-	bool stopped, follow;
+	bool have_count, stopped, follow;
 };
 
 static int snap_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
@@ -23,8 +24,10 @@ static int snap_opt(void *vctx, const char *name, const char *v, struct aj_err *
 		c->name = v;
 	else if (!strcmp(name, "retention"))
 		return aj_policy_parse_duration("--retention", v, &c->retention_ms, err);
-	else if (!strcmp(name, "count"))
+	else if (!strcmp(name, "count")) {
+		c->have_count = true; /* --count 0 is an error, not the default */
 		return aj_policy_parse_count("--count", v, &c->count, err);
+	}
 	else if (!strcmp(name, "stopped"))
 		c->stopped = true;
 	else if (!strcmp(name, "follow"))
@@ -162,6 +165,29 @@ fail:
 	return r;
 }
 
+int aj_cmd_restore(int argc, char **argv)
+{
+	struct snap_cli c = {0};
+	const char *args[2];
+	struct aj_mgr m = {0};
+	struct aj_err err;
+	int r = parse(&c, argc, argv, args, 2, 2, "agentjail restore NAME SNAPSHOT",
+		      "Put a sandbox's workspace back to a snapshot; changes since are discarded. "
+		      "A running sandbox is restarted (its processes end).",
+		      &err);
+
+	if (r)
+		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
+	if (aj_cli_open(&c.cli, &m, &err) < 0 || aj_mgr_restore(&m, args[0], args[1], &err) < 0)
+		r = aj_cli_fail(&c.cli, &err);
+	else if (c.cli.json)
+		aj_cli_print_json(json_pack("{s:b}", "ok", 1));
+	else
+		printf("%s\n", args[0]);
+	aj_mgr_close(&m);
+	return r;
+}
+
 int aj_cmd_fork(int argc, char **argv)
 {
 	struct snap_cli c = {0};
@@ -169,15 +195,17 @@ int aj_cmd_fork(int argc, char **argv)
 	struct aj_mgr m = {0};
 	struct aj_strv names = {0};
 	struct aj_err err;
+	unsigned count;
 	int r = parse(&c, argc, argv, args, 1, 1, "agentjail fork NAME [--count N] [--name PREFIX]",
 		      "New sandboxes on a sandbox's current workspace, shared copy-on-write.",
 		      &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
+	/* Past the manager's range stays past it: no wrap-around to a small count. */
+	count = !c.have_count ? 1 : c.count > UINT_MAX ? UINT_MAX : (unsigned)c.count;
 	if (aj_cli_open(&c.cli, &m, &err) < 0 ||
-	    aj_mgr_fork(&m, args[0], c.count ? (unsigned)c.count : 1, c.name, !c.stopped, &names,
-			&err) < 0) {
+	    aj_mgr_fork(&m, args[0], count, c.name, !c.stopped, &names, &err) < 0) {
 		r = aj_cli_fail(&c.cli, &err);
 	} else if (c.cli.json) {
 		json_t *a = json_array();

@@ -2,6 +2,8 @@
 #ifndef AJ_CLI_COMMANDS_H
 #define AJ_CLI_COMMANDS_H
 
+#include <stdbool.h>
+
 int aj_cmd_run(int argc, char **argv);
 int aj_cmd_features(int argc, char **argv);
 int aj_cmd_version(int argc, char **argv);
@@ -23,6 +25,7 @@ int aj_cmd_diff(int argc, char **argv);
 int aj_cmd_cp(int argc, char **argv);
 int aj_cmd_events(int argc, char **argv);
 int aj_cmd_gc(int argc, char **argv);
+int aj_cmd_restore(int argc, char **argv);
 
 #define AJ_VERSION "0.1.0"
 

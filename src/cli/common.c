@@ -28,12 +28,18 @@ int aj_cli_open(const struct aj_cli *c, struct aj_mgr *m, struct aj_err *err)
 
 int aj_cli_fail(const struct aj_cli *c, const struct aj_err *err)
 {
-	int code = err->errnum == ENOENT && err->layer == AJ_LAYER_STATE ? AJ_EXIT_NOTFOUND_OBJ
-		 : err->errnum == EBUSY || err->errnum == EALREADY	    ? AJ_EXIT_STATE
-		 : err->errnum == EEXIST				    ? AJ_EXIT_EXISTS
-									    : 125;
+	/* From the class only: errnum alone also comes from failed file operations. */
+	int code = err->cls == AJ_ERRC_NOT_FOUND     ? AJ_EXIT_NOTFOUND_OBJ
+		 : err->cls == AJ_ERRC_WRONG_STATE ? AJ_EXIT_STATE
+		 : err->cls == AJ_ERRC_EXISTS	   ? AJ_EXIT_EXISTS
+						   : 125;
 	char msg[sizeof err->msg + 128];
+	struct aj_err shown = *err;
 
+	/* "no sandbox \"x\"" says it all; an errno text after it would only confuse. */
+	if (shown.cls != AJ_ERRC_NONE)
+		shown.errnum = 0;
+	err = &shown;
 	if (c && c->json) {
 		aj_err_format(err, msg, sizeof msg);
 		aj_cli_print_json(json_pack("{s:{s:s, s:s, s:s?, s:i}}", "error", "layer",

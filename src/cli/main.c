@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{"resume", aj_cmd_resume, "thaw a paused sandbox"},
 	{"snapshot", aj_cmd_snapshot, "freeze a sandbox's workspace into a snapshot"},
 	{"snapshots", aj_cmd_snapshots, "list or remove snapshots"},
+	{"restore", aj_cmd_restore, "put a sandbox's workspace back to a snapshot"},
 	{"fork", aj_cmd_fork, "new sandboxes sharing a sandbox's workspace copy-on-write"},
 	{"diff", aj_cmd_diff, "what a sandbox changed in its workspace"},
 	{"cp", aj_cmd_cp, "copy files between the host and a sandbox"},

@@ -8,6 +8,7 @@
 
 #include "cli/common.h"
 #include "cli/policy_flags.h"
+#include "egress/rules.h"
 
 /* ---- options that change the policy: applied in order, after the policy file ---------- */
 
@@ -164,9 +165,45 @@ static int flag_network(struct aj_policy *p, const char *f, const char *v, struc
 		p->net_mode = AJ_NET_NONE;
 	else if (strcmp(v, "host") == 0)
 		p->net_mode = AJ_NET_HOST;
+	else if (strcmp(v, "proxy") == 0)
+		p->net_mode = AJ_NET_PROXY;
 	else
-		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--network: expected none or host, got \"%s\"",
-				  v);
+		return aj_err_set(e, AJ_LAYER_USAGE, 0,
+				  "--network: expected none, host or proxy, got \"%s\"", v);
+	return 0;
+}
+
+/* An egress rule through the proxy; the first one switches the network to the proxy, so
+ * that `--allow-host api.github.com` alone is enough. */
+static int flag_allow_host(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
+{
+	struct aj_egress_rule r;
+	char why[256];
+
+	(void)f;
+	if (aj_egress_rule_parse(v, AJ_RULE_PORTS_WEB, &r, why, sizeof why) < 0)
+		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--allow-host: %s (expected HOST[:PORT])",
+				  why);
+	aj_egress_rule_free(&r);
+	if (p->net_mode == AJ_NET_HOST)
+		return aj_err_set(e, AJ_LAYER_USAGE, 0,
+				  "--allow-host: the network is the host's (network.mode host), "
+				  "where nothing is filtered; use --network proxy");
+	p->net_mode = AJ_NET_PROXY;
+	return aj_strv_push(&p->net_allow, v) < 0 ? aj_err_sys(e, AJ_LAYER_USAGE, "--allow-host")
+						  : 0;
+}
+
+static int flag_tier(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
+{
+	(void)f;
+	if (strcmp(v, "namespaces") == 0)
+		p->tier = AJ_TIER_NAMESPACES;
+	else if (strcmp(v, "landlock") == 0)
+		p->tier = AJ_TIER_LANDLOCK;
+	else
+		return aj_err_set(e, AJ_LAYER_USAGE, 0,
+				  "--tier: expected namespaces or landlock, got \"%s\"", v);
 	return 0;
 }
 
@@ -189,6 +226,8 @@ static const struct {
 	{"rw", flag_rw},               {"mask", flag_mask},           {"env", flag_env},
 	{"setenv", flag_setenv},       {"cwd", flag_cwd},             {"hostname", flag_hostname},
 	{"allow-degraded", flag_degraded}, {"network", flag_network}, {"allow-syscalls", flag_syscall},
+	{"allow-host", flag_allow_host},
+	{"tier", flag_tier},
 };
 
 int aj_pflags_defer(void *vctx, const char *name, const char *value, struct aj_err *err)

@@ -40,8 +40,12 @@ int aj_pflags_load(const struct aj_pflags *pf, struct aj_policy *pol, struct aj_
 	{"setenv", 0, "NAME=VALUE", aj_pflags_defer, "set a variable inside (repeatable)"},        \
 	{"hostname", 0, "NAME", aj_pflags_defer, "hostname inside"},                               \
 	{"network", 0, "MODE", aj_pflags_defer,                                                    \
-	 "none (default: loopback only) or host (shared, uncontrolled)"},                         \
+	 "none (default: loopback only), proxy (egress rules) or host (shared, uncontrolled)"},   \
+	{"allow-host", 0, "HOST[:PORT]", aj_pflags_defer,                                          \
+	 "allow egress to HOST (*.SUFFIX too) through the proxy; implies --network proxy"},       \
 	{"allow-degraded", 0, "LAYER", aj_pflags_defer, "accept running without LAYER (repeatable)"}, \
+	{"tier", 0, "TIER", aj_pflags_defer,                                                       \
+	 "namespaces (default) or landlock (no namespaces, for hosts without user namespaces)"},  \
 	{"allow-syscalls", 0, "GROUP", aj_pflags_defer, "lift a relaxable seccomp group, e.g. ptrace"}
 
 #endif

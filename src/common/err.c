@@ -29,6 +29,7 @@ void aj_err_clear(struct aj_err *err)
 		return;
 	err->layer = AJ_LAYER_INTERNAL;
 	err->errnum = 0;
+	err->cls = AJ_ERRC_NONE;
 	err->msg[0] = '\0';
 	err->hint[0] = '\0';
 }
@@ -40,6 +41,7 @@ static int err_vset(struct aj_err *err, enum aj_layer layer, int errnum, const c
 		return -1;
 	err->layer = layer;
 	err->errnum = errnum;
+	err->cls = AJ_ERRC_NONE;
 	err->hint[0] = '\0';
 	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 	return -1;
@@ -89,6 +91,13 @@ int aj_err_hint(struct aj_err *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->hint, sizeof err->hint, fmt, ap);
 	va_end(ap);
+	return -1;
+}
+
+int aj_err_class(struct aj_err *err, enum aj_err_class cls)
+{
+	if (err)
+		err->cls = cls;
 	return -1;
 }
 

@@ -35,9 +35,22 @@ enum aj_layer {
 	AJ_LAYER__COUNT
 };
 
+/* What an error says about the object (sandbox, snapshot) a command named. Set only by the
+ * code that decided it -- the state store's lookups and inserts, the manager's state checks --
+ * with aj_err_class(); every other error has AJ_ERRC_NONE. The exit codes of the sandbox verbs
+ * come from it, never from errnum alone: a failed rename or mkdir in the state directory
+ * carries ENOENT or EEXIST too, and is no "no such sandbox". */
+enum aj_err_class {
+	AJ_ERRC_NONE = 0,
+	AJ_ERRC_NOT_FOUND,   /* no such sandbox or snapshot */
+	AJ_ERRC_WRONG_STATE, /* wrong state for the operation, or in use */
+	AJ_ERRC_EXISTS,      /* the name is taken */
+};
+
 struct aj_err {
 	int layer;   /* enum aj_layer */
 	int errnum;  /* errno, 0 if not a system error */
+	int cls;     /* enum aj_err_class; reset by every setter but aj_err_prefix/_hint */
 	char msg[768];
 	char hint[320];
 };
@@ -52,6 +65,8 @@ int aj_err_sys(struct aj_err *err, enum aj_layer layer, const char *fmt, ...)
 int aj_err_prefix(struct aj_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Sets the remedy shown after the message. */
 int aj_err_hint(struct aj_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Marks the error just set as one about the named object (see enum aj_err_class). */
+int aj_err_class(struct aj_err *err, enum aj_err_class cls);
 
 void aj_err_clear(struct aj_err *err);
 const char *aj_layer_name(int layer);

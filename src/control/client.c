@@ -1,6 +1,8 @@
 #include "control/client.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -30,14 +32,25 @@ int aj_ctl_connect(const char *socket_path, struct aj_err *err)
 	return fd;
 }
 
+static bool stale(json_t *msg, uint64_t rid)
+{
+	json_t *got = json_object_get(msg, "rid");
+
+	return json_is_integer(got) && (uint64_t)json_integer_value(got) != rid;
+}
+
 int aj_ctl_call(int fd, json_t *req, const int *fds, size_t nfds, json_t **reply, int *rfds,
 		size_t *nrfds, int timeout_ms, struct aj_err *err)
 {
+	static _Atomic uint64_t next_rid = 1;
+	uint64_t rid = next_rid++;
 	json_t *msg = NULL;
 	int got[AJ_CTL_MAX_FDS];
 	size_t ngot = 0;
-	int r = aj_ctl_send(fd, req, fds, nfds);
+	int r;
 
+	json_object_set_new(req, "rid", json_integer((json_int_t)rid));
+	r = aj_ctl_send(fd, req, fds, nfds);
 	json_decref(req);
 	if (reply)
 		*reply = NULL;
@@ -48,9 +61,11 @@ int aj_ctl_call(int fd, json_t *req, const int *fds, size_t nfds, json_t **reply
 	for (;;) {
 		if (aj_ctl_recv(fd, &msg, got, &ngot, timeout_ms) < 0)
 			return aj_err_sys(err, AJ_LAYER_STATE, "wait for the supervisor");
-		if (!json_object_get(msg, "event"))
+		if (!json_object_get(msg, "event") && stale(msg, rid) == false)
 			break;
-		json_decref(msg); /* an event that raced ahead of the reply: not ours here */
+		/* An event that raced ahead of the reply, or a late answer to an earlier request
+		 * on this connection (one that timed out): not ours here. */
+		json_decref(msg);
 		for (size_t i = 0; i < ngot; i++)
 			close(got[i]);
 	}

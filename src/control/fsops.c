@@ -174,6 +174,29 @@ int aj_fs_rename(int ctl, const char *from, const char *to, struct aj_err *err)
 		    NULL, NULL, from, err);
 }
 
+int aj_fs_watch(int ctl, const char *path, int ifd, uint32_t mask, int *wd, struct aj_err *err)
+{
+	json_t *reply = NULL;
+	int fds[AJ_CTL_MAX_FDS];
+	size_t n = 0;
+
+	if (aj_ctl_call(ctl, json_pack("{s:s, s:s, s:I}", "op", "watch", "path", path, "mask",
+				       (json_int_t)mask),
+			ifd >= 0 ? &ifd : NULL, ifd >= 0 ? 1 : 0, &reply, fds, &n, AJ_FS_TIMEOUT_MS,
+			err) < 0)
+		return aj_err_prefix(err, "watch sandbox path \"%s\"", path);
+	*wd = (int)json_integer_value(json_object_get(reply, "wd"));
+	json_decref(reply);
+	for (size_t i = ifd >= 0 ? 0 : 1; i < n; i++)
+		close(fds[i]);
+	if (ifd >= 0)
+		return 0;
+	if (n == 0)
+		return aj_err_set(err, AJ_LAYER_IO, EPROTO, "no inotify descriptor came for \"%s\"",
+				  path);
+	return fds[0];
+}
+
 int aj_fs_list(int ctl, const char *path,
 	       int (*fn)(void *arg, const struct aj_fs_entry *e), void *arg,
 	       struct aj_err *err)

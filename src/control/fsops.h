@@ -45,6 +45,11 @@ int aj_fs_mkdir_mode(int ctl, const char *path, bool parents, int perm, struct a
 int aj_fs_remove(int ctl, const char *path, bool recursive, struct aj_err *err);
 int aj_fs_rename(int ctl, const char *from, const char *to, struct aj_err *err);
 
+/* An inotify watch on the directory `path` inside (mask: IN_* events, IN_DONT_FOLLOW), added
+ * by init as the sandbox user. ifd -1 makes a new inotify instance, returned (non-blocking);
+ * otherwise the watch joins instance ifd and 0 is returned. *wd gets the watch descriptor. */
+int aj_fs_watch(int ctl, const char *path, int ifd, uint32_t mask, int *wd, struct aj_err *err);
+
 struct aj_fs_entry {
 	const char *name;
 	struct stat st;        /* lstat of the entry */

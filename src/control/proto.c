@@ -9,7 +9,7 @@
 
 int aj_ctl_send(int fd, json_t *msg, const int *fds, size_t nfds)
 {
-	char *text = json_dumps(msg, JSON_COMPACT);
+	char *text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(12));
 	struct iovec iov;
 	char cbuf[CMSG_SPACE(sizeof(int) * AJ_CTL_MAX_FDS)];
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
@@ -66,7 +66,8 @@ static void collect_fds(struct msghdr *m, int *fds, size_t *nfds)
 
 int aj_ctl_recv(int fd, json_t **msg, int *fds, size_t *nfds, int timeout_ms)
 {
-	static char buf[AJ_CTL_MAX_MSG + 1];
+	/* Per thread: the HTTP daemon calls this from several worker threads at once. */
+	static _Thread_local char buf[AJ_CTL_MAX_MSG + 1];
 	struct iovec iov = {buf, AJ_CTL_MAX_MSG};
 	char cbuf[CMSG_SPACE(sizeof(int) * (AJ_CTL_MAX_FDS + 4))];
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,

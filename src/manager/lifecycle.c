@@ -19,26 +19,77 @@
 #define SPAWN_TIMEOUT_MS 60000
 #define STOP_TIMEOUT_MS 30000
 
-/* The supervisor must not be our child (we exit soon) nor share our session: double fork,
- * new session, exec of this very binary. Its stderr goes to a log beside the workspace. */
-static void exec_supervisor(struct aj_mgr *m, const char *id, int ready_fd)
+/* Everything the supervisor's child process needs, made before fork: in a threaded caller
+ * (the HTTP daemon) another thread may hold the malloc or stdio lock at the moment of fork,
+ * so between fork and exec the child only makes async-signal-safe calls. */
+struct spawn_prep {
+	char *argv[9];
+	char fdbuf[16];
+	int null_fd, log_fd, ready_fd;
+};
+
+static int prepare_spawn(struct aj_mgr *m, const char *id, int ready_fd, struct spawn_prep *s,
+			 struct aj_err *err)
 {
-	char log[4200], fdbuf[16];
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC), logfd;
+	char log[4200];
+
+	s->ready_fd = ready_fd;
+	s->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (s->null_fd < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "open \"/dev/null\"");
+	aj_ws_path(log, sizeof log, m->state, "sandboxes", id, "supervisor.log");
+	/* Without its log the supervisor still runs; its stderr goes to /dev/null. */
+	s->log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	snprintf(s->fdbuf, sizeof s->fdbuf, "%d", 3);
+	s->argv[0] = "agentjail";
+	s->argv[1] = "__supervise";
+	s->argv[2] = "--state-dir";
+	s->argv[3] = m->state;
+	s->argv[4] = "--ready-fd";
+	s->argv[5] = s->fdbuf;
+	s->argv[6] = (char *)id;
+	s->argv[7] = NULL;
+	return 0;
+}
+
+static void close_prep(struct spawn_prep *s)
+{
+	if (s->null_fd >= 0)
+		close(s->null_fd);
+	if (s->log_fd >= 0)
+		close(s->log_fd);
+}
+
+/* The forked child. The supervisor must not be our child (the CLI exits soon) nor share our
+ * session: new session, a second fork (_Fork, the async-signal-safe one), exec of this very
+ * binary. The caller's signal mask and dispositions are not the supervisor's business (a
+ * daemon blocks signals in its worker threads and ignores SIGPIPE): both are reset, and
+ * descriptors other than stdio and the ready pipe are closed even if one lacked O_CLOEXEC. */
+static void exec_supervisor(const struct spawn_prep *s)
+{
+	extern char **environ;
+	struct sigaction dfl;
+	sigset_t none;
+	pid_t pid;
 
 	setsid();
-	if (fork() != 0)
-		_exit(0);
-	aj_ws_path(log, sizeof log, m->state, "sandboxes", id, "supervisor.log");
-	logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	dup2(null, 0);
-	dup2(null, 1);
-	dup2(logfd >= 0 ? logfd : null, 2);
-	if (dup2(ready_fd, 3) < 0)
+	pid = _Fork();
+	if (pid != 0)
+		_exit(pid < 0 ? 127 : 0);
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL); /* fails harmlessly for SIGKILL, SIGSTOP */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	dup2(s->null_fd, 0);
+	dup2(s->null_fd, 1);
+	dup2(s->log_fd >= 0 ? s->log_fd : s->null_fd, 2);
+	/* dup2 onto itself would keep O_CLOEXEC and lose the pipe at exec. */
+	if (s->ready_fd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(s->ready_fd, 3) < 0)
 		_exit(127);
-	snprintf(fdbuf, sizeof fdbuf, "%d", 3);
-	execl("/proc/self/exe", "agentjail", "__supervise", "--state-dir", m->state, "--ready-fd",
-	      fdbuf, id, (char *)NULL);
+	close_range(4, ~0U, 0);
+	execve("/proc/self/exe", s->argv, environ);
 	_exit(127);
 }
 
@@ -86,25 +137,53 @@ static int read_ready(int fd, struct aj_err *err)
 	return rc;
 }
 
+/* The supervisor reads the stack from the store: merge it there first. */
+static int squash_before_start(struct aj_mgr *m, const char *id, struct aj_err *err)
+{
+	struct aj_sandbox_rec r;
+	int rc;
+
+	if (aj_store_sandbox_get(m->store, id, NULL, &r, err) < 0)
+		return -1;
+	rc = aj_mgr_squash(m, &r, err);
+	aj_sandbox_rec_free(&r);
+	return rc;
+}
+
 int aj_mgr_spawn(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_err *err)
 {
+	struct spawn_prep prep;
 	int p[2], rc;
 	pid_t pid;
 
+	/* Said here rather than as the supervisor's failure to mount a missing directory. */
+	if (!aj_ws_sandbox_has_upper(m->state, rec->id)) {
+		aj_err_set(err, AJ_LAYER_STATE, 0,
+			   "sandbox \"%s\" has no writable layer (%s/sandboxes/%s/upper): an "
+			   "interrupted snapshot or fork left it incomplete",
+			   rec->name, m->state, rec->id);
+		return aj_err_hint(err, "agentjail gc finishes what was interrupted");
+	}
+	if (rec->layers.n > AJ_MAX_LAYERS && squash_before_start(m, rec->id, err) < 0)
+		return -1;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "pipe");
-	pid = fork();
-	if (pid < 0) {
+	if (prepare_spawn(m, rec->id, p[1], &prep, err) < 0) {
 		close(p[0]);
 		close(p[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0)
+		exec_supervisor(&prep);
+	close_prep(&prep);
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "fork");
 	}
-	if (pid == 0) {
-		close(p[0]);
-		exec_supervisor(m, rec->id, p[1]);
-	}
-	close(p[1]);
-	waitpid(pid, NULL, 0);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	rc = read_ready(p[0], err);
 	close(p[0]);
 	if (rc < 0)
@@ -211,6 +290,43 @@ int aj_mgr_pause(struct aj_mgr *m, const char *ref, bool pause, struct aj_err *e
 		return rc;
 	}
 	rc = aj_ctl_simple(r.socket, pause ? "pause" : "resume", NULL, err);
+	/* Someone else paused or resumed it since we read its state. */
+	if (rc < 0 && err && err->errnum == EALREADY)
+		aj_err_class(err, AJ_ERRC_WRONG_STATE);
+	aj_sandbox_rec_free(&r);
+	return rc;
+}
+
+/* A live sandbox's lifetime is its supervisor's timer, which writes the record itself; a
+ * stopped one's record is written here, under its lock so that no start reads it halfway. */
+int aj_mgr_set_lifetime(struct aj_mgr *m, const char *ref, int64_t max_lifetime_ms,
+			struct aj_err *err)
+{
+	struct aj_sandbox_rec r;
+	int fd, lock, rc = -1;
+
+	if (max_lifetime_ms < 0)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "a lifetime cannot be negative");
+	if (aj_mgr_get(m, ref, &r, err) < 0)
+		return -1;
+	if (!strcmp(r.state, AJ_ST_RUNNING) || !strcmp(r.state, AJ_ST_PAUSED)) {
+		fd = aj_ctl_connect(r.socket, err);
+		if (fd >= 0) {
+			rc = aj_ctl_call(fd, json_pack("{s:s, s:I}", "op", "lifetime",
+						       "max_lifetime_ms", (json_int_t)max_lifetime_ms),
+					 NULL, 0, NULL, NULL, NULL, STOP_TIMEOUT_MS, err);
+			close(fd);
+		}
+	} else if ((lock = aj_mgr_lock(m, r.id, true, err)) >= 0) {
+		aj_sandbox_rec_free(&r);
+		if (aj_mgr_get(m, ref, &r, err) == 0) {
+			r.max_lifetime_ms = max_lifetime_ms;
+			/* Started meanwhile: its supervisor holds the lifetime now. */
+			rc = strcmp(r.state, AJ_ST_STOPPED) ? aj_mgr_wrong_state(err, &r, "stopped")
+							    : aj_mgr_save(m, &r, err);
+		}
+		close(lock);
+	}
 	aj_sandbox_rec_free(&r);
 	return rc;
 }

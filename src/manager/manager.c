@@ -68,19 +68,28 @@ int aj_mgr_lock(struct aj_mgr *m, const char *id, bool wait, struct aj_err *err)
 	char path[4200];
 	int fd;
 
-	if (aj_ws_path(path, sizeof path, m->state, "sandboxes", id, NULL) < 0 ||
-	    aj_mkdir_p(path, 0700) < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "sandbox directory of %s", id);
-	strncat(path, "/lock", sizeof path - strlen(path) - 1);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", path);
-	if (flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) < 0) {
-		aj_err_sys(err, AJ_LAYER_STATE, "sandbox %s is busy with another operation", id);
-		close(fd);
+	if (aj_ws_path(path, sizeof path, m->state, "sandboxes", id, "lock") < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "sandbox directory of %s", id);
+	/* rm and gc remove the directory, lock file included, while they hold the lock. */
+	fd = aj_ws_lock_path(path, true, wait, err);
+	if (fd < 0 && err && err->errnum == EWOULDBLOCK)
+		aj_err_set(err, AJ_LAYER_STATE, EWOULDBLOCK,
+			   "sandbox %s is busy with another operation", id);
+	return fd;
+}
+
+int aj_mgr_discard_creating(struct aj_mgr *m, const char *id, struct aj_err *err)
+{
+	if (aj_store_begin(m->store, err) < 0)
+		return -1;
+	if (aj_store_sandbox_delete(m->store, id, err) < 0) {
+		aj_store_rollback(m->store);
 		return -1;
 	}
-	return fd;
+	/* Record first: a crash before the files go leaves a directory gc removes. */
+	if (aj_store_commit(m->store, err) < 0)
+		return -1;
+	return aj_ws_sandbox_remove(m->state, id, err);
 }
 
 int aj_mgr_save(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_err *err)
@@ -96,8 +105,9 @@ int aj_mgr_save(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_er
 
 int aj_mgr_wrong_state(struct aj_err *err, const struct aj_sandbox_rec *rec, const char *want)
 {
-	return aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is %s; it must be %s",
-			  rec->name, rec->state, want);
+	aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is %s; it must be %s", rec->name,
+		   rec->state, want);
+	return aj_err_class(err, AJ_ERRC_WRONG_STATE);
 }
 
 void aj_mgr_refresh(struct aj_mgr *m, struct aj_sandbox_rec *rec)
@@ -143,6 +153,17 @@ int aj_mgr_list(struct aj_mgr *m, const struct aj_strv *labels, struct aj_sandbo
 	return 0;
 }
 
+/* A credential's secret comes from this variable: it is read by the supervisor at each
+ * start and must never be captured into the stored policy (the state store) by the
+ * allowlist. */
+static bool secret_source(const struct aj_policy *pol, const char *name)
+{
+	for (size_t i = 0; i < pol->n_creds; i++)
+		if (pol->creds[i].from_env && strcmp(pol->creds[i].from_env, name) == 0)
+			return true;
+	return false;
+}
+
 /* The stored policy is self-contained: host variables the allowlist lets in are captured
  * now, so that a later start (from another shell, by the daemon) sees the same ones. */
 static char *materialize_policy(struct aj_policy *pol, struct aj_err *err)
@@ -164,7 +185,8 @@ static char *materialize_policy(struct aj_policy *pol, struct aj_err *err)
 			allowed = pl && pat[pl - 1] == '*' ? strncmp(name, pat, pl - 1) == 0
 							   : strcmp(name, pat) == 0;
 		}
-		if (allowed && aj_strv_find_env(&pol->env_set, name, strlen(name)) < 0)
+		if (allowed && !secret_source(pol, name) &&
+		    aj_strv_find_env(&pol->env_set, name, strlen(name)) < 0)
 			aj_strv_setenv(&pol->env_set, name, eq + 1);
 	}
 	aj_strv_clear(&pol->env_allow);
@@ -177,6 +199,24 @@ static char *materialize_policy(struct aj_policy *pol, struct aj_err *err)
 	if (!text)
 		aj_err_sys(err, AJ_LAYER_POLICY, "store the policy");
 	return text;
+}
+
+/* KEY=VALUE each, every key once: the store keeps one value per key, and a second one would
+ * otherwise surface as a constraint failure after the record was begun. */
+static int check_labels(const struct aj_strv *labels, struct aj_err *err)
+{
+	for (size_t i = 0; labels && i < labels->n; i++) {
+		const char *kv = labels->v[i], *eq = strchr(kv, '=');
+		if (!eq || eq == kv)
+			return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+					  "label \"%s\": expected KEY=VALUE", kv);
+		for (size_t k = 0; k < i; k++)
+			if (!strncmp(labels->v[k], kv, (size_t)(eq - kv) + 1))
+				return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+						  "label key \"%.*s\" is given more than once",
+						  (int)(eq - kv), kv);
+	}
+	return 0;
 }
 
 static int fill_new_record(struct aj_mgr *m, const struct aj_create_opts *o,
@@ -192,6 +232,8 @@ static int fill_new_record(struct aj_mgr *m, const struct aj_create_opts *o,
 				  "--name: \"%s\" is not a valid name (1-63 of A-Za-z0-9_.-, not a "
 				  "16-digit hex id)",
 				  o->name);
+	if (check_labels(o->labels, err) < 0)
+		return -1;
 	snprintf(r->name, sizeof r->name, "%s", o->name ? o->name : "");
 	if (!o->name)
 		snprintf(r->name, sizeof r->name, "sb-%.8s", r->id);
@@ -203,6 +245,8 @@ static int fill_new_record(struct aj_mgr *m, const struct aj_create_opts *o,
 	r->retention_ms = o->retention_ms;
 	snprintf(r->idle_action, sizeof r->idle_action, "%s",
 		 o->idle_action ? o->idle_action : "pause");
+	snprintf(r->lifetime_action, sizeof r->lifetime_action, "%s",
+		 o->lifetime_action ? o->lifetime_action : "stop");
 	if (o->labels)
 		aj_strv_copy(&r->labels, o->labels);
 	if (!(r->policy = materialize_policy(o->policy, err)))
@@ -221,13 +265,32 @@ static int base_layers(struct aj_mgr *m, const char *snapshot, struct aj_sandbox
 		return -1;
 	if (strcmp(s.state, "ready") != 0) {
 		aj_snapshot_rec_free(&s);
-		return aj_err_set(err, AJ_LAYER_STATE, EBUSY, "snapshot \"%s\" is not complete",
-				  snapshot);
+		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "snapshot \"%s\" is not complete", snapshot);
+		return aj_err_class(err, AJ_ERRC_WRONG_STATE);
 	}
 	snprintf(r->base_snapshot, sizeof r->base_snapshot, "%s", s.id);
 	aj_strv_copy(&r->layers, &s.layers);
+	r->base_depth = (int64_t)r->layers.n;
 	aj_snapshot_rec_free(&s);
 	return 0;
+}
+
+int aj_mgr_begin_creating(struct aj_mgr *m, const struct aj_sandbox_rec *r, struct aj_err *err)
+{
+	int lock = aj_mgr_lock(m, r->id, true, err);
+
+	if (lock < 0)
+		return -1;
+	/* The lock (which makes the directory) comes before the record: a "creating" record
+	 * whose lock is free is one nobody will finish, which recovery removes. */
+	if (aj_store_begin(m->store, err) == 0) {
+		if (aj_store_sandbox_insert(m->store, r, err) == 0 && aj_store_commit(m->store, err) == 0)
+			return lock;
+		aj_store_rollback(m->store);
+	}
+	aj_ws_sandbox_remove(m->state, r->id, NULL);
+	close(lock);
+	return -1;
 }
 
 int aj_mgr_create(struct aj_mgr *m, const struct aj_create_opts *o, struct aj_sandbox_rec *out,
@@ -236,24 +299,19 @@ int aj_mgr_create(struct aj_mgr *m, const struct aj_create_opts *o, struct aj_sa
 	struct aj_sandbox_rec r;
 	int lock = -1, rc = -1;
 
-	if (fill_new_record(m, o, &r, err) < 0 || base_layers(m, o->from_snapshot, &r, err) < 0)
-		goto out;
-	/* The record goes in first ("creating"): a crash from here on leaves something gc can
-	 * see and clean up, never a directory nobody knows about. */
-	if (aj_store_begin(m->store, err) < 0)
-		goto out;
-	if (aj_store_sandbox_insert(m->store, &r, err) < 0) {
-		aj_store_rollback(m->store);
-		goto out;
-	}
-	if (aj_store_commit(m->store, err) < 0 || (lock = aj_mgr_lock(m, r.id, true, err)) < 0)
+	if (fill_new_record(m, o, &r, err) < 0 || base_layers(m, o->from_snapshot, &r, err) < 0 ||
+	    (lock = aj_mgr_begin_creating(m, &r, err)) < 0)
 		goto out;
 	if (aj_ws_sandbox_create(m->state, r.id, (uid_t)o->policy->uid, (gid_t)o->policy->gid,
-				 err) < 0)
+				 err) < 0) {
+		aj_mgr_discard_creating(m, r.id, NULL);
 		goto out;
+	}
 	snprintf(r.state, sizeof r.state, "%s", AJ_ST_STOPPED);
-	if (aj_mgr_save(m, &r, err) < 0)
+	if (aj_mgr_save(m, &r, err) < 0) {
+		aj_mgr_discard_creating(m, r.id, NULL);
 		goto out;
+	}
 	aj_store_event_add(m->store, r.id, "create", NULL, NULL);
 	if (o->start && aj_mgr_spawn(m, &r, err) < 0)
 		goto out;
@@ -297,19 +355,114 @@ out:
 	return rc;
 }
 
+/* Removes one ready layer if it is still unused, under its lock. Record first, in a
+ * statement that checks the stacks: once it is gone no stack can name the layer (the stacks'
+ * foreign key), and a crash before the files go leaves a directory gc removes. */
+static int drop_layer(struct aj_mgr *m, const char *id, unsigned *n, struct aj_err *err)
+{
+	bool deleted = false;
+	int lock = aj_ws_layer_lock(m->state, id, false, NULL), r = 0;
+
+	if (lock < 0)
+		return 0; /* being made (a fork not done yet) or removed by someone else */
+	if (aj_store_begin(m->store, err) < 0)
+		r = -1;
+	else if (aj_store_layer_delete_unused(m->store, id, &deleted, err) < 0 ||
+		 aj_store_commit(m->store, err) < 0) {
+		aj_store_rollback(m->store);
+		r = -1;
+	}
+	if (r == 0 && deleted) {
+		r = aj_ws_layer_discard(m->state, id, err);
+		if (r == 0 && n)
+			(*n)++;
+	}
+	aj_ws_layer_unlock(m->state, id, lock);
+	return r;
+}
+
 int aj_mgr_drop_unused_layers(struct aj_mgr *m, unsigned *n, struct aj_err *err)
 {
 	struct aj_strv ids = {0};
 	int r = aj_store_layers_unused(m->store, &ids, err);
 
-	/* A layer in "creating" may be mid-snapshot in another process: recovery deals with
-	 * those under the sandbox lock. Here only layers no stack references are removed. */
+	/* Layers still "creating" are their creator's or crash recovery's business. */
+	for (size_t i = 0; r == 0 && i < ids.n; i++)
+		r = drop_layer(m, ids.v[i], n, err);
+	aj_strv_free(&ids);
+	return r;
+}
+
+static bool layer_entry_exists(struct aj_mgr *m, const char *prefix, const char *id)
+{
+	char path[4200];
+
+	snprintf(path, sizeof path, "%s/layers/%s%s", m->state, prefix, id);
+	return access(path, F_OK) == 0;
+}
+
+/* Directories under layers/ the store does not know (a crash between a layer's record going
+ * and its files), and lock files left by dead holders. Each under the layer's lock, checked
+ * again with it held: a creator takes the lock before its record exists. "creating" layers
+ * are left to recovery, which has run before. */
+static int sweep_layer_dirs(struct aj_mgr *m, unsigned *n, struct aj_err *err)
+{
+	struct aj_strv ids = {0};
+	int r = aj_ws_dir_ids(m->state, "layers", &ids, err);
+
 	for (size_t i = 0; r == 0 && i < ids.n; i++) {
-		if (aj_ws_layer_remove(m->state, ids.v[i], err) < 0 ||
-		    aj_store_layer_delete(m->store, ids.v[i], err) < 0)
+		const char *id = ids.v[i];
+		char st[16] = "";
+		int lock, known = aj_store_layer_get(m->store, id, st, sizeof st, err);
+		if (known < 0 || (known && (!strcmp(st, "creating") ||
+					    !layer_entry_exists(m, ".lock-", id)))) {
+			r = known < 0 ? -1 : 0;
+			continue;
+		}
+		if ((lock = aj_ws_layer_lock(m->state, id, false, NULL)) < 0)
+			continue; /* in use */
+		known = aj_store_layer_get(m->store, id, st, sizeof st, err);
+		if (known < 0)
 			r = -1;
-		else if (n)
+		else if (!known && aj_ws_layer_discard(m->state, id, err) < 0)
+			r = -1;
+		else if (!known && n)
 			(*n)++;
+		if (known > 0 && !strcmp(st, "creating"))
+			close(lock); /* became one meanwhile: its lock file is its creator's */
+		else
+			aj_ws_layer_unlock(m->state, id, lock);
+	}
+	aj_strv_free(&ids);
+	return r;
+}
+
+/* False only if the store says there is no such sandbox (not on a read error). */
+static bool sandbox_known(struct aj_mgr *m, const char *id)
+{
+	struct aj_sandbox_rec rec;
+	struct aj_err e;
+
+	if (aj_store_sandbox_get(m->store, id, NULL, &rec, &e) < 0)
+		return e.cls != AJ_ERRC_NOT_FOUND;
+	aj_sandbox_rec_free(&rec);
+	return true;
+}
+
+/* Sandbox directories with no record (create or rm interrupted), under the sandbox's lock and
+ * checked again with it held: a maker takes the lock before its record exists. */
+static int sweep_sandbox_dirs(struct aj_mgr *m, struct aj_err *err)
+{
+	struct aj_strv ids = {0};
+	int r = aj_ws_dir_ids(m->state, "sandboxes", &ids, err);
+
+	for (size_t i = 0; r == 0 && i < ids.n; i++) {
+		int lock;
+		if (sandbox_known(m, ids.v[i]) || (lock = aj_mgr_lock(m, ids.v[i], false, NULL)) < 0)
+			continue;
+		if (!sandbox_known(m, ids.v[i]))
+			r = aj_ws_sandbox_remove(m->state, ids.v[i], err);
+		close(lock);
 	}
 	aj_strv_free(&ids);
 	return r;
@@ -344,5 +497,8 @@ int aj_mgr_gc(struct aj_mgr *m, struct aj_gc_report *rep, struct aj_err *err)
 			rep->snapshots_deleted++;
 	aj_snapshot_recs_free(s, ns);
 	aj_cgroup_sweep(aj_cgroup_detect(NULL, NULL), "run-", 10);
-	return aj_mgr_drop_unused_layers(m, &rep->layers_deleted, err);
+	if (aj_mgr_drop_unused_layers(m, &rep->layers_deleted, err) < 0 ||
+	    sweep_layer_dirs(m, &rep->layers_deleted, err) < 0)
+		return -1;
+	return sweep_sandbox_dirs(m, err);
 }

@@ -3,9 +3,10 @@
  * verbs, the HTTP daemon and the MCP server call. It never sets up a sandbox itself: it
  * starts supervisors (a fresh process each) and talks to them over their control sockets.
  *
- * Operations that touch one sandbox's files (start, snapshot, fork, rm) hold an flock on
- * <state>/sandboxes/<id>/lock, released by the kernel if the caller crashes; crash recovery
- * (aj_mgr_recover) only touches what it can lock. A struct aj_mgr owns its store handle.
+ * Operations that touch one sandbox's files (create, start, snapshot, fork, rm) hold an flock
+ * on <state>/sandboxes/<id>/lock, and the maker of a layer one on <state>/layers/.lock-<id>,
+ * released by the kernel if the caller crashes; crash recovery (aj_mgr_recover) and gc only
+ * touch what they can lock. A struct aj_mgr owns its store handle.
  */
 #ifndef AJ_MANAGER_MANAGER_H
 #define AJ_MANAGER_MANAGER_H
@@ -32,10 +33,13 @@ struct aj_create_opts {
 	bool start;
 	int64_t idle_timeout_ms, max_lifetime_ms, retention_ms;
 	const char *idle_action;   /* "pause" (default) or "stop" */
+	const char *lifetime_action; /* at max_lifetime_ms: "stop" (default) or "pause" */
 };
 
-/* Exit-code-relevant classes of manager errors (errnum): ENOENT unknown sandbox or
- * snapshot, EBUSY wrong state (running / in use), EEXIST duplicate name. */
+/* Errors about the named object carry a class (err->cls, common/err.h): AJ_ERRC_NOT_FOUND
+ * unknown sandbox or snapshot, AJ_ERRC_WRONG_STATE wrong state (running / in use),
+ * AJ_ERRC_EXISTS duplicate name; their errnum is ENOENT, EBUSY, EEXIST. Every other error has
+ * no class, whatever its errnum. */
 
 int aj_mgr_open(struct aj_mgr *m, const char *state_dir, const char *owner,
 		struct aj_err *err);
@@ -53,15 +57,25 @@ int aj_mgr_create(struct aj_mgr *m, const struct aj_create_opts *o, struct aj_sa
 int aj_mgr_start(struct aj_mgr *m, const char *ref, struct aj_err *err);
 int aj_mgr_stop(struct aj_mgr *m, const char *ref, struct aj_err *err);
 int aj_mgr_pause(struct aj_mgr *m, const char *ref, bool pause, struct aj_err *err);
+/* Sets the maximum lifetime, counted from the current start (started_ms), of a sandbox in
+ * any state; a live one's supervisor applies it at once (0: none). */
+int aj_mgr_set_lifetime(struct aj_mgr *m, const char *ref, int64_t max_lifetime_ms,
+			struct aj_err *err);
 int aj_mgr_remove(struct aj_mgr *m, const char *ref, bool force, struct aj_err *err);
 
 int aj_mgr_snapshot(struct aj_mgr *m, const char *ref, const char *name, int64_t retention_ms,
 		    struct aj_snapshot_rec *out, struct aj_err *err);
 int aj_mgr_snapshot_remove(struct aj_mgr *m, const char *ref, struct aj_err *err);
-/* count new sandboxes on the source's current state; names: prefix-1.. (prefix NULL: the
- * source's name + "-fork"). Their names go to *names. */
+/* Puts a sandbox's workspace back to a snapshot: its layer stack becomes the snapshot's, with
+ * an empty writable layer on top, and what it changed since is discarded. A running or paused
+ * sandbox is stopped first and started again after (its processes do not survive). */
+int aj_mgr_restore(struct aj_mgr *m, const char *ref, const char *snapshot, struct aj_err *err);
+/* count (1-1000) new sandboxes on the source's current state; names: prefix-1.. (prefix NULL:
+ * the source's name + "-fork-" + 6 hex digits), each checked valid and free before anything
+ * changes; on a later failure the ones made are removed. Their names go to *names. */
 int aj_mgr_fork(struct aj_mgr *m, const char *ref, unsigned count, const char *prefix,
 		bool start, struct aj_strv *names, struct aj_err *err);
+/* What the sandbox changed since its base (the stack it was made with or restored to). */
 int aj_mgr_diff(struct aj_mgr *m, const char *ref,
 		int (*fn)(void *arg, char kind, const char *path), void *arg, struct aj_err *err);
 
@@ -73,7 +87,11 @@ struct aj_gc_report {
 	unsigned sandboxes_deleted, snapshots_deleted, layers_deleted, marked_stopped,
 		recovered;
 };
+/* Recovery, retention, unused layers, and layer and sandbox directories the store does not
+ * know. */
 int aj_mgr_gc(struct aj_mgr *m, struct aj_gc_report *r, struct aj_err *err);
+/* Finishes or undoes interrupted snapshots, forks and restores, and removes sandboxes left
+ * "creating", of what nobody holds the lock of. */
 int aj_mgr_recover(struct aj_mgr *m, unsigned *recovered, struct aj_err *err);
 
 /* The store's sandbox id/name rules: names are 1-63 of [A-Za-z0-9_.-], not all hex. */

@@ -1,14 +1,42 @@
-/* Snapshots, forks, diffs, and recovery of the ones a crash interrupted.
+/* Snapshots, forks, restores, diffs, and recovery of the ones a crash interrupted (with
+ * recover.c).
  *
- * A snapshot freezes a sandbox's writable layer into a new immutable layer. Each step is
+ * A snapshot freezes a sandbox's writable layer into a new immutable layer L. Each step is
  * recorded before it is done, so that a crash at any point is either rolled back (the layer
  * never became a directory) or forward (it did):
+ *   0. under the sandbox's lock, the creator takes L's lock (layers/.lock-L) and holds it to
+ *      the end: recovery and gc touch a layer only with its lock, so never one being made;
  *   1. one transaction: layer L "creating", snapshot "creating" (stack: lowers + L) and, when
  *      the sandbox is stopped, the sandbox's own stack already lowers + L;
- *   2. the files: a stopped sandbox's upper is renamed into layers/L (constant time); a
- *      running one's is copied, paused meanwhile, through layers/.tmp-L and a rename;
- *   3. one transaction: L and the snapshot "ready".
- * aj_mgr_recover() finishes or undoes step 1 records whose step 3 never happened.
+ *   2. the files: a stopped sandbox's upper is renamed into layers/L (constant time) and a new
+ *      empty upper made; a running one's is copied, frozen meanwhile, through layers/.tmp-L and
+ *      a rename;
+ *   3. one transaction: L and the snapshot "ready"; then L's lock file goes.
+ * A step 2 that fails is settled at once by its creator, one a crash interrupted by
+ * aj_mgr_recover() once L's lock is free, the same way (aj_mgr_settle_layer): forward when
+ * layers/L exists (making the upper and work directories of a sandbox whose upper was moved,
+ * if missing), else back (the records go, then layers/.tmp-L).
+ *
+ * A fork is such a layer without a snapshot, and sandboxes on it. Their names are checked
+ * (valid, free) before step 1. Each is then made as create makes one: its lock, its record
+ * "creating", its directories, "stopped" (a crash in between leaves a "creating" record whose
+ * lock is free, which recovery removes). Their stack is lowers + L, all of it their base. L's
+ * lock is held until all of them reference L, so that gc cannot take a running source's L for
+ * unused meanwhile. If making one fails, the ones made go again and a layer nothing references
+ * then goes too (a stopped source keeps L on its stack: the same files).
+ *
+ * A restore gives a stopped sandbox a snapshot's stack with an empty writable layer, the same
+ * way:
+ *   1. one transaction: the restore intent (the stack to take), after checking the snapshot;
+ *   2. the files: the upper is renamed to upper.old (the commit point) and a fresh one made;
+ *   3. one transaction: the sandbox's stack becomes the intent's, the intent goes; then
+ *      upper.old and the layers nothing uses any more are removed.
+ * Recovery goes forward when upper.old exists, else back (drops the intent).
+ *
+ * A sandbox's base, what diff compares with, is the bottom base_depth layers of its stack: the
+ * stack it was made with (none for create, the snapshot's for --from, the source's at a fork)
+ * or last restored to. It is written in the same transaction as the stack it describes; a
+ * snapshot or fork of the sandbox while stopped only adds layers above it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,7 +124,9 @@ static int copy_live(struct aj_mgr *m, const struct aj_sandbox_rec *r, const cha
 	return rc;
 }
 
-/* Makes the sandbox's current state a new layer (steps 1-3). */
+/* Makes the sandbox's current state a new layer (steps 1-3); the caller holds the sandbox's
+ * lock and L's. A failed step 2 is settled here, not left to recovery, which skips locked
+ * layers: a "creating" snapshot would keep its name taken until the next gc. */
 static int freeze_layer(struct aj_mgr *m, struct aj_sandbox_rec *r, const char *layer,
 			struct aj_snapshot_rec *snap, uint64_t *bytes, struct aj_err *err)
 {
@@ -119,11 +149,21 @@ static int freeze_layer(struct aj_mgr *m, struct aj_sandbox_rec *r, const char *
 		return -1;
 	if ((move ? aj_ws_layer_from_upper(m->state, r->id, layer, true, uid, gid, bytes, err)
 		  : copy_live(m, r, layer, uid, gid, bytes, err)) < 0) {
-		unsigned n;
-		aj_mgr_recover(m, &n, NULL); /* undoes step 1 */
+		aj_mgr_settle_layer(m, layer, NULL);
 		return -1;
 	}
 	return record_done(m, layer, snap ? snap->id : NULL, bytes ? *bytes : 0, err);
+}
+
+/* Reads r again, with its lock now held: another snapshot or fork may have changed its stack
+ * while we waited, and writing back a stale one would lose that layer. */
+static int reread(struct aj_mgr *m, struct aj_sandbox_rec *r, struct aj_err *err)
+{
+	char id[sizeof r->id];
+
+	snprintf(id, sizeof id, "%s", r->id);
+	aj_sandbox_rec_free(r);
+	return aj_mgr_get(m, id, r, err);
 }
 
 int aj_mgr_snapshot(struct aj_mgr *m, const char *ref, const char *name, int64_t retention_ms,
@@ -133,7 +173,7 @@ int aj_mgr_snapshot(struct aj_mgr *m, const char *ref, const char *name, int64_t
 	struct aj_snapshot_rec s;
 	char layer[33];
 	uint64_t bytes = 0;
-	int lock, rc = -1;
+	int lock, llock = -1, rc = -1;
 
 	if (name && !aj_mgr_name_ok(name))
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "snapshot name \"%s\" is not valid",
@@ -143,7 +183,8 @@ int aj_mgr_snapshot(struct aj_mgr *m, const char *ref, const char *name, int64_t
 	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
 		goto out;
 	memset(&s, 0, sizeof s);
-	if (aj_mgr_new_id(s.id, err) < 0 || aj_mgr_new_id(layer, err) < 0)
+	if (reread(m, &r, err) < 0 || aj_mgr_new_id(s.id, err) < 0 ||
+	    aj_mgr_new_id(layer, err) < 0 || (llock = aj_ws_layer_lock(m->state, layer, true, err)) < 0)
 		goto unlock;
 	snprintf(s.name, sizeof s.name, "%s", name ? name : "");
 	if (!name)
@@ -159,6 +200,7 @@ int aj_mgr_snapshot(struct aj_mgr *m, const char *ref, const char *name, int64_t
 	}
 	aj_snapshot_rec_free(&s);
 unlock:
+	aj_ws_layer_unlock(m->state, layer, llock);
 	close(lock);
 out:
 	aj_sandbox_rec_free(&r);
@@ -177,8 +219,11 @@ int aj_mgr_snapshot_remove(struct aj_mgr *m, const char *ref, struct aj_err *err
 		goto out;
 	if (users.n) {
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY,
-			   "snapshot \"%s\" is in use by sandbox \"%s\"%s", s.name, users.v[0],
-			   users.n > 1 ? " and others" : "");
+			   "snapshot \"%s\" is in use by sandbox \"%s\"%s (made from it)", s.name,
+			   users.v[0], users.n > 1 ? " and others" : "");
+		aj_err_class(err, AJ_ERRC_WRONG_STATE);
+		aj_err_hint(err, "remove the sandboxes made from it first (agentjail rm -f %s)",
+			    users.v[0]);
 		goto out;
 	}
 	if (aj_store_begin(m->store, err) < 0)
@@ -194,58 +239,258 @@ out:
 	return rc;
 }
 
+/* ---- restore ----------------------------------------------------------------------------- */
+
+/* Restore step 1. The snapshot is read inside the transaction: a concurrent `snapshots rm`
+ * either finds the intent's layers in use or has removed the snapshot, which we then see. */
+static int restore_intent(struct aj_mgr *m, const char *snapshot, const char *sandbox_id,
+			  struct aj_snapshot_rec *s, struct aj_err *err)
+{
+	if (aj_store_begin(m->store, err) < 0)
+		return -1;
+	if (aj_store_snapshot_get(m->store, snapshot, owner_of(m), s, err) < 0) {
+		aj_store_rollback(m->store);
+		return -1;
+	}
+	if (strcmp(s->state, "ready") != 0) {
+		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "snapshot \"%s\" is not complete", snapshot);
+		aj_err_class(err, AJ_ERRC_WRONG_STATE);
+	} else if (aj_store_restore_intent_set(m->store, sandbox_id, &s->layers, err) == 0 &&
+		 aj_store_commit(m->store, err) == 0)
+		return 0;
+	aj_store_rollback(m->store);
+	aj_snapshot_rec_free(s);
+	return -1;
+}
+
+/* Restore step 3 (and the end of a recovered one). */
+static int restore_finish(struct aj_mgr *m, struct aj_sandbox_rec *r, const struct aj_strv *stack,
+			  const char *snapshot_id, struct aj_err *err)
+{
+	struct aj_strv none = {0};
+
+	aj_strv_clear(&r->layers);
+	if (aj_strv_copy(&r->layers, stack) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "restore");
+	if (snapshot_id)
+		snprintf(r->base_snapshot, sizeof r->base_snapshot, "%s", snapshot_id);
+	r->base_depth = (int64_t)stack->n; /* diff compares with the snapshot from now on */
+	r->updated_ms = (int64_t)aj_now_realtime_ms();
+	if (aj_store_begin(m->store, err) < 0)
+		return -1;
+	if (aj_store_sandbox_update(m->store, r, err) < 0 ||
+	    aj_store_restore_intent_set(m->store, r->id, &none, err) < 0) {
+		aj_store_rollback(m->store);
+		return -1;
+	}
+	if (aj_store_commit(m->store, err) < 0)
+		return -1;
+	/* Committed: what is left is garbage, which gc would find as well. */
+	aj_ws_upper_drop_aside(m->state, r->id, NULL);
+	aj_mgr_drop_unused_layers(m, NULL, NULL);
+	return 0;
+}
+
+/* Finishes or undoes an interrupted restore of sandbox `id`, whose lock the caller holds.
+ * Returns 1 if there was one, 0 if not, -1 on error. */
+static int recover_restore(struct aj_mgr *m, const char *id, struct aj_err *err)
+{
+	struct aj_strv stack = {0}, none = {0};
+	struct aj_sandbox_rec r;
+	int rc = 1;
+
+	if (aj_store_restore_intent_get(m->store, id, &stack, err) < 0)
+		return -1;
+	if (!stack.n) { /* none; an upper.old is a finished restore's leftover */
+		if (aj_ws_upper_aside_exists(m->state, id))
+			aj_ws_upper_drop_aside(m->state, id, NULL);
+		return 0;
+	}
+	if (!aj_ws_upper_aside_exists(m->state, id) ||
+	    aj_store_sandbox_get(m->store, id, NULL, &r, NULL) < 0) {
+		/* Back: the files never changed (or the sandbox is gone). */
+		if (aj_store_begin(m->store, err) < 0 ||
+		    aj_store_restore_intent_set(m->store, id, &none, err) < 0 ||
+		    aj_store_commit(m->store, err) < 0) {
+			aj_store_rollback(m->store);
+			rc = -1;
+		}
+	} else { /* forward */
+		rc = aj_ws_upper_set_aside(m->state, id, err) == 0 &&
+				     restore_finish(m, &r, &stack, NULL, err) == 0
+			     ? 1
+			     : -1;
+		aj_sandbox_rec_free(&r);
+	}
+	aj_strv_free(&stack);
+	return rc;
+}
+
+/* Steps 1-3 on a stopped sandbox whose lock the caller holds. */
+static int restore_stopped(struct aj_mgr *m, struct aj_sandbox_rec *r, const char *snapshot,
+			   struct aj_err *err)
+{
+	struct aj_snapshot_rec s;
+	int rc;
+
+	if (recover_restore(m, r->id, err) < 0)
+		return aj_err_prefix(err, "an earlier restore of \"%s\"", r->name);
+	if (restore_intent(m, snapshot, r->id, &s, err) < 0)
+		return -1;
+	if (aj_ws_upper_set_aside(m->state, r->id, err) < 0) {
+		recover_restore(m, r->id, NULL); /* back, or forward if the rename happened */
+		aj_snapshot_rec_free(&s);
+		return -1;
+	}
+	rc = restore_finish(m, r, &s.layers, s.id, err);
+	aj_snapshot_rec_free(&s);
+	return rc;
+}
+
+int aj_mgr_restore(struct aj_mgr *m, const char *ref, const char *snapshot, struct aj_err *err)
+{
+	struct aj_sandbox_rec r;
+	struct aj_snapshot_rec s;
+	char id[sizeof r.id];
+	bool was_running;
+	int lock, rc = -1;
+
+	/* Checked before anything stops; checked again under the lock (restore_intent). */
+	if (aj_store_snapshot_get(m->store, snapshot, owner_of(m), &s, err) < 0)
+		return -1;
+	aj_snapshot_rec_free(&s);
+	if (aj_mgr_get(m, ref, &r, err) < 0)
+		return -1;
+	was_running = running(&r);
+	snprintf(id, sizeof id, "%s", r.id);
+	aj_sandbox_rec_free(&r);
+	/* Stopped outside the lock, as rm -f does: the supervisor records its own end. */
+	if (was_running && aj_mgr_stop(m, id, err) < 0)
+		return -1;
+	if ((lock = aj_mgr_lock(m, id, true, err)) < 0)
+		return -1;
+	if (aj_mgr_get(m, id, &r, err) < 0)
+		goto unlock;
+	if (strcmp(r.state, AJ_ST_STOPPED) != 0)
+		aj_mgr_wrong_state(err, &r, "stopped (it was started again meanwhile)");
+	else if (restore_stopped(m, &r, snapshot, err) == 0) {
+		aj_store_event_add(m->store, r.id, "restore", NULL, NULL);
+		rc = was_running ? aj_mgr_spawn(m, &r, err) : 0;
+		if (rc < 0)
+			aj_err_prefix(err, "the workspace was restored, but");
+	}
+	aj_sandbox_rec_free(&r);
+unlock:
+	close(lock);
+	return rc;
+}
+
+/* One of a fork's new sandboxes (see the top of this file), made and, if `start`, started.
+ * Its id goes to `made` once it exists complete, even if it then fails to start. */
 static int make_fork(struct aj_mgr *m, const struct aj_sandbox_rec *src, const char *name,
-		     bool start, struct aj_err *err)
+		     bool start, char *made, struct aj_err *err)
 {
 	struct aj_sandbox_rec f = *src;
-	int rc = -1;
+	char upper[4200];
+	struct stat st;
+	int lock = -1, rc = -1;
 
 	/* Same policy, labels, TTLs and layers; its own id, name, upper and compute. */
 	memset(&f.labels, 0, sizeof f.labels);
 	memset(&f.layers, 0, sizeof f.layers);
-	if (aj_mgr_new_id(f.id, err) < 0)
-		return -1;
+	f.policy = NULL;
 	snprintf(f.name, sizeof f.name, "%s", name);
 	snprintf(f.state, sizeof f.state, "%s", AJ_ST_CREATING);
 	f.generation = 0;
 	f.created_ms = f.updated_ms = (int64_t)aj_now_realtime_ms();
 	f.started_ms = f.stopped_ms = f.supervisor_pid = f.supervisor_start = 0;
 	f.socket[0] = f.error[0] = '\0';
-	f.policy = strdup(src->policy);
-	aj_strv_copy(&f.labels, &src->labels);
-	aj_strv_copy(&f.layers, &src->layers);
-	if (!f.policy || aj_store_begin(m->store, err) < 0)
+	aj_ws_path(upper, sizeof upper, m->state, "sandboxes", src->id, "upper");
+	if (aj_mgr_new_id(f.id, err) < 0)
 		goto out;
-	if (aj_store_sandbox_insert(m->store, &f, err) < 0 || aj_store_commit(m->store, err) < 0) {
-		aj_store_rollback(m->store);
+	if (!(f.policy = strdup(src->policy)) || aj_strv_copy(&f.labels, &src->labels) < 0 ||
+	    aj_strv_copy(&f.layers, &src->layers) < 0) {
+		aj_err_sys(err, AJ_LAYER_STATE, "fork \"%s\"", src->name);
 		goto out;
 	}
-	{
-		char upper[4200];
-		struct stat st;
-		aj_ws_path(upper, sizeof upper, m->state, "sandboxes", src->id, "upper");
-		if (stat(upper, &st) < 0 ||
-		    aj_ws_sandbox_create(m->state, f.id, st.st_uid, st.st_gid, err) < 0)
-			goto out;
+	f.base_depth = (int64_t)f.layers.n; /* the source's state at the fork is its base */
+	if (stat(upper, &st) < 0) {
+		aj_err_sys(err, AJ_LAYER_STATE, "stat \"%s\"", upper);
+		goto out;
+	}
+	if ((lock = aj_mgr_begin_creating(m, &f, err)) < 0)
+		goto out;
+	if (aj_ws_sandbox_create(m->state, f.id, st.st_uid, st.st_gid, err) < 0) {
+		aj_mgr_discard_creating(m, f.id, NULL);
+		goto out;
 	}
 	snprintf(f.state, sizeof f.state, "%s", AJ_ST_STOPPED);
-	if (aj_mgr_save(m, &f, err) < 0)
+	if (aj_mgr_save(m, &f, err) < 0) {
+		aj_mgr_discard_creating(m, f.id, NULL);
 		goto out;
+	}
+	snprintf(made, sizeof f.id, "%s", f.id);
 	aj_store_event_add(m->store, f.id, "create", NULL, NULL);
 	rc = start ? aj_mgr_spawn(m, &f, err) : 0;
 out:
+	if (lock >= 0)
+		close(lock);
 	free(f.policy);
 	aj_strv_free(&f.labels);
 	aj_strv_free(&f.layers);
 	return rc;
 }
 
+/* The new sandboxes' names (prefix-1.., or the source's name, "fork", part of the layer's id
+ * and a number), each a valid name nobody has: checked before anything changes. */
+static int fork_names(struct aj_mgr *m, const struct aj_sandbox_rec *src, const char *layer,
+		      unsigned count, const char *prefix, struct aj_strv *out, struct aj_err *err)
+{
+	for (unsigned i = 1; i <= count; i++) {
+		struct aj_sandbox_rec other;
+		struct aj_err e;
+		char name[256];
+
+		if (prefix)
+			snprintf(name, sizeof name, "%.200s-%u", prefix, i);
+		else
+			snprintf(name, sizeof name, "%.40s-fork-%.6s-%u", src->name, layer, i);
+		if (!aj_mgr_name_ok(name))
+			return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+					  "--name: \"%s\" would not be a valid sandbox name (1-63 of "
+					  "A-Za-z0-9_.-, not a 16-digit hex id)",
+					  name);
+		if (aj_store_sandbox_get(m->store, name, NULL, &other, &e) == 0) {
+			aj_sandbox_rec_free(&other);
+			aj_err_set(err, AJ_LAYER_STATE, EEXIST, "a sandbox named \"%s\" already exists",
+				   name);
+			return aj_err_class(err, AJ_ERRC_EXISTS);
+		}
+		if (e.cls != AJ_ERRC_NOT_FOUND) {
+			if (err)
+				*err = e;
+			return -1;
+		}
+		if (aj_strv_push(out, name) < 0)
+			return aj_err_sys(err, AJ_LAYER_STATE, "fork");
+	}
+	return 0;
+}
+
+/* The sandboxes of a fork that failed go again (stopped first if started). */
+static void unmake_forks(struct aj_mgr *m, const struct aj_strv *ids)
+{
+	for (size_t i = 0; i < ids->n; i++)
+		aj_mgr_remove(m, ids->v[i], true, NULL);
+}
+
 int aj_mgr_fork(struct aj_mgr *m, const char *ref, unsigned count, const char *prefix,
 		bool start, struct aj_strv *names, struct aj_err *err)
 {
 	struct aj_sandbox_rec r;
-	char layer[33], name[160];
-	int lock, rc = -1;
+	struct aj_strv want = {0}, made = {0};
+	char layer[33];
+	int lock, llock = -1, rc = -1;
 
 	if (count == 0 || count > 1000)
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "fork: --count must be 1 to 1000");
@@ -253,135 +498,121 @@ int aj_mgr_fork(struct aj_mgr *m, const char *ref, unsigned count, const char *p
 		return -1;
 	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
 		goto out;
+	if (reread(m, &r, err) < 0 || aj_mgr_new_id(layer, err) < 0 ||
+	    fork_names(m, &r, layer, count, prefix, &want, err) < 0)
+		goto unlock;
 	/* The source's state becomes a shared layer once; every fork starts on it with an
 	 * empty upper of its own: constant work per fork, whatever the workspace's size. */
-	if (aj_mgr_new_id(layer, err) < 0 || freeze_layer(m, &r, layer, NULL, NULL, err) < 0)
+	if ((llock = aj_ws_layer_lock(m->state, layer, true, err)) < 0 ||
+	    freeze_layer(m, &r, layer, NULL, NULL, err) < 0)
 		goto unlock;
 	if (running(&r)) /* the stack a running source's forks share */
 		aj_strv_push(&r.layers, layer);
-	for (unsigned i = 1; i <= count; i++) {
-		if (prefix)
-			snprintf(name, sizeof name, "%.100s-%u", prefix, i);
-		else
-			snprintf(name, sizeof name, "%.40s-fork-%.6s-%u", r.name, layer, i);
-		if (make_fork(m, &r, name, start, err) < 0)
+	for (size_t i = 0; i < want.n; i++) {
+		char id[33] = "";
+		int k = make_fork(m, &r, want.v[i], start, id, err);
+		if (id[0])
+			aj_strv_push(&made, id);
+		if (k < 0) {
+			unmake_forks(m, &made);
 			goto unlock;
-		if (names)
-			aj_strv_push(names, name);
+		}
 	}
 	aj_store_event_add(m->store, r.id, "fork", NULL, NULL);
+	for (size_t i = 0; names && i < want.n; i++)
+		aj_strv_push(names, want.v[i]);
 	rc = 0;
 unlock:
+	aj_ws_layer_unlock(m->state, layer, llock);
+	if (rc < 0 && llock >= 0) /* a running source's layer, if nothing references it now */
+		aj_mgr_drop_unused_layers(m, NULL, NULL);
 	close(lock);
 out:
+	aj_strv_free(&want);
+	aj_strv_free(&made);
 	aj_sandbox_rec_free(&r);
 	return rc;
 }
 
+/* How many layers at the bottom of r's stack are its base. Records made before the base was
+ * stored have base_depth -1: their base snapshot's stack, or none. */
+size_t aj_mgr_base_depth(struct aj_mgr *m, const struct aj_sandbox_rec *r)
+{
+	struct aj_snapshot_rec s;
+	size_t d = 0;
+
+	if (r->base_depth >= 0)
+		d = (size_t)r->base_depth;
+	else if (r->base_snapshot[0] &&
+		 aj_store_snapshot_get(m->store, r->base_snapshot, NULL, &s, NULL) == 0) {
+		d = s.layers.n;
+		aj_snapshot_rec_free(&s);
+	}
+	return d < r->layers.n ? d : r->layers.n;
+}
+
+/* What the sandbox changed since its base: its own layers (snapshots and forks of it while
+ * stopped moved its upper into them) and its upper, against the base's stack. */
 int aj_mgr_diff(struct aj_mgr *m, const char *ref,
 		int (*fn)(void *arg, char kind, const char *path), void *arg, struct aj_err *err)
 {
 	struct aj_sandbox_rec r;
-	struct aj_strv lowers = {0};
+	struct aj_strv base = {0}, own = {0};
 	char path[4200];
+	size_t depth;
 	int rc;
 
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	for (size_t i = r.layers.n; i-- > 0;) { /* top first */
+	depth = aj_mgr_base_depth(m, &r);
+	for (size_t i = 0; i < r.layers.n; i++) {
 		aj_ws_path(path, sizeof path, m->state, "layers", r.layers.v[i], NULL);
-		aj_strv_push(&lowers, path);
+		aj_strv_push(i < depth ? &base : &own, path);
 	}
 	aj_ws_path(path, sizeof path, m->state, "sandboxes", r.id, "upper");
-	rc = aj_ws_diff(path, &lowers, fn, arg, err);
-	aj_strv_free(&lowers);
+	rc = aj_ws_diff_stack(&base, &own, path, fn, arg, err);
+	if (rc < 0)
+		aj_err_prefix(err, "diff of \"%s\"", r.name);
+	aj_strv_free(&base);
+	aj_strv_free(&own);
 	aj_sandbox_rec_free(&r);
 	return rc;
 }
 
-/* Layers left "creating" by an interrupted fork or snapshot of a stopped sandbox (step 1 put
- * them on the sandbox's stack): the upper was renamed (forward) or not (back off the stack). */
-static int recover_layers(struct aj_mgr *m, unsigned *recovered, struct aj_err *err)
+/* Restores a crash interrupted, for the sandboxes whose lock is free. */
+static int recover_restores(struct aj_mgr *m, unsigned *recovered, struct aj_err *err)
 {
-	struct aj_strv layers = {0};
+	struct aj_strv ids = {0};
 
-	if (aj_store_layers_in_state(m->store, "creating", &layers, err) < 0)
+	if (aj_store_restore_intents(m->store, &ids, err) < 0)
 		return -1;
-	for (size_t i = 0; i < layers.n; i++) {
-		struct aj_strv users = {0};
-		char dir[4200], tmp[4300];
-		bool done, locked_all = true;
-		int locks[8], nl = 0;
-
-		aj_store_layer_sandboxes(m->store, layers.v[i], &users, NULL);
-		for (size_t u = 0; u < users.n && nl < 8; u++) {
-			locks[nl] = aj_mgr_lock(m, users.v[u], false, NULL);
-			locked_all = locked_all && locks[nl] >= 0;
-			nl++;
+	for (size_t i = 0; i < ids.n; i++) {
+		struct aj_sandbox_rec r;
+		struct aj_err e;
+		int lock = -1;
+		/* A deleted sandbox's intent is dropped without making its directory for a lock. */
+		if (aj_store_sandbox_get(m->store, ids.v[i], NULL, &r, &e) == 0) {
+			aj_sandbox_rec_free(&r);
+			if ((lock = aj_mgr_lock(m, ids.v[i], false, NULL)) < 0)
+				continue; /* in progress right now */
+		} else if (e.cls != AJ_ERRC_NOT_FOUND) {
+			continue;
 		}
-		aj_ws_path(dir, sizeof dir, m->state, "layers", layers.v[i], NULL);
-		snprintf(tmp, sizeof tmp, "%s/layers/.tmp-%s", m->state, layers.v[i]);
-		done = access(dir, F_OK) == 0;
-		if (locked_all && users.n <= 8 && (users.n || !done)) {
-			if (done) {
-				record_done(m, layers.v[i], NULL, 0, NULL);
-			} else {
-				for (size_t u = 0; u < users.n; u++)
-					aj_store_sandbox_drop_layer(m->store, users.v[u], layers.v[i], NULL);
-				aj_store_layer_delete(m->store, layers.v[i], NULL);
-				char *slash = strrchr(tmp, '/');
-				*slash = '\0';
-				int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				if (dfd >= 0) {
-					char name[64];
-					snprintf(name, sizeof name, ".tmp-%s", layers.v[i]);
-					aj_tree_remove_at(dfd, name, NULL);
-					close(dfd);
-				}
-			}
+		if (recover_restore(m, ids.v[i], NULL) > 0)
 			(*recovered)++;
-		}
-		for (int k = 0; k < nl; k++)
-			if (locks[k] >= 0)
-				close(locks[k]);
-		aj_strv_free(&users);
+		if (lock >= 0)
+			close(lock);
 	}
-	aj_strv_free(&layers);
+	aj_strv_free(&ids);
 	return 0;
 }
 
-/* Finishes or undoes snapshots and forks a crash interrupted (see the top of this file), for
- * the sandboxes whose lock is free. */
+/* Finishes or undoes the snapshots, forks, restores and creates a crash interrupted (see the
+ * top of this file), those nobody is at work on. */
 int aj_mgr_recover(struct aj_mgr *m, unsigned *recovered, struct aj_err *err)
 {
-	struct aj_snapshot_rec *s = NULL;
-	size_t n = 0;
-
 	*recovered = 0;
-	if (aj_store_snapshot_list(m->store, NULL, &s, &n, err) < 0)
+	if (recover_restores(m, recovered, err) < 0 || aj_mgr_recover_layers(m, recovered, err) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		char dir[4200];
-		const char *top;
-		int lock;
-		if (strcmp(s[i].state, "creating") || !s[i].layers.n)
-			continue;
-		lock = aj_mgr_lock(m, s[i].source, false, NULL);
-		if (lock < 0)
-			continue; /* in progress right now */
-		top = s[i].layers.v[s[i].layers.n - 1];
-		aj_ws_path(dir, sizeof dir, m->state, "layers", top, NULL);
-		if (access(dir, F_OK) == 0)
-			record_done(m, top, s[i].id, 0, NULL); /* the files made it: forward */
-		else if (aj_store_begin(m->store, NULL) == 0) {
-			if (aj_store_snapshot_delete(m->store, s[i].id, NULL) == 0)
-				aj_store_commit(m->store, NULL);
-			else
-				aj_store_rollback(m->store);
-		}
-		(*recovered)++;
-		close(lock);
-	}
-	aj_snapshot_recs_free(s, n);
-	return recover_layers(m, recovered, err);
+	return aj_mgr_recover_creating(m, recovered, err);
 }

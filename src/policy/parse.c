@@ -12,6 +12,8 @@
 
 #include "common/cleanup.h"
 #include "common/util.h"
+#include "egress/addr.h"
+#include "egress/rules.h"
 
 enum fkind {
 	F_OBJECT,
@@ -27,6 +29,7 @@ enum fkind {
 	F_STRV,
 	F_ENVMAP,
 	F_ENUM,
+	F_CREDS, /* credentials.c */
 };
 
 typedef int (*check_fn)(const char *path, const char *value, struct aj_err *err);
@@ -87,9 +90,34 @@ bad:
 			  "%s: expected 1-64 characters from [A-Za-z0-9._-], got \"%s\"", path, v);
 }
 
+/* Egress rules and ranges are checked with the proxy's own parsers (src/egress/), so that
+ * what the policy accepts is exactly what the proxy enforces. */
+static int check_rule(const char *path, const char *v, struct aj_err *err)
+{
+	struct aj_egress_rule r;
+	char why[256];
+
+	if (aj_egress_rule_parse(v, AJ_RULE_PORTS_WEB, &r, why, sizeof why) < 0)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: %s (expected host-pattern[:port])",
+				  path, why);
+	aj_egress_rule_free(&r);
+	return 0;
+}
+
+static int check_cidr(const char *path, const char *v, struct aj_err *err)
+{
+	struct aj_cidr c;
+	char why[256];
+
+	if (aj_egress_cidr_parse(v, &c, why, sizeof why) < 0)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: %s", path, why);
+	return 0;
+}
+
 static const char *const ws_modes[] = {"rw", "ro", NULL};
-static const char *const net_modes[] = {"none", "host", NULL};
+static const char *const net_modes[] = {"none", "host", "proxy", NULL};
 static const char *const output_actions[] = {"truncate", "kill", NULL};
+static const char *const tiers[] = {"namespaces", "landlock", NULL};
 
 static const struct field filesystem_fields[] = {
 	{"workspace", F_STRING, OFF(workspace), NULL, NULL, NULL},
@@ -119,6 +147,11 @@ static const struct field environment_fields[] = {
 
 static const struct field network_fields[] = {
 	{"mode", F_ENUM, OFF(net_mode), NULL, net_modes, NULL},
+	{"allow", F_STRV, OFF(net_allow), NULL, NULL, check_rule},
+	{"deny", F_STRV, OFF(net_deny), NULL, NULL, check_rule},
+	{"allow_private", F_STRV, OFF(net_allow_private), NULL, NULL, check_cidr},
+	{"max_connections", F_COUNT, OFF(net_max_connections), NULL, NULL, NULL},
+	{"max_bytes", F_SIZE, OFF(net_max_bytes), NULL, NULL, NULL},
 	FIELD_END,
 };
 
@@ -149,9 +182,11 @@ static const struct field root_fields[] = {
 	{"hostname", F_STRING, OFF(hostname), NULL, NULL, check_name},
 	{"environment", F_OBJECT, 0, environment_fields, NULL, NULL},
 	{"network", F_OBJECT, 0, network_fields, NULL, NULL},
+	{"credentials", F_CREDS, 0, NULL, NULL, NULL},
 	{"limits", F_OBJECT, 0, limits_fields, NULL, NULL},
 	{"syscalls", F_OBJECT, 0, syscalls_fields, NULL, NULL},
 	{"allow_degraded", F_STRV, OFF(allow_degraded), NULL, NULL, check_name},
+	{"tier", F_ENUM, OFF(tier), NULL, tiers, NULL},
 	FIELD_END,
 };
 
@@ -171,6 +206,7 @@ static const char *kind_expect(const struct field *f)
 	case F_STRV: return "an array of strings";
 	case F_ENVMAP: return "an object mapping variable names to strings";
 	case F_ENUM: return "one of the listed strings";
+	case F_CREDS: return "an object mapping variable names to credentials";
 	}
 	return "?";
 }
@@ -354,6 +390,8 @@ static int apply_field(struct aj_policy *p, const struct field *f, const char *p
 		return apply_envmap(path, f, v, (struct aj_strv *)base, err);
 	case F_ENUM:
 		return apply_enum(path, f, v, (int *)base, err);
+	case F_CREDS:
+		return aj_policy_creds_apply_json(p, path, v, err);
 	}
 	return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "%s: unhandled field kind", path);
 }
@@ -537,6 +575,7 @@ static json_t *field_to_json(const struct aj_policy *p, const struct field *f)
 	case F_STRV: return strv_to_json((const struct aj_strv *)base);
 	case F_ENVMAP: return envmap_to_json((const struct aj_strv *)base);
 	case F_ENUM: return json_string(f->enum_names[*(const int *)base]);
+	case F_CREDS: return aj_policy_creds_to_json(p);
 	}
 	return NULL;
 }

@@ -31,6 +31,7 @@ static const char *const layer_names[AJ_PL__COUNT] = {
 	[AJ_PL_RLIMITS] = "rlimits",           [AJ_PL_MEMORY] = "memory",
 	[AJ_PL_PIDS] = "pids",                 [AJ_PL_CPU] = "cpu",
 	[AJ_PL_TIMEOUT] = "timeout",           [AJ_PL_OUTPUT] = "output",
+	[AJ_PL_EGRESS] = "egress-proxy",
 };
 
 const char *aj_plan_layer_name(int layer)
@@ -45,6 +46,7 @@ const char *aj_plan_layer_state_name(int state)
 	case AJ_LS_OFF: return "off";
 	case AJ_LS_DEGRADED: return "degraded";
 	case AJ_LS_SUPPLEMENTAL: return "unavailable";
+	case AJ_LS_ABSENT: return "absent";
 	default: return "?";
 	}
 }
@@ -116,6 +118,8 @@ static int identity(struct aj_plan *p, struct aj_err *err)
 {
 	const struct aj_features *f = p->features;
 
+	if (p->tier == AJ_TIER_LANDLOCK)
+		return aj_plan_tier_identity(p, err);
 	if (f->root_incapable)
 		return aj_err_set(err, AJ_LAYER_USERNS, EPERM,
 				  "agentjail runs as uid 0 without CAP_SYS_ADMIN, CAP_SETUID and "
@@ -157,6 +161,10 @@ static void namespaces(struct aj_plan *p)
 		aj_plan_set_layer(p, AJ_PL_NETNS, AJ_LS_OFF,
 				  "HOST NETWORK SHARED by policy (network.mode=host): no egress "
 				  "control, host services on loopback are reachable");
+	else if (p->policy->net_mode == AJ_NET_PROXY)
+		aj_plan_set_layer(p, AJ_PL_NETNS, AJ_LS_ENFORCED,
+				  "no interface but loopback: no route out; egress only through "
+				  "the supervisor's proxy (egress-proxy)");
 	else
 		aj_plan_set_layer(p, AJ_PL_NETNS, AJ_LS_ENFORCED,
 				  "no interface but loopback: no route to the host or the "
@@ -243,7 +251,7 @@ static int process(struct aj_plan *p, char *const *argv, struct aj_err *err)
 	return environment(p, err);
 }
 
-static void add_rlimit(struct aj_plan *p, int resource, uint64_t value)
+void aj_plan_add_rlimit(struct aj_plan *p, int resource, uint64_t value)
 {
 	struct rlimit cur;
 
@@ -261,27 +269,46 @@ static void rlimits(struct aj_plan *p)
 {
 	const struct aj_limits *l = &p->policy->limits;
 
-	add_rlimit(p, RLIMIT_NOFILE, l->open_files);
-	add_rlimit(p, RLIMIT_CORE, 0);
+	aj_plan_add_rlimit(p, RLIMIT_NOFILE, l->open_files);
+	aj_plan_add_rlimit(p, RLIMIT_CORE, 0);
 	if (l->file_size)
-		add_rlimit(p, RLIMIT_FSIZE, l->file_size);
+		aj_plan_add_rlimit(p, RLIMIT_FSIZE, l->file_size);
 	aj_plan_set_layer(p, AJ_PL_RLIMITS, AJ_LS_ENFORCED,
 			  "open files %lu, core dumps off%s", (unsigned long)p->rlimits[0].value,
 			  l->file_size ? ", file size limited" : "");
+}
+
+/* With the proxy, the sandbox's loopback has a live port into the supervisor: Landlock's
+ * TCP rules are what keep everything else inside from being connected to or listened on, so
+ * the proxy mode needs them (ABI 4) unless the caller accepts running without. */
+static int landlock_net_proxy(struct aj_plan *p, struct aj_err *err)
+{
+	char probe[160];
+
+	if (p->policy->net_mode != AJ_NET_PROXY)
+		return 0;
+	snprintf(probe, sizeof probe, "network.mode \"proxy\" needs Landlock TCP rules (ABI 4, "
+		 "Linux 6.7); this kernel offers ABI %d", p->features->landlock_abi);
+	return aj_plan_need(p, AJ_PL_LANDLOCK_NET, "landlock-net", "landlock", AJ_LAYER_LANDLOCK,
+			    probe, "use Linux 6.7 or later with Landlock enabled", err);
 }
 
 static int landlock(struct aj_plan *p, struct aj_err *err)
 {
 	int abi = p->features->landlock_abi;
 
+	if (p->tier == AJ_TIER_LANDLOCK)
+		return aj_plan_tier_landlock(p, err);
 	p->landlock_abi = abi;
 	if (abi < 1) {
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_SUPPLEMENTAL, "no Landlock");
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_SUPPLEMENTAL, "no Landlock");
-		return aj_plan_need(p, AJ_PL_LANDLOCK_FS, "landlock", NULL, AJ_LAYER_LANDLOCK,
-				    p->features->landlock_why,
-				    "boot a kernel with Landlock enabled (5.13+, lsm=...,landlock)",
-				    err);
+		if (aj_plan_need(p, AJ_PL_LANDLOCK_FS, "landlock", NULL, AJ_LAYER_LANDLOCK,
+				 p->features->landlock_why,
+				 "boot a kernel with Landlock enabled (5.13+, lsm=...,landlock)",
+				 err) < 0)
+			return -1;
+		return landlock_net_proxy(p, err);
 	}
 	p->ll_fs = aj_landlock_fs_rights(abi);
 	aj_plan_set_layer(p, AJ_PL_LANDLOCK_FS, AJ_LS_ENFORCED,
@@ -293,10 +320,19 @@ static int landlock(struct aj_plan *p, struct aj_err *err)
 	if (p->policy->net_mode == AJ_NET_HOST) {
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_OFF,
 				  "network.mode=host: TCP is not restricted");
+	} else if (abi >= 4 && p->policy->net_mode == AJ_NET_PROXY) {
+		p->ll_net = AJ_LL_NET_BIND_TCP | AJ_LL_NET_CONNECT_TCP;
+		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_ENFORCED,
+				  "TCP bind denied on every port; connect allowed only to port %u "
+				  "(the egress proxy on the sandbox's loopback)",
+				  AJ_EGRESS_PORT);
 	} else if (abi >= 4) {
 		p->ll_net = AJ_LL_NET_BIND_TCP | AJ_LL_NET_CONNECT_TCP;
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_ENFORCED,
 				  "TCP bind and connect denied on every port");
+	} else if (p->policy->net_mode == AJ_NET_PROXY) {
+		if (landlock_net_proxy(p, err) < 0)
+			return -1;
 	} else {
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_SUPPLEMENTAL,
 				  "kernel Landlock ABI %d < 4; TCP is confined by the network "
@@ -348,6 +384,8 @@ static int seccomp(struct aj_plan *p, struct aj_err *err)
 	size_t skipped = 0;
 	int r;
 
+	if (p->tier == AJ_TIER_LANDLOCK)
+		return aj_plan_tier_seccomp(p, err);
 	if (!p->features->seccomp)
 		return aj_plan_need(p, AJ_PL_SECCOMP, "seccomp", NULL, AJ_LAYER_SECCOMP,
 				    p->features->seccomp_why,
@@ -407,10 +445,17 @@ static int resources(struct aj_plan *p, struct aj_err *err)
 		p->cg_limits.memory = 0;
 		if (aj_plan_need(p, AJ_PL_MEMORY, "memory", "cgroup", AJ_LAYER_CGROUP,
 				 cg->why[AJ_CG_MEMORY],
-				 "run as root, or in a delegated cgroup (systemd-run --user --scope "
-				 "-p Delegate=yes), or set limits.memory to null",
+				 p->tier == AJ_TIER_LANDLOCK
+					 ? "run in a delegated cgroup (systemd-run --user --scope -p "
+					   "Delegate=yes), or set limits.memory to null (in this tier, "
+					   "--allow-degraded memory puts a per-process RLIMIT_AS in its "
+					   "place)"
+					 : "run as root, or in a delegated cgroup (systemd-run --user "
+					   "--scope -p Delegate=yes), or set limits.memory to null",
 				 err) < 0)
 			return -1;
+		if (p->tier == AJ_TIER_LANDLOCK)
+			aj_plan_tier_memory(p);
 	}
 	if (!l->cpu_milli)
 		aj_plan_set_layer(p, AJ_PL_CPU, AJ_LS_OFF, "no quota");
@@ -429,11 +474,15 @@ static int resources(struct aj_plan *p, struct aj_err *err)
 	else if (cg->usable[AJ_CG_PIDS])
 		aj_plan_set_layer(p, AJ_PL_PIDS, AJ_LS_ENFORCED, "%lu tasks (cgroup %s)",
 				  (unsigned long)l->pids, aj_cgroup_mode_name(cg->mode));
-	else {
+	else if (p->tier == AJ_TIER_LANDLOCK) {
+		p->cg_limits.pids = 0;
+		if (aj_plan_tier_pids(p, err) < 0)
+			return -1;
+	} else {
 		/* Since Linux 5.14 RLIMIT_NPROC is counted per user namespace, so in the sandbox's
 		 * fresh namespace it bounds exactly the sandbox's own tasks. */
 		p->cg_limits.pids = 0;
-		add_rlimit(p, RLIMIT_NPROC, l->pids);
+		aj_plan_add_rlimit(p, RLIMIT_NPROC, l->pids);
 		aj_plan_set_layer(p, AJ_PL_PIDS, AJ_LS_ENFORCED,
 				  "%lu tasks via RLIMIT_NPROC in the sandbox's user namespace (no "
 				  "pids cgroup: %s); hits are not observable",
@@ -484,6 +533,30 @@ static int workspace(struct aj_plan *p, const struct aj_workspace_spec *ws, stru
 	return 0;
 }
 
+/* The namespaces tier's sandbox root: a tmpfs assembled with the new mount API. */
+static int namespace_setup(struct aj_plan *p, struct aj_err *err)
+{
+	if (!p->features->mount_api) {
+		aj_err_set(err, AJ_LAYER_MOUNT, ENOSYS,
+			   "the kernel lacks the mount API agentjail builds the sandbox root with "
+			   "(open_tree, move_mount, mount_setattr)");
+		return aj_err_hint(err, "use Linux 5.12 or later");
+	}
+	namespaces(p);
+	return aj_plan_rootfs(p, err);
+}
+
+int aj_plan_base_layers(struct aj_plan *p, struct aj_err *err)
+{
+	if (workspace(p, NULL, err) < 0)
+		return -1;
+	if (aj_random_hex(p->id, 8) < 0)
+		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
+	if (identity(p, err) < 0 || landlock(p, err) < 0 || seccomp(p, err) < 0)
+		return -1;
+	return 0;
+}
+
 int aj_plan_build(struct aj_plan *p, struct aj_policy *pol, const struct aj_features *feat,
 		  char *const *argv, struct aj_err *err)
 {
@@ -496,21 +569,19 @@ int aj_plan_build_ex(struct aj_plan *p, struct aj_policy *pol, const struct aj_f
 	memset(p, 0, sizeof *p);
 	p->policy = pol;
 	p->features = feat;
+	p->tier = pol->tier;
 	if (workspace(p, ws, err) < 0)
 		goto fail;
 	if (aj_random_hex(p->id, 8) < 0)
 		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
 	if (identity(p, err) < 0)
 		goto fail;
-	if (!feat->mount_api) {
-		aj_err_set(err, AJ_LAYER_MOUNT, ENOSYS,
-			   "the kernel lacks the mount API agentjail builds the sandbox root with "
-			   "(open_tree, move_mount, mount_setattr)");
-		aj_err_hint(err, "use Linux 5.12 or later");
+	if (p->tier == AJ_TIER_LANDLOCK ? aj_plan_tier_setup(p, ws, err) < 0
+					: namespace_setup(p, err) < 0)
 		goto fail;
-	}
-	namespaces(p);
-	if (aj_plan_rootfs(p, err) < 0 || process(p, argv, err) < 0)
+	if (process(p, argv, err) < 0 ||
+	    (p->tier == AJ_TIER_LANDLOCK && aj_plan_tier_process(p, err) < 0) ||
+	    aj_plan_network(p, err) < 0)
 		goto fail;
 	rlimits(p);
 	if (landlock(p, err) < 0 || seccomp(p, err) < 0 || resources(p, err) < 0)
@@ -535,12 +606,15 @@ void aj_plan_free(struct aj_plan *p)
 	free(p->ovl.rw_dir);
 	free(p->git_dir);
 	p->git_dir = NULL;
+	free(p->scratch);
+	p->scratch = NULL;
 	for (size_t i = 0; i < p->ovl.n_lowers; i++)
 		free(p->ovl.lowers[i]);
 	p->ovl.rw_dir = NULL;
 	p->ovl.n_lowers = 0;
 	aj_strv_free(&p->argv);
 	aj_strv_free(&p->env);
+	aj_strv_free(&p->egress.placeholders);
 	p->ops = NULL;
 	p->n_ops = p->cap_ops = 0;
 	p->rootfs_text = NULL;

@@ -36,6 +36,12 @@ enum aj_op_kind {
 	AJ_OP_OVERLAY, /* the layered workspace (plan->ovl) at dst */
 	AJ_OP_SEAL,    /* set the flags (RO, NODEV, NOEXEC; always NOSUID) on dst and every mount
 			* below it: one call for a whole subtree of AJ_OPF_SEALED mounts */
+	AJ_OP_ALLOW,   /* landlock tier: a Landlock rule granting `landlock` beneath the host path
+			* dst; nothing is mounted */
+	AJ_OP_DENY,    /* landlock tier: dst is masked, i.e. lies outside every granted tree (a
+			* record for the plan; Landlock denies by having no rule) */
+	AJ_OP_MOUNT,   /* OCI bundles: a filesystem of type mtype from src at dst, with the MS_*
+			* flags in mflags and the data in opts */
 };
 
 #define AJ_OPF_RO (1u << 0)
@@ -50,6 +56,8 @@ enum aj_op_kind {
 #define AJ_OPF_NOIDMAP (1u << 9)      /* from the parent, but shown with host ownership */
 #define AJ_OPF_NOFOLLOW (1u << 10)    /* resolve the source without following symlinks */
 #define AJ_OPF_MKFILE (1u << 11)      /* with AJ_OPF_MKSRC: the source is a file */
+#define AJ_OPF_CANONICAL (1u << 12)   /* from the parent, idmapped through the whole range: disk
+				       * ids 0-65535 appear as the sandbox's own (OCI rootfs, volumes) */
 
 struct aj_op {
 	int kind; /* enum aj_op_kind */
@@ -62,6 +70,8 @@ struct aj_op {
 	uint64_t landlock; /* Landlock rights granted at dst; 0: none */
 	const char *why;   /* static or owned by the plan's rootfs rules */
 	int tree_fd;       /* AJ_OPF_FROM_PARENT: set by the launcher */
+	const char *mtype;    /* AJ_OP_MOUNT: filesystem type (static string) */
+	unsigned long mflags; /* AJ_OP_MOUNT: MS_* flags */
 };
 
 enum aj_layer_id {
@@ -87,6 +97,7 @@ enum aj_layer_id {
 	AJ_PL_CPU,
 	AJ_PL_TIMEOUT,
 	AJ_PL_OUTPUT,
+	AJ_PL_EGRESS,
 	AJ_PL__COUNT
 };
 
@@ -95,6 +106,8 @@ enum aj_layer_state {
 	AJ_LS_OFF,          /* the policy does not ask for it */
 	AJ_LS_DEGRADED,     /* needed, unavailable, accepted by allow_degraded */
 	AJ_LS_SUPPLEMENTAL, /* unavailable, but another layer holds the same boundary */
+	AJ_LS_ABSENT,       /* not part of the plan's tier (landlock tier: the namespaces); the
+			     * detail says what holds its boundary instead, and what is lost */
 };
 
 struct aj_layer_status {
@@ -131,10 +144,28 @@ struct aj_rlimit {
 	uint64_t value;
 };
 
+/* network.mode "proxy": the port the supervisor's proxy listens on, on the sandbox's own
+ * loopback (a private network namespace: any fixed port is free there). */
+#define AJ_EGRESS_PORT 3128
+#define AJ_EGRESS_BUNDLE "/etc/agentjail/ca-bundle.crt"
+#define AJ_EGRESS_CA_FILE "/etc/agentjail/egress-ca.crt"
+#define AJ_DISTRO_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+
+struct aj_plan_egress {
+	bool on;
+	uint16_t port;
+	/* Credentials: the supervisor makes a per-sandbox CA at launch and fills these two
+	 * AJ_OP_FILE operations (src/egress/ca.c); SIZE_MAX when there is none. */
+	size_t bundle_op; /* the host's trusted CAs + the sandbox CA */
+	size_t ca_op;     /* the sandbox CA alone (NODE_EXTRA_CA_CERTS) */
+	struct aj_strv placeholders; /* "NAME=value" per credential, in policy order */
+};
+
 struct aj_plan {
 	struct aj_policy *policy;
 	const struct aj_features *features;
 	char id[33];
+	int tier; /* enum aj_tier, from the policy */
 	/* identity: the sandbox user is uid:gid inside; it is host_uid:host_gid outside */
 	bool privileged;
 	uint32_t uid, gid;
@@ -169,6 +200,9 @@ struct aj_plan {
 	struct aj_cgroup_limits cg_limits;
 	bool use_cgroup;
 	struct aj_layer_status layers[AJ_PL__COUNT];
+	struct aj_plan_egress egress;
+	/* landlock tier: host directory made at launch for HOME and TMPDIR, removed after */
+	char *scratch;
 };
 
 /* argv is the command to run (copied). */
@@ -179,6 +213,22 @@ int aj_plan_build_ex(struct aj_plan *plan, struct aj_policy *pol,
 		     const struct aj_features *feat, char *const *argv,
 		     const struct aj_workspace_spec *ws, struct aj_err *err);
 void aj_plan_free(struct aj_plan *plan);
+/* For plans built outside the host-rootfs builder (src/oci/): with p zeroed and p->policy and
+ * p->features set, decides the identity, Landlock and seccomp layers as every plan does. The
+ * caller adds the namespaces, operations, process and resources. */
+int aj_plan_base_layers(struct aj_plan *p, struct aj_err *err);
+
+/* One row of the comparison between the tiers, for `agentjail features` (plan_tier.c). */
+struct aj_tier_row {
+	int layer;              /* enum aj_layer_id */
+	const char *namespaces; /* what the namespaces tier does */
+	const char *landlock;   /* what the landlock tier does instead, or what it loses */
+};
+/* The comparison, one row per layer the tiers differ in; *n rows. */
+const struct aj_tier_row *aj_plan_tier_rows(size_t *n);
+const char *aj_plan_tier_name(int tier);
+/* Whether `tier` can run here with the default policy; why not, or what it then enforces. */
+bool aj_plan_tier_usable(const struct aj_features *f, int tier, char *detail, size_t len);
 
 const char *aj_plan_layer_name(int layer);
 const char *aj_plan_layer_state_name(int state);
@@ -195,5 +245,7 @@ extern const unsigned aj_seccomp_default_len;
 extern const unsigned aj_seccomp_default_rules_count;
 extern const char aj_seccomp_default_rules[];
 extern const char aj_rootfs_rules[];
+/* The landlock tier's additions to the default profile (data/seccomp/landlock-tier.rules). */
+extern const char aj_seccomp_tier_rules[];
 
 #endif

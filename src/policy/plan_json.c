@@ -1,4 +1,6 @@
 /* Printing a plan: JSON for reports and tools, a short summary for people. */
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/units.h"
@@ -18,6 +20,9 @@ static const char *op_kind_name(int kind)
 	case AJ_OP_MASK: return "mask";
 	case AJ_OP_SEAL: return "seal";
 	case AJ_OP_OVERLAY: return "overlay";
+	case AJ_OP_MOUNT: return "mount";
+	case AJ_OP_ALLOW: return "allow";
+	case AJ_OP_DENY: return "deny";
 	default: return "?";
 	}
 }
@@ -53,6 +58,8 @@ static json_t *op_json(const struct aj_op *op)
 								 op->kind == AJ_OP_MASK));
 	if (op->opts)
 		json_object_set_new(o, "options", json_string(op->opts));
+	if (op->kind == AJ_OP_MOUNT && op->mtype)
+		json_object_set_new(o, "type", json_string(op->mtype));
 	if (op->flags & AJ_OPF_FROM_PARENT)
 		json_object_set_new(o, "idmapped", json_true());
 	if (ll)
@@ -95,6 +102,26 @@ static json_t *redacted_policy(const struct aj_policy *pol)
 	return j;
 }
 
+/* Where the proxy listens and what the sandbox is told; placeholder values stay out (they
+ * are worthless outside, but reports need not carry them). */
+static json_t *egress_json(const struct aj_plan *p)
+{
+	json_t *creds;
+	char http[64], socks[64];
+
+	if (!p->egress.on)
+		return json_null();
+	creds = json_array();
+	for (size_t i = 0; i < p->policy->n_creds; i++)
+		json_array_append_new(creds, json_string(p->policy->creds[i].name));
+	snprintf(http, sizeof http, "http://127.0.0.1:%u", p->egress.port);
+	snprintf(socks, sizeof socks, "socks5h://127.0.0.1:%u", p->egress.port);
+	return json_pack("{s:s, s:s, s:o, s:o}", "http_proxy", http, "all_proxy", socks,
+			 "ca_bundle",
+			 p->egress.bundle_op != SIZE_MAX ? json_string(AJ_EGRESS_BUNDLE) : json_null(),
+			 "credentials", creds);
+}
+
 json_t *aj_plan_to_json(const struct aj_plan *p)
 {
 	json_t *root = json_object(), *ops = json_array(), *layers = json_array();
@@ -114,6 +141,8 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 	}
 	json_object_set_new(root, "sandbox", json_string(p->id));
 	json_object_set_new(root, "mode", json_string(p->privileged ? "privileged" : "rootless"));
+	json_object_set_new(root, "tier", json_string(aj_plan_tier_name(p->tier)));
+	json_object_set_new(root, "scratch", p->scratch ? json_string(p->scratch) : json_null());
 	/* As root the host range is allocated at launch: null before that (--dry-run). */
 	bool known = !p->privileged || p->id_base;
 	json_object_set_new(root, "user",
@@ -135,18 +164,26 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 	json_object_set_new(root, "rootfs", ops);
 	json_object_set_new(root, "limits", limits_json(&p->policy->limits));
 	json_object_set_new(root, "seccomp", json_pack("{s:s, s:I, s:I}", "profile",
-						       p->sc_owned ? "default-relaxed" : "default",
+						       p->tier == AJ_TIER_LANDLOCK ? "landlock-tier"
+						       : p->sc_owned		     ? "default-relaxed"
+										     : "default",
 						       "rules", (json_int_t)p->sc_rules,
 						       "bpf_instructions", (json_int_t)p->sc_len));
 	json_object_set_new(root, "landlock_abi", json_integer(p->landlock_abi));
 	json_object_set_new(root, "environment", env);
+	json_object_set_new(root, "egress", egress_json(p));
 	return root;
 }
 
 void aj_plan_print(const struct aj_plan *p, FILE *f)
 {
-	fprintf(f, "agentjail: sandbox %s, %s mode, sandbox user %s (uid %u)\n", p->id,
-		p->privileged ? "privileged" : "rootless", p->policy->user_name, p->uid);
+	if (p->tier == AJ_TIER_LANDLOCK)
+		fprintf(f, "agentjail: sandbox %s, landlock tier (no namespaces), as the caller's "
+			   "uid %u\n",
+			p->id, p->uid);
+	else
+		fprintf(f, "agentjail: sandbox %s, %s mode, sandbox user %s (uid %u)\n", p->id,
+			p->privileged ? "privileged" : "rootless", p->policy->user_name, p->uid);
 	fprintf(f, "  workspace %s (%s), cwd %s\n", p->policy->workspace,
 		p->policy->workspace_mode == AJ_WS_RO ? "read-only" : "read-write", p->cwd);
 	for (int i = 0; i < AJ_PL__COUNT; i++) {

@@ -181,7 +181,7 @@ static int rules_section(struct aj_plan *p, const char *kind, struct aj_err *err
 
 /* Copies the embedded rules into NUL-separated lines, comments dropped, so that `why`
  * pointers into it stay valid for the plan's lifetime. */
-static int load_rules(struct aj_plan *p, struct aj_err *err)
+int aj_plan_load_rules(struct aj_plan *p, struct aj_err *err)
 {
 	size_t len = strlen(aj_rootfs_rules);
 	char *out = malloc(len + 2), *w = out;
@@ -451,7 +451,7 @@ int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err)
 {
 	struct aj_op *op;
 
-	if (load_rules(p, err) < 0)
+	if (aj_plan_load_rules(p, err) < 0)
 		return -1;
 	/* Listing directories anywhere is harmless: only what is mounted in can be listed. */
 	ADD(p, AJ_OP_DIR, "/", NULL, 0, AJ_LL_FS_READ_DIR, "the sandbox root (a tmpfs)");
@@ -472,6 +472,8 @@ int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err)
 	ADD(p, AJ_OP_SEAL, "/proc", NULL, AJ_OPF_RO | AJ_OPF_NODEV | AJ_OPF_NOEXEC, 0,
 	    "procfs and its masks: read-only, nosuid, nodev, noexec");
 	if (scratch_areas(p, err) < 0 || user_binds(p, err) < 0 || masks(p, err) < 0)
+		return -1;
+	if (aj_plan_egress_files(p, err) < 0)
 		return -1;
 	/* Last, so that grants and masks under /etc can still be placed. */
 	ADD(p, AJ_OP_SEAL, "/etc", NULL, AJ_OPF_RO | AJ_OPF_NODEV, 0,

@@ -25,6 +25,8 @@ void aj_policy_init(struct aj_policy *p)
 	p->shell = strdup("/bin/bash");
 	p->hostname = strdup("agentjail");
 	p->net_mode = AJ_NET_NONE;
+	/* Each proxied connection costs the supervisor two descriptors and two buffers. */
+	p->net_max_connections = 1024;
 	for (size_t i = 0; i < sizeof default_env_allow / sizeof default_env_allow[0]; i++)
 		aj_strv_push(&p->env_allow, default_env_allow[i]);
 	p->limits = (struct aj_limits){
@@ -57,6 +59,10 @@ void aj_policy_free(struct aj_policy *p)
 	aj_strv_free(&p->env_set);
 	aj_strv_free(&p->syscalls_allow);
 	aj_strv_free(&p->allow_degraded);
+	aj_strv_free(&p->net_allow);
+	aj_strv_free(&p->net_deny);
+	aj_strv_free(&p->net_allow_private);
+	aj_policy_creds_free(p);
 	memset(p, 0, sizeof *p);
 }
 

@@ -18,9 +18,15 @@
 
 enum aj_ws_mode { AJ_WS_RW = 0, AJ_WS_RO };
 /* none: loopback only. host: the host's network, shared and uncontrolled (an explicit opt-out
- * of network isolation, shown as such in every report). */
-enum aj_net_mode { AJ_NET_NONE = 0, AJ_NET_HOST };
+ * of network isolation, shown as such in every report). proxy: loopback only, plus the
+ * supervisor's egress proxy reachable on a loopback port (src/egress/). */
+enum aj_net_mode { AJ_NET_NONE = 0, AJ_NET_HOST, AJ_NET_PROXY };
 enum aj_output_action { AJ_OUTPUT_TRUNCATE = 0, AJ_OUTPUT_KILL };
+/* How the boundary is built. namespaces: the full sandbox (user, mount, pid, ipc, uts, net and
+ * cgroup namespaces under Landlock and seccomp). landlock: no namespace at all, for hosts that
+ * refuse unprivileged user namespaces; Landlock, seccomp, rlimits and the supervisor hold what
+ * they can, and the plan says layer by layer what is lost (docs/threat-model.md). */
+enum aj_tier { AJ_TIER_NAMESPACES = 0, AJ_TIER_LANDLOCK };
 
 /* 0 means "no limit" for every field but open_files and tmpfs_size, which always have one. */
 struct aj_limits {
@@ -33,6 +39,17 @@ struct aj_limits {
 	uint64_t output_bytes; /* stdout + stderr together */
 	uint64_t tmpfs_size;   /* bytes, each writable tmpfs (/tmp, home, /dev/shm) */
 	int output_action;     /* enum aj_output_action */
+};
+
+/* A secret the egress proxy adds to requests for the hosts it is bound to; the sandbox only
+ * ever holds a placeholder for it (docs/policy.md, "credentials"). */
+struct aj_credential {
+	char *name;           /* the variable inside the sandbox that holds the placeholder */
+	char *from_env;       /* host environment variable holding the secret, or NULL */
+	char *from_file;      /* host file holding the secret, or NULL */
+	struct aj_strv hosts; /* egress rules (src/egress/rules.h); no port means 443 */
+	char *header;         /* added when a request lacks it; NULL: placeholders only */
+	char *format;         /* the header's value, "{}" standing for the secret */
 };
 
 struct aj_policy {
@@ -59,9 +76,17 @@ struct aj_policy {
 	struct aj_strv env_set;   /* "NAME=value" */
 	/* network */
 	int net_mode; /* enum aj_net_mode */
+	struct aj_strv net_allow;         /* egress rules, "host-pattern[:port]" */
+	struct aj_strv net_deny;          /* egress rules that win over allow */
+	struct aj_strv net_allow_private; /* CIDRs the proxy may connect to despite the guard */
+	uint64_t net_max_connections;     /* concurrent proxy connections; 0: no limit */
+	uint64_t net_max_bytes;           /* bytes through the proxy, both ways; 0: no limit */
+	struct aj_credential *creds;
+	size_t n_creds;
 	struct aj_limits limits;
 	struct aj_strv syscalls_allow;  /* relaxable groups of the default seccomp profile */
 	struct aj_strv allow_degraded;  /* layers the caller accepts as missing */
+	int tier;                       /* enum aj_tier */
 };
 
 void aj_policy_init(struct aj_policy *p);
@@ -100,5 +125,11 @@ int aj_policy_parse_cpus(const char *what, const char *s, uint64_t *out, struct 
 int aj_policy_parse_count(const char *what, const char *s, uint64_t *out, struct aj_err *err);
 bool aj_policy_env_name_ok(const char *name);
 bool aj_policy_hostname_ok(const char *name);
+
+/* credentials.c: the "credentials" object (NAME -> credential), parsed at `path`. */
+int aj_policy_creds_apply_json(struct aj_policy *p, const char *path, json_t *v,
+			       struct aj_err *err);
+json_t *aj_policy_creds_to_json(const struct aj_policy *p);
+void aj_policy_creds_free(struct aj_policy *p);
 
 #endif

@@ -31,8 +31,11 @@ static const char *const system_trees[] = {
 /* Kernel interface trees: nothing below them may be bound into a sandbox. */
 static const char *const kernel_trees[] = {"/proc", "/sys", "/dev"};
 
+/* pids and the namespaces only ever need it in the landlock tier (see plan_tier.c); in the
+ * namespaces tier naming them changes nothing. */
 static const char *const degradable_layers[] = {
 	"landlock", "landlock-net", "landlock-scope", "seccomp", "cgroup", "memory", "cpu",
+	"pids", "uts-namespace", "mount-namespace", "network-namespace",
 };
 
 static bool is_system_path_or_parent(const char *path)
@@ -181,6 +184,12 @@ static int validate_limits(const struct aj_limits *l, struct aj_err *err)
 
 static int validate_degraded(const struct aj_strv *sv, struct aj_err *err)
 {
+	char list[256] = "";
+
+	for (size_t j = 0; j < sizeof degradable_layers / sizeof degradable_layers[0]; j++) {
+		strncat(list, j ? ", " : "", sizeof list - strlen(list) - 1);
+		strncat(list, degradable_layers[j], sizeof list - strlen(list) - 1);
+	}
 	for (size_t i = 0; i < sv->n; i++) {
 		bool ok = false;
 		for (size_t j = 0; j < sizeof degradable_layers / sizeof degradable_layers[0]; j++)
@@ -188,11 +197,29 @@ static int validate_degraded(const struct aj_strv *sv, struct aj_err *err)
 		if (!ok)
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
 					  "allow_degraded[%zu]: \"%s\" is not a layer that may be "
-					  "degraded (expected one of: landlock, landlock-net, "
-					  "landlock-scope, seccomp, cgroup, memory, pids, cpu)",
-					  i, sv->v[i]);
+					  "degraded (expected one of: %s)",
+					  i, sv->v[i], list);
 	}
 	return 0;
+}
+
+/* Rules and credentials only mean something when the proxy runs: a policy that lists them
+ * with another mode is almost certainly a mistake that would silently allow nothing (none)
+ * or everything (host). */
+static int validate_network(const struct aj_policy *p, struct aj_err *err)
+{
+	const char *field = p->net_allow.n	    ? "network.allow"
+			    : p->net_deny.n	    ? "network.deny"
+			    : p->net_allow_private.n ? "network.allow_private"
+			    : p->n_creds	    ? "credentials"
+						    : NULL;
+
+	if (p->net_mode == AJ_NET_PROXY || !field)
+		return 0;
+	return aj_err_set(err, AJ_LAYER_POLICY, 0,
+			  "%s: takes effect only with network.mode \"proxy\" (the mode is \"%s\")",
+			  field, p->net_mode == AJ_NET_HOST ? "host" : "none"),
+	       aj_err_hint(err, "set network.mode to \"proxy\" (--allow-host implies it)");
 }
 
 int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
@@ -201,7 +228,8 @@ int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
 	    validate_paths("filesystem.read_only", &p->read_only, false, false, err) < 0 ||
 	    validate_paths("filesystem.read_write", &p->read_write, true, false, err) < 0 ||
 	    validate_paths("filesystem.mask", &p->mask, false, true, err) < 0 ||
-	    validate_limits(&p->limits, err) < 0 || validate_degraded(&p->allow_degraded, err) < 0)
+	    validate_limits(&p->limits, err) < 0 || validate_degraded(&p->allow_degraded, err) < 0 ||
+	    validate_network(p, err) < 0)
 		return -1;
 	if (!aj_policy_hostname_ok(p->hostname))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,

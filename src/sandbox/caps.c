@@ -31,15 +31,20 @@ int aj_caps_lock_and_bound(struct aj_err *err)
 
 int aj_caps_become_user(uid_t uid, gid_t gid, bool set_groups, struct aj_err *err)
 {
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
-
 	if (set_groups && setgroups(0, NULL) < 0)
 		return aj_err_sys(err, AJ_LAYER_CAPS, "setgroups([])");
 	if (setresgid(gid, gid, gid) < 0)
 		return aj_err_sys(err, AJ_LAYER_CAPS, "setresgid(%u)", (unsigned)gid);
 	if (setresuid(uid, uid, uid) < 0)
 		return aj_err_sys(err, AJ_LAYER_CAPS, "setresuid(%u)", (unsigned)uid);
+	return aj_caps_drop_all(err);
+}
+
+int aj_caps_drop_all(struct aj_err *err)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
+
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return aj_err_sys(err, AJ_LAYER_CAPS, "clear ambient capabilities");
 	if (syscall(SYS_capset, &hdr, data) < 0)

@@ -117,44 +117,59 @@ static bool under_seccomp_filter(void)
 	return p && strtol(p + 9, NULL, 10) == 2;
 }
 
+static bool apparmor_restricts(void)
+{
+	return read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1;
+}
+
+/* What the kernel's refusal (errnum, from unshare or clone with CLONE_NEWUSER) most likely
+ * means on this host, checked from the most specific probe to the least. */
 static void userns_cause(int errnum, const char **cause, const char **remedy)
 {
-	if (read_long("/proc/sys/kernel/unprivileged_userns_clone") == 0) {
+	bool filtered = under_seccomp_filter();
+
+	if (errnum == EUSERS) {
+		*cause = "the kernel's limit of 32 nested user namespaces is reached";
+		*remedy = "run agentjail fewer container levels deep";
+	} else if (read_long("/proc/sys/kernel/unprivileged_userns_clone") == 0) {
 		*cause = "the sysctl kernel.unprivileged_userns_clone is 0";
-		*remedy = "an administrator can set kernel.unprivileged_userns_clone=1";
+		*remedy = "an administrator can run sysctl -w kernel.unprivileged_userns_clone=1";
 	} else if (read_long("/proc/sys/user/max_user_namespaces") == 0) {
 		*cause = "the sysctl user.max_user_namespaces is 0";
-		*remedy = "an administrator can raise user.max_user_namespaces";
-	} else if (read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1 &&
-		   errnum == EACCES) {
+		*remedy = "an administrator can run sysctl -w user.max_user_namespaces=15000";
+	} else if (apparmor_restricts() && (errnum == EACCES || (errnum == EPERM && !filtered))) {
 		*cause = "AppArmor restricts unprivileged user namespaces "
 			 "(kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later)";
-		*remedy = "install an AppArmor profile granting \"userns,\" to agentjail, or run "
-			  "agentjail as root";
+		*remedy = "an administrator can install an AppArmor profile allowing \"userns,\" "
+			  "for agentjail (docs/cli.md, \"Hosts without user namespaces\")";
 	} else if (errnum == ENOSPC) {
 		*cause = "the per-user limit on user namespaces (user.max_user_namespaces) is used up";
 		*remedy = "end other sandboxes or containers of this user, or raise the limit";
-	} else if (errnum == EPERM && under_seccomp_filter()) {
+	} else if (errnum == EPERM && filtered) {
 		*cause = "a seccomp filter on agentjail itself refuses CLONE_NEWUSER (as Docker's and "
 			 "Kubernetes' default profiles do inside containers)";
-		*remedy = "run the container with a seccomp profile that allows user namespaces, or "
-			  "run agentjail as root on the host";
+		*remedy = "run the container with a seccomp profile that allows user namespaces";
 	} else if (errnum == EINVAL) {
 		*cause = "the kernel was built without user namespaces (CONFIG_USER_NS)";
-		*remedy = "use a kernel with CONFIG_USER_NS, or run agentjail as root";
+		*remedy = "use a kernel with CONFIG_USER_NS";
 	} else {
 		*cause = "the kernel refused unshare(CLONE_NEWUSER)";
-		*remedy = "check sysctls, LSM policy and seccomp filters applied to agentjail";
+		*remedy = "check sysctls, LSM policy, seccomp filters and chroots applied to agentjail";
 	}
 }
+
+/* Every cause has two more ways out: running as root, or the tier that needs no namespace. */
+#define TIER_REMEDY                                                                             \
+	"; or run with --tier landlock (no namespaces: weaker, docs/threat-model.md says what it " \
+	"loses), or run agentjail as root"
 
 void aj_userns_diagnose(int errnum, char *buf, size_t len)
 {
 	const char *cause, *remedy;
 
 	userns_cause(errnum, &cause, &remedy);
-	snprintf(buf, len, "user namespaces are unavailable: %s (%s); remedy: %s", cause,
-		 strerror(errnum), remedy);
+	snprintf(buf, len, "user namespaces are unavailable: %s (%s); remedy: %s" TIER_REMEDY,
+		 cause, strerror(errnum), remedy);
 }
 
 int aj_userns_fail(struct aj_err *err, int errnum, const char *what)
@@ -164,5 +179,37 @@ int aj_userns_fail(struct aj_err *err, int errnum, const char *what)
 	userns_cause(errnum, &cause, &remedy);
 	aj_err_set(err, AJ_LAYER_USERNS, errnum,
 		   "the user-namespace layer cannot be set up (%s): %s", what, cause);
-	return aj_err_hint(err, "%s", remedy);
+	return aj_err_hint(err, "%s" TIER_REMEDY, remedy);
+}
+
+/* Under the restriction, a process that makes a user namespace is moved to the
+ * "unprivileged_userns" profile. When the label cannot be read, the sysctl alone decides. */
+static bool apparmor_label_restricted(pid_t pid)
+{
+	char path[64];
+	_cleanup_free_ char *label = NULL;
+
+	snprintf(path, sizeof path, "/proc/%d/attr/apparmor/current", (int)pid);
+	label = aj_read_file(path, 4096, NULL);
+	if (!label) {
+		snprintf(path, sizeof path, "/proc/%d/attr/current", (int)pid);
+		label = aj_read_file(path, 4096, NULL);
+	}
+	return !label || strstr(label, "unprivileged_userns") != NULL;
+}
+
+/* With AppArmor's restriction the namespace is created, but every capability in it is
+ * refused: the failure surfaces later, as a mount or an unshare that says only EPERM. */
+int aj_userns_explain(struct aj_err *err, bool privileged, pid_t pid)
+{
+	char what[sizeof err->msg];
+	bool setup_layer = err->layer == AJ_LAYER_USERNS || err->layer == AJ_LAYER_NS ||
+			   err->layer == AJ_LAYER_MOUNT || err->layer == AJ_LAYER_NET ||
+			   err->layer == AJ_LAYER_CAPS;
+
+	if (privileged || !setup_layer || (err->errnum != EPERM && err->errnum != EACCES) ||
+	    !apparmor_restricts() || !apparmor_label_restricted(pid))
+		return -1;
+	snprintf(what, sizeof what, "%s", err->msg);
+	return aj_userns_fail(err, EACCES, what);
 }

@@ -5,6 +5,7 @@
 #ifndef AJ_SANDBOX_FEATURES_H
 #define AJ_SANDBOX_FEATURES_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -35,5 +36,13 @@ void aj_features_probe_userns(struct aj_features *f);
 void aj_userns_diagnose(int errnum, char *buf, size_t len);
 /* Sets err for a failed user namespace creation: layer, detected cause, remedy. */
 int aj_userns_fail(struct aj_err *err, int errnum, const char *what);
+/* A setup step of a rootless sandbox (child `pid`) failed with EPERM or EACCES after its user
+ * namespace was made: if AppArmor's restriction explains it (the sysctl is on and the child
+ * carries the "unprivileged_userns" label, or its label cannot be read), err is rewritten as
+ * aj_userns_fail() would. Returns -1 either way (for `return aj_userns_explain(...)`). */
+int aj_userns_explain(struct aj_err *err, bool privileged, pid_t pid);
+/* The probes as the JSON document of `agentjail features --json` (features_json.c; new
+ * reference). */
+json_t *aj_features_json(const struct aj_features *f, const char *version);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -45,6 +46,15 @@ static void reply(int ctl, uint32_t op, uint64_t id, int err, const int *fd)
 		_exit(1);
 }
 
+static int dir_usable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return errno;
+	return S_ISDIR(st.st_mode) ? (access(path, X_OK) == 0 ? 0 : errno) : ENOTDIR;
+}
+
 static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t nfds)
 {
 	static char *strs[MAX_ARGS + 1];
@@ -69,7 +79,12 @@ static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t
 			sp.tty_fd = fds[0];
 		else
 			sp.stdio = fds;
-		e = aj_init_spawn(&sp, &pid);
+		/* posix_spawn reports a failed chdir and a failed exec alike; tell them apart
+		 * (a missing directory is not a missing command). */
+		if (sp.cwd && (e = dir_usable(sp.cwd)) != 0)
+			r.arg = AJ_ISTAGE_CHDIR;
+		else
+			e = aj_init_spawn(&sp, &pid);
 	}
 	if (e == 0) {
 		execs[n_execs].id = h->id;
@@ -186,6 +201,37 @@ static void do_file(int ctl, const struct aj_init_hdr *h)
 		close(fd);
 }
 
+/* inotify for a client (E2B's WatchDir): the watch is added here, inside the sandbox, so the
+ * path resolves in the sandbox's mount tree and the sandbox user's rights decide whether it
+ * may be watched; the client only reads events from the descriptor. Given an instance, the
+ * watch is added to it (a new subdirectory of a recursive watch); else a new one is made and
+ * handed out. Only directories are watched. */
+static void do_watch(int ctl, const struct aj_init_hdr *h, const int *fds, size_t nfds)
+{
+	const uint32_t allowed = IN_ALL_EVENTS | IN_DONT_FOLLOW | IN_EXCL_UNLINK;
+	struct aj_init_hdr r;
+	char *strs[1];
+	int ifd = nfds ? fds[0] : -1, made = -1, wd = -1, e = 0;
+
+	if (aj_init_strings(payload, h->len, strs, 1) != 1)
+		e = EPROTO;
+	else if (ifd < 0 && (made = ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
+		e = errno;
+	else if ((wd = inotify_add_watch(ifd, strs[0], (h->flags & allowed) | IN_ONLYDIR)) < 0)
+		e = errno;
+	memset(&r, 0, sizeof r);
+	r.op = AJ_IOP_DONE;
+	r.id = h->id;
+	r.err = e;
+	r.arg = e ? 0 : wd;
+	if (aj_init_send(ctl, &r, NULL, e == 0 && made >= 0 ? &made : NULL,
+			 e == 0 && made >= 0 ? 1 : 0) < 0 &&
+	    errno == EPIPE)
+		_exit(1);
+	if (made >= 0)
+		close(made);
+}
+
 static void handle_request(int ctl)
 {
 	struct aj_init_hdr h;
@@ -201,6 +247,8 @@ static void handle_request(int ctl)
 		do_exec(ctl, &h, fds, nfds);
 	else if (h.op == AJ_IOP_SIGNAL)
 		do_signal(&h);
+	else if (h.op == AJ_IOP_WATCH)
+		do_watch(ctl, &h, fds, nfds);
 	else
 		do_file(ctl, &h);
 	/* The command holds its own copies now; init keeps no end of its stdio. */

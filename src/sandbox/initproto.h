@@ -26,6 +26,9 @@ enum aj_init_op {
 	AJ_IOP_MKDIR,     /* payload: path; arg: mode; flags: AJ_IFILE_PARENTS */
 	AJ_IOP_REMOVE,    /* payload: path; flags: AJ_IFILE_RECURSIVE */
 	AJ_IOP_RENAME,    /* payload: from, to */
+	AJ_IOP_WATCH,     /* payload: a directory; flags: inotify mask; fds: an inotify instance to
+			   * add the watch to, or none for a new one. Reply: arg = the watch
+			   * descriptor, with the new instance's fd when one was made */
 	/* init -> supervisor */
 	AJ_IOP_STARTED = 64, /* id, pid or err */
 	AJ_IOP_EXITED,       /* id, status, ru */
@@ -33,6 +36,9 @@ enum aj_init_op {
 };
 
 #define AJ_IEXEC_TTY (1u << 0)
+/* STARTED with an error: arg says which step failed. */
+#define AJ_ISTAGE_EXEC 0
+#define AJ_ISTAGE_CHDIR 1
 #define AJ_IFILE_PARENTS (1u << 0)
 #define AJ_IFILE_RECURSIVE (1u << 1)
 

@@ -23,6 +23,7 @@
 #include "sandbox/mount.h"
 #include "sandbox/netif.h"
 #include "sandbox/seccomp.h"
+#include "sandbox/tier_landlock.h"
 #include "sandbox/userns.h"
 
 #define SETUP_TIMEOUT_MS 30000
@@ -89,7 +90,29 @@ static int apply_landlock(const struct aj_plan *plan, struct aj_err *err)
 		rules[spec.n_rules].path = op->dst;
 		rules[spec.n_rules++].access = op->landlock;
 	}
+	/* With the egress proxy, its port is the one TCP destination left. */
+	if (plan->egress.on) {
+		spec.connect_ports = &plan->egress.port;
+		spec.n_connect_ports = 1;
+	}
 	return aj_landlock_apply(&spec, err);
+}
+
+/* The proxy's listening socket is made here, in the sandbox's network namespace, so that
+ * only the sandbox can reach it; the supervisor accepts on it from outside. */
+static int pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err *err)
+{
+	struct aj_sync_msg m = {.type = AJ_SYNC_LISTENER};
+	int fd = -1;
+
+	if (aj_netif_proxy_listener(plan->egress.port, &fd, err) < 0)
+		return -1;
+	if (aj_sync_send_fd(sync_fd, &m, fd) < 0) {
+		close(fd);
+		return aj_err_sys(err, AJ_LAYER_PROXY, "pass the proxy's socket to the supervisor");
+	}
+	close(fd);
+	return 0;
 }
 
 static bool supervisor_gone(int fd)
@@ -129,6 +152,11 @@ static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, 
 	/* 5. Loopback and hostname: need CAP_NET_ADMIN and CAP_SYS_ADMIN in our namespaces. */
 	if (((plan->clone_flags & CLONE_NEWNET) && aj_netif_loopback_up(err) < 0) ||
 	    aj_netif_set_hostname(plan->policy->hostname, err) < 0)
+		return -1;
+	/* 5b. The egress proxy's listening socket: after lo is up (127.0.0.1 exists only
+	 *     then), before Landlock, which denies bind, and before the fd shuffle of step 6
+	 *     moves the sync socket. */
+	if (plan->egress.on && pass_listener(plan, sync_fd, err) < 0)
 		return -1;
 	/* 6. Stdio in place, everything else the caller left open is closed; before the
 	 *    rlimits, which may allow fewer descriptors than the numbers used to shuffle them. */
@@ -222,23 +250,51 @@ static pid_t clone_sandbox(int flags, int cgroup_fd, int *pidfd)
 	return (pid_t)syscall(SYS_clone3, &a, sizeof a);
 }
 
+/* The child's answer to GO: with the egress proxy, first its listening socket, then READY
+ * (or an ERROR at any point). */
+static int recv_setup(const struct aj_plan *plan, struct aj_sandbox *sb,
+		      struct aj_sync_msg *ready, struct aj_err *err)
+{
+	int fd = -1;
+
+	for (;;) {
+		if (aj_sync_recv_fd(sb->ctl_fd, ready, SETUP_TIMEOUT_MS, &fd) < 0)
+			return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the sandbox to be built");
+		if (ready->type != AJ_SYNC_LISTENER) {
+			if (fd >= 0)
+				close(fd);
+			return 0;
+		}
+		if (!plan->egress.on || fd < 0 || sb->proxy_fd >= 0) {
+			if (fd >= 0)
+				close(fd);
+			return aj_err_set(err, AJ_LAYER_PROXY, EPROTO,
+					  "unexpected proxy socket message from the sandbox");
+		}
+		sb->proxy_fd = fd;
+	}
+}
+
 static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandbox *sb,
 		     struct aj_sync_msg *ready, struct aj_err *err)
 {
 	struct aj_sync_msg go = {.type = AJ_SYNC_GO};
 
-	if (aj_userns_write_maps(sb->pid, plan, err) < 0)
-		return -1;
+	/* The landlock tier has no user namespace, hence no maps. */
+	if (plan->tier == AJ_TIER_NAMESPACES && aj_userns_write_maps(sb->pid, plan, err) < 0)
+		return aj_userns_explain(err, plan->privileged, sb->pid);
 	/* Only when CLONE_INTO_CGROUP was not available: before GO, nothing has forked yet. */
 	if (cg && sb->attach_needed && cg->env->ops->attach(cg, sb->pid, err) < 0)
 		return -1;
 	if (aj_sync_send(sb->ctl_fd, &go) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "signal the sandbox to start");
-	if (aj_sync_recv(sb->ctl_fd, ready, SETUP_TIMEOUT_MS) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the sandbox to be built");
+	if (recv_setup(plan, sb, ready, err) < 0)
+		return -1;
 	if (ready->type == AJ_SYNC_ERROR) {
 		*err = ready->err;
-		return -1;
+		return plan->tier == AJ_TIER_NAMESPACES
+			       ? aj_userns_explain(err, plan->privileged, sb->pid)
+			       : -1;
 	}
 	if (ready->type != AJ_SYNC_READY)
 		return aj_err_set(err, AJ_LAYER_PROCESS, EPROTO, "unexpected message %u from the "
@@ -256,11 +312,12 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 	int sv[2];
 
 	memset(sb, 0, sizeof *sb);
-	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = -1;
+	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
 	if (plan->privileged && aj_idrange_acquire(&plan->id_base, &sb->id_lock_fd, err) < 0)
 		return -1;
 	aj_trace("parent: id range");
 	if (aj_userns_prepare_trees(plan, err) < 0 ||
+	    (plan->tier == AJ_TIER_LANDLOCK && aj_tier_landlock_prepare(plan, err) < 0) ||
 	    (cg && cg->env->ops->open_join(cg, &join, err) < 0))
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -279,12 +336,18 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 	}
 	if (sb->pid == 0) {
 		close(sv[0]);
+		if (plan->tier == AJ_TIER_LANDLOCK)
+			aj_tier_landlock_child(plan, io, &join, sv[1]);
 		aj_sandbox_child(plan, io, &join, sv[1]);
 	}
 	aj_cgroup_join_close(&join);
 	close(sv[1]);
 	sb->ctl_fd = sv[0];
 	aj_userns_close_trees(plan);
+	if (sb->pid < 0 && plan->tier == AJ_TIER_LANDLOCK) {
+		aj_err_sys(err, AJ_LAYER_PROCESS, "fork the sandbox's keeper");
+		goto fail;
+	}
 	if (sb->pid < 0) {
 		aj_userns_fail(err, errno, "clone into new namespaces");
 		goto fail;
@@ -321,5 +384,27 @@ void aj_sandbox_release(struct aj_sandbox *sb)
 		close(sb->ctl_fd);
 	if (sb->id_lock_fd >= 0)
 		close(sb->id_lock_fd);
-	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = -1;
+	if (sb->proxy_fd >= 0)
+		close(sb->proxy_fd);
+	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
+}
+
+int aj_sandbox_apply_landlock(const struct aj_plan *plan, struct aj_err *err)
+{
+	return apply_landlock(plan, err);
+}
+
+int aj_sandbox_arrange_fds(const struct aj_stdio *io, int sync_fd, struct aj_err *err)
+{
+	return arrange_fds(io, sync_fd, err);
+}
+
+int aj_sandbox_apply_rlimits(const struct aj_plan *plan, struct aj_err *err)
+{
+	return apply_rlimits(plan, err);
+}
+
+int aj_sandbox_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err *err)
+{
+	return pass_listener(plan, sync_fd, err);
 }

@@ -27,6 +27,8 @@ struct aj_sandbox {
 	int id_lock_fd; /* privileged: holds the host id range */
 	pid_t cmd_pid;  /* the command, as a pid inside the sandbox */
 	bool attach_needed; /* the cgroup must be joined by the supervisor (no clone3) */
+	int proxy_fd;   /* network.mode "proxy": the listening socket inside the sandbox's
+			 * network namespace, made by the child; taken over by the proxy */
 };
 
 /* Builds and starts the sandbox and its command. On success *ready holds the child's READY
@@ -36,6 +38,17 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 /* SIGKILLs init; the kernel then kills every process of the sandbox's pid namespace. */
 void aj_sandbox_kill(struct aj_sandbox *sb);
 void aj_sandbox_release(struct aj_sandbox *sb);
+/* The plan's Landlock rules (one per operation that grants rights), applied to the calling
+ * process; for other launchers of the same plan (src/sandbox/oci.c). */
+int aj_sandbox_apply_landlock(const struct aj_plan *plan, struct aj_err *err);
+/* Steps 6 and 7 of the enforcement sequence, for the landlock tier's launcher
+ * (tier_landlock.c): stdio at 0-2 and sync_fd at 3, every other descriptor closed; the
+ * plan's rlimits. */
+int aj_sandbox_arrange_fds(const struct aj_stdio *io, int sync_fd, struct aj_err *err);
+int aj_sandbox_apply_rlimits(const struct aj_plan *plan, struct aj_err *err);
+/* Step 5b: the egress proxy's listening socket on 127.0.0.1:plan->egress.port of the
+ * caller's network namespace, sent to the supervisor over sync_fd. */
+int aj_sandbox_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err *err);
 
 /* Runs in the cloned child: the enforcement sequence, then init. Never returns. */
 void aj_sandbox_child(const struct aj_plan *plan, const struct aj_stdio *io,

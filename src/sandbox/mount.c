@@ -350,9 +350,9 @@ static int pivot_into_tmpfs(struct aj_err *err)
 			base = base_candidates[i];
 	if (mount("tmpfs", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m") < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "mount the root tmpfs on \"%s\"", base);
-	if (chdir(base) < 0 || mkdir(OLDROOT + 1, 0700) < 0)
+	if (chdir(base) < 0 || mkdir(&OLDROOT[1], 0700) < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "prepare the new root");
-	if (syscall(SYS_pivot_root, ".", OLDROOT + 1) < 0)
+	if (syscall(SYS_pivot_root, ".", &OLDROOT[1]) < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "pivot_root into the new root");
 	if (chdir("/") < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "chdir /");
@@ -404,5 +404,124 @@ int aj_mount_build_root(const struct aj_plan *plan, struct aj_err *err)
 		return -1;
 	if (mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof ro) < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "make the sandbox root read-only");
+	return 0;
+}
+
+/* ---- a root from a directory (OCI bundles) ------------------------------------------------
+ *
+ * The root is the bundle's rootfs, a detached tree made by the parent (ops[0]), not a tmpfs.
+ * Its operations run chrooted into it, so that every absolute path, and every symlink the
+ * image holds, resolves inside it, while the host root is still part of the mount namespace:
+ * the kernel lets a user namespace mount procfs and sysfs only where a fully visible
+ * instance exists in the namespace, and host device nodes are cloned from it through a
+ * descriptor. Then a real pivot_root, and the host root is detached. */
+
+static int mount_op(const struct aj_op *op, int host, struct aj_err *err)
+{
+	_cleanup_close_ int tree = -1;
+
+	if (make_mountpoint(op->dst, true, err) < 0)
+		return -1;
+	if (mount(op->src, op->dst, op->mtype, op->mflags, op->opts) == 0)
+		return 0;
+	/* sysfs belongs to the network namespace: one joined from outside (a pod's) is owned by
+	 * the host's user namespace, so a fresh instance is refused; the host's is bound
+	 * read-only instead, as runc does in the same case. */
+	if (errno != EPERM || strcmp(op->mtype, "sysfs") != 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "mount %s on \"%s\" (%s)", op->mtype, op->dst,
+				  op->opts ? op->opts : "");
+	tree = (int)open_tree(host, "sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "clone the host's /sys for \"%s\"", op->dst);
+	if (attach(tree, op->dst, false, err) < 0)
+		return -1;
+	return set_flags(op->dst, true, true, true, true, err);
+}
+
+/* A host device node (AJ_OPF_DEV), cloned from the host root. */
+static int device_bind(const struct aj_op *op, int host, struct aj_err *err)
+{
+	_cleanup_close_ int tree = -1;
+
+	tree = (int)open_tree(host, op->src + 1, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0) {
+		if (errno == ENOENT && (op->flags & AJ_OPF_OPTIONAL))
+			return 0;
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "clone the host's \"%s\"", op->src);
+	}
+	if (make_mountpoint(op->dst, false, err) < 0 || attach(tree, op->dst, false, err) < 0)
+		return -1;
+	return set_flags(op->dst, false, op->flags & AJ_OPF_RO, true, false, err);
+}
+
+static int tree_op(const struct aj_plan *plan, const struct aj_op *op, int host,
+		   struct aj_err *err)
+{
+	struct stat st;
+
+	if (op->kind == AJ_OP_MOUNT)
+		return mount_op(op, host, err);
+	if (op->kind != AJ_OP_BIND || (op->flags & AJ_OPF_SELF))
+		return do_op(plan, op, err);
+	if (!(op->flags & AJ_OPF_FROM_PARENT))
+		return device_bind(op, host, err);
+	if (make_mountpoint(op->dst, fstat(op->tree_fd, &st) < 0 || S_ISDIR(st.st_mode), err) < 0 ||
+	    attach(op->tree_fd, op->dst, false, err) < 0)
+		return -1;
+	/* The parent made it nosuid, nodev and read-only as asked; noexec is the bundle's. */
+	return op->flags & AJ_OPF_NOEXEC ? set_flags(op->dst, true, op->flags & AJ_OPF_RO, true,
+						     true, err)
+					 : 0;
+}
+
+static int enter_tree(const struct aj_plan *plan, const char **base, struct aj_err *err)
+{
+	struct stat st;
+
+	if (plan->n_ops == 0 || plan->ops[0].tree_fd < 0)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, EINVAL, "no root filesystem tree");
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(base_candidates) && !*base; i++)
+		if (stat(base_candidates[i], &st) == 0 && S_ISDIR(st.st_mode))
+			*base = base_candidates[i];
+	if (move_mount(plan->ops[0].tree_fd, "", AT_FDCWD, *base, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "attach the root filesystem \"%s\"",
+				  plan->ops[0].src);
+	if (chdir(*base) < 0 || chroot(".") < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "enter the root filesystem \"%s\"",
+				  plan->ops[0].src);
+	return 0;
+}
+
+int aj_mount_build_tree_root(const struct aj_plan *plan, bool readonly, struct aj_err *err)
+{
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+	_cleanup_close_ int host = -1;
+	const char *base = NULL;
+	int r;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "make the mount tree private");
+	host = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (host < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "open the host root");
+	r = enter_tree(plan, &base, err);
+	for (size_t i = 1; i < plan->n_ops && r == 0; i++)
+		r = tree_op(plan, &plan->ops[i], host, err);
+	for (size_t i = 0; i < plan->n_ops; i++)
+		if (plan->ops[i].tree_fd >= 0)
+			close(plan->ops[i].tree_fd);
+	if (r < 0)
+		return -1;
+	/* Back to the host root to pivot: pivot_root refuses a new root that is the current
+	 * (chroot) root. pivot_root(".", ".") stacks the old root on the new one; detaching
+	 * "." then removes the old root, as runc does. */
+	if (fchdir(host) < 0 || chroot(".") < 0 || chdir(base) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "leave the chroot");
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "pivot_root into the root filesystem");
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "detach the host root");
+	if (readonly && mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof ro) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "make the root filesystem read-only");
 	return 0;
 }

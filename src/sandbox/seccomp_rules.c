@@ -375,3 +375,8 @@ out:
 	seccomp_release(ctx);
 	return r;
 }
+
+int aj_seccomp_export(void *ctx, struct sock_filter **insns, size_t *n_insns, struct aj_err *err)
+{
+	return export_bpf(ctx, insns, n_insns, err);
+}

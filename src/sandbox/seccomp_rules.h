@@ -66,4 +66,8 @@ int aj_seccomp_compile(const struct aj_sc_profile *p, const struct aj_strv *rela
 		       struct sock_filter **insns, size_t *n_insns, size_t *skipped,
 		       struct aj_err *err);
 
+/* BPF of a libseccomp filter context (scmp_filter_ctx), malloc'd: for other translators of
+ * seccomp profiles (the OCI bundle's, src/oci/seccomp.c). */
+int aj_seccomp_export(void *ctx, struct sock_filter **insns, size_t *n_insns, struct aj_err *err);
+
 #endif

@@ -15,6 +15,8 @@ enum aj_sync_type {
 	AJ_SYNC_ERROR,  /* child -> parent: a setup step failed, see err */
 	AJ_SYNC_EXIT,   /* init -> parent: the command ended with status */
 	AJ_SYNC_SIGNAL, /* parent -> init: forward signal `status` to the command */
+	AJ_SYNC_LISTENER, /* child -> parent: the egress proxy's listening socket (SCM_RIGHTS),
+			   * made inside the sandbox's network namespace */
 };
 
 struct aj_sync_msg {
@@ -31,5 +33,9 @@ int aj_sync_send(int fd, const struct aj_sync_msg *m);
 /* Waits up to timeout_ms (-1: forever). Returns 0, or -1 with errno ETIMEDOUT, EPIPE (peer
  * gone) or the recv error. */
 int aj_sync_recv(int fd, struct aj_sync_msg *m, int timeout_ms);
+/* The same with one descriptor attached (SCM_RIGHTS). On receipt *passed is the descriptor
+ * that came with the message (close-on-exec), or -1 if none did. */
+int aj_sync_send_fd(int fd, const struct aj_sync_msg *m, int pass);
+int aj_sync_recv_fd(int fd, struct aj_sync_msg *m, int timeout_ms, int *passed);
 
 #endif

@@ -232,7 +232,9 @@ static int owner_userns(struct idmap_cache *cache, const struct aj_plan *plan, c
 static int idmapped_tree(struct aj_plan *plan, struct aj_op *op, struct idmap_cache *cache,
 			 struct aj_err *err)
 {
-	int nsfd = op->flags & AJ_OPF_NOIDMAP ? -1 : owner_userns(cache, plan, op->src, false, err);
+	int nsfd = op->flags & AJ_OPF_NOIDMAP	  ? -1
+		   : op->flags & AJ_OPF_CANONICAL ? cached_userns(cache, plan, 0, 0, 65536, false, err)
+						  : owner_userns(cache, plan, op->src, false, err);
 
 	if (nsfd < 0 && !(op->flags & AJ_OPF_NOIDMAP))
 		return -1;
@@ -333,4 +335,9 @@ void aj_userns_close_trees(struct aj_plan *plan)
 			close(plan->ops[i].tree_fd);
 			plan->ops[i].tree_fd = -1;
 		}
+}
+
+int aj_userns_idmapped_tree(const char *path, int userns_fd, bool ro, struct aj_err *err)
+{
+	return make_tree(path, userns_fd, ro, err);
 }

@@ -5,6 +5,7 @@
 #ifndef AJ_SANDBOX_USERNS_H
 #define AJ_SANDBOX_USERNS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,5 +31,8 @@ int aj_userns_write_maps(pid_t pid, const struct aj_plan *plan, struct aj_err *e
  * AJ_OPF_MKSRC sources (owned like their parent directory). */
 int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err);
 void aj_userns_close_trees(struct aj_plan *plan);
+/* A detached copy of the tree at path (no symlinks followed), nosuid, nodev, idmapped through
+ * userns_fd (-1: not idmapped), read-only if asked. */
+int aj_userns_idmapped_tree(const char *path, int userns_fd, bool ro, struct aj_err *err);
 
 #endif

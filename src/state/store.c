@@ -44,6 +44,11 @@ static const char *const migrations[] = {
 	"CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, time_ms INTEGER NOT NULL,"
 	" sandbox_id TEXT NOT NULL DEFAULT '', type TEXT NOT NULL, data TEXT NOT NULL);"
 	"CREATE INDEX events_sandbox ON events(sandbox_id, seq);",
+	/* 2: how many layers at the bottom of a sandbox's stack are its base (what diff compares
+	 * with); -1 for sandboxes made before, derived from base_snapshot when needed. */
+	"ALTER TABLE sandboxes ADD COLUMN base_depth INTEGER NOT NULL DEFAULT -1;",
+	/* 3: what reaching max_lifetime does: "stop" (as before) or "pause" (E2B's autoPause). */
+	"ALTER TABLE sandboxes ADD COLUMN lifetime_action TEXT NOT NULL DEFAULT 'stop';",
 };
 
 static int db_error(struct aj_store *s, struct aj_err *err, const char *what)
@@ -252,7 +257,8 @@ static int save_stack(struct aj_store *s, const char *kind, const char *id,
 #define SB_COLS                                                                           \
 	"id, name, owner, policy, state, generation, created_ms, updated_ms, started_ms,"  \
 	" stopped_ms, last_active_ms, idle_timeout_ms, idle_action, max_lifetime_ms,"     \
-	" retention_ms, base_snapshot, supervisor_pid, supervisor_start, socket, error"
+	" retention_ms, base_snapshot, supervisor_pid, supervisor_start, socket, error,"   \
+	" base_depth, lifetime_action"
 
 static void bind_sandbox(sqlite3_stmt *st, const struct aj_sandbox_rec *r)
 {
@@ -276,6 +282,8 @@ static void bind_sandbox(sqlite3_stmt *st, const struct aj_sandbox_rec *r)
 	sqlite3_bind_int64(st, 18, r->supervisor_start);
 	bind_text(st, 19, r->socket);
 	bind_text(st, 20, r->error);
+	sqlite3_bind_int64(st, 21, r->base_depth);
+	bind_text(st, 22, r->lifetime_action[0] ? r->lifetime_action : "stop");
 }
 
 static void read_sandbox(sqlite3_stmt *st, struct aj_sandbox_rec *r)
@@ -303,6 +311,8 @@ static void read_sandbox(sqlite3_stmt *st, struct aj_sandbox_rec *r)
 	r->supervisor_start = sqlite3_column_int64(st, 17);
 	col_copy(st, 18, r->socket, sizeof r->socket);
 	col_copy(st, 19, r->error, sizeof r->error);
+	r->base_depth = sqlite3_column_int64(st, 20);
+	col_copy(st, 21, r->lifetime_action, sizeof r->lifetime_action);
 }
 
 static int load_sandbox_lists(struct aj_store *s, struct aj_sandbox_rec *r, struct aj_err *err)
@@ -322,16 +332,19 @@ int aj_store_sandbox_insert(struct aj_store *s, const struct aj_sandbox_rec *r,
 {
 	sqlite3_stmt *st = prep(s, "INSERT INTO sandboxes (" SB_COLS ") VALUES (?1, ?2, ?3, ?4, "
 				   "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-				   "?18, ?19, ?20)",
+				   "?18, ?19, ?20, ?21, ?22)",
 				err);
 
 	if (!st)
 		return -1;
 	bind_sandbox(st, r);
 	if (run(s, st, "add the sandbox", err) < 0) {
-		if (err && err->errnum == EEXIST)
+		/* The only constraint on a new row's columns is the unique name. */
+		if (err && err->errnum == EEXIST) {
 			aj_err_set(err, AJ_LAYER_STATE, EEXIST, "a sandbox named \"%s\" already exists",
 				   r->name);
+			aj_err_class(err, AJ_ERRC_EXISTS);
+		}
 		return -1;
 	}
 	for (size_t i = 0; i < r->labels.n; i++) {
@@ -365,8 +378,10 @@ int aj_store_sandbox_get(struct aj_store *s, const char *ref, const char *owner,
 	if (rc == SQLITE_ROW)
 		read_sandbox(st, out);
 	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE)
-		return aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no sandbox \"%s\"", ref);
+	if (rc == SQLITE_DONE) {
+		aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no sandbox \"%s\"", ref);
+		return aj_err_class(err, AJ_ERRC_NOT_FOUND);
+	}
 	if (rc != SQLITE_ROW)
 		return db_error(s, err, "read the sandbox");
 	if (load_sandbox_lists(s, out, err) < 0) {
@@ -440,8 +455,8 @@ int aj_store_sandbox_update(struct aj_store *s, const struct aj_sandbox_rec *r,
 		   "generation = ?6, created_ms = ?7, updated_ms = ?8, started_ms = ?9, "
 		   "stopped_ms = ?10, last_active_ms = ?11, idle_timeout_ms = ?12, idle_action "
 		   "= ?13, max_lifetime_ms = ?14, retention_ms = ?15, base_snapshot = ?16, "
-		   "supervisor_pid = ?17, supervisor_start = ?18, socket = ?19, error = ?20 "
-		   "WHERE id = ?1",
+		   "supervisor_pid = ?17, supervisor_start = ?18, socket = ?19, error = ?20, "
+		   "base_depth = ?21, lifetime_action = ?22 WHERE id = ?1",
 		err);
 
 	if (!st)
@@ -449,8 +464,10 @@ int aj_store_sandbox_update(struct aj_store *s, const struct aj_sandbox_rec *r,
 	bind_sandbox(st, r);
 	if (run(s, st, "update the sandbox", err) < 0)
 		return -1;
-	if (sqlite3_changes(s->db) == 0)
-		return aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no sandbox \"%s\"", r->id);
+	if (sqlite3_changes(s->db) == 0) { /* removed meanwhile */
+		aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no sandbox \"%s\"", r->name);
+		return aj_err_class(err, AJ_ERRC_NOT_FOUND);
+	}
 	return save_stack(s, "sandbox", r->id, &r->layers, err);
 }
 
@@ -541,10 +558,12 @@ int aj_store_snapshot_insert(struct aj_store *s, const struct aj_snapshot_rec *r
 	sqlite3_bind_int64(st, 7, r->retention_ms);
 	sqlite3_bind_int64(st, 8, r->size_bytes);
 	if (run(s, st, "add the snapshot", err) < 0) {
-		if (err && err->errnum == EEXIST)
+		if (err && err->errnum == EEXIST) {
 			aj_err_set(err, AJ_LAYER_STATE, EEXIST, "a snapshot named \"%s\" already "
 								"exists",
 				   r->name);
+			aj_err_class(err, AJ_ERRC_EXISTS);
+		}
 		return -1;
 	}
 	return save_stack(s, "snapshot", r->id, &r->layers, err);
@@ -567,8 +586,10 @@ int aj_store_snapshot_get(struct aj_store *s, const char *ref, const char *owner
 	if (rc == SQLITE_ROW)
 		read_snapshot(st, out);
 	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE)
-		return aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no snapshot \"%s\"", ref);
+	if (rc == SQLITE_DONE) {
+		aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no snapshot \"%s\"", ref);
+		return aj_err_class(err, AJ_ERRC_NOT_FOUND);
+	}
 	if (rc != SQLITE_ROW)
 		return db_error(s, err, "read the snapshot");
 	if (load_snapshot_layers(s, out, err) < 0) {
@@ -650,10 +671,13 @@ int aj_store_snapshot_delete(struct aj_store *s, const char *id, struct aj_err *
 int aj_store_snapshot_users(struct aj_store *s, const char *id, struct aj_strv *names,
 			    struct aj_err *err)
 {
+	/* The snapshot's own source is no user: a snapshot of a stopped sandbox puts the layer on
+	 * the source's stack too, and the stack keeps the layer when the snapshot goes. */
 	return load_strv(s, "SELECT DISTINCT sb.name FROM sandboxes sb JOIN stacks st ON "
 			    "st.kind = 'sandbox' AND st.owner_id = sb.id WHERE st.layer_id = (SELECT "
 			    "layer_id FROM stacks WHERE kind = 'snapshot' AND owner_id = ?1 ORDER "
-			    "BY position DESC LIMIT 1) ORDER BY sb.name",
+			    "BY position DESC LIMIT 1) AND sb.id NOT IN (SELECT source FROM snapshots "
+			    "WHERE id = ?1) ORDER BY sb.name",
 			 id, NULL, names, err);
 }
 
@@ -734,6 +758,49 @@ int aj_store_sandbox_drop_layer(struct aj_store *s, const char *sandbox, const c
 	return run(s, st, "drop a layer from a stack", err);
 }
 
+int aj_store_layer_get(struct aj_store *s, const char *id, char *state, size_t len,
+		       struct aj_err *err)
+{
+	sqlite3_stmt *st = prep(s, "SELECT state FROM layers WHERE id = ?1", err);
+	int rc;
+
+	if (!st)
+		return -1;
+	bind_text(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		col_copy(st, 0, state, len);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(s, err, "read a layer");
+	return rc == SQLITE_ROW;
+}
+
+int aj_store_layer_snapshots(struct aj_store *s, const char *layer, struct aj_strv *ids,
+			     struct aj_err *err)
+{
+	return load_strv(s, "SELECT DISTINCT owner_id FROM stacks WHERE kind = 'snapshot' AND "
+			    "layer_id = ?1 ORDER BY owner_id",
+			 layer, NULL, ids, err);
+}
+
+int aj_store_layer_delete_unused(struct aj_store *s, const char *id, bool *deleted,
+				 struct aj_err *err)
+{
+	sqlite3_stmt *st = prep(s, "DELETE FROM layers WHERE id = ?1 AND state = 'ready' AND id "
+				   "NOT IN (SELECT layer_id FROM stacks)",
+				err);
+
+	*deleted = false;
+	if (!st)
+		return -1;
+	bind_text(st, 1, id);
+	if (run(s, st, "delete a layer", err) < 0)
+		return -1;
+	*deleted = sqlite3_changes(s->db) > 0;
+	return 0;
+}
+
 int aj_store_layer_delete(struct aj_store *s, const char *id, struct aj_err *err)
 {
 	sqlite3_stmt *st = prep(s, "DELETE FROM layers WHERE id = ?1", err);
@@ -742,6 +809,32 @@ int aj_store_layer_delete(struct aj_store *s, const char *id, struct aj_err *err
 		return -1;
 	bind_text(st, 1, id);
 	return run(s, st, "delete a layer", err);
+}
+
+/* ---- restore intents ------------------------------------------------------------------- */
+
+/* Kept in the stacks table under their own kind: a layer an intent names is then "used"
+ * (aj_store_layers_unused) and cannot be removed under a restore that needs it. */
+int aj_store_restore_intent_set(struct aj_store *s, const char *sandbox_id,
+				const struct aj_strv *layers, struct aj_err *err)
+{
+	return save_stack(s, "restore", sandbox_id, layers, err);
+}
+
+int aj_store_restore_intent_get(struct aj_store *s, const char *sandbox_id,
+				struct aj_strv *layers, struct aj_err *err)
+{
+	return load_strv(s, "SELECT layer_id FROM stacks WHERE kind = 'restore' AND owner_id = ?1 "
+			    "ORDER BY position",
+			 sandbox_id, NULL, layers, err);
+}
+
+int aj_store_restore_intents(struct aj_store *s, struct aj_strv *sandbox_ids,
+			     struct aj_err *err)
+{
+	return load_strv(s, "SELECT DISTINCT owner_id FROM stacks WHERE kind = 'restore' ORDER BY "
+			    "owner_id",
+			 NULL, NULL, sandbox_ids, err);
 }
 
 /* ---- events --------------------------------------------------------------------------- */

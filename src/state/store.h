@@ -35,12 +35,17 @@ struct aj_sandbox_rec {
 	int64_t idle_timeout_ms;  /* 0: none */
 	char idle_action[8];      /* "pause" or "stop" */
 	int64_t max_lifetime_ms;  /* 0: none */
+	char lifetime_action[8];  /* at max_lifetime: "stop" (default) or "pause" */
 	int64_t retention_ms;     /* stopped sandboxes are deleted after this; 0: kept */
 	char base_snapshot[33];
 	int64_t supervisor_pid;
 	int64_t supervisor_start; /* start time of that pid, to detect pid reuse */
 	char socket[256];
 	char error[512];
+	/* How many layers at the bottom of `layers` are the sandbox's base, the stack it was made
+	 * or last restored with (diff compares with it); -1: not recorded (made by an older
+	 * agentjail), derived from base_snapshot. */
+	int64_t base_depth;
 	struct aj_strv labels; /* "key=value" */
 	struct aj_strv layers; /* lower layers, bottom first */
 };
@@ -94,7 +99,8 @@ int aj_store_snapshot_list(struct aj_store *s, const char *owner, struct aj_snap
 int aj_store_snapshot_set_state(struct aj_store *s, const char *id, const char *state,
 				int64_t size_bytes, struct aj_err *err);
 int aj_store_snapshot_delete(struct aj_store *s, const char *id, struct aj_err *err);
-/* Sandboxes (not deleted) whose stack includes the snapshot's top layer: in use. */
+/* Sandboxes (not deleted) whose stack includes the snapshot's top layer, but its source: in
+ * use. */
 int aj_store_snapshot_users(struct aj_store *s, const char *id, struct aj_strv *sandbox_names,
 			    struct aj_err *err);
 void aj_snapshot_rec_free(struct aj_snapshot_rec *r);
@@ -108,6 +114,16 @@ int aj_store_layer_set_state(struct aj_store *s, const char *id, const char *sta
 /* Ready layers referenced by no sandbox or snapshot stack. */
 int aj_store_layers_unused(struct aj_store *s, struct aj_strv *ids, struct aj_err *err);
 int aj_store_layer_delete(struct aj_store *s, const char *id, struct aj_err *err);
+/* Deletes the layer's record if it is ready and no stack references it, in one statement: a
+ * stack made meanwhile keeps it. *deleted says whether it was. */
+int aj_store_layer_delete_unused(struct aj_store *s, const char *id, bool *deleted,
+				 struct aj_err *err);
+/* A layer's state into `state`: 1 if the layer is known, 0 if not, -1 on error. */
+int aj_store_layer_get(struct aj_store *s, const char *id, char *state, size_t len,
+		       struct aj_err *err);
+/* Ids of snapshots whose stack holds the layer. */
+int aj_store_layer_snapshots(struct aj_store *s, const char *layer, struct aj_strv *ids,
+			     struct aj_err *err);
 int aj_store_layers_in_state(struct aj_store *s, const char *state, struct aj_strv *ids,
 			     struct aj_err *err);
 /* Ids of sandboxes whose stack holds the layer. */
@@ -116,6 +132,17 @@ int aj_store_layer_sandboxes(struct aj_store *s, const char *layer, struct aj_st
 /* Takes the layer out of a sandbox's stack (undoing an interrupted snapshot). */
 int aj_store_sandbox_drop_layer(struct aj_store *s, const char *sandbox, const char *layer,
 				struct aj_err *err);
+
+/* An in-place restore in progress (manager/snapshot.c): the layer stack the sandbox is being
+ * given, recorded before its files change. Setting an empty stack clears it; get yields an
+ * empty one when there is none. Its layers count as used while it lasts. */
+int aj_store_restore_intent_set(struct aj_store *s, const char *sandbox_id,
+				const struct aj_strv *layers, struct aj_err *err);
+int aj_store_restore_intent_get(struct aj_store *s, const char *sandbox_id,
+				struct aj_strv *layers, struct aj_err *err);
+/* Ids of the sandboxes with a restore intent. */
+int aj_store_restore_intents(struct aj_store *s, struct aj_strv *sandbox_ids,
+			     struct aj_err *err);
 
 /* Events: appended by supervisors and verbs, read by `agentjail events`. */
 int aj_store_event_add(struct aj_store *s, const char *sandbox_id, const char *type,

@@ -22,12 +22,18 @@
 
 enum { K_EXEC, K_FILE, K_PTY };
 
+/* Answers carry the id of the request they answer (c->cur_rid, set while that request or
+ * init's answer to it is handled), so that a client never takes a late answer to one request
+ * for the answer to the next. Events carry none. */
 static void reply(struct conn *c, json_t *msg, const int *fds, size_t nfds)
 {
-	if (c)
-		aj_conn_send(c, msg, fds, nfds);
-	else
+	if (!c) {
 		json_decref(msg);
+		return;
+	}
+	if (c->cur_rid && !json_object_get(msg, "event"))
+		json_object_set_new(msg, "rid", json_integer((json_int_t)c->cur_rid));
+	aj_conn_send(c, msg, fds, nfds);
 }
 
 void aj_persist_reply(struct conn *c, json_t *msg, const int *fds, size_t nfds)
@@ -60,6 +66,7 @@ static struct pending *add_pending(struct persist *p, struct conn *c, int op, in
 	q->op = op;
 	q->kind = kind;
 	q->owner = c;
+	q->rid = c ? c->cur_rid : 0;
 	q->keep_fd = -1;
 	q->next = p->pendings;
 	p->pendings = q;
@@ -278,13 +285,15 @@ static void on_started(struct persist *p, struct pending *q, const struct aj_ini
 	json_t *argv = json_object_get(q->ctx, "argv");
 
 	if (h->err) {
+		bool chdir_failed = h->arg == AJ_ISTAGE_CHDIR, missing = h->err == ENOENT;
 		reply(q->owner,
 		      json_pack("{s:b, s:{s:s, s:s, s:i}, s:i}", "ok", 0, "error", "layer", "exec",
 				"message",
-				h->err == ENOENT ? "command not found inside the sandbox"
-						 : "cannot execute the command inside the sandbox",
+				chdir_failed ? "cannot use the working directory inside the sandbox"
+				: missing    ? "command not found inside the sandbox"
+					     : "cannot execute the command inside the sandbox",
 				"errno", h->err, "exit_code",
-				h->err == ENOENT ? AJ_EXIT_NOTFOUND : AJ_EXIT_NOEXEC),
+				missing && !chdir_failed ? AJ_EXIT_NOTFOUND : AJ_EXIT_NOEXEC),
 		      NULL, 0);
 		return;
 	}
@@ -451,6 +460,8 @@ static void file_op(struct persist *p, struct conn *c, const char *op, json_t *r
 
 static void on_done(struct pending *q, const struct aj_init_hdr *h, int fd)
 {
+	json_t *ok;
+
 	if (h->err) {
 		struct aj_err err;
 		aj_err_set(&err, AJ_LAYER_IO, h->err, "inside the sandbox");
@@ -459,9 +470,72 @@ static void on_done(struct pending *q, const struct aj_init_hdr *h, int fd)
 			close(fd);
 		return;
 	}
-	reply(q->owner, json_pack("{s:b}", "ok", 1), fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
+	ok = json_pack("{s:b}", "ok", 1);
+	if (q->op == AJ_IOP_WATCH)
+		json_object_set_new(ok, "wd", json_integer(h->arg));
+	reply(q->owner, ok, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
 	if (fd >= 0)
 		close(fd);
+}
+
+/* An inotify watch on a directory inside, added by init as the sandbox user (initproto.h);
+ * the client passes the instance to add to, or gets a new one. */
+static void watch_op(struct persist *p, struct conn *c, json_t *req, int *fds, size_t nfds)
+{
+	const char *path = json_string_value(json_object_get(req, "path"));
+	struct aj_init_hdr h;
+	struct pending *q;
+
+	if (p->paused || !path || path[0] != '/' || strlen(path) > 4095 || nfds > 1) {
+		close_fds(fds, nfds);
+		if (p->paused)
+			reply_err(c, AJ_LAYER_STATE, EAGAIN, "the sandbox is paused");
+		else
+			reply_err(c, AJ_LAYER_USAGE, EINVAL,
+				  "watch: expected an absolute \"path\" and at most one descriptor");
+		return;
+	}
+	q = add_pending(p, c, AJ_IOP_WATCH, K_FILE);
+	if (!q) {
+		close_fds(fds, nfds);
+		reply_err(c, AJ_LAYER_INTERNAL, ENOMEM, "out of memory");
+		return;
+	}
+	memset(&h, 0, sizeof h);
+	h.op = AJ_IOP_WATCH;
+	h.id = q->id;
+	h.flags = (uint32_t)json_integer_value(json_object_get(req, "mask"));
+	h.len = (uint32_t)strlen(path) + 1;
+	if (aj_init_send(p->sb.ctl_fd, &h, path, fds, nfds) < 0) {
+		free_pending(take_pending(p, q->id));
+		reply_err(c, AJ_LAYER_PROCESS, errno, "forward to the sandbox's init");
+	}
+	close_fds(fds, nfds);
+}
+
+/* Written to the store at once: a supervisor killed after answering leaves the new lifetime
+ * to the record (and so to the next start). */
+static void lifetime_op(struct persist *p, struct conn *c, json_t *req)
+{
+	json_t *v = json_object_get(req, "max_lifetime_ms");
+	int64_t old = p->rec.max_lifetime_ms;
+	struct aj_err err;
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0) {
+		reply_err(c, AJ_LAYER_USAGE, EINVAL,
+			  "lifetime: \"max_lifetime_ms\" must be a non-negative integer");
+		return;
+	}
+	p->rec.max_lifetime_ms = json_integer_value(v);
+	p->rec.updated_ms = (int64_t)aj_now_realtime_ms();
+	if (aj_persist_save(p, &err) < 0) {
+		p->rec.max_lifetime_ms = old;
+		reply(c, aj_ctl_error(&err), NULL, 0);
+		return;
+	}
+	aj_persist_event(p, "lifetime", json_pack("{s:I}", "max_lifetime_ms",
+						  (json_int_t)p->rec.max_lifetime_ms));
+	reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
 }
 
 void aj_persist_on_init(evutil_socket_t fd, short what, void *arg)
@@ -488,12 +562,16 @@ void aj_persist_on_init(evutil_socket_t fd, short what, void *arg)
 			close_fds(&got, got >= 0);
 			continue;
 		}
+		if (q->owner)
+			q->owner->cur_rid = q->rid;
 		if (q->kind == K_PTY)
 			on_pty(p, q, &h, got);
 		else if (h.op == AJ_IOP_STARTED)
 			on_started(p, q, &h);
 		else
 			on_done(q, &h, got);
+		if (q->owner)
+			q->owner->cur_rid = 0;
 		free_pending(q);
 	}
 	if (errno == EPIPE)
@@ -543,14 +621,30 @@ static void do_exec_request(struct persist *p, struct conn *c, json_t *req, int 
 		reply(c, aj_ctl_error(&err), NULL, 0);
 }
 
+static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_t *req, int *fds,
+			size_t nfds);
+
 void aj_persist_dispatch(struct persist *p, struct conn *c, json_t *req, int *fds, size_t nfds)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
-	struct aj_err err;
 
 	aj_persist_touch(p);
+	c->cur_rid = (uint64_t)json_integer_value(json_object_get(req, "rid"));
+	dispatch_op(p, c, op, req, fds, nfds);
+	c->cur_rid = 0;
+}
+
+static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_t *req, int *fds,
+			size_t nfds)
+{
+	struct aj_err err;
+
 	if (op && !strcmp(op, "exec")) {
 		do_exec_request(p, c, req, fds, nfds);
+		return;
+	}
+	if (op && !strcmp(op, "watch")) {
+		watch_op(p, c, req, fds, nfds);
 		return;
 	}
 	close_fds(fds, nfds);
@@ -582,6 +676,8 @@ void aj_persist_dispatch(struct persist *p, struct conn *c, json_t *req, int *fd
 			p->pause_lease = pause && json_is_true(json_object_get(req, "lease")) ? c : NULL;
 			reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
 		}
+	} else if (!strcmp(op, "lifetime")) {
+		lifetime_op(p, c, req);
 	} else if (!strcmp(op, "stop")) {
 		reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
 		aj_persist_stop(p, "stop requested");

@@ -14,6 +14,7 @@
 
 #include "common/cleanup.h"
 #include "common/util.h"
+#include "egress/egress.h"
 #include "sandbox/features.h"
 #include "sandbox/initproto.h"
 #include "supervisor/procs.h"
@@ -177,7 +178,9 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 		}
 	}
 	io.in = io.out = io.err = devnull;
-	if (aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0) {
+	/* network.mode "proxy": secrets read and the CA made before the sandbox's /etc is. */
+	if ((p->plan.egress.on && aj_egress_new(&p->plan, &p->egress, err) < 0) ||
+	    aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0) {
 		close(devnull);
 		return -1;
 	}
@@ -231,6 +234,17 @@ static void mark_stopped(struct persist *p, const char *reason, bool failed)
 	}
 }
 
+int aj_persist_save(struct persist *p, struct aj_err *err)
+{
+	if (aj_store_begin(p->store, err) < 0)
+		return -1;
+	if (aj_store_sandbox_update(p->store, &p->rec, err) < 0) {
+		aj_store_rollback(p->store);
+		return -1;
+	}
+	return aj_store_commit(p->store, err);
+}
+
 int aj_persist_set_paused(struct persist *p, bool paused, struct aj_err *err)
 {
 	if (!p->have_cg)
@@ -282,6 +296,27 @@ static void on_term(evutil_socket_t fd, short what, void *arg)
 	aj_persist_stop(arg, "stopped by a signal to the supervisor");
 }
 
+/* The maximum lifetime ends the sandbox's compute: stopped, or with lifetime_action "pause"
+ * frozen (once; it stays paused until someone extends the lifetime and resumes it). Where the
+ * freezer is missing the pause fails and the sandbox is stopped: the lifetime bounds the
+ * sandbox's resources either way. */
+static void lifetime_reached(struct persist *p)
+{
+	struct aj_err err;
+	bool pause = !strcmp(p->rec.lifetime_action, "pause");
+
+	if (pause && p->paused)
+		return;
+	aj_persist_event(p, "limit", json_pack("{s:s, s:s}", "limit", "max_lifetime", "action",
+					       pause ? "pause" : "stop"));
+	if (pause && aj_persist_set_paused(p, true, &err) == 0)
+		return;
+	if (pause)
+		fprintf(stderr, "agentjail: supervisor: pause at the maximum lifetime: %s; stopping\n",
+			err.msg);
+	aj_persist_stop(p, "maximum lifetime reached");
+}
+
 /* Idle timeout and maximum lifetime, checked once a second. Idle means: no request from any
  * client and no command attached to a client; background commands do not keep a sandbox
  * awake. */
@@ -298,8 +333,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		attached = attached || e->owner || aj_procs_followed(e);
 	if (p->rec.max_lifetime_ms &&
 	    now >= (uint64_t)(p->rec.started_ms + p->rec.max_lifetime_ms)) {
-		aj_persist_event(p, "limit", json_pack("{s:s}", "limit", "max_lifetime"));
-		aj_persist_stop(p, "maximum lifetime reached");
+		lifetime_reached(p);
 		return;
 	}
 	if (!p->rec.idle_timeout_ms || p->paused || attached ||
@@ -321,6 +355,11 @@ static int add_event(struct persist *p, struct event **ev, int fd, short what,
 	return 0;
 }
 
+static void emit_egress(void *arg, const char *event, json_t *fields)
+{
+	aj_persist_event(arg, event, fields);
+}
+
 static int setup_loop(struct persist *p, struct aj_err *err)
 {
 	struct timeval tick = {TICK_SECONDS, 0};
@@ -339,6 +378,10 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 	p->ev_flush = event_new(p->base, -1, 0, flush_events, p);
 	if (!p->ev_flush)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event loop");
+	/* The proxy takes over the listening socket the sandbox's child made. */
+	if (p->egress && aj_egress_start(p->egress, p->base, aj_steal_fd(&p->sb.proxy_fd),
+					 emit_egress, p, err) < 0)
+		return -1;
 	return 0;
 }
 
@@ -371,6 +414,9 @@ static void teardown(struct persist *p)
 		p->cg.env->ops->freeze(&p->cg, false, NULL);
 	aj_sandbox_kill(&p->sb);
 	aj_sandbox_release(&p->sb);
+	/* After the sandbox: no new connection can come; open ones end with their events. */
+	aj_egress_free(p->egress);
+	p->egress = NULL;
 	if (p->have_cg) {
 		p->cg.env->ops->kill_all(&p->cg, NULL);
 		p->cg.env->ops->destroy(&p->cg, NULL);

@@ -24,6 +24,7 @@ struct persist;
 
 struct outmsg;
 struct pevent;
+struct aj_egress; /* egress/egress.h */
 
 struct conn {
 	struct persist *p;
@@ -32,6 +33,7 @@ struct conn {
 	struct outmsg *qhead, *qtail; /* messages the client could not take yet, in order */
 	size_t qbytes;
 	bool dead; /* sending failed: freed from its read event */
+	uint64_t cur_rid; /* id of the request being answered (see control.c's reply) */
 	struct conn *next;
 };
 
@@ -60,6 +62,7 @@ struct pending {
 	int kind;     /* what to do with the answer, see control.c */
 	json_t *ctx;  /* request details kept for the answer */
 	struct proc_io *io; /* spawn: stdio prepared for the command */
+	uint64_t rid;       /* the client's request id, for the answer */
 	struct pending *next;
 };
 
@@ -75,6 +78,7 @@ struct persist {
 	struct aj_cgroup_guard guard; /* removes cg if this supervisor is killed */
 	bool have_cg;
 	struct aj_sandbox sb;
+	struct aj_egress *egress; /* network.mode "proxy" (src/egress/) */
 	struct event_base *base;
 	int listen_fd;
 	char sock_path[256];
@@ -110,6 +114,8 @@ void aj_conn_send(struct conn *c, json_t *msg, const int *fds, size_t nfds);
 /* persist.c */
 void aj_persist_stop(struct persist *p, const char *reason);
 int aj_persist_set_paused(struct persist *p, bool paused, struct aj_err *err);
+/* Writes p->rec to the store in one transaction. */
+int aj_persist_save(struct persist *p, struct aj_err *err);
 void aj_persist_event(struct persist *p, const char *type, json_t *data);
 void aj_persist_touch(struct persist *p);
 

@@ -55,6 +55,7 @@ struct proc_io {
 	json_t *exit_ev;         /* once ended */
 	uint64_t ended_ms;
 	json_t *argv;
+	json_t *meta;            /* the client's own data about the command, returned by procs */
 	char tag[128];
 	uint64_t started_ms;
 };
@@ -71,6 +72,7 @@ static struct proc_io *io_new(struct persist *p, json_t *req)
 	io->out[0] = io->out[1] = io->in = -1;
 	io->cap = p->pol.limits.output_bytes;
 	io->argv = json_incref(json_object_get(req, "argv"));
+	io->meta = json_incref(json_object_get(req, "meta"));
 	snprintf(io->tag, sizeof io->tag, "%s", json_string_value(json_object_get(req, "tag")) ?: "");
 	io->started_ms = aj_now_realtime_ms();
 	return io;
@@ -113,6 +115,7 @@ void aj_procs_io_free(struct proc_io *io)
 	}
 	json_decref(io->exit_ev);
 	json_decref(io->argv);
+	json_decref(io->meta);
 	free(io);
 }
 
@@ -398,6 +401,11 @@ void aj_procs_started(struct persist *p, struct exec_rec *e, struct pending *q)
 	aj_persist_event(p, "spawn", json_pack("{s:I, s:O, s:s}", "exec", (json_int_t)e->id,
 					       "argv", io->argv ? io->argv : json_null(), "tag",
 					       io->tag));
+	/* Input given with the request goes in before anything else can. */
+	if (json_is_string(json_object_get(q->ctx, "input")) &&
+	    queue_input(io, json_string_value(json_object_get(q->ctx, "input")),
+			json_is_true(json_object_get(q->ctx, "input_eof")), NULL) < 0)
+		aj_persist_signal_exec(p, e->id, SIGKILL);
 }
 
 static void keep_done(struct persist *p, struct exec_rec *e)
@@ -579,6 +587,8 @@ json_t *aj_procs_describe(const struct exec_rec *e)
 
 	if (io->exit_ev)
 		json_object_set(j, "exit", io->exit_ev);
+	if (io->meta)
+		json_object_set(j, "meta", io->meta);
 	return j;
 }
 

@@ -4,9 +4,11 @@
  * path); both are started by init the same way.
  *
  * Control operations (JSON over the control socket; ids are the exec ids of `exec`):
- *   spawn   {argv, env?, cwd?, tty?, rows?, cols?, stdin?, timeout_ms?, tag?, attach?}
+ *   spawn   {argv, env?, cwd?, tty?, rows?, cols?, stdin?, timeout_ms?, tag?, attach?, meta?}
  *           -> {ok, exec, pid}. stdin: keep a writable stdin (else /dev/null). timeout_ms:
  *           absent = the policy's timeout, 0 = none. attach: this connection follows it.
+ *           meta: any JSON the client keeps with the command (E2B's process config), shown
+ *           by procs.
  *   attach  {exec, from?} -> {ok, exec, running, offset}; then the retained output from byte
  *           offset `from` (default: none, only what comes next), then live output, then exit.
  *   detach  {exec}

@@ -74,6 +74,8 @@ json_t *aj_run_report(const struct aj_plan *plan, const struct aj_run_result *re
 						"added", res->changes.added, "modified",
 						res->changes.modified, "deleted", res->changes.deleted)
 				    : json_null());
+	json_object_set_new(r, "egress",
+			    res->have_egress ? aj_egress_stats_json(&res->egress) : json_null());
 	json_object_set_new(r, "plan", plan ? aj_plan_to_json(plan) : json_null());
 	return r;
 }

@@ -14,10 +14,13 @@
 #include <unistd.h>
 
 #include "cgroup/guard.h"
+#include "common/cleanup.h"
 #include "common/trace.h"
 #include "common/units.h"
 #include "common/util.h"
+#include "egress/egress.h"
 #include "sandbox/launch.h"
+#include "sandbox/tier_landlock.h"
 #include "sandbox/userns.h"
 #include "supervisor/events.h"
 #include "supervisor/gitwatch.h"
@@ -42,6 +45,7 @@ struct run_ctx {
 	struct aj_gitwatch git;
 	bool have_cg;
 	struct aj_events ev;
+	struct aj_egress *egress; /* network.mode "proxy" */
 	struct event_base *base;
 	struct stream streams[2];
 	struct aj_stdin in;
@@ -114,11 +118,20 @@ static void maybe_done(struct run_ctx *c)
 		event_base_loopbreak(c->base);
 }
 
+/* The landlock tier has no pid namespace whose end takes every process along: the
+ * supervisor, their last subreaper, finds and kills them (sparing its cgroup guard). */
+static void kill_tree(struct run_ctx *c)
+{
+	if (c->plan->tier == AJ_TIER_LANDLOCK)
+		aj_tier_landlock_kill(c->guard.pid);
+}
+
 static void kill_sandbox(struct run_ctx *c)
 {
 	aj_sandbox_kill(&c->sb);
 	if (c->have_cg)
 		c->cg.env->ops->kill_all(&c->cg, NULL);
+	kill_tree(c);
 }
 
 static void hit(struct run_ctx *c, unsigned which, json_t *details)
@@ -211,6 +224,8 @@ static void on_init_exit(evutil_socket_t fd, short what, void *arg)
 	waitpid(c->sb.pid, NULL, 0);
 	c->sb.pid = 0;
 	c->init_gone = true;
+	/* A daemon left by the command may hold the output pipes open. */
+	kill_tree(c);
 	maybe_done(c);
 }
 
@@ -328,6 +343,11 @@ static int add_event(struct run_ctx *c, struct event **slot, int fd, short what,
 	return 0;
 }
 
+static void emit_egress(void *arg, const char *event, json_t *fields)
+{
+	aj_events_emit(arg, event, fields);
+}
+
 static int run_loop(struct run_ctx *c, struct aj_err *err)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
@@ -364,6 +384,10 @@ static int run_loop(struct run_ctx *c, struct aj_err *err)
 	}
 	if (aj_gitwatch_attach(&c->git, c->base, err) < 0)
 		goto out;
+	/* The proxy takes over the listening socket the sandbox's child made. */
+	if (c->egress && aj_egress_start(c->egress, c->base, aj_steal_fd(&c->sb.proxy_fd),
+					 emit_egress, &c->ev, err) < 0)
+		goto out;
 	if (timeout)
 		arm_hard_timeout(c->sb.pidfd, timeout + 50);
 	event_base_dispatch(c->base);
@@ -382,6 +406,13 @@ out:
 	if (c->in_write)
 		event_free(c->in_write);
 	c->in_read = c->in_write = NULL;
+	/* Last on the loop, while it still exists: open proxy connections end with their
+	 * events, and the counters are final. */
+	if (c->egress) {
+		aj_egress_stop(c->egress);
+		aj_egress_get_stats(c->egress, &c->res->egress);
+		c->res->have_egress = true;
+	}
 	event_base_free(c->base);
 	return r;
 }
@@ -521,6 +552,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	    (plan->git_dir && !plan->had_commondir &&
 	     aj_gitwatch_open(&c.git, plan->git_dir, &c.ev, &err) < 0) ||
 	    (aj_trace("cgroup created"), 0) ||
+	    (plan->egress.on && aj_egress_new(plan, &c.egress, &err) < 0) ||
 	    aj_sandbox_start(plan, &io, c.have_cg ? &c.cg : NULL, &c.sb, &ready, &err) < 0) {
 		fail(&c, &err);
 		goto out;
@@ -562,9 +594,12 @@ out:
 			close(io.err);
 	}
 	aj_sandbox_kill(&c.sb);
+	kill_tree(&c);
 	aj_sandbox_release(&c.sb);
+	aj_tier_landlock_cleanup(plan);
 	aj_gitwatch_finish(&c.git);
 	aj_stdin_close(&c.in);
+	aj_egress_free(c.egress);
 	aj_events_close(&c.ev);
 }
 

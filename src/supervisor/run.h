@@ -11,6 +11,7 @@
 #include "cgroup/cgroup.h"
 #include "common/err.h"
 #include "policy/plan.h"
+#include "egress/egress.h"
 #include "supervisor/output.h"
 
 /* Exit codes (docs/cli.md). A command's own code passes through; these mean agentjail ended
@@ -55,6 +56,8 @@ struct aj_run_result {
 	struct aj_output out;
 	struct aj_cgroup_stats cg;
 	bool have_cg;
+	bool have_egress;
+	struct aj_egress_stats egress; /* network.mode "proxy" */
 	struct {
 		const char *id; /* set for runs with --overlay */
 		const char *action;

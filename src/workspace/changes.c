@@ -85,8 +85,10 @@ int aj_changes_open(const char *state, const char *id, struct aj_changeset *cs,
 	snprintf(cs->dir, sizeof cs->dir, "%s/changes/%s", state, id);
 	snprintf(path, sizeof path, "%s/meta.json", cs->dir);
 	m = json_load_file(path, 0, &jerr);
-	if (!m)
-		return aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no change set \"%s\"", id);
+	if (!m) {
+		aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no change set \"%s\"", id);
+		return aj_err_class(err, AJ_ERRC_NOT_FOUND);
+	}
 	json_int_t created = 0, code = -1;
 	if (json_unpack(m, "{s:s, s?I, s?I}", "workspace", &ws, "created_ms", &created,
 			"exit_code", &code) < 0) {

@@ -5,8 +5,10 @@
  *   layers/<id>/                an immutable layer
  *   layers/.tmp-<id>/           a layer being written; renamed into place when complete, so a
  *                               crash leaves at most a .tmp directory that gc removes
+ *   layers/.lock-<id>           flocked by whoever makes, settles or removes layer <id>
  *   sandboxes/<id>/upper/       the sandbox's writable layer
  *   sandboxes/<id>/work/        overlayfs' work directory
+ *   sandboxes/<id>/lock         flocked by whoever makes or changes the sandbox
  * Files inside layers keep the ids the sandbox sees (0..65535), whatever host id range the
  * sandbox runs under; agentjail maps them with idmapped mounts at start.
  */
@@ -36,6 +38,35 @@ int aj_ws_sandbox_remove(const char *state, const char *id, struct aj_err *err);
  * takes its place; otherwise the upper is copied (cost grows with the changed data). */
 int aj_ws_layer_from_upper(const char *state, const char *sandbox_id, const char *layer_id,
 			   bool move, uid_t uid, gid_t gid, uint64_t *bytes, struct aj_err *err);
+/* An in-place restore's files (manager/snapshot.c). set_aside renames the sandbox's upper to
+ * upper.old, the step that commits a restore on disk, and puts a fresh empty upper with the
+ * same owner in its place; run again after a crash it completes what is missing. */
+int aj_ws_upper_set_aside(const char *state, const char *sandbox_id, struct aj_err *err);
+bool aj_ws_upper_aside_exists(const char *state, const char *sandbox_id);
+int aj_ws_upper_drop_aside(const char *state, const char *sandbox_id, struct aj_err *err);
+/* Creates a sandbox's upper (owner and mode of `like_dir`, the layer its old upper became)
+ * and work directories where they are missing: the end of a snapshot or fork of a stopped
+ * sandbox that a crash interrupted after the upper was moved (manager/snapshot.c). */
+int aj_ws_sandbox_repair(const char *state, const char *id, const char *like_dir,
+			 struct aj_err *err);
+bool aj_ws_sandbox_has_upper(const char *state, const char *id);
+
+/* flock on the file at `path` (created if missing, with its directory if make_parent),
+ * released by the kernel if the holder dies; the descriptor, or -1 (errnum EWOULDBLOCK when
+ * !wait and someone holds it). A holder may unlink the file before closing it. */
+int aj_ws_lock_path(const char *path, bool make_parent, bool wait, struct aj_err *err);
+/* The lock on layers/.lock-<id>, held by the layer's creator from before its store record
+ * exists until it is ready or undone, and by whoever settles or removes it later (crash
+ * recovery, gc): a layer whose lock is free has nobody at work on it. unlock unlinks the file
+ * and closes fd (nothing if fd < 0). */
+int aj_ws_layer_lock(const char *state, const char *layer_id, bool wait, struct aj_err *err);
+void aj_ws_layer_unlock(const char *state, const char *layer_id, int fd);
+/* Ids named by the entries of <state>/<kind> ("layers": <id>, .tmp-<id>, .lock-<id>;
+ * "sandboxes": <id>), each once. */
+int aj_ws_dir_ids(const char *state, const char *kind, struct aj_strv *ids, struct aj_err *err);
+/* Removes layers/<id> and layers/.tmp-<id>. */
+int aj_ws_layer_discard(const char *state, const char *layer_id, struct aj_err *err);
+
 /* Merges `layers` (bottom first) into one new layer. */
 int aj_ws_layer_squash(const char *state, const struct aj_strv *layers, const char *layer_id,
 		       struct aj_err *err);
@@ -47,5 +78,16 @@ int aj_ws_layers_clean_tmp(const char *state, struct aj_err *err);
  * (added), 'M' (modified) or 'D' (deleted) and paths relative to the workspace root, sorted. */
 int aj_ws_diff(const char *upper_dir, const struct aj_strv *lower_dirs_top_first,
 	       int (*fn)(void *arg, char kind, const char *path), void *arg, struct aj_err *err);
+/* What a persistent sandbox changed since its base: `base_dirs` (bottom first) is the stack it
+ * started from, `own_dirs` (bottom first) the layers made on top of it since (snapshots and
+ * forks of it while stopped) and `upper_dir` its writable layer. Every path an own layer or
+ * the upper has is compared between the merged base and the merged final view: A (only in the
+ * final one), D (only in the base; below a directory that is gone, only the directory), M (in
+ * both, unless a directory in both); so is every path the layers below have in one of their
+ * directories, listed only if deleted (a whiteout or opaque directory hid it). Whiteouts and
+ * opaque directories count as overlayfs counts them. Paths relative to the root, sorted. */
+int aj_ws_diff_stack(const struct aj_strv *base_dirs, const struct aj_strv *own_dirs,
+		     const char *upper_dir, int (*fn)(void *arg, char kind, const char *path),
+		     void *arg, struct aj_err *err);
 
 #endif

@@ -72,7 +72,7 @@ run_case "bad count" 125 run --report "$R" --pids many -- true
 agentjail_error "bad count" policy '--pids: expected a non-negative whole number' '"many"'
 
 run_case "bad network mode" 125 run --report "$R" --network bridge -- true
-agentjail_error "bad network mode" usage '--network: expected none or host, got "bridge"'
+agentjail_error "bad network mode" usage '--network: expected none, host or proxy, got "bridge"'
 
 run_case "bad output action" 125 run --report "$R" --output-action drop -- true
 agentjail_error "bad output action" usage '--output-action: expected truncate or kill'

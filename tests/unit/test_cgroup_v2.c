@@ -175,6 +175,14 @@ static void freeze_and_kill(void)
 	sim_write(d, "cgroup.events", "populated 1\nfrozen 0\n");
 	CHECK(env.ops->freeze(&cg, false, &err) == 0 && strcmp(sim_read(d, "cgroup.freeze"), "0") == 0,
 	      "thaw writes 0 and returns once thawed");
+	CHECK(env.ops->freeze(&cg, true, &err) < 0 && err.layer == AJ_LAYER_CGROUP &&
+		      err.errnum == ETIMEDOUT && strstr(err.msg, "did not freeze") && strstr(err.msg, d),
+	      "a cgroup that does not report frozen within the wait is an error naming it");
+	CHECK_STR(sim_read(d, "cgroup.freeze"), "0",
+		  "a freeze that did not complete is undone (the cgroup is not left half frozen)");
+	sim_write(d, "cgroup.events", "");
+	CHECK(env.ops->freeze(&cg, true, &err) < 0 && strcmp(sim_read(d, "cgroup.freeze"), "0") == 0,
+	      "an unreadable cgroup.events is no success: the freeze fails and is undone");
 
 	CHECK(env.ops->kill_all(&cg, &err) == 0, "kill_all on an empty cgroup");
 	CHECK_STR(sim_read(d, "cgroup.kill"), "1", "kill_all uses cgroup.kill");

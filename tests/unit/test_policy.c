@@ -65,7 +65,7 @@ static void unknown_fields(void)
 {
 	refused("{\"bogus\": 1}", "bogus",
 		"unknown field (expected one of: version, preset, filesystem, cwd, user, "
-		"hostname, environment, network, limits, syscalls, allow_degraded)");
+		"hostname, environment, network, credentials, limits, syscalls, allow_degraded");
 	refused("{\"filesystem\": {\"workspace_mod\": \"rw\"}}", "filesystem.workspace_mod",
 		"unknown field (expected one of: workspace, workspace_mode, ");
 	refused("{\"filesystem\": {\"workspace_mod\": \"rw\"}}", "filesystem.workspace_mod",
@@ -74,7 +74,8 @@ static void unknown_fields(void)
 		"expected one of: uid, gid, name, home, shell");
 	refused("{\"environment\": {\"pass\": []}}", "environment.pass",
 		"expected one of: allow, set");
-	refused("{\"network\": {\"allow\": []}}", "network.allow", "expected one of: mode");
+	refused("{\"network\": {\"allow_hosts\": []}}", "network.allow_hosts",
+		"expected one of: mode, allow, deny, allow_private, max_connections, max_bytes");
 	refused("{\"limits\": {\"memroy\": 1}}", "limits.memroy",
 		"unknown field (expected one of: memory, pids, cpus, timeout, file_size, "
 		"open_files, output_bytes, output_action, tmpfs_size)");
@@ -103,9 +104,9 @@ static void wrong_types(void)
 	refused("{\"filesystem\": {\"workspace\": 1}}", "filesystem.workspace",
 		"expected a string, got an integer");
 	refused("{\"network\": {\"mode\": \"bridge\"}}", "network.mode",
-		"expected one of none, host, got \"bridge\"");
+		"expected one of none, host, proxy, got \"bridge\"");
 	refused("{\"network\": {\"mode\": true}}", "network.mode",
-		"expected one of none, host, got a boolean");
+		"expected one of none, host, proxy, got a boolean");
 	refused("{\"user\": {\"uid\": \"1000\"}}", "user.uid",
 		"expected a whole number from 0 to 65535, got a string");
 	refused("{\"user\": {\"uid\": 70000}}", "user.uid", "from 0 to 65535");
@@ -131,6 +132,7 @@ static void wrong_types(void)
 	refused("{\"preset\": 3}", "preset", "expected a string, got an integer");
 	refused("{\"limits\": {\"output_action\": \"drop\"}}", "limits.output_action",
 		"expected one of truncate, kill, got \"drop\"");
+	refused("{\"tier\": \"vm\"}", "tier", "expected one of namespaces, landlock, got \"vm\"");
 }
 
 static void quantities(void)
@@ -432,11 +434,13 @@ static void validation(void)
 		"\"network\" is not a layer that may be degraded");
 	invalid("{\"user\": {\"home\": \"/\"}}", "user.home: ", "other than \"/\"");
 
-	/* pids never needs it: without a pids cgroup RLIMIT_NPROC holds the limit. */
-	invalid("{\"allow_degraded\": [\"pids\"]}", "allow_degraded[0]: ",
-		"\"pids\" is not a layer that may be degraded");
+	/* The namespaces can be missing only in the landlock tier, which has none; pid-namespace
+	 * is never needed there (Landlock scoping and the subreaper hold its boundary). */
+	invalid("{\"allow_degraded\": [\"pid-namespace\"]}", "allow_degraded[0]: ",
+		"\"pid-namespace\" is not a layer that may be degraded");
 	p = validated("{\"allow_degraded\": [\"landlock\", \"landlock-net\", \"landlock-scope\", "
-		      "\"seccomp\", \"cgroup\", \"memory\", \"cpu\"]}",
+		      "\"seccomp\", \"cgroup\", \"memory\", \"cpu\", \"pids\", "
+		      "\"uts-namespace\", \"mount-namespace\", \"network-namespace\"]}",
 		      &r, &err);
 	CHECK(r == 0, "every degradable layer is accepted in allow_degraded");
 	aj_policy_free(&p);

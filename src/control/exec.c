@@ -1,0 +1,257 @@
+#include "control/exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control/client.h"
+#include "control/proto.h"
+#include "supervisor/run.h"
+
+#define START_TIMEOUT_MS 30000
+/* After the command ended, output still arriving (a background process holding the pipes)
+ * is read until the pipes have been quiet this many times DRAIN_POLL_MS in a row. */
+#define DRAIN_IDLE_ROUNDS 5
+#define DRAIN_POLL_MS 20
+
+static json_t *exec_request(const struct aj_exec_opts *o)
+{
+	json_t *argv = json_array(), *req;
+
+	for (const char *const *a = o->argv; a && *a; a++)
+		json_array_append_new(argv, json_string(*a));
+	req = json_pack("{s:s, s:o, s:O?, s:s?, s:I}", "op", "exec", "argv", argv, "env", o->env,
+			"cwd", o->cwd, "timeout_ms", (json_int_t)o->timeout_ms);
+	if (req && o->tty) {
+		json_object_set_new(req, "tty", json_true());
+		if (o->rows && o->cols)
+			json_object_update_new(req, json_pack("{s:i, s:i}", "rows", o->rows, "cols",
+							      o->cols));
+	}
+	return req;
+}
+
+static int start_tty(struct aj_exec *x, json_t *req, struct aj_err *err)
+{
+	int got[AJ_CTL_MAX_FDS];
+	size_t ngot = 0;
+	json_t *reply = NULL;
+
+	if (aj_ctl_call(x->ctl, req, NULL, 0, &reply, got, &ngot, START_TIMEOUT_MS, err) < 0)
+		return -1;
+	x->id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
+	json_decref(reply);
+	for (size_t i = 1; i < ngot; i++)
+		close(got[i]);
+	if (ngot == 0)
+		return aj_err_set(err, AJ_LAYER_EXEC, EPROTO, "the supervisor sent no terminal");
+	x->master = got[0];
+	x->in = x->master;
+	x->out[0] = dup(x->master);
+	if (x->out[0] < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "dup the terminal");
+	return 0;
+}
+
+static void close_pair(int p[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+}
+
+/* The command's ends of the pipes go to the supervisor (and on to init); ours stay here. */
+static int start_pipes(struct aj_exec *x, json_t *req, bool stdin_pipe, struct aj_err *err)
+{
+	int o[2] = {-1, -1}, e[2] = {-1, -1}, in[2] = {-1, -1}, fds[3];
+	json_t *reply = NULL;
+	int rc = -1;
+
+	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0 ||
+	    (stdin_pipe && pipe2(in, O_CLOEXEC) < 0)) {
+		aj_err_sys(err, AJ_LAYER_IO, "pipe");
+		goto out;
+	}
+	if (!stdin_pipe && (in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		aj_err_sys(err, AJ_LAYER_IO, "open \"/dev/null\"");
+		goto out;
+	}
+	fds[0] = in[0];
+	fds[1] = o[1];
+	fds[2] = e[1];
+	rc = aj_ctl_call(x->ctl, req, fds, 3, &reply, NULL, NULL, START_TIMEOUT_MS, err);
+	req = NULL; /* consumed */
+	if (rc == 0) {
+		x->id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
+		x->out[0] = o[0];
+		x->out[1] = e[0];
+		x->in = in[1];
+		o[0] = e[0] = in[1] = -1;
+	}
+	json_decref(reply);
+out:
+	json_decref(req);
+	close_pair(o);
+	close_pair(e);
+	close_pair(in);
+	return rc;
+}
+
+int aj_exec_start(struct aj_exec *x, int ctl, const struct aj_exec_opts *o, struct aj_err *err)
+{
+	json_t *req;
+
+	memset(x, 0, sizeof *x);
+	x->ctl = ctl;
+	x->out[0] = x->out[1] = x->in = x->master = -1;
+	if (!o->argv || !o->argv[0])
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: no command");
+	req = exec_request(o);
+	if (!req)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "exec: build the request");
+	return o->tty ? start_tty(x, req, err) : start_pipes(x, req, o->stdin_pipe, err);
+}
+
+static void take_exit(struct aj_exec *x, json_t *m)
+{
+	json_t *st = json_object_get(m, "status");
+	const char *limit = json_string_value(json_object_get(m, "limit"));
+
+	x->exited = true;
+	x->res.exit_code = (int)json_integer_value(json_object_get(m, "exit_code"));
+	snprintf(x->res.limit, sizeof x->res.limit, "%s", limit ? limit : "");
+	if (!strcmp(json_string_value(json_object_get(st, "kind")) ?: "", "signaled"))
+		x->res.signal = (int)json_integer_value(json_object_get(st, "signal"));
+	x->res.wall_ms = json_number_value(json_object_get(m, "wall_ms"));
+	x->res.cpu_ms = json_number_value(json_object_get(m, "cpu_ms"));
+}
+
+/* One message from the supervisor: our command's exit event, or something to skip (the
+ * answer to a signal request). Returns -1 once the supervisor is gone. */
+static int take_event(struct aj_exec *x)
+{
+	json_t *m = NULL;
+	int fds[AJ_CTL_MAX_FDS];
+	size_t n = 0;
+
+	if (aj_ctl_recv(x->ctl, &m, fds, &n, 0) < 0) {
+		if (errno == EAGAIN || errno == ETIMEDOUT || errno == EPROTO)
+			return 0;
+		if (!x->exited) {
+			x->exited = true;
+			x->res.lost = true;
+			x->res.exit_code = AJ_EXIT_ERROR;
+		}
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	if (json_object_get(m, "event") &&
+	    (uint64_t)json_integer_value(json_object_get(m, "exec")) == x->id)
+		take_exit(x, m);
+	json_decref(m);
+	return 0;
+}
+
+static int pump(struct aj_exec *x, int stream, const struct aj_exec_hooks *h)
+{
+	char buf[65536];
+	ssize_t n = read(x->out[stream], buf, sizeof buf);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n <= 0) /* EOF, or EIO from a terminal whose every other end closed */
+		return -1;
+	if (h->output)
+		h->output(h->arg, stream, buf, (size_t)n);
+	return 0;
+}
+
+int aj_exec_wait(struct aj_exec *x, const struct aj_exec_hooks *h)
+{
+	int idle_after_exit = 0, watch = h->on_watch ? h->watch_fd : -1, ctl = x->ctl;
+
+	while (!x->exited || idle_after_exit < DRAIN_IDLE_ROUNDS) {
+		struct pollfd p[4] = {{ctl, POLLIN, 0},
+				      {x->out[0], POLLIN, 0},
+				      {x->out[1], POLLIN, 0},
+				      {watch, POLLIN, 0}};
+		int r = poll(p, 4, x->exited ? DRAIN_POLL_MS : h->tick_ms > 0 ? h->tick_ms : -1);
+
+		idle_after_exit += r == 0 && x->exited;
+		if (r > 0 && p[0].revents && take_event(x) < 0)
+			ctl = -1; /* gone: its hang-up would wake every poll */
+		for (int i = 0; r > 0 && i < 2; i++)
+			if (p[1 + i].revents && pump(x, i, h) < 0) {
+				close(x->out[i]);
+				x->out[i] = -1;
+			}
+		if (r > 0 && p[3].revents && h->on_watch(h->arg, x) < 0)
+			watch = -1;
+		/* Also after a signal interrupted poll (r < 0, EINTR): the hook handles it. */
+		if (h->on_wake && h->on_wake(h->arg, x))
+			return 1;
+		if (x->exited && x->out[0] < 0 && x->out[1] < 0)
+			break;
+	}
+	return 0;
+}
+
+int aj_exec_signal(struct aj_exec *x, int sig)
+{
+	json_t *req = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec", (json_int_t)x->id,
+				"signal", sig);
+	int r = req ? aj_ctl_send(x->ctl, req, NULL, 0) : -1;
+
+	/* The answer arrives on the connection and is skipped by aj_exec_wait. */
+	json_decref(req);
+	return r;
+}
+
+void aj_exec_close(struct aj_exec *x)
+{
+	for (int i = 0; i < 2; i++)
+		if (x->out[i] >= 0)
+			close(x->out[i]);
+	if (x->in >= 0 && x->in != x->master)
+		close(x->in);
+	if (x->master >= 0)
+		close(x->master);
+	x->out[0] = x->out[1] = x->in = x->master = -1;
+}
+
+void aj_exec_capture_output(void *arg, int stream, const char *buf, size_t n)
+{
+	struct aj_exec_capture *c = arg;
+	size_t room = c->cap > c->len[stream] ? c->cap - c->len[stream] : 0;
+	size_t take = n < room ? n : room;
+	char *p;
+
+	c->total[stream] += n;
+	if (take < n)
+		c->truncated[stream] = true;
+	if (!take)
+		return;
+	p = realloc(c->data[stream], c->len[stream] + take + 1);
+	if (!p) {
+		c->oom = c->truncated[stream] = true;
+		return;
+	}
+	memcpy(p + c->len[stream], buf, take);
+	c->len[stream] += take;
+	p[c->len[stream]] = '\0';
+	c->data[stream] = p;
+}
+
+void aj_exec_capture_free(struct aj_exec_capture *c)
+{
+	for (int i = 0; i < 2; i++) {
+		free(c->data[i]);
+		c->data[i] = NULL;
+		c->len[i] = 0;
+	}
+}
