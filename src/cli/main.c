@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{"events", aj_cmd_events, "show a sandbox's events"},
 	{"gc", aj_cmd_gc, "apply retention, clean up after crashes"},
 	{"changes", aj_cmd_changes, "review, apply or discard what an --overlay run changed"},
+	{"mcp", aj_cmd_mcp, "serve MCP (shell and file tools) on stdio for one sandbox"},
 	{"features", aj_cmd_features, "show what this host can enforce"},
 	{"version", aj_cmd_version, "show the version"},
 };

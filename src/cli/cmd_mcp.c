@@ -1,0 +1,144 @@
+/* agentjail mcp [--state-dir DIR] NAME
+ * agentjail mcp --create [--name N] [--from SNAPSHOT] [--rm] [policy flags...]
+ *
+ * An MCP server on stdin/stdout bound to one persistent sandbox (src/mcp/). stdout carries
+ * protocol messages only: it is moved to a private descriptor first and fd 1 then points at
+ * stderr, so that nothing else this process (or a library) prints can corrupt the stream. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/policy_flags.h"
+#include "mcp/mcp.h"
+
+struct mcp_cli {
+	struct aj_cli cli;
+	struct aj_pflags pf;
+	const char *name, *from;
+	bool create, rm;
+};
+
+static int mcp_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
+{
+	struct mcp_cli *c = vctx;
+
+	if (!strcmp(name, "create"))
+		c->create = true;
+	else if (!strcmp(name, "rm"))
+		c->rm = true;
+	else if (!strcmp(name, "name"))
+		c->name = v;
+	else if (!strcmp(name, "from"))
+		c->from = v;
+	else
+		return aj_cli_set_common(vctx, name, v, err);
+	return 0;
+}
+
+static const struct aj_option mcp_options[] = {
+	{"create", 0, NULL, mcp_opt, "create a sandbox for this session (policy flags apply)"},
+	{"name", 'n', "NAME", mcp_opt, "--create: name of the new sandbox (default: generated)"},
+	{"from", 0, "SNAPSHOT", mcp_opt, "--create: start from a snapshot's workspace"},
+	{"rm", 0, NULL, mcp_opt, "--create: delete the sandbox when the session ends"},
+	AJ_POLICY_FLAG_OPTIONS,
+	AJ_CLI_COMMON_OPTIONS,
+	{NULL, 0, NULL, NULL, NULL},
+};
+
+static int check_args(const struct mcp_cli *c, int argc, char **argv, int pos, struct aj_err *err)
+{
+	if (c->create && pos < argc)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "mcp: --create makes a new sandbox; drop \"%s\" or --create",
+				  argv[pos]);
+	if (!c->create && pos >= argc)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "mcp: name the sandbox to serve, or pass --create"),
+		       aj_err_hint(err, "agentjail mcp NAME, or agentjail mcp --create --rm");
+	if (!c->create && pos + 1 < argc)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "mcp: unexpected argument \"%s\"",
+				  argv[pos + 1]);
+	if (!c->create && (c->rm || c->name || c->from || c->pf.n_pending || c->pf.policy_file ||
+			   c->pf.preset))
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "mcp: --rm, --name, --from and policy flags go with --create; an "
+				  "existing sandbox keeps its policy");
+	return 0;
+}
+
+/* Keeps the protocol streams on private descriptors; fd 0 becomes /dev/null and fd 1 stderr. */
+static int take_stdio(int *in, int *out, struct aj_err *err)
+{
+	int null;
+
+	*in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+	*out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	if (*in < 0 || *out < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "mcp: duplicate stdin/stdout");
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(2, 1) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "mcp: redirect stdin/stdout");
+	close(null);
+	return 0;
+}
+
+static int serve(struct mcp_cli *c, const char *ref, struct aj_err *err)
+{
+	struct aj_policy pol;
+	struct aj_create_opts co = {0};
+	struct aj_mcp_opts o = {.state_dir = c->cli.state_dir, .ref = ref, .version = AJ_VERSION};
+	const char *env = getenv("AGENTJAIL_STATE_DIR");
+	int in = -1, out = -1, rc = -1;
+
+	aj_policy_init(&pol);
+	if (!o.state_dir && env && *env)
+		o.state_dir = env;
+	if (c->create) {
+		if (aj_pflags_load(&c->pf, &pol, err) < 0)
+			goto out;
+		co.name = c->name;
+		co.policy = &pol;
+		co.from_snapshot = c->from;
+		co.start = true;
+		o.create = &co;
+		o.remove_on_exit = c->rm;
+	}
+	if (take_stdio(&in, &out, err) == 0)
+		rc = aj_mcp_serve(&o, in, out, err);
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	aj_policy_free(&pol);
+	return rc;
+}
+
+int aj_cmd_mcp(int argc, char **argv)
+{
+	static struct mcp_cli c;
+	struct aj_err err;
+	int pos = 1;
+
+	c.cli.pf = &c.pf;
+	aj_err_clear(&err);
+	if (aj_args_parse(mcp_options, &c, argc, argv, &pos, &err) < 0)
+		return aj_cli_fail(&c.cli, &err);
+	if (c.cli.help) {
+		aj_args_usage(stdout, "agentjail mcp [OPTIONS] NAME | agentjail mcp --create [--rm] "
+				      "[OPTIONS]",
+			      "Serve the Model Context Protocol on stdin/stdout: a shell, file tools "
+			      "and snapshots, all acting inside one persistent sandbox (docs/mcp.md).",
+			      mcp_options);
+		return 0;
+	}
+	if (check_args(&c, argc, argv, pos, &err) < 0 ||
+	    serve(&c, c.create ? NULL : argv[pos], &err) < 0)
+		return aj_cli_fail(NULL, &err);
+	return 0;
+}
