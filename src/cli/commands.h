@@ -27,6 +27,7 @@ int aj_cmd_events(int argc, char **argv);
 int aj_cmd_gc(int argc, char **argv);
 int aj_cmd_restore(int argc, char **argv);
 int aj_cmd_mcp(int argc, char **argv);
+int aj_cmd_serve(int argc, char **argv);
 
 #define AJ_VERSION "0.1.0"
 

@@ -35,6 +35,7 @@ static const struct command commands[] = {
 	{"gc", aj_cmd_gc, "apply retention, clean up after crashes"},
 	{"changes", aj_cmd_changes, "review, apply or discard what an --overlay run changed"},
 	{"mcp", aj_cmd_mcp, "serve MCP (shell and file tools) on stdio for one sandbox"},
+	{"serve", aj_cmd_serve, "serve the HTTP API on a unix socket (and TCP with tokens)"},
 	{"features", aj_cmd_features, "show what this host can enforce"},
 	{"version", aj_cmd_version, "show the version"},
 };

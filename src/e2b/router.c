@@ -1,0 +1,385 @@
+/* The E2B router: one listener serves both of E2B's sides, told apart as E2B's own proxy does
+ * (docs/e2b-protocol.md 3.1): a request with E2b-Sandbox-Id and E2b-Sandbox-Port is for the
+ * sandbox side (envd's REST and Connect services, authenticated by the sandbox's access
+ * token); /files with a signature and no such headers is a signed URL; everything else is the
+ * control plane (X-API-KEY). Then the route's table, the query, the Connect headers, the body,
+ * and prepare, work and done as in the server's own router. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "common/base64.h"
+#include "e2b/internal.h"
+
+#define MAX_SEGS 6
+
+static void req_data_free(void *p)
+{
+	struct e2b_req *x = p;
+
+	if (x->x_free)
+		x->x_free(x->x);
+	if (x->ctl >= 0)
+		close(x->ctl);
+	if (x->have_rec)
+		aj_sandbox_rec_free(&x->rec);
+	json_decref(x->msg);
+	free(x);
+}
+
+static void req_work(struct aj_srv_job *j, struct aj_mgr *m)
+{
+	struct aj_srv_req *r = (struct aj_srv_req *)j;
+
+	e2b_of(r)->rt->work(r, m);
+}
+
+static void req_done(struct aj_srv_job *j)
+{
+	struct aj_srv_req *r = (struct aj_srv_req *)j;
+	const struct e2b_route *rt = e2b_of(r)->rt;
+
+	if (rt->done && !r->failed)
+		rt->done(r);
+	else
+		e2b_finish(r);
+}
+
+/* ---- routes ------------------------------------------------------------------------------ */
+
+static const struct e2b_route *const control_tables[] = {e2b_control_routes, NULL};
+static const struct e2b_route *const sandbox_tables[] = {e2b_envd_routes, e2b_process_routes,
+							 e2b_fs_routes, e2b_watch_routes, NULL};
+
+/* path against pattern, segment by segment; {id} captures into id. */
+static bool match(const char *pattern, const char *path, char *id, size_t id_len)
+{
+	while (*pattern && *path) {
+		size_t pn = strcspn(pattern + 1, "/") + 1, n = strcspn(path + 1, "/") + 1;
+		if (pattern[0] != '/' || path[0] != '/')
+			return false;
+		if (!strncmp(pattern, "/{id}", pn)) {
+			if (n < 2 || n - 1 >= id_len)
+				return false;
+			snprintf(id, id_len, "%.*s", (int)(n - 1), path + 1);
+		} else if (pn != n || strncmp(pattern, path, n)) {
+			return false;
+		}
+		pattern += pn;
+		path += n;
+	}
+	return !*pattern && !*path;
+}
+
+static int find_route(struct aj_srv_req *r, const struct e2b_route *const *tables,
+		      const char *path)
+{
+	struct e2b_req *x = e2b_of(r);
+	enum evhttp_cmd_type method = evhttp_request_get_command(r->req);
+	char id[sizeof x->id];
+	bool other_method = false;
+
+	for (const struct e2b_route *const *t = tables; *t; t++)
+		for (const struct e2b_route *rt = *t; rt->path; rt++) {
+			if (!match(rt->path, path, id, sizeof id))
+				continue;
+			if (rt->method != method) {
+				other_method = true;
+				continue;
+			}
+			x->rt = rt;
+			x->style = rt->style;
+			if (strstr(rt->path, "{id}"))
+				snprintf(x->id, sizeof x->id, "%s", id);
+			return 0;
+		}
+	/* A Connect procedure this server does not have is "unimplemented" in Connect's terms. */
+	if (!strncmp(path, "/process.Process/", 17) || !strncmp(path, "/filesystem.Filesystem/", 23)) {
+		x->style = E2B_UNARY;
+		return e2b_rpc_fail(r, "unimplemented", "%s is not implemented", path + 1);
+	}
+	if (other_method)
+		return e2b_fail(r, 405, "%s is not allowed on %s",
+				method == EVHTTP_REQ_GET ? "GET" : "this method", path);
+	return e2b_fail(r, 404, "no such route: %s", path);
+}
+
+/* ---- headers ------------------------------------------------------------------------------ */
+
+static const char *header(struct aj_srv_req *r, const char *name)
+{
+	return evhttp_find_header(evhttp_request_get_input_headers(r->req), name);
+}
+
+/* The user of an RPC: Authorization: Basic base64("<user>:"). */
+static int basic_user(struct aj_srv_req *r)
+{
+	const char *a = header(r, "Authorization");
+	unsigned char dec[96];
+	size_t n;
+	long got;
+
+	if (!a)
+		return 0;
+	if (strncasecmp(a, "Basic ", 6) || (n = strlen(a + 6)) > 120 ||
+	    (got = aj_base64_decode(a + 6, n, dec)) < 1 || !memchr(dec, ':', (size_t)got))
+		return e2b_fail(r, 401, "Authorization: expected Basic with \"user:\"");
+	n = (size_t)((char *)memchr(dec, ':', (size_t)got) - (char *)dec);
+	if (n >= sizeof e2b_of(r)->user || memchr(dec, '\0', n))
+		return e2b_fail(r, 401, "Authorization: the user name is too long");
+	snprintf(e2b_of(r)->user, sizeof e2b_of(r)->user, "%.*s", (int)n, (const char *)dec);
+	return 0;
+}
+
+static int connect_headers(struct aj_srv_req *r)
+{
+	struct e2b_req *x = e2b_of(r);
+	const char *t = header(r, "Connect-Timeout-Ms"), *k = header(r, "Keepalive-Ping-Interval");
+	char *end;
+
+	x->keepalive_s = 90; /* envd's when absent or invalid */
+	if (k && *k && strlen(k) < 6 && strspn(k, "0123456789") == strlen(k) && atoi(k) > 0)
+		x->keepalive_s = atoi(k);
+	if (!t)
+		return 0;
+	errno = 0;
+	x->timeout_ms = strtoll(t, &end, 10);
+	/* Connect: at most 10 digits. */
+	if (!*t || *end || errno || strlen(t) > 10 || x->timeout_ms < 0)
+		return e2b_rpc_fail(r, "invalid_argument", "Connect-Timeout-Ms: expected 1-10 digits");
+	return 0;
+}
+
+/* The sandbox side: the access token (or a signed /files URL), the user, Connect's headers. */
+static int sandbox_auth(struct aj_srv_req *r, const char *path)
+{
+	struct e2b_req *x = e2b_of(r);
+	const char *tok = header(r, "X-Access-Token");
+	bool files = !strcmp(path, "/files");
+
+	r->job.any_owner = true; /* the token, not an owner, says who may */
+	if (!e2b_id_ok(x->id))
+		return e2b_fail_gone(r);
+	if (!strcmp(path, "/health"))
+		return 0;
+	if (files && !tok && aj_srv_query(r, "signature"))
+		x->signed_url = true; /* checked against the sandbox's token by the route */
+	else if (!e2b_token_ok(x->e2b, x->id, tok))
+		return x->style == E2B_API
+			       ? e2b_fail(r, 401, "unauthorized access, please provide a valid access "
+						  "token or method signing if supported")
+			       : e2b_rpc_fail(r, "unauthenticated", "invalid access token");
+	if (aj_srv_query(r, "username"))
+		snprintf(x->user, sizeof x->user, "%s", aj_srv_query(r, "username"));
+	return basic_user(r) < 0 || connect_headers(r) < 0 ? -1 : 0;
+}
+
+static int control_auth(struct aj_srv_req *r, const char *path)
+{
+	const char *key = header(r, "X-API-KEY");
+
+	if (!strcmp(path, "/health"))
+		return 0;
+	if (!e2b_key_owner(e2b_of(r)->e2b, key, r->job.owner))
+		return e2b_fail(r, 401, key ? "Invalid API key" : "X-API-KEY header is missing");
+	return 0;
+}
+
+/* ---- bodies -------------------------------------------------------------------------------- */
+
+static bool media_type_is(const char *ct, const char *want)
+{
+	size_t n = strlen(want);
+
+	return ct && !strncasecmp(ct, want, n) && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+static int parse_json(struct aj_srv_req *r)
+{
+	struct e2b_req *x = e2b_of(r);
+	json_error_t jerr;
+
+	x->msg = x->raw_len ? json_loadb(x->raw, x->raw_len, JSON_REJECT_DUPLICATES, &jerr)
+			    : json_object();
+	if (x->msg && json_is_object(x->msg))
+		return 0;
+	if (x->style == E2B_API)
+		return e2b_fail(r, 400, "Error when parsing request: %s",
+				x->msg ? "the body must be a JSON object" : jerr.text);
+	return e2b_rpc_fail(r, "invalid_argument", "the request message is not a JSON object%s%s",
+			    x->msg ? "" : ": ", x->msg ? "" : jerr.text);
+}
+
+static int read_body(struct aj_srv_req *r, const char *path)
+{
+	struct e2b_req *x = e2b_of(r);
+	struct evbuffer *in = evhttp_request_get_input_buffer(r->req);
+	const char *ct = header(r, "Content-Type");
+	bool upload = !strcmp(path, "/files") && x->style == E2B_API;
+	size_t len = evbuffer_get_length(in), max = upload ? r->srv->cfg->max_upload
+							    : r->srv->cfg->max_body;
+
+	if (len > max)
+		return x->style == E2B_API
+			       ? e2b_fail(r, 413, "the request body (%zu bytes) is larger than the "
+						  "limit of %zu bytes", len, max)
+			       : e2b_rpc_fail(r, "resource_exhausted", "the request (%zu bytes) is "
+					      "larger than the limit of %zu bytes", len, max);
+	x->raw = len ? (const char *)evbuffer_pullup(in, -1) : "";
+	x->raw_len = len;
+	if (!x->raw)
+		return e2b_fail(r, 500, "out of memory");
+	if (x->style == E2B_STREAM) {
+		if (!media_type_is(ct, "application/connect+json"))
+			return e2b_fail(r, 415, "a streaming call needs Content-Type: "
+						"application/connect+json");
+		return e2b_envelope_msg(r);
+	}
+	if (x->style == E2B_UNARY) {
+		if (!media_type_is(ct, "application/json"))
+			return e2b_fail(r, 415, "a unary call needs Content-Type: application/json");
+		return parse_json(r);
+	}
+	if (upload || !len)
+		return 0;
+	if (!media_type_is(ct, "application/json"))
+		return e2b_fail(r, 415, "the body needs Content-Type: application/json");
+	return parse_json(r);
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------ */
+
+static int parse_query(struct aj_srv_req *r)
+{
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(r->req));
+
+	if (!q || !q[0])
+		return 0;
+	if (strstr(q, "%00") || evhttp_parse_query_str(q, &r->query) < 0)
+		return e2b_fail(r, 400, "the query string is not NAME=VALUE pairs joined by &");
+	return 0;
+}
+
+static int route(struct aj_srv_req *r, const char *path)
+{
+	struct e2b_req *x = e2b_of(r);
+	const char *sid = header(r, "E2b-Sandbox-Id"), *port = header(r, "E2b-Sandbox-Port");
+
+	if (parse_query(r) < 0)
+		return -1;
+	if (!sid && !port && !strcmp(path, "/files") && aj_srv_query(r, "signature")) {
+		snprintf(x->id, sizeof x->id, "%s", "0000000000000000");
+		if (find_route(r, sandbox_tables, path) < 0)
+			return -1;
+		r->job.any_owner = true;
+		x->signed_url = true;
+		snprintf(x->user, sizeof x->user, "%s", aj_srv_query(r, "username") ?: "");
+		return read_body(r, path);
+	}
+	if (!sid != !port)
+		return e2b_fail(r, 400, "missing header: E2b-Sandbox-Id and E2b-Sandbox-Port go "
+					"together");
+	if (!sid)
+		return find_route(r, control_tables, path) < 0 || control_auth(r, path) < 0
+			       ? -1
+			       : read_body(r, path);
+	snprintf(x->id, sizeof x->id, "%.63s", sid);
+	if (strcmp(port, E2B_ENVD_PORT)) {
+		e2b_fail_gone(r);
+		snprintf(r->error.message, sizeof r->error.message,
+			 "The sandbox port %.16s is not open: agentjail serves only envd's port "
+			 E2B_ENVD_PORT, port);
+		return -1;
+	}
+	return find_route(r, sandbox_tables, path) < 0 || sandbox_auth(r, path) < 0
+		       ? -1
+		       : read_body(r, path);
+}
+
+static void dispatch(struct aj_srv_req *r)
+{
+	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(r->req));
+	struct e2b_req *x = e2b_of(r);
+	int rc;
+
+	if (!path || route(r, path) < 0) {
+		e2b_finish(r);
+		return;
+	}
+	rc = x->rt->prepare ? x->rt->prepare(r) : 0;
+	if (rc > 0)
+		return;
+	if (rc < 0 || !x->rt->work) {
+		if (rc == 0 && x->rt->done)
+			x->rt->done(r);
+		else
+			e2b_finish(r);
+		return;
+	}
+	aj_srv_pool_submit(r->srv, &r->job);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct aj_e2b *e = arg;
+	struct aj_srv_req *r;
+	struct e2b_req *x;
+
+	if (e->srv->stopping) {
+		e2b_reply_early(e->srv, req, 503, "the daemon is shutting down");
+		return;
+	}
+	r = aj_srv_req_new(e->srv, req, true);
+	x = r ? calloc(1, sizeof *x) : NULL;
+	if (!x) {
+		if (r) {
+			r->req = NULL;
+			aj_srv_req_free(r);
+		}
+		e2b_reply_early(e->srv, req, 500, "out of memory");
+		return;
+	}
+	x->e2b = e;
+	x->ctl = -1;
+	r->data = x;
+	r->data_free = req_data_free;
+	r->job.work = req_work;
+	r->job.done = req_done;
+	dispatch(r);
+}
+
+void aj_e2b_install(struct srv *s, struct evhttp *http)
+{
+	evhttp_set_gencb(http, on_request, s->e2b);
+}
+
+int aj_e2b_new(struct srv *s, struct aj_e2b **out, struct aj_err *err)
+{
+	struct aj_e2b *e = calloc(1, sizeof *e);
+
+	if (!e)
+		return aj_err_sys(err, AJ_LAYER_API, "E2B API");
+	e->srv = s;
+	e->next_watcher = 1;
+	*out = e;
+	if (e2b_keys_load(e, s->cfg, err) < 0 || e2b_secret_load(e, s->cfg->state_dir, err) < 0 ||
+	    e2b_templates_load(e, s->cfg->e2b_templates, err) < 0)
+		return -1;
+	return 0;
+}
+
+void aj_e2b_free(struct aj_e2b *e)
+{
+	if (!e)
+		return;
+	e2b_watchers_free(e);
+	aj_srv_tokens_free(e->keys);
+	json_decref(e->templates);
+	explicit_bzero(e->secret, sizeof e->secret);
+	free(e);
+}

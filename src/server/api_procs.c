@@ -1,0 +1,890 @@
+/* Commands in a running sandbox: exec (one command; its output streamed as JSON lines, the
+ * command killed if the client goes away) and background processes (they run on without any
+ * client; their output is kept by the sandbox's supervisor and can be read or followed later,
+ * their stdin written, signals sent, a terminal resized).
+ *
+ * Everything goes through the supervisor's spawn operations (supervisor/procs.h): the
+ * supervisor holds the command's stdio, so the daemon keeps nothing a restart would lose. A
+ * stream reads the supervisor's connection on the loop thread and stops reading while the
+ * HTTP client is behind; the supervisor then holds the command back, so a slow client slows
+ * the command instead of filling memory. Process ids are the supervisor's exec ids, valid
+ * within one compute generation of the sandbox. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/base64.h"
+#include "common/util.h"
+#include "control/client.h"
+#include "control/proto.h"
+#include "server/internal.h"
+#include "supervisor/run.h" /* the exit codes of commands that cannot start */
+
+#define CALL_MS 30000
+#define MAX_STDIN (1u << 20) /* what one request may write to a command's stdin */
+
+struct pdata {
+	json_t *spawn;     /* the supervisor request, built from the body */
+	json_t *stdin_text; /* exec: bytes for stdin, then EOF (a JSON string of base64) */
+	int ctl;
+	uint64_t exec;
+	int pid;
+	int64_t from;
+	bool follow, from_given;
+	int start_failed;  /* 126 or 127 when the command could not be started */
+	json_t *attach;    /* the supervisor's answer to attach */
+};
+
+static void pdata_free(void *p)
+{
+	struct pdata *d = p;
+
+	if (d->ctl >= 0)
+		close(d->ctl);
+	json_decref(d->spawn);
+	json_decref(d->stdin_text);
+	json_decref(d->attach);
+	free(d);
+}
+
+static struct pdata *pdata_new(struct aj_srv_req *r)
+{
+	struct pdata *d = calloc(1, sizeof *d);
+
+	if (!d)
+		return NULL;
+	d->ctl = -1;
+	r->data = d;
+	r->data_free = pdata_free;
+	return d;
+}
+
+/* ---- output as JSON lines ---------------------------------------------------------------- */
+
+/* Length of the longest prefix of s that is whole UTF-8, and whether the rest is only the
+ * start of a sequence that the next chunk may complete. */
+static size_t utf8_prefix(const unsigned char *s, size_t n, bool *valid)
+{
+	size_t i = 0;
+
+	*valid = true;
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+		if (!len) {
+			*valid = false;
+			return i;
+		}
+		if (i + len > n) {
+			for (size_t k = i + 1; k < n; k++)
+				*valid = *valid && (s[k] & 0xC0) == 0x80;
+			return i; /* an incomplete sequence at the end */
+		}
+		for (size_t k = 1; k < len; k++)
+			if ((s[i + k] & 0xC0) != 0x80) {
+				*valid = false;
+				return i;
+			}
+		i += len;
+	}
+	return i;
+}
+
+/* Output in lines: text when it is UTF-8 (a sequence split across chunks is held back for
+ * the next one), base64 otherwise. */
+struct textconv {
+	unsigned char hold[3][3];
+	size_t nhold[3];
+};
+
+static int stream_index(const char *name)
+{
+	return !strcmp(name, "stdout") ? 0 : !strcmp(name, "stderr") ? 1 : 2;
+}
+
+static json_t *output_line(struct textconv *tc, json_t *ev)
+{
+	const char *name = json_string_value(json_object_get(ev, "stream"));
+	const char *b64 = json_string_value(json_object_get(ev, "data"));
+	int si = stream_index(name ? name : "");
+	size_t blen = b64 ? strlen(b64) : 0, n, ok;
+	unsigned char *buf = malloc(tc->nhold[si] + blen / 4 * 3 + 4);
+	json_t *line;
+	long got;
+	bool valid;
+
+	if (!buf)
+		return NULL;
+	memcpy(buf, tc->hold[si], tc->nhold[si]);
+	got = aj_base64_decode(b64 ? b64 : "", blen, buf + tc->nhold[si]);
+	n = tc->nhold[si] + (size_t)(got > 0 ? got : 0);
+	tc->nhold[si] = 0;
+	ok = utf8_prefix(buf, n, &valid);
+	line = json_pack("{s:s, s:I}", "type", name ? name : "stdout", "offset",
+			 json_integer_value(json_object_get(ev, "offset")));
+	if (valid && n - ok <= 3) {
+		memcpy(tc->hold[si], buf + ok, n - ok);
+		tc->nhold[si] = n - ok;
+		json_object_set_new(line, "data", json_stringn((const char *)buf, ok));
+	} else {
+		char *enc = malloc(aj_base64_len(n) + 1);
+		if (enc) {
+			aj_base64_encode(buf, n, enc);
+			json_object_set_new(line, "data_base64", json_string(enc));
+			free(enc);
+		}
+	}
+	free(buf);
+	return line;
+}
+
+/* The supervisor's exit event as the API's final line. */
+static json_t *exit_line(json_t *ev)
+{
+	json_t *line = json_deep_copy(ev);
+
+	json_object_del(line, "event");
+	json_object_del(line, "exec");
+	json_object_set_new(line, "type", json_string("exit"));
+	return line;
+}
+
+/* ---- a stream following one command ---------------------------------------------------------- */
+
+struct pstream {
+	struct srv *srv;
+	struct aj_srv_stream *st;
+	int ctl;
+	uint64_t exec;
+	bool kill_on_close, closing, ended;
+	struct event *ev, *keepalive, *closer;
+	struct textconv tc;
+};
+
+static void pstream_free(struct pstream *ps)
+{
+	if (ps->ev)
+		event_free(ps->ev);
+	if (ps->keepalive)
+		event_free(ps->keepalive);
+	if (ps->closer)
+		event_free(ps->closer);
+	if (ps->ctl >= 0)
+		close(ps->ctl);
+	aj_srv_stream_end(ps->st);
+	free(ps);
+}
+
+static void finish(struct pstream *ps, json_t *last)
+{
+	if (last)
+		aj_srv_stream_line(ps->st, last);
+	ps->ended = true;
+	event_del(ps->ev);
+	event_active(ps->closer, EV_TIMEOUT, 0);
+}
+
+/* One message from the supervisor; false once the stream has ended. */
+static bool take(struct pstream *ps, json_t *m)
+{
+	const char *ev = json_string_value(json_object_get(m, "event"));
+
+	if (!ev || (uint64_t)json_integer_value(json_object_get(m, "exec")) != ps->exec)
+		return true; /* an answer to our kill, or someone else's */
+	if (!strcmp(ev, "output")) {
+		json_t *line = output_line(&ps->tc, m);
+		if (line)
+			aj_srv_stream_line(ps->st, line);
+		return true;
+	}
+	if (!strcmp(ev, "exit")) {
+		finish(ps, exit_line(m));
+		return false;
+	}
+	return true;
+}
+
+static void on_ctl(evutil_socket_t fd, short what, void *arg)
+{
+	struct pstream *ps = arg;
+
+	(void)fd;
+	(void)what;
+	for (int i = 0; i < 64 && !ps->ended && !ps->closing; i++) {
+		json_t *m = NULL;
+		int fds[AJ_CTL_MAX_FDS];
+		size_t n = 0;
+		bool go_on;
+
+		if (!aj_srv_stream_writable(ps->st)) {
+			event_del(ps->ev); /* on_drain reads on */
+			return;
+		}
+		if (aj_ctl_recv(ps->ctl, &m, fds, &n, 0) < 0) {
+			if (errno == EAGAIN || errno == ETIMEDOUT || errno == EPROTO)
+				return;
+			finish(ps, json_pack("{s:s, s:s}", "type", "error", "message",
+					     "the connection to the sandbox's supervisor was lost (the "
+					     "sandbox stopped?)"));
+			return;
+		}
+		for (size_t k = 0; k < n; k++)
+			close(fds[k]);
+		go_on = take(ps, m);
+		json_decref(m);
+		if (!go_on)
+			return;
+	}
+	if (!ps->ended && !ps->closing)
+		event_active(ps->ev, EV_READ, 0); /* more may be waiting: after others' turn */
+}
+
+static void on_drain(void *arg)
+{
+	struct pstream *ps = arg;
+
+	if (!ps->ended && !ps->closing) {
+		event_add(ps->ev, NULL);
+		event_active(ps->ev, EV_READ, 0);
+	}
+}
+
+static void on_keepalive(evutil_socket_t fd, short what, void *arg)
+{
+	struct pstream *ps = arg;
+
+	(void)fd;
+	(void)what;
+	if (!ps->ended && !ps->closing && aj_srv_stream_writable(ps->st))
+		aj_srv_stream_line(ps->st, json_pack("{s:s}", "type", "keepalive"));
+}
+
+static void on_closer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	pstream_free(arg);
+}
+
+/* The client went away, or the daemon is stopping. */
+static void on_close(void *arg)
+{
+	struct pstream *ps = arg;
+
+	if (ps->closing)
+		return;
+	ps->closing = true;
+	/* exec's command lives only as long as its request; a followed process runs on. */
+	if (ps->kill_on_close && !ps->ended) {
+		json_t *k = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec",
+				      (json_int_t)ps->exec, "signal", SIGKILL);
+		aj_ctl_send(ps->ctl, k, NULL, 0);
+		json_decref(k);
+	}
+	event_active(ps->closer, EV_TIMEOUT, 0);
+}
+
+/* Takes the request over as a stream following exec id `exec` on connection d->ctl. */
+static void stream_command(struct aj_srv_req *r, struct pdata *d, bool kill_on_close,
+			   json_t *first, bool only)
+{
+	struct pstream *ps = calloc(1, sizeof *ps);
+	struct aj_srv_stream_cbs cbs = {on_drain, on_close, ps};
+	struct timeval ka = {r->srv->cfg->keepalive_s, 0};
+
+	if (ps) {
+		ps->srv = r->srv;
+		ps->ctl = d->ctl;
+		ps->exec = d->exec;
+		ps->kill_on_close = kill_on_close;
+		ps->ev = event_new(r->srv->base, ps->ctl, EV_READ | EV_PERSIST, on_ctl, ps);
+		ps->keepalive = event_new(r->srv->base, -1, EV_PERSIST, on_keepalive, ps);
+		ps->closer = event_new(r->srv->base, -1, 0, on_closer, ps);
+	}
+	if (!ps || !ps->ev || !ps->keepalive || !ps->closer ||
+	    !(ps->st = aj_srv_stream_start(r, 200, &cbs))) {
+		if (ps) {
+			ps->ctl = -1;
+			if (ps->ev)
+				event_free(ps->ev);
+			if (ps->keepalive)
+				event_free(ps->keepalive);
+			if (ps->closer)
+				event_free(ps->closer);
+			free(ps);
+		}
+		json_decref(first);
+		aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+		aj_srv_req_finish(r);
+		return;
+	}
+	d->ctl = -1; /* the stream's now */
+	aj_srv_stream_line(ps->st, first);
+	if (only) { /* the first line was the last */
+		finish(ps, NULL);
+		return;
+	}
+	event_add(ps->ev, NULL);
+	event_add(ps->keepalive, &ka);
+	if (r->srv->stopping || aj_srv_stream_gone(ps->st))
+		on_close(ps);
+}
+
+/* ---- building the spawn request ------------------------------------------------------------- */
+
+static const struct aj_srv_field exec_fields[] = {
+	{"argv", AJ_JT_STRINGS, false},  {"command", AJ_JT_STRING, false},
+	{"env", AJ_JT_LABELS, false},    {"cwd", AJ_JT_STRING, false},
+	{"timeout", AJ_JT_DURATION, false}, {"tty", AJ_JT_BOOL, false},
+	{"rows", AJ_JT_UINT, false},     {"cols", AJ_JT_UINT, false},
+	{"stdin", AJ_JT_STRING, false},  {"stdin_base64", AJ_JT_STRING, false},
+	{NULL, 0, false},
+};
+
+static const struct aj_srv_field process_fields[] = {
+	{"argv", AJ_JT_STRINGS, false},  {"command", AJ_JT_STRING, false},
+	{"env", AJ_JT_LABELS, false},    {"cwd", AJ_JT_STRING, false},
+	{"timeout", AJ_JT_DURATION, false}, {"tty", AJ_JT_BOOL, false},
+	{"rows", AJ_JT_UINT, false},     {"cols", AJ_JT_UINT, false},
+	{"stdin", AJ_JT_BOOL, false},    {"tag", AJ_JT_STRING, false},
+	{NULL, 0, false},
+};
+
+static json_t *command_argv(struct aj_srv_req *r)
+{
+	json_t *argv = json_object_get(r->body, "argv");
+	const char *command = aj_srv_str(r, "command");
+
+	if (!!argv == !!command) {
+		aj_srv_fail(r, 400, argv ? "invalid_value" : "missing_field", "argv",
+			    "argv: give either \"argv\" (an array) or \"command\" (a shell command "
+			    "line, run with /bin/sh -c)");
+		return NULL;
+	}
+	return argv ? json_incref(argv) : json_pack("[s, s, s]", "/bin/sh", "-c", command);
+}
+
+/* The supervisor's spawn request for the body; -1 with the request failed. */
+static int build_spawn(struct aj_srv_req *r, struct pdata *d, bool attach)
+{
+	const char *cwd = aj_srv_str(r, "cwd");
+	json_t *argv, *v;
+	int64_t timeout = 0;
+
+	if (aj_srv_duration_ms(r, "timeout", &timeout) < 0 || !(argv = command_argv(r)))
+		return -1;
+	if (cwd && cwd[0] != '/') {
+		json_decref(argv);
+		return aj_srv_fail(r, 400, "invalid_value", "cwd", "cwd: must be an absolute path "
+								   "inside the sandbox");
+	}
+	d->spawn = json_pack("{s:s, s:o, s:b}", "op", "spawn", "argv", argv, "attach", attach);
+	if ((v = json_object_get(r->body, "env")))
+		json_object_set(d->spawn, "env", v);
+	if (cwd)
+		json_object_set_new(d->spawn, "cwd", json_string(cwd));
+	if (json_object_get(r->body, "timeout"))
+		json_object_set_new(d->spawn, "timeout_ms", json_integer(timeout));
+	for (const char *const *k = (const char *const[]){"tty", "rows", "cols", "tag", NULL}; *k;
+	     k++)
+		if ((v = json_object_get(r->body, *k)))
+			json_object_set(d->spawn, *k, v);
+	return 0;
+}
+
+/* exec's stdin: text, or base64 bytes; kept as base64 for the supervisor. */
+static int exec_stdin(struct aj_srv_req *r, struct pdata *d)
+{
+	const char *text = aj_srv_str(r, "stdin"), *b64 = aj_srv_str(r, "stdin_base64");
+	unsigned char *tmp;
+	char *enc;
+
+	if (text && b64)
+		return aj_srv_fail(r, 400, "invalid_value", "stdin",
+				   "stdin: give \"stdin\" or \"stdin_base64\", not both");
+	if (b64) {
+		tmp = malloc(strlen(b64) / 4 * 3 + 4);
+		if (!tmp || aj_base64_decode(b64, strlen(b64), tmp) < 0) {
+			free(tmp);
+			return aj_srv_fail(r, 400, "invalid_value", "stdin_base64",
+					   "stdin_base64: not base64");
+		}
+		free(tmp);
+		d->stdin_text = json_string(b64);
+	} else if (text) {
+		if (strlen(text) > MAX_STDIN)
+			return aj_srv_fail(r, 413, "too_large", "stdin", "stdin: more than %u bytes",
+					   MAX_STDIN);
+		enc = malloc(aj_base64_len(strlen(text)) + 1);
+		if (!enc)
+			return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+		aj_base64_encode(text, strlen(text), enc);
+		d->stdin_text = json_string(enc);
+		free(enc);
+	}
+	if (d->stdin_text) { /* written by the supervisor before the command can print */
+		json_object_set_new(d->spawn, "stdin", json_true());
+		json_object_set(d->spawn, "input", d->stdin_text);
+		json_object_set_new(d->spawn, "input_eof", json_true());
+	}
+	return 0;
+}
+
+/* ---- talking to the supervisor (worker threads) ----------------------------------------------- */
+
+static int connect_sandbox(struct aj_srv_req *r, struct aj_mgr *m, struct pdata *d)
+{
+	struct aj_sandbox_rec rec;
+	struct aj_err err;
+
+	d->ctl = aj_mgr_connect(m, r->ref, &rec, &err);
+	if (d->ctl < 0)
+		return aj_srv_fail_err(r, &err, NULL);
+	aj_sandbox_rec_free(&rec);
+	return 0;
+}
+
+/* A call on d->ctl; the answer in *reply if wanted. -1 with the request failed. */
+static int call(struct aj_srv_req *r, struct pdata *d, json_t *req, json_t **reply)
+{
+	struct aj_err err;
+
+	if (aj_ctl_call(d->ctl, req, NULL, 0, reply, NULL, NULL, CALL_MS, &err) < 0) {
+		if (err.layer == AJ_LAYER_EXEC) { /* the command could not be started */
+			d->start_failed = err.errnum == ENOENT && strstr(err.msg, "not found")
+						  ? AJ_EXIT_NOTFOUND
+						  : AJ_EXIT_NOEXEC;
+			return aj_srv_fail(r, 400, d->start_failed == AJ_EXIT_NOTFOUND
+							   ? "command_not_found"
+							   : "cannot_execute",
+					   "argv", "%s", err.msg);
+		}
+		if (err.errnum == ESRCH)
+			return aj_srv_fail(r, 404, "not_found", NULL, "%s", err.msg);
+		if (err.errnum == EAGAIN && err.layer == AJ_LAYER_STATE)
+			return aj_srv_fail(r, 409, "wrong_state", NULL, "%s", err.msg);
+		return aj_srv_fail_err(r, &err, NULL);
+	}
+	return 0;
+}
+
+static int spawn(struct aj_srv_req *r, struct aj_mgr *m, struct pdata *d)
+{
+	json_t *reply = NULL;
+
+	if (connect_sandbox(r, m, d) < 0 || call(r, d, json_incref(d->spawn), &reply) < 0)
+		return -1;
+	d->exec = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
+	d->pid = (int)json_integer_value(json_object_get(reply, "pid"));
+	json_decref(reply);
+	return 0;
+}
+
+/* ---- POST /v1/sandboxes/{ref}/exec ------------------------------------------------------------ */
+
+static int exec_prepare(struct aj_srv_req *r)
+{
+	struct pdata *d = pdata_new(r);
+
+	if (!d)
+		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+	if (!r->body)
+		return aj_srv_fail(r, 400, "missing_field", "argv", "a JSON body is required");
+	return aj_srv_check_fields(r, exec_fields) < 0 || build_spawn(r, d, true) < 0 ||
+			       exec_stdin(r, d) < 0
+		       ? -1
+		       : 0;
+}
+
+static void exec_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct pdata *d = r->data;
+
+	if (spawn(r, m, d) == 0)
+		aj_fd_set_nonblock(d->ctl, true);
+	else if (d->start_failed) /* answered by exec_done as the command's end */
+		r->failed = false;
+}
+
+static void exec_done(struct aj_srv_req *r)
+{
+	struct pdata *d = r->data;
+
+	/* A command that cannot be started ends as it would in a shell: 127 or 126, said in the
+	 * stream's one line, not as an HTTP error about the request. */
+	if (d->start_failed) {
+		json_t *line = json_pack("{s:s, s:i, s:s, s:n}", "type", "exit", "exit_code",
+					 d->start_failed, "error", r->error.message, "limit");
+		stream_command(r, d, false, line, true);
+		return;
+	}
+	if (r->failed) {
+		aj_srv_req_finish(r);
+		return;
+	}
+	stream_command(r, d, true,
+		       json_pack("{s:s, s:I, s:i}", "type", "start", "process",
+				 (json_int_t)d->exec, "pid", d->pid),
+		       false);
+}
+
+/* ---- background processes ---------------------------------------------------------------------- */
+
+static json_t *process_json(json_t *p)
+{
+	json_t *exit = json_object_get(p, "exit");
+
+	return json_pack("{s:I, s:i, s:O, s:s, s:b, s:b, s:o, s:O, s:o}", "id",
+			 json_integer_value(json_object_get(p, "exec")), "pid",
+			 (int)json_integer_value(json_object_get(p, "pid")), "argv",
+			 json_object_get(p, "argv"), "tag",
+			 json_string_value(json_object_get(p, "tag")) ?: "", "tty",
+			 json_is_true(json_object_get(p, "tty")), "running",
+			 json_is_true(json_object_get(p, "running")), "started",
+			 aj_srv_time_json(json_integer_value(json_object_get(p, "started_ms"))),
+			 "output_bytes", json_object_get(p, "output_bytes"), "exit",
+			 exit ? exit_line(exit) : json_null());
+}
+
+static int process_prepare(struct aj_srv_req *r)
+{
+	struct pdata *d = pdata_new(r);
+
+	if (!d)
+		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+	if (!r->body)
+		return aj_srv_fail(r, 400, "missing_field", "argv", "a JSON body is required");
+	if (aj_srv_check_fields(r, process_fields) < 0 || build_spawn(r, d, false) < 0)
+		return -1;
+	if (json_is_true(json_object_get(r->body, "stdin")))
+		json_object_set_new(d->spawn, "stdin", json_true());
+	/* A background process has no timeout unless asked: it is meant to run on. */
+	if (!json_object_get(d->spawn, "timeout_ms"))
+		json_object_set_new(d->spawn, "timeout_ms", json_integer(0));
+	return 0;
+}
+
+/* The supervisor's record of process `id` (a new reference), or NULL with the request failed. */
+static json_t *find_process(struct aj_srv_req *r, struct pdata *d, uint64_t id)
+{
+	json_t *reply = NULL, *p, *found = NULL;
+	size_t i;
+
+	if (call(r, d, json_pack("{s:s}", "op", "procs"), &reply) < 0)
+		return NULL;
+	json_array_foreach(json_object_get(reply, "procs"), i, p) if (
+		(uint64_t)json_integer_value(json_object_get(p, "exec")) == id) found = json_incref(p);
+	json_decref(reply);
+	if (!found)
+		aj_srv_fail(r, 404, "not_found", NULL, "no process %llu in sandbox \"%s\"",
+			    (unsigned long long)id, r->ref);
+	return found;
+}
+
+static void process_start_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct pdata *d = r->data;
+	json_t *p;
+
+	if (spawn(r, m, d) < 0 || !(p = find_process(r, d, d->exec)))
+		return;
+	snprintf(r->location, sizeof r->location, "/v1/sandboxes/%s/processes/%llu", r->ref,
+		 (unsigned long long)d->exec);
+	aj_srv_ok(r, 201, process_json(p));
+	json_decref(p);
+}
+
+static void process_list_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct pdata *d = pdata_new(r);
+	json_t *reply = NULL, *p, *out;
+	size_t i;
+
+	if (!d) {
+		aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+		return;
+	}
+	if (connect_sandbox(r, m, d) < 0 || call(r, d, json_pack("{s:s}", "op", "procs"), &reply) < 0)
+		return;
+	out = json_array();
+	json_array_foreach(json_object_get(reply, "procs"), i, p)
+		json_array_append_new(out, process_json(p));
+	json_decref(reply);
+	aj_srv_ok(r, 200, json_pack("{s:o}", "processes", out));
+}
+
+/* {name} of the path: the process id. */
+static int process_id(struct aj_srv_req *r, uint64_t *id)
+{
+	char *end;
+	unsigned long long v = strtoull(r->name, &end, 10);
+
+	if (!r->name[0] || *end || v == 0)
+		return aj_srv_fail(r, 404, "not_found", NULL, "no process \"%s\"", r->name);
+	*id = v;
+	return 0;
+}
+
+static void process_get_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct pdata *d = pdata_new(r);
+	uint64_t id;
+	json_t *p;
+
+	if (!d || process_id(r, &id) < 0 || connect_sandbox(r, m, d) < 0 ||
+	    !(p = find_process(r, d, id)))
+		return;
+	aj_srv_ok(r, 200, process_json(p));
+	json_decref(p);
+}
+
+/* ---- GET .../processes/{id}/output -------------------------------------------------------------- */
+
+static const char *const output_query[] = {"from", "follow", NULL};
+
+static int output_prepare(struct aj_srv_req *r)
+{
+	struct pdata *d = pdata_new(r);
+
+	if (!d)
+		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+	d->from_given = aj_srv_query(r, "from") != NULL;
+	return aj_srv_query_int(r, "from", 0, INT64_MAX, &d->from) < 0 ||
+			       aj_srv_query_bool(r, "follow", &d->follow) < 0
+		       ? -1
+		       : 0;
+}
+
+/* Collects the retained output up to the attach answer's offset (and the exit, if it ended). */
+static void collect_output(struct aj_srv_req *r, struct pdata *d)
+{
+	uint64_t until = (uint64_t)json_integer_value(json_object_get(d->attach, "offset"));
+	bool running = json_is_true(json_object_get(d->attach, "running"));
+	struct textconv tc;
+	json_t *chunks = json_array(), *exit = NULL, *m = NULL;
+	uint64_t at = (uint64_t)d->from;
+
+	memset(&tc, 0, sizeof tc);
+	int fds[AJ_CTL_MAX_FDS];
+	size_t nfds = 0;
+
+	while ((running ? at < until : !exit) &&
+	       aj_ctl_recv(d->ctl, &m, fds, &nfds, CALL_MS) == 0) {
+		for (size_t k = 0; k < nfds; k++)
+			close(fds[k]);
+		const char *ev = json_string_value(json_object_get(m, "event"));
+		if (ev && !strcmp(ev, "output")) {
+			at = (uint64_t)json_integer_value(json_object_get(m, "offset")) +
+			     (uint64_t)json_integer_value(json_object_get(m, "size"));
+			json_array_append_new(chunks, output_line(&tc, m));
+		} else if (ev && !strcmp(ev, "exit")) {
+			exit = exit_line(m);
+		}
+		json_decref(m);
+		m = NULL;
+	}
+	aj_srv_ok(r, 200,
+		  json_pack("{s:o, s:I, s:I, s:b, s:o}", "output", chunks, "next_offset",
+			    (json_int_t)at, "retained_from",
+			    json_integer_value(json_object_get(d->attach, "retained_from")),
+			    "running", running, "exit", exit ? exit : json_null()));
+}
+
+static void output_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct pdata *d = r->data;
+	uint64_t id;
+	json_t *req;
+
+	if (process_id(r, &id) < 0 || connect_sandbox(r, m, d) < 0)
+		return;
+	d->exec = id;
+	req = json_pack("{s:s, s:I, s:I}", "op", "attach", "exec", (json_int_t)id, "from",
+			(json_int_t)d->from);
+	if (call(r, d, req, &d->attach) < 0)
+		return;
+	if (d->follow)
+		aj_fd_set_nonblock(d->ctl, true);
+	else
+		collect_output(r, d);
+}
+
+static void output_done(struct aj_srv_req *r)
+{
+	struct pdata *d = r->data;
+
+	if (r->failed || !d->follow) {
+		aj_srv_req_finish(r);
+		return;
+	}
+	stream_command(r, d, false,
+		       json_pack("{s:s, s:I, s:b, s:O, s:O}", "type", "attached", "process",
+				 (json_int_t)d->exec, "running",
+				 json_is_true(json_object_get(d->attach, "running")), "offset",
+				 json_object_get(d->attach, "offset"), "retained_from",
+				 json_object_get(d->attach, "retained_from")),
+		       false);
+}
+
+/* ---- stdin, signals, terminal size --------------------------------------------------------------- */
+
+static const struct aj_srv_field stdin_fields[] = {
+	{"data", AJ_JT_STRING, false},
+	{"data_base64", AJ_JT_STRING, false},
+	{"eof", AJ_JT_BOOL, false},
+	{NULL, 0, false},
+};
+
+static int stdin_prepare(struct aj_srv_req *r)
+{
+	struct pdata *d = pdata_new(r);
+
+	if (!d)
+		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+	if (!r->body)
+		r->body = json_object();
+	if (aj_srv_check_fields(r, stdin_fields) < 0)
+		return -1;
+	if (aj_srv_str(r, "data") && aj_srv_str(r, "data_base64"))
+		return aj_srv_fail(r, 400, "invalid_value", "data",
+				   "data: give \"data\" or \"data_base64\", not both");
+	json_object_set_new(r->body, "stdin", json_deep_copy(json_object_get(r->body, "data")));
+	json_object_set_new(r->body, "stdin_base64",
+			    json_deep_copy(json_object_get(r->body, "data_base64")));
+	if (!json_object_get(r->body, "data"))
+		json_object_del(r->body, "stdin");
+	if (!json_object_get(r->body, "data_base64"))
+		json_object_del(r->body, "stdin_base64");
+	d->spawn = json_object(); /* exec_stdin marks it; unused otherwise */
+	return exec_stdin(r, d);
+}
+
+static void stdin_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct pdata *d = r->data;
+	uint64_t id;
+	json_t *req;
+
+	if (process_id(r, &id) < 0 || connect_sandbox(r, m, d) < 0)
+		return;
+	req = json_pack("{s:s, s:I, s:b}", "op", "input", "exec", (json_int_t)id, "eof",
+			json_is_true(json_object_get(r->body, "eof")));
+	if (d->stdin_text)
+		json_object_set(req, "data", d->stdin_text);
+	if (call(r, d, req, NULL) == 0)
+		aj_srv_ok(r, 204, NULL);
+}
+
+static const struct {
+	const char *name;
+	int sig;
+} signals[] = {
+	{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+	{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"TERM", SIGTERM}, {"STOP", SIGSTOP},
+	{"CONT", SIGCONT}, {"WINCH", SIGWINCH}, {"ALRM", SIGALRM},
+};
+
+static const struct aj_srv_field signal_fields[] = {
+	{"signal", AJ_JT_STRING, true},
+	{NULL, 0, false},
+};
+
+static int signal_number(struct aj_srv_req *r, int *sig)
+{
+	const char *s = aj_srv_str(r, "signal");
+
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+		if (!strcmp(s, signals[i].name)) {
+			*sig = signals[i].sig;
+			return 0;
+		}
+	return aj_srv_fail(r, 400, "invalid_value", "signal",
+			   "signal: one of HUP INT QUIT KILL USR1 USR2 TERM STOP CONT WINCH ALRM "
+			   "(with or without SIG)");
+}
+
+static int signal_prepare(struct aj_srv_req *r)
+{
+	int *sig = calloc(1, sizeof *sig);
+
+	if (!sig)
+		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+	r->data = sig;
+	r->data_free = free;
+	if (!r->body)
+		return aj_srv_fail(r, 400, "missing_field", "signal", "signal: required");
+	return aj_srv_check_fields(r, signal_fields) < 0 ? -1 : signal_number(r, sig);
+}
+
+/* One call about process {name} on a fresh connection: signal and resize. */
+static void simple_call(struct aj_srv_req *r, struct aj_mgr *m, json_t *req)
+{
+	struct pdata *d = calloc(1, sizeof *d);
+	uint64_t id;
+
+	if (!d || process_id(r, &id) < 0) {
+		if (!d)
+			aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+		json_decref(req);
+		free(d);
+		return;
+	}
+	d->ctl = -1;
+	json_object_set_new(req, "exec", json_integer((json_int_t)id));
+	if (connect_sandbox(r, m, d) < 0)
+		json_decref(req);
+	else if (call(r, d, req, NULL) == 0) /* consumes req */
+		aj_srv_ok(r, 204, NULL);
+	pdata_free(d);
+}
+
+static void signal_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	simple_call(r, m, json_pack("{s:s, s:i}", "op", "signal", "signal", *(int *)r->data));
+}
+
+static const struct aj_srv_field resize_fields[] = {
+	{"rows", AJ_JT_UINT, true},
+	{"cols", AJ_JT_UINT, true},
+	{NULL, 0, false},
+};
+
+static int resize_prepare(struct aj_srv_req *r)
+{
+	if (!r->body)
+		return aj_srv_fail(r, 400, "missing_field", "rows", "rows: required");
+	return aj_srv_check_fields(r, resize_fields);
+}
+
+static void resize_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	simple_call(r, m, json_pack("{s:s, s:O, s:O}", "op", "resize", "rows",
+				    json_object_get(r->body, "rows"), "cols",
+				    json_object_get(r->body, "cols")));
+}
+
+const struct aj_srv_route aj_api_proc_routes[] = {
+	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/exec", AJ_SRV_BODY_JSON, NULL, exec_prepare,
+	 exec_work, exec_done},
+	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/processes", AJ_SRV_BODY_JSON, NULL,
+	 process_prepare, process_start_work, NULL},
+	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/processes", AJ_SRV_BODY_NONE, NULL, NULL,
+	 process_list_work, NULL},
+	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/processes/{name}", AJ_SRV_BODY_NONE, NULL, NULL,
+	 process_get_work, NULL},
+	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/processes/{name}/output", AJ_SRV_BODY_NONE,
+	 output_query, output_prepare, output_work, output_done},
+	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/processes/{name}/stdin", AJ_SRV_BODY_JSON, NULL,
+	 stdin_prepare, stdin_work, NULL},
+	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/processes/{name}/signal", AJ_SRV_BODY_JSON, NULL,
+	 signal_prepare, signal_work, NULL},
+	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/processes/{name}/resize", AJ_SRV_BODY_JSON, NULL,
+	 resize_prepare, resize_work, NULL},
+	{0, NULL, 0, NULL, NULL, NULL, NULL},
+};

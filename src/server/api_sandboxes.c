@@ -1,0 +1,303 @@
+/* Sandboxes: create, list, get, delete, start, stop, pause, resume.
+ *
+ * Every lookup goes through a manager restricted to the request's owner, so another owner's
+ * sandbox is "not found" (404) on every route, never "forbidden". */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy.h"
+#include "server/internal.h"
+
+/* ---- create ------------------------------------------------------------------------------ */
+
+struct create_data {
+	struct aj_policy pol;
+	struct aj_strv labels;
+	struct aj_create_opts o;
+};
+
+static void create_data_free(void *p)
+{
+	struct create_data *d = p;
+
+	aj_policy_free(&d->pol);
+	aj_strv_free(&d->labels);
+	free(d);
+}
+
+static const struct aj_srv_field create_fields[] = {
+	{"name", AJ_JT_STRING, false},	      {"policy", AJ_JT_OBJECT, false},
+	{"preset", AJ_JT_STRING, false},      {"labels", AJ_JT_LABELS, false},
+	{"from_snapshot", AJ_JT_STRING, false}, {"start", AJ_JT_BOOL, false},
+	{"idle_timeout", AJ_JT_DURATION, false}, {"idle_action", AJ_JT_STRING, false},
+	{"max_lifetime", AJ_JT_DURATION, false}, {"retention", AJ_JT_DURATION, false},
+	{NULL, 0, false},
+};
+
+static bool nonempty_array(json_t *v)
+{
+	return json_is_array(v) && json_array_size(v) > 0;
+}
+
+/* A token owner shares the host with others: it may narrow its sandbox's boundary, not widen
+ * it past what the daemon's defaults allow. These fields would let it see or change host
+ * files, take the daemon's environment, reach the host's network, or relax the kernel layers
+ * (the local owner, like the CLI, may use them all). */
+static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
+{
+	json_t *fs = json_object_get(pol, "filesystem");
+	const char *net = json_string_value(json_object_get(json_object_get(pol, "network"), "mode"));
+	const char *field = NULL;
+
+	if (nonempty_array(json_object_get(fs, "read_only")))
+		field = "policy.filesystem.read_only";
+	else if (nonempty_array(json_object_get(fs, "read_write")))
+		field = "policy.filesystem.read_write";
+	else if (nonempty_array(json_object_get(json_object_get(pol, "environment"), "allow")))
+		field = "policy.environment.allow";
+	else if (net && !strcmp(net, "host"))
+		field = "policy.network.mode";
+	else if (nonempty_array(json_object_get(json_object_get(pol, "syscalls"), "allow")))
+		field = "policy.syscalls.allow";
+	else if (nonempty_array(json_object_get(pol, "allow_degraded")))
+		field = "policy.allow_degraded";
+	if (!field)
+		return 0;
+	return aj_srv_fail(r, 403, "forbidden", field,
+			   "%s: token owners cannot widen the sandbox boundary (host paths, the "
+			   "daemon's environment, host network, relaxed layers)",
+			   field);
+}
+
+static int build_policy(struct aj_srv_req *r, struct create_data *d)
+{
+	json_t *pol = json_object_get(r->body, "policy");
+	const char *preset = aj_srv_str(r, "preset"), *ppreset = NULL;
+	struct aj_err err;
+
+	if (pol && r->remote && check_remote_policy(r, pol) < 0)
+		return -1;
+	if (pol && aj_policy_json_preset(pol, &ppreset, &err) < 0)
+		return aj_srv_fail_err(r, &err, NULL);
+	if (preset && ppreset && strcmp(preset, ppreset))
+		return aj_srv_fail(r, 400, "invalid_value", "preset",
+				   "preset: \"%s\" differs from policy.preset \"%s\"", preset,
+				   ppreset);
+	if (aj_policy_apply_preset(&d->pol, preset ? preset : ppreset ? ppreset : "workspace-write",
+				   &err) < 0)
+		return aj_srv_fail(r, 400, "invalid_value", preset ? "preset" : "policy.preset",
+				   "%s", err.msg);
+	if (pol && aj_policy_apply_json(&d->pol, pol, &err) < 0)
+		return aj_srv_fail_err(r, &err, NULL);
+	return 0;
+}
+
+static int create_options(struct aj_srv_req *r, struct create_data *d)
+{
+	const char *name = aj_srv_str(r, "name"), *action = aj_srv_str(r, "idle_action"), *k;
+	json_t *v;
+
+	if (name && !aj_mgr_name_ok(name))
+		return aj_srv_fail(r, 400, "invalid_value", "name",
+				   "name: 1-63 of A-Za-z0-9_.- not starting with - or ., and not "
+				   "16 hex digits (an id)");
+	if (action && strcmp(action, "pause") && strcmp(action, "stop"))
+		return aj_srv_fail(r, 400, "invalid_value", "idle_action",
+				   "idle_action: expected \"pause\" or \"stop\"");
+	if (aj_srv_duration_ms(r, "idle_timeout", &d->o.idle_timeout_ms) < 0 ||
+	    aj_srv_duration_ms(r, "max_lifetime", &d->o.max_lifetime_ms) < 0 ||
+	    aj_srv_duration_ms(r, "retention", &d->o.retention_ms) < 0)
+		return -1;
+	json_object_foreach(json_object_get(r->body, "labels"), k, v) {
+		char kv[320];
+		snprintf(kv, sizeof kv, "%s=%s", k, json_string_value(v));
+		aj_strv_push(&d->labels, kv);
+	}
+	d->o.name = name;
+	d->o.idle_action = action;
+	d->o.from_snapshot = aj_srv_str(r, "from_snapshot");
+	d->o.start = !json_is_false(json_object_get(r->body, "start"));
+	d->o.labels = &d->labels;
+	d->o.policy = &d->pol;
+	return 0;
+}
+
+static int create_prepare(struct aj_srv_req *r)
+{
+	struct create_data *d = calloc(1, sizeof *d);
+
+	if (!d)
+		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+	aj_policy_init(&d->pol);
+	r->data = d;
+	r->data_free = create_data_free;
+	if (!r->body)
+		r->body = json_object(); /* every field is optional */
+	if (aj_srv_check_fields(r, create_fields) < 0 || create_options(r, d) < 0)
+		return -1;
+	return build_policy(r, d);
+}
+
+static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct create_data *d = r->data;
+	struct aj_sandbox_rec rec;
+	struct aj_err err;
+	uint64_t mem = d->pol.limits.memory;
+
+	if (aj_srv_quota_reserve(r, m, 1, mem) < 0)
+		return;
+	if (aj_mgr_create(m, &d->o, &rec, &err) < 0) {
+		if (err.errnum == ENOENT && d->o.from_snapshot && strstr(err.msg, "no snapshot"))
+			aj_srv_fail(r, 400, "invalid_value", "from_snapshot", "%s", err.msg);
+		else
+			aj_srv_fail_err(r, &err, err.errnum == EEXIST ? "name" : NULL);
+	} else {
+		snprintf(r->location, sizeof r->location, "/v1/sandboxes/%s", rec.name);
+		aj_srv_ok(r, 201, aj_srv_sandbox_json(&rec));
+		aj_sandbox_rec_free(&rec);
+	}
+	aj_srv_quota_release(r, 1, mem);
+}
+
+/* ---- list, get, delete --------------------------------------------------------------------- */
+
+static void labels_free(void *p)
+{
+	aj_strv_free(p);
+	free(p);
+}
+
+static int list_prepare(struct aj_srv_req *r)
+{
+	struct aj_strv *labels = calloc(1, sizeof *labels);
+	struct evkeyval *kv;
+
+	if (!labels)
+		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+	r->data = labels;
+	r->data_free = labels_free;
+	TAILQ_FOREACH(kv, &r->query, next) {
+		if (!strchr(kv->value, '=') || kv->value[0] == '=')
+			return aj_srv_fail(r, 400, "invalid_value", "label",
+					   "label: expected KEY=VALUE, got \"%s\"", kv->value);
+		aj_strv_push(labels, kv->value);
+	}
+	return 0;
+}
+
+static void list_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct aj_sandbox_rec *v = NULL;
+	struct aj_err err;
+	size_t n = 0;
+	json_t *a;
+
+	if (aj_mgr_list(m, r->data, &v, &n, &err) < 0) {
+		aj_srv_fail_err(r, &err, NULL);
+		return;
+	}
+	a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, aj_srv_sandbox_json(&v[i]));
+	aj_sandbox_recs_free(v, n);
+	aj_srv_ok(r, 200, json_pack("{s:o}", "sandboxes", a));
+}
+
+/* The sandbox as it is now: the answer of get and of every action. */
+static void reply_sandbox(struct aj_srv_req *r, struct aj_mgr *m, const char *ref)
+{
+	struct aj_sandbox_rec rec;
+	struct aj_err err;
+
+	if (aj_mgr_get(m, ref, &rec, &err) < 0) {
+		aj_srv_fail_err(r, &err, NULL);
+		return;
+	}
+	aj_srv_ok(r, 200, aj_srv_sandbox_json(&rec));
+	aj_sandbox_rec_free(&rec);
+}
+
+static void get_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	reply_sandbox(r, m, r->ref);
+}
+
+static int delete_prepare(struct aj_srv_req *r)
+{
+	bool force = false;
+
+	if (aj_srv_query_bool(r, "force", &force) < 0)
+		return -1;
+	r->data = force ? (void *)1 : NULL;
+	return 0;
+}
+
+static void delete_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct aj_err err;
+
+	if (aj_mgr_remove(m, r->ref, r->data != NULL, &err) < 0)
+		aj_srv_fail_err(r, &err, NULL);
+	else
+		aj_srv_ok(r, 204, NULL);
+}
+
+/* ---- start, stop, pause, resume -------------------------------------------------------- */
+
+static const struct aj_srv_field no_fields[] = {{NULL, 0, false}};
+
+static int action_prepare(struct aj_srv_req *r)
+{
+	return r->body ? aj_srv_check_fields(r, no_fields) : 0;
+}
+
+/* The action by the last segment of the path. */
+static void action_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	const char *verb = strrchr(r->route->pattern, '/') + 1;
+	struct aj_sandbox_rec rec;
+	struct aj_err err;
+	int rc;
+
+	/* By id from here on: the name could be taken by a new sandbox meanwhile. */
+	if (aj_mgr_get(m, r->ref, &rec, &err) < 0) {
+		aj_srv_fail_err(r, &err, NULL);
+		return;
+	}
+	if (!strcmp(verb, "start"))
+		rc = aj_mgr_start(m, rec.id, &err);
+	else if (!strcmp(verb, "stop"))
+		rc = aj_mgr_stop(m, rec.id, &err);
+	else
+		rc = aj_mgr_pause(m, rec.id, !strcmp(verb, "pause"), &err);
+	if (rc < 0)
+		aj_srv_fail_err(r, &err, NULL);
+	else
+		reply_sandbox(r, m, rec.id);
+	aj_sandbox_rec_free(&rec);
+}
+
+static const char *const list_query[] = {"label", NULL};
+static const char *const delete_query[] = {"force", NULL};
+
+#define ACTION(verb)                                                                            \
+	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/" verb, AJ_SRV_BODY_JSON, NULL, action_prepare,  \
+	 action_work, NULL}
+
+const struct aj_srv_route aj_api_sandbox_routes[] = {
+	{EVHTTP_REQ_POST, "/v1/sandboxes", AJ_SRV_BODY_JSON, NULL, create_prepare, create_work,
+	 NULL},
+	{EVHTTP_REQ_GET, "/v1/sandboxes", AJ_SRV_BODY_NONE, list_query, list_prepare, list_work,
+	 NULL},
+	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, NULL, NULL, get_work, NULL},
+	{EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, delete_query, delete_prepare,
+	 delete_work, NULL},
+	ACTION("start"),
+	ACTION("stop"),
+	ACTION("pause"),
+	ACTION("resume"),
+	{0, NULL, 0, NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The daemon holds no sandbox: kill -9 of agentjail serve leaves every running sandbox running
+# (their supervisors are separate processes), and a restarted daemon replaces the stale socket
+# and serves them again (state, files, events, actions). A socket another daemon listens on,
+# or a path that is not a socket, is not taken over. SIGTERM stops accepting at once, lets the
+# request in flight finish, exits 0, and leaves the sandboxes running.
+# rootless: yes
+# timeout: 240
+. "$AJ_ROOT/tests/lib.sh"
+. "$AJ_ROOT/tests/persist.bash"
+. "$AJ_ROOT/tests/serve.bash"
+sv_setup
+sv_start || { not_ok "serve starts ($(tail -5 "$SV_LOG"))"; exit 0; }
+sv_create r1
+sv_create r2
+api PUT '/v1/sandboxes/r1/files?path=kept.txt' -H 'Content-Type: application/octet-stream' --data-binary 'before the crash'
+SUP1=$(pj_field r1 'd["supervisor_pid"]')
+SUP2=$(pj_field r2 'd["supervisor_pid"]')
+check "the supervisors are not the daemon's children" [ "$(ps -o ppid= -p "$SUP1" | tr -d ' ')" != "$SV_PID" ]
+
+# ---- kill -9 and restart ------------------------------------------------------------------------
+
+kill -9 "$SV_PID"
+wait "$SV_PID" 2>/dev/null
+check "kill -9: the daemon is gone" pid_gone "$SV_PID"
+check "kill -9: the stale socket file is left behind" test -S "$SOCK"
+sleep 0.3
+check "kill -9: r1's supervisor still runs" kill -0 "$SUP1"
+check "kill -9: r2's supervisor still runs" kill -0 "$SUP2"
+expect_eq "kill -9: r1 still running (CLI)" "$(pj_state r1)" running
+pj_x r1 cat kept.txt
+expect_eq "kill -9: r1 still works (CLI exec)" "$OUT" "before the crash"
+
+sv_start || { not_ok "a restarted daemon replaces the stale socket ($(tail -5 "$SV_LOG"))"; exit 0; }
+ok "a restarted daemon replaces the stale socket and serves"
+api GET /v1/sandboxes/r1
+expect_eq "restart: r1 running" "$(bj 'd["state"]')" running
+expect_eq "restart: r1 still generation 1 (not restarted)" "$(bj 'd["generation"]')" 1
+expect_eq "restart: same supervisor" "$(pj_field r1 'd["supervisor_pid"]')" "$SUP1"
+api GET /v1/sandboxes
+expect_eq "restart: both listed" "$(bj '" ".join(sorted(s["name"] + ":" + s["state"] for s in d["sandboxes"]))')" "r1:running r2:running"
+api GET '/v1/sandboxes/r1/files?path=kept.txt'
+expect_eq "restart: the file written before the crash" "$BODY" "before the crash"
+api PUT '/v1/sandboxes/r2/files?path=after.txt' -H 'Content-Type: application/octet-stream' --data-binary 'after'
+expect_api "restart: writes work" 201
+api POST /v1/sandboxes/r2/stop
+expect_eq "restart: actions work (stop)" "$(bj 'd["state"]')" stopped
+check "restart: r2's old supervisor is gone after the stop" pj_wait 10 pid_gone "$SUP2"
+api GET /v1/sandboxes/r1/events
+expect_eq "restart: the events from before the crash" "$(bj '[e["event"] for e in d["events"]][:2]')" "['create', 'start']"
+
+# ---- sockets that are not taken over --------------------------------------------------------------
+
+OUT=$(timeout 20 "$AJ" serve --socket "$SOCK" --state-dir "$STATE" 2>&1)
+RC=$?
+expect_eq "a second daemon on a live socket: exit 125" "$RC" 125
+expect_contains "a second daemon: says another daemon listens" "$OUT" "another daemon is listening"
+api GET /v1/health
+expect_api "the first daemon still serves" 200
+printf 'not a socket\n' >"$SV_DIR/file.sock"
+OUT=$(timeout 20 "$AJ" serve --socket "$SV_DIR/file.sock" --state-dir "$STATE" 2>&1)
+expect_contains "a regular file at the socket path: refused" "$OUT" "not a socket"
+expect_eq "a regular file at the socket path: untouched" "$(cat "$SV_DIR/file.sock")" "not a socket"
+if is_root; then
+	D=/run/agentjail-test-$$
+	timeout 20 "$AJ" serve --socket "$D/sub/api.sock" --state-dir "$STATE" >/dev/null 2>&1 &
+	P=$!
+	pj_wait 10 test -S "$D/sub/api.sock"
+	expect_eq "socket mode 0600 in a new 0700 directory" "$(stat -c %a "$D/sub" "$D/sub/api.sock" | tr '\n' ' ')" "700 600 "
+	kill -TERM "$P"
+	wait "$P"
+	rm -rf "$D"
+else
+	expect_eq "socket mode 0600" "$(stat -c %a "$SOCK")" 600
+fi
+
+# ---- SIGTERM with a request in flight ----------------------------------------------------------------
+
+# A start that waits on the sandbox's lock (held here for 3 s) is in flight when SIGTERM comes.
+R2_ID=$(pj_id r2)
+flock "$STATE/sandboxes/$R2_ID/lock" sleep 3 &
+LOCKER=$!
+sleep 0.3
+curl -sS --max-time 30 --unix-socket "$SOCK" -o "$SV_DIR/inflight.json" -w '%{http_code}' -X POST http://aj/v1/sandboxes/r2/start >"$SV_DIR/inflight.code" &
+CURL=$!
+sleep 0.5
+T0=$(date +%s%N)
+kill -TERM "$SV_PID"
+pj_wait 2 test ! -e "$SOCK"
+check "SIGTERM: the socket goes at once" test ! -e "$SOCK"
+check "SIGTERM: new connections are refused" [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --unix-socket "$SOCK" http://aj/v1/health)" = 000 ]
+wait "$CURL"
+expect_eq "SIGTERM: the request in flight completes (200)" "$(cat "$SV_DIR/inflight.code")" 200
+expect_eq "SIGTERM: ... with the started sandbox" "$(json "$SV_DIR/inflight.json" 'd["state"]')" running
+wait "$SV_PID"
+expect_eq "SIGTERM: exit 0" "$?" 0
+check "SIGTERM: it waited for the request (about 2.5 s)" [ $((($(date +%s%N) - T0) / 1000000)) -ge 1500 ]
+wait "$LOCKER"
+expect_eq "SIGTERM: r1 keeps running" "$(pj_state r1)" running
+expect_eq "SIGTERM: r2 keeps running" "$(pj_state r2)" running
+check "SIGTERM: r1's supervisor is the same" kill -0 "$SUP1"
+
+sv_start || not_ok "restart after SIGTERM"
+api GET /v1/sandboxes
+expect_eq "after SIGTERM and restart: both served, running" "$(bj '" ".join(sorted(s["name"] + ":" + s["state"] for s in d["sandboxes"]))')" "r1:running r2:running"
+sv_stop
+sv_done
