@@ -36,6 +36,7 @@ static const struct command commands[] = {
 	{"changes", aj_cmd_changes, "review, apply or discard what an --overlay run changed"},
 	{"mcp", aj_cmd_mcp, "serve MCP (shell and file tools) on stdio for one sandbox"},
 	{"serve", aj_cmd_serve, "serve the HTTP API on a unix socket (and TCP with tokens)"},
+	{"oci", aj_cmd_oci, "the OCI runtime (runc's verbs) for containerd and Kubernetes"},
 	{"features", aj_cmd_features, "show what this host can enforce"},
 	{"version", aj_cmd_version, "show the version"},
 };
@@ -73,6 +74,9 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0)
 		return aj_cmd_version(argc - 1, argv + 1);
+	/* containerd's runc shim runs its runtime as BIN --root DIR --log FILE ... VERB. */
+	if (aj_oci_invoked_as_runc(argc, argv))
+		return aj_cmd_oci(argc, argv);
 	if (strcmp(argv[1], "__supervise") == 0)
 		return aj_cmd_supervise(argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -1,0 +1,104 @@
+/* An OCI runtime bundle's config.json (runtime-spec 1.x), parsed and checked field by field.
+ * Every error names the field path ("mounts[3].options[1]"). Fields agentjail accepts but
+ * does not enforce the way the spec describes are listed in `notes` (they reach the report);
+ * fields it cannot honour safely are errors.
+ *
+ * The spec owns its strings and arrays; aj_oci_spec_free() releases them. `seccomp` and
+ * `annotations` hold a reference to the JSON they came from.
+ */
+#ifndef AJ_OCI_SPEC_H
+#define AJ_OCI_SPEC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "common/strv.h"
+
+#define AJ_OCI_MAX_GROUPS 32
+#define AJ_OCI_MAX_RLIMITS 16
+#define AJ_OCI_MAX_NS 8
+
+struct aj_oci_mount {
+	char *dst;
+	char *type;   /* "bind" for bind mounts, whatever the type field said */
+	char *src;
+	unsigned long flags; /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, ... */
+	bool bind, recursive;
+	char *data; /* filesystem options ("mode=755,size=65536k"), NULL if none */
+};
+
+struct aj_oci_ns {
+	int type;   /* CLONE_NEW* */
+	char *path; /* join this namespace; NULL: a new one */
+};
+
+struct aj_oci_rlimit {
+	int resource;
+	uint64_t soft, hard;
+};
+
+/* One process: the container's (config.json "process") or an exec's (--process FILE). */
+struct aj_oci_process {
+	bool terminal;
+	unsigned rows, cols; /* consoleSize, 0 if absent */
+	uint32_t uid, gid;
+	gid_t groups[AJ_OCI_MAX_GROUPS];
+	size_t n_groups;
+	struct aj_strv args, env;
+	char *cwd;
+	struct aj_strv caps; /* every capability named in any of the sets */
+	bool no_new_privs;
+	struct aj_oci_rlimit rlimits[AJ_OCI_MAX_RLIMITS];
+	size_t n_rlimits;
+	bool have_oom_score;
+	int oom_score_adj;
+};
+
+struct aj_oci_resources {
+	uint64_t memory;     /* bytes, 0: none */
+	uint64_t pids;       /* 0: none */
+	int64_t cpu_quota;   /* microseconds per period, <= 0: none */
+	uint64_t cpu_period; /* microseconds, 0: 100000 */
+	uint64_t cpu_shares; /* 0: default */
+};
+
+struct aj_oci_spec {
+	char *oci_version;
+	struct aj_oci_process proc;
+	bool have_proc;
+	char *root_path; /* as written (relative to the bundle) */
+	bool root_ro;
+	struct aj_oci_mount *mounts;
+	size_t n_mounts;
+	char *hostname;
+	struct aj_oci_ns ns[AJ_OCI_MAX_NS];
+	size_t n_ns;
+	struct aj_oci_resources res;
+	struct aj_strv masked, readonly;
+	struct aj_strv sysctl; /* "name=value", checked against the allowlist */
+	json_t *seccomp;       /* linux.seccomp, NULL if absent */
+	char *cgroups_path;
+	json_t *annotations; /* object, never NULL after a successful parse */
+	struct aj_strv notes;
+};
+
+int aj_oci_spec_parse(json_t *root, struct aj_oci_spec *s, struct aj_err *err);
+/* Parses a process object; `where` prefixes field paths ("process" or "process.json"). */
+int aj_oci_process_parse(json_t *obj, const char *where, struct aj_oci_process *p,
+			 struct aj_strv *notes, struct aj_err *err);
+void aj_oci_process_free(struct aj_oci_process *p);
+void aj_oci_spec_free(struct aj_oci_spec *s);
+
+/* True if the namespace of this type is requested (new or joined); *path gets its path. */
+bool aj_oci_spec_has_ns(const struct aj_oci_spec *s, int type, const char **path);
+/* The annotation's value, or NULL. */
+const char *aj_oci_annotation(const struct aj_oci_spec *s, const char *key);
+
+/* Name tables shared with `features`. */
+extern const char *const aj_oci_mount_options[];
+extern const char *const aj_oci_ns_names[];
+
+#endif

@@ -1,0 +1,364 @@
+/* Verbs on a live container: exec, ps, pause, resume, events; and features, report. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup/oci.h"
+#include "cli/commands.h"
+#include "common/cleanup.h"
+#include "common/util.h"
+#include "oci/oci.h"
+#include "oci/plan_oci.h"
+#include "oci/seccomp.h"
+#include "oci/state.h"
+#include "oci/verbs.h"
+#include "sandbox/landlock.h"
+
+/* ---- exec ------------------------------------------------------------------------------- */
+
+struct exec_opts {
+	const char *process, *console, *pidfile, *cwd, *user, *env;
+	bool detach, tty, ignore_paused;
+};
+
+/* runc exec's flag form: the container's process with the command (and --cwd, --user,
+ * --env, --tty) replaced. */
+static int flag_process(const struct exec_opts *o, const struct aj_oci_process *base, int argc,
+			char **argv, struct aj_oci_process *p, struct aj_err *err)
+{
+	unsigned uid = 0, gid = 0;
+
+	memset(p, 0, sizeof *p);
+	p->uid = base->uid;
+	p->gid = base->gid;
+	p->terminal = o->tty;
+	if (aj_strv_copy(&p->env, &base->env) < 0 || !(p->cwd = strdup(o->cwd ? o->cwd : base->cwd)))
+		return aj_err_sys(err, AJ_LAYER_USAGE, "exec");
+	for (int i = 0; i < argc; i++)
+		if (aj_strv_push(&p->args, argv[i]) < 0)
+			return aj_err_sys(err, AJ_LAYER_USAGE, "exec");
+	if (o->env && (!strchr(o->env, '=') || aj_strv_push(&p->env, o->env) < 0))
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: --env \"%s\"", o->env);
+	if (o->user) {
+		int n = sscanf(o->user, "%u:%u", &uid, &gid);
+		if (n < 1 || uid > 65535 || gid > 65535)
+			return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: --user \"%s\" (UID[:GID])",
+					  o->user);
+		p->uid = uid;
+		p->gid = n == 2 ? gid : p->gid;
+	}
+	if (p->args.n == 0)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: no command (--process FILE or "
+							       "ID COMMAND...)");
+	return 0;
+}
+
+static int exec_process(const struct exec_opts *o, const struct aj_oci_cplan *c, int argc,
+			char **argv, struct aj_oci_process *p, struct aj_err *err)
+{
+	json_t *j;
+	int r;
+
+	if (!o->process)
+		return flag_process(o, &c->spec.proc, argc, argv, p, err);
+	if (!(j = aj_oci_load_json(o->process, err)))
+		return -1;
+	r = aj_oci_process_parse(j, "process.json", p, NULL, err);
+	json_decref(j);
+	if (r == 0 && o->tty)
+		p->terminal = true;
+	return r;
+}
+
+static int exec_run(const struct aj_oci_globals *g, struct exec_opts *o, const char *id,
+		    int argc, char **argv, struct aj_err *err)
+{
+	struct aj_oci_state st;
+	struct aj_oci_cplan c;
+	struct aj_oci_process p;
+	struct aj_cgroup_oci cg;
+	struct aj_oci_launch l;
+	char path[4200];
+	json_t *config = NULL;
+	pid_t pid = -1;
+	int status = 0, r = -1;
+
+	memset(&c, 0, sizeof c);
+	memset(&p, 0, sizeof p);
+	memset(&cg, 0, sizeof cg);
+	if (aj_oci_state_load(&st, g->root, id, err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/config.json", st.dir);
+	if (!aj_oci_state_alive(&st))
+		aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "cannot exec in a stopped container");
+	else if (!(config = aj_oci_load_json(path, err)) ||
+		 aj_oci_cplan_build(&c, st.bundle, config, id, g->systemd_cgroup, err) < 0 ||
+		 exec_process(o, &c, argc, argv, &p, err) < 0 || aj_oci_load_cg(&st, &cg, err) < 0)
+		;
+	else if (aj_cgroup_oci_frozen(&cg) && !o->ignore_paused)
+		aj_err_set(err, AJ_LAYER_PROCESS, EBUSY, "cannot exec in a paused container");
+	else if (p.terminal != (o->console != NULL))
+		aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "a terminal needs --console-socket, and "
+							"--console-socket needs a terminal");
+	else {
+		aj_oci_cplan_launch(&c, &l);
+		l.proc = &p;
+		l.cg = &cg;
+		l.init_pid = st.pid;
+		l.init_start = st.pid_start;
+		l.detach = o->detach;
+		if ((!o->console || (l.console_fd = aj_oci_connect_console(o->console, err)) >= 0) &&
+		    aj_oci_exec(&l, &pid, &status, err) == 0)
+			r = aj_oci_write_pidfile(o->pidfile, pid, err) < 0 ? -1 : (o->detach ? 0 : status);
+		if (l.console_fd >= 0)
+			close(l.console_fd);
+	}
+	aj_cgroup_oci_free(&cg);
+	aj_oci_process_free(&p);
+	aj_oci_cplan_free(&c);
+	json_decref(config);
+	aj_oci_state_free(&st);
+	return r;
+}
+
+int aj_oci_exec_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
+{
+	struct exec_opts o = {0};
+	const char *ignored = NULL;
+	bool bignored = false;
+	const struct aj_oci_opt opts[] = {
+		{"process", 'p', true, &o.process, NULL},  {"console-socket", 0, true, &o.console, NULL},
+		{"pid-file", 0, true, &o.pidfile, NULL},   {"detach", 'd', false, NULL, &o.detach},
+		{"tty", 't', false, NULL, &o.tty},         {"cwd", 0, true, &o.cwd, NULL},
+		{"user", 'u', true, &o.user, NULL},        {"env", 'e', true, &o.env, NULL},
+		{"ignore-paused", 0, false, NULL, &o.ignore_paused},
+		{"no-new-privs", 0, false, NULL, &bignored}, {"cap", 'c', true, &ignored, NULL},
+		{"process-label", 0, true, &ignored, NULL}, {"apparmor", 0, true, &ignored, NULL},
+		{"preserve-fds", 0, true, &ignored, NULL},  {"cgroup", 0, true, &ignored, NULL},
+		{NULL, 0, false, NULL, NULL},
+	};
+	int first;
+
+	if (aj_oci_parse_opts(argc, argv, opts, &first, err) < 0)
+		return -1;
+	if (first >= argc)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: expected a container id");
+	if (o.process && argc - first > 1)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: --process and a command");
+	return exec_run(g, &o, argv[first], argc - first - 1, argv + first + 1, err);
+}
+
+/* ---- ps, pause, resume, events ------------------------------------------------------------ */
+
+static int with_cg(const struct aj_oci_globals *g, int argc, char **argv,
+		   const struct aj_oci_opt *opts, struct aj_oci_state *st, struct aj_cgroup_oci *cg,
+		   struct aj_err *err)
+{
+	const char *id = NULL;
+	int first;
+
+	if (aj_oci_parse_opts(argc, argv, opts, &first, err) < 0 ||
+	    aj_oci_one_operand(argc, argv, first, &id, err) < 0 ||
+	    aj_oci_state_load(st, g->root, id, err) < 0)
+		return -1;
+	if (aj_oci_load_cg(st, cg, err) < 0) {
+		aj_oci_state_free(st);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_ps(const pid_t *pids, size_t n, bool json)
+{
+	if (json) {
+		printf("[");
+		for (size_t i = 0; i < n; i++)
+			printf("%s%d", i ? "," : "", (int)pids[i]);
+		printf("]\n");
+		return;
+	}
+	printf("PID\tCMD\n");
+	for (size_t i = 0; i < n; i++) {
+		char path[64];
+		_cleanup_free_ char *comm = NULL;
+		snprintf(path, sizeof path, "/proc/%d/comm", (int)pids[i]);
+		comm = aj_read_file(path, 256, NULL);
+		if (comm)
+			comm[strcspn(comm, "\n")] = '\0';
+		printf("%d\t%s\n", (int)pids[i], comm ? comm : "?");
+	}
+}
+
+int aj_oci_ps_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
+{
+	const char *format = "table";
+	const struct aj_oci_opt opts[] = {{"format", 'f', true, &format, NULL},
+					  {NULL, 0, false, NULL, NULL}};
+	struct aj_oci_state st;
+	struct aj_cgroup_oci cg;
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+	int r;
+
+	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0)
+		return -1;
+	r = aj_cgroup_oci_pids(&cg, &pids, &n, err);
+	if (r == 0)
+		print_ps(pids, n, strcmp(format, "json") == 0);
+	aj_cgroup_oci_free(&cg);
+	aj_oci_state_free(&st);
+	return r;
+}
+
+static int set_frozen(const struct aj_oci_globals *g, int argc, char **argv, bool frozen,
+		      struct aj_err *err)
+{
+	const struct aj_oci_opt opts[] = {{NULL, 0, false, NULL, NULL}};
+	struct aj_oci_state st;
+	struct aj_cgroup_oci cg;
+	int r;
+
+	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0)
+		return -1;
+	if (!aj_oci_state_alive(&st))
+		r = aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "container not running");
+	else
+		r = aj_cgroup_oci_freeze(&cg, frozen, err);
+	aj_cgroup_oci_free(&cg);
+	aj_oci_state_free(&st);
+	return r;
+}
+
+int aj_oci_pause_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
+{
+	return set_frozen(g, argc, argv, true, err);
+}
+
+int aj_oci_resume_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
+{
+	return set_frozen(g, argc, argv, false, err);
+}
+
+/* runc's stats event, with what the cgroup tells. */
+static json_t *stats_event(const struct aj_oci_state *st, struct aj_cgroup_oci *cg)
+{
+	struct aj_cgroup *c = &cg->cg;
+	uint64_t mem = 0, lim = 0, cpu_ns = 0, pids = 0;
+	bool v2 = cg->env.mode == AJ_CGROUP_V2;
+
+	if (c->used[v2 ? 0 : AJ_CG_MEMORY]) {
+		aj_cgroup_read_u64(c->path[AJ_CG_MEMORY], v2 ? "memory.current" : "memory.usage_in_bytes",
+				   &mem);
+		aj_cgroup_read_u64(c->path[AJ_CG_MEMORY], v2 ? "memory.max" : "memory.limit_in_bytes",
+				   &lim);
+	}
+	if (v2 && aj_cgroup_read_keyed(c->path[0], "cpu.stat", "usage_usec", &cpu_ns) == 0)
+		cpu_ns *= 1000;
+	else if (!v2 && c->used[AJ_CG_CPUACCT])
+		aj_cgroup_read_u64(c->path[AJ_CG_CPUACCT], "cpuacct.usage", &cpu_ns);
+	if (c->used[v2 ? 0 : AJ_CG_PIDS])
+		aj_cgroup_read_u64(c->path[AJ_CG_PIDS], "pids.current", &pids);
+	return json_pack("{s:s, s:s, s:{s:{s:{s:I}}, s:{s:{s:I, s:I}}, s:{s:I}}}", "type", "stats",
+			 "id", st->id, "data", "cpu", "usage", "total", (json_int_t)cpu_ns, "memory",
+			 "usage", "usage", (json_int_t)mem, "limit", (json_int_t)lim, "pids",
+			 "current", (json_int_t)pids);
+}
+
+int aj_oci_events_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
+{
+	bool stats = false;
+	const char *interval = "5";
+	const struct aj_oci_opt opts[] = {{"stats", 0, false, NULL, &stats},
+					  {"interval", 0, true, &interval, NULL},
+					  {NULL, 0, false, NULL, NULL}};
+	struct aj_oci_state st;
+	struct aj_cgroup_oci cg;
+	unsigned secs = (unsigned)atoi(interval);
+
+	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0)
+		return -1;
+	secs = (unsigned)atoi(interval) ? (unsigned)atoi(interval) : 5;
+	do {
+		json_t *e = stats_event(&st, &cg);
+		char *s = e ? json_dumps(e, JSON_COMPACT) : NULL;
+		if (s)
+			printf("%s\n", s);
+		fflush(stdout);
+		free(s);
+		json_decref(e);
+	} while (!stats && aj_oci_state_alive(&st) && sleep(secs) == 0);
+	aj_cgroup_oci_free(&cg);
+	aj_oci_state_free(&st);
+	return 0;
+}
+
+/* ---- features, report ------------------------------------------------------------------- */
+
+static json_t *names_json(const char *const *v)
+{
+	json_t *a = json_array();
+
+	for (; *v; v++)
+		json_array_append_new(a, json_string(*v));
+	return a;
+}
+
+int aj_oci_features_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
+{
+	static const char *const archs[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32",
+					    "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", NULL};
+	char why[160], abi[16];
+	json_t *f;
+	char *s;
+
+	(void)g;
+	(void)argc;
+	(void)argv;
+	snprintf(abi, sizeof abi, "%d", aj_landlock_abi(why, sizeof why));
+	f = json_pack("{s:s, s:s, s:[], s:o, s:{s:o, s:[], s:{s:b, s:b, s:b, s:b}, "
+		      "s:{s:b, s:o, s:o, s:o}, s:{s:b}, s:{s:b}, s:{s:b}}, s:{s:s, s:s, s:s, s:s}}",
+		      "ociVersionMin", "1.0.0", "ociVersionMax", "1.1.0", "hooks", "mountOptions",
+		      names_json(aj_oci_mount_options), "linux", "namespaces",
+		      names_json(aj_oci_ns_names), "capabilities", "cgroup", "v1", 1, "v2", 1,
+		      "systemd", 0, "systemdUser", 0, "seccomp", "enabled", 1, "actions",
+		      names_json(aj_oci_seccomp_actions), "operators",
+		      names_json(aj_oci_seccomp_operators), "archs", names_json(archs), "apparmor",
+		      "enabled", 0, "selinux", "enabled", 0, "intelRdt", "enabled", 0,
+		      "annotations", "io.agentjail.version", AJ_VERSION, "io.agentjail.landlock.abi",
+		      abi, "io.agentjail.landlock", "on (\"off\" disables it)",
+		      "io.agentjail.seccomp", "agentjail's deny list + the bundle's (\"bundle\": "
+					      "the bundle's only)");
+	s = f ? json_dumps(f, JSON_INDENT(2)) : NULL;
+	json_decref(f);
+	if (!s)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "features");
+	printf("%s\n", s);
+	free(s);
+	return 0;
+}
+
+int aj_oci_report_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
+{
+	const struct aj_oci_opt opts[] = {{NULL, 0, false, NULL, NULL}};
+	struct aj_oci_state st;
+	_cleanup_free_ char *text = NULL;
+	char path[4200];
+	const char *id = NULL;
+	int first;
+
+	if (aj_oci_parse_opts(argc, argv, opts, &first, err) < 0 ||
+	    aj_oci_one_operand(argc, argv, first, &id, err) < 0 ||
+	    aj_oci_state_load(&st, g->root, id, err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/report.json", st.dir);
+	aj_oci_state_free(&st);
+	text = aj_read_file(path, 1 << 22, NULL);
+	if (!text)
+		return aj_err_sys(err, AJ_LAYER_STATE, "read \"%s\"", path);
+	fputs(text, stdout);
+	return 0;
+}

@@ -1,0 +1,75 @@
+/* OCI containers (src/oci/): the same enforcement layers as every agentjail sandbox, in the
+ * process shape containerd's runc shim expects.
+ *
+ * create: the caller (`agentjail create`, run by the shim) clones the container's init into
+ *   new namespaces and the container's cgroup, and returns once init has built the root,
+ *   dropped privileges, applied Landlock and agentjail's seccomp filter and is waiting on
+ *   the start fifo. The caller then exits: init, its child, is re-parented to the shim (a
+ *   child subreaper), which reaps it and reads the container's exit status from it. There
+ *   is no monitor process: init is PID 1 of the container, starts the bundle's process when
+ *   `start` writes to the fifo, forwards signals to it, reaps orphans, and exits with the
+ *   process's status (128+N for a signal N, as containerd reports a signalled process).
+ * exec: the caller joins the container's pid namespace, forks, and the child joins the other
+ *   namespaces of init (one setns through init's pidfd), the cgroup, then applies the same
+ *   layers and execs. The caller writes the pid file and exits; the child, too, is left to
+ *   the shim.
+ *
+ * Descriptors in these structs are borrowed; nothing here frees them.
+ */
+#ifndef AJ_SANDBOX_OCI_H
+#define AJ_SANDBOX_OCI_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroup/oci.h"
+#include "common/err.h"
+#include "oci/spec.h"
+#include "policy/plan.h"
+
+struct aj_oci_launch {
+	struct aj_plan *plan;              /* ops[0] is the rootfs; Landlock; agentjail's seccomp */
+	const struct aj_oci_process *proc; /* args, env, cwd, user, rlimits, terminal */
+	const struct sock_filter *filter;  /* the bundle's seccomp program, NULL if none */
+	size_t filter_len;
+	bool root_readonly;
+	const char *hostname;  /* NULL: keep the (new) UTS namespace's */
+	int join_fd[AJ_OCI_MAX_NS]; /* namespaces to join (opened by the caller) */
+	int join_type[AJ_OCI_MAX_NS];
+	size_t n_join;
+	bool new_cgroupns;
+	int console_fd; /* connected --console-socket, or -1 */
+	int fifo_fd;    /* create: read end of the start fifo */
+	struct aj_cgroup_oci *cg;
+	const char *scratch; /* create: a directory to make (and remove) for rootfs layers */
+	/* exec */
+	pid_t init_pid;
+	uint64_t init_start;
+	bool detach;
+};
+
+/* create: *pid is init's host pid. */
+int aj_oci_create(struct aj_oci_launch *l, pid_t *pid, struct aj_err *err);
+/* exec: *pid is the process's host pid; without detach, waits and sets *status (an exit code
+ * in the shell's convention). */
+int aj_oci_exec(struct aj_oci_launch *l, pid_t *pid, int *status, struct aj_err *err);
+
+/* In the creating process, before the clone: when the rootfs (ops[0]) is an overlayfs, sets
+ * ops[0].tree_fd to the same overlay rebuilt over idmapped layers (oci_rootfs.c); this
+ * process moves to a private mount namespace for it. */
+int aj_oci_rootfs_tree(struct aj_plan *plan, const char *scratch, struct aj_err *err);
+
+/* Shared by create and exec (oci_proc.c). */
+int aj_oci_console(const struct aj_oci_process *p, int console_fd, int *tty, struct aj_err *err);
+int aj_oci_rlimits(const struct aj_oci_process *p, struct aj_err *err);
+int aj_oci_oom_score(pid_t pid, int adj, struct aj_err *err);
+/* Capabilities (all dropped), groups and user; no_new_privs; Landlock; agentjail's filter. */
+int aj_oci_confine(const struct aj_plan *plan, const struct aj_oci_process *p,
+		   struct aj_err *err);
+/* In the process that is about to exec: session, terminal, bundle filter, cwd, execve.
+ * Returns only on failure, with an exit code for it. */
+int aj_oci_exec_process(const struct aj_oci_process *p, int tty, const struct sock_filter *filter,
+			size_t filter_len, struct aj_err *err);
+
+#endif

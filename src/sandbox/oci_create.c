@@ -1,0 +1,303 @@
+/* `create` of an OCI container: the clone, the child's enforcement sequence, and the
+ * container's init (see oci.h for the process shape and why there is no monitor). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/util.h"
+#include "sandbox/features.h"
+#include "sandbox/mount.h"
+#include "sandbox/netif.h"
+#include "sandbox/oci.h"
+#include "sandbox/sync.h"
+#include "sandbox/userns.h"
+
+#define SETUP_TIMEOUT_MS 30000
+/* Where the child keeps what it needs after every other descriptor is closed. */
+enum { FD_SYNC = 3, FD_FIFO, FD_LOCK, FD_TTY, FD_FIRST_FREE };
+
+/* Signals init passes to the process: all that a caller can send and a process may handle.
+ * The synchronous ones (SEGV, BUS, ...) concern init itself; KILL and STOP cannot be caught. */
+static const int forwarded[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE,
+				SIGALRM, SIGTERM, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU,
+				SIGURG,  SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGWINCH,
+				SIGIO,   SIGPWR};
+
+static void noop(int sig)
+{
+	(void)sig;
+}
+
+/* PID 1 receives only the signals it has a handler for: install one, block them, and read
+ * them from a signalfd. */
+static int init_signals(void)
+{
+	struct sigaction sa;
+	sigset_t mask;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = noop;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaction(SIGCHLD, &sa, NULL);
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(forwarded); i++) {
+		sigaddset(&mask, forwarded[i]);
+		sigaction(forwarded[i], &sa, NULL);
+	}
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void restore_signals(void)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	signal(SIGCHLD, SIG_DFL);
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(forwarded); i++)
+		signal(forwarded[i], SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Until `start`: 0 once it wrote to the fifo, or the signal that ended the wait. */
+static int wait_start(int sfd)
+{
+	for (;;) {
+		struct pollfd p[2] = {{.fd = FD_FIFO, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+		struct signalfd_siginfo si;
+		char c;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return SIGABRT;
+		if (p[0].revents && read(FD_FIFO, &c, 1) >= 0)
+			return 0;
+		while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+			if (si.ssi_signo != SIGCHLD)
+				return (int)si.ssi_signo;
+	}
+}
+
+static int exit_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void start_process(const struct aj_oci_launch *l, int sfd, int tty)
+{
+	struct aj_err err;
+	int code;
+
+	aj_err_clear(&err);
+	close(sfd);
+	close(FD_FIFO);
+	restore_signals();
+	code = aj_oci_exec_process(l->proc, tty, l->filter, l->filter_len, &err);
+	aj_err_print(&err, stderr);
+	_exit(code);
+}
+
+static void __attribute__((noreturn)) init_main(const struct aj_oci_launch *l, int tty)
+{
+	int sfd = init_signals(), sig;
+	pid_t cmd;
+
+	if (sfd < 0)
+		_exit(125);
+	if ((sig = wait_start(sfd)) != 0)
+		_exit(128 + sig);
+	cmd = fork();
+	if (cmd == 0)
+		start_process(l, sfd, tty);
+	if (cmd < 0)
+		_exit(125);
+	if (tty >= 0)
+		close(tty);
+	close(FD_FIFO);
+	for (;;) {
+		struct pollfd p = {.fd = sfd, .events = POLLIN};
+		struct signalfd_siginfo si;
+		int status;
+		pid_t pid;
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			_exit(125);
+		while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+			if (si.ssi_signo != SIGCHLD)
+				kill(cmd, (int)si.ssi_signo);
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			if (pid == cmd)
+				_exit(exit_code(status)); /* the kernel ends the rest of the namespace */
+	}
+}
+
+/* Stdio stays 0-2; what init keeps goes to fixed numbers; every other descriptor the caller
+ * had is closed. */
+static int arrange_fds(int sync_fd, int fifo, int lock, int *tty, struct aj_err *err)
+{
+	int keep[4] = {sync_fd, fifo, lock, *tty}, high[4];
+
+	for (int i = 0; i < 4; i++) {
+		high[i] = keep[i] < 0 ? -1 : fcntl(keep[i], F_DUPFD_CLOEXEC, 64);
+		if (keep[i] >= 0 && high[i] < 0)
+			return aj_err_sys(err, AJ_LAYER_PROCESS, "duplicate descriptor %d", keep[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		if (high[i] >= 0 && dup3(high[i], FD_SYNC + i, O_CLOEXEC) < 0)
+			return aj_err_sys(err, AJ_LAYER_PROCESS, "place descriptor %d", FD_SYNC + i);
+	if (close_range(FD_FIRST_FREE, ~0U, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "close inherited descriptors");
+	if (*tty >= 0)
+		*tty = FD_TTY;
+	return 0;
+}
+
+static int become_ns_root(struct aj_err *err)
+{
+	if (setresgid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresuid(0, 0, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_USERNS, "become root of the container's user namespace");
+	return 0;
+}
+
+/* The enforcement sequence, in DESIGN.md's order; each step says why it sits where it is. */
+static int child_setup(struct aj_oci_launch *l, int sync_fd, int lock, int *tty,
+		       struct aj_err *err)
+{
+	struct aj_sync_msg go;
+
+	/* 1. The id maps and the cgroup come from the parent. */
+	if (aj_sync_recv(sync_fd, &go, SETUP_TIMEOUT_MS) < 0 || go.type != AJ_SYNC_GO)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the runtime");
+	/* 2. Nothing inside may read this process's memory while it is root. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (become_ns_root(err) < 0)
+		return -1;
+	/* 3. After the cgroup was joined, so that it is the namespace's root. */
+	if (l->new_cgroupns && unshare(CLONE_NEWCGROUP) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "unshare(CLONE_NEWCGROUP)");
+	if (aj_mount_build_tree_root(l->plan, l->root_readonly, err) < 0)
+		return -1;
+	if (((l->plan->clone_flags & CLONE_NEWNET) && aj_netif_loopback_up(err) < 0) ||
+	    (l->hostname && aj_netif_set_hostname(l->hostname, err) < 0))
+		return -1;
+	/* 4. The terminal comes from the container's own devpts, so after the mounts. */
+	if (l->console_fd >= 0 && aj_oci_console(l->proc, l->console_fd, tty, err) < 0)
+		return -1;
+	if (arrange_fds(sync_fd, l->fifo_fd, lock, tty, err) < 0 || aj_oci_rlimits(l->proc, err) < 0)
+		return -1;
+	/* With a terminal, the caller's stdio must not stay open in init: go-runc reads
+	 * `create`'s output until end-of-file, which would then never come. */
+	for (int fd = 0; *tty >= 0 && fd < 3; fd++)
+		if (dup2(*tty, fd) < 0)
+			return aj_err_sys(err, AJ_LAYER_IO, "terminal as init's stdio");
+	/* 5. init has no controlling terminal; the process gets its own session. */
+	if (setsid() < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "setsid");
+	return aj_oci_confine(l->plan, l->proc, err);
+}
+
+static void __attribute__((noreturn)) child_main(struct aj_oci_launch *l, int sync_fd, int lock)
+{
+	struct aj_sync_msg msg;
+	int tty = -1;
+
+	memset(&msg, 0, sizeof msg);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (child_setup(l, sync_fd, lock, &tty, &msg.err) < 0) {
+		msg.type = AJ_SYNC_ERROR;
+		if (aj_sync_send(sync_fd, &msg) < 0)
+			aj_sync_send(FD_SYNC, &msg);
+		_exit(125);
+	}
+	/* From here the container outlives its creator by design: no parent-death signal. */
+	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	msg.type = AJ_SYNC_READY;
+	msg.pid = 1;
+	aj_sync_send(FD_SYNC, &msg);
+	close(FD_SYNC);
+	init_main(l, tty);
+}
+
+static int handshake(struct aj_oci_launch *l, pid_t pid, int sync_fd, struct aj_err *err)
+{
+	struct aj_sync_msg go = {.type = AJ_SYNC_GO}, ready;
+
+	if (aj_userns_write_maps(pid, l->plan, err) < 0 || aj_cgroup_oci_attach(l->cg, pid, err) < 0)
+		return -1;
+	if (l->proc->have_oom_score && aj_oci_oom_score(pid, l->proc->oom_score_adj, err) < 0)
+		return -1;
+	if (aj_sync_send(sync_fd, &go) < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "signal the container to start");
+	if (aj_sync_recv(sync_fd, &ready, SETUP_TIMEOUT_MS) < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the container to be built");
+	if (ready.type == AJ_SYNC_ERROR) {
+		*err = ready.err;
+		return -1;
+	}
+	if (ready.type != AJ_SYNC_READY)
+		return aj_err_set(err, AJ_LAYER_PROCESS, EPROTO, "unexpected message %u", ready.type);
+	return 0;
+}
+
+static int join_namespaces(const struct aj_oci_launch *l, struct aj_err *err)
+{
+	/* Before the clone, by the caller itself: joined namespaces (a pod's network) belong
+	 * to the host's user namespace, which the container's init will no longer be in. */
+	for (size_t i = 0; i < l->n_join; i++)
+		if (setns(l->join_fd[i], l->join_type[i]) < 0)
+			return aj_err_sys(err, AJ_LAYER_NS, "join namespace (type 0x%x)",
+					  (unsigned)l->join_type[i]);
+	return 0;
+}
+
+int aj_oci_create(struct aj_oci_launch *l, pid_t *pid, struct aj_err *err)
+{
+	_cleanup_close_ int lock = -1, pidfd = -1;
+	int sv[2] = {-1, -1};
+
+	*pid = -1;
+	if (aj_idrange_acquire(&l->plan->id_base, &lock, err) < 0 ||
+	    aj_oci_rootfs_tree(l->plan, l->scratch, err) < 0 ||
+	    aj_userns_prepare_trees(l->plan, err) < 0 || join_namespaces(l, err) < 0)
+		goto fail;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		aj_err_sys(err, AJ_LAYER_PROCESS, "socketpair");
+		goto fail;
+	}
+	*pid = (pid_t)syscall(SYS_clone, (unsigned long)l->plan->clone_flags | CLONE_PIDFD | SIGCHLD,
+			      NULL, &pidfd, NULL, 0);
+	if (*pid == 0) {
+		close(sv[0]);
+		child_main(l, sv[1], lock); /* keeps the id range's lock for the container's life */
+	}
+	close(sv[1]);
+	aj_userns_close_trees(l->plan);
+	if (*pid < 0) {
+		aj_userns_fail(err, errno, "clone into new namespaces");
+		goto fail;
+	}
+	if (handshake(l, *pid, sv[0], err) < 0)
+		goto fail;
+	close(sv[0]);
+	return 0;
+fail:
+	aj_userns_close_trees(l->plan);
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (*pid > 0) {
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		waitpid(*pid, NULL, 0);
+	}
+	return -1;
+}

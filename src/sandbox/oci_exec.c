@@ -1,0 +1,167 @@
+/* `exec` into an OCI container: a new process in the namespaces, cgroup and confinement of
+ * the container's init (see oci.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/util.h"
+#include "sandbox/oci.h"
+
+#define JOIN_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | \
+		 CLONE_NEWCGROUP)
+enum { FD_RESULT = 3, FD_TTY, FD_FIRST_FREE };
+
+/* What goes back to the caller when the exec fails: the error and the exit code for it. */
+struct result {
+	int code;
+	struct aj_err err;
+};
+
+static int keep_fds(int result, int *tty, struct aj_err *err)
+{
+	int hr = fcntl(result, F_DUPFD_CLOEXEC, 64), ht = -1;
+
+	if (hr < 0 || (*tty >= 0 && (ht = fcntl(*tty, F_DUPFD_CLOEXEC, 64)) < 0))
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "duplicate descriptors");
+	if (dup3(hr, FD_RESULT, O_CLOEXEC) < 0 || (ht >= 0 && dup3(ht, FD_TTY, O_CLOEXEC) < 0))
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "place descriptors");
+	if (close_range(FD_FIRST_FREE, ~0U, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "close inherited descriptors");
+	if (*tty >= 0)
+		*tty = FD_TTY;
+	return 0;
+}
+
+static int child_setup(struct aj_oci_launch *l, int pidfd, int go, int *result, int *tty,
+		       struct aj_err *err)
+{
+	char c;
+
+	/* 1. The caller moves us into the cgroup first: every later child starts there. */
+	if (read(go, &c, 1) != 1)
+		return aj_err_set(err, AJ_LAYER_PROCESS, EPIPE, "the runtime went away");
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* 2. All of init's namespaces at once; root and cwd become the container's root. */
+	if (setns(pidfd, JOIN_NS) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "join the container's namespaces");
+	if (setresgid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresuid(0, 0, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_USERNS, "become root of the container's user namespace");
+	if (l->console_fd >= 0 && aj_oci_console(l->proc, l->console_fd, tty, err) < 0)
+		return -1;
+	if (keep_fds(*result, tty, err) < 0)
+		return -1;
+	*result = FD_RESULT;
+	if (aj_oci_rlimits(l->proc, err) < 0)
+		return -1;
+	return aj_oci_confine(l->plan, l->proc, err);
+}
+
+static void __attribute__((noreturn)) child_main(struct aj_oci_launch *l, int pidfd, int go,
+						 int result)
+{
+	struct result r;
+	int tty = -1;
+
+	memset(&r, 0, sizeof r);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	r.code = 125;
+	if (child_setup(l, pidfd, go, &result, &tty, &r.err) == 0) {
+		/* The process outlives the caller (it is the shim's now): a parent-death signal
+		 * would survive the execve and kill it when `exec --detach` returns. */
+		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+		r.code = aj_oci_exec_process(l->proc, tty, l->filter, l->filter_len, &r.err);
+	}
+	aj_write_all(result, &r, sizeof r);
+	_exit(r.code);
+}
+
+static int open_init(const struct aj_oci_launch *l, struct aj_err *err)
+{
+	int fd = (int)syscall(SYS_pidfd_open, l->init_pid, 0);
+
+	if (fd < 0 || !aj_proc_alive(l->init_pid, l->init_start)) {
+		if (fd >= 0)
+			close(fd);
+		return aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "container not running");
+	}
+	return fd;
+}
+
+/* The process's end of the handshake: in the cgroup, then go, then its result. */
+static int release(struct aj_oci_launch *l, pid_t pid, int go, int result, struct aj_err *err)
+{
+	struct result r;
+	ssize_t n;
+
+	if (aj_cgroup_oci_attach(l->cg, pid, err) < 0 ||
+	    (l->proc->have_oom_score && aj_oci_oom_score(pid, l->proc->oom_score_adj, err) < 0))
+		return -1;
+	if (write(go, "g", 1) != 1)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "start the process");
+	n = aj_read_full(result, &r, sizeof r);
+	if (n == 0)
+		return 0; /* closed by a successful execve */
+	if (n != (ssize_t)sizeof r)
+		return aj_err_set(err, AJ_LAYER_PROCESS, EPROTO, "the process died while being set up");
+	*err = r.err;
+	return -1;
+}
+
+int aj_oci_exec(struct aj_oci_launch *l, pid_t *pid, int *status, struct aj_err *err)
+{
+	_cleanup_close_ int pidfd = open_init(l, err), own = -1;
+	int go[2], result[2], r, st;
+
+	if (pidfd < 0)
+		return -1;
+	own = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (own < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "open /proc/self/ns/pid");
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(result, O_CLOEXEC) < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "pipe");
+	/* setns(CLONE_NEWPID) applies to our children only: the fork below lands inside. */
+	if (setns(pidfd, CLONE_NEWPID) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "join the container's pid namespace");
+	*pid = fork();
+	if (*pid == 0) {
+		close(go[1]);
+		close(result[0]);
+		child_main(l, pidfd, go[0], result[1]);
+	}
+	/* Back to our own for any later child (a sanitizer's helper at exit, say). */
+	if (setns(own, CLONE_NEWPID) < 0 && *pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+		return aj_err_sys(err, AJ_LAYER_NS, "return to our pid namespace");
+	}
+	close(go[0]);
+	close(result[1]);
+	if (*pid < 0) {
+		close(go[1]);
+		close(result[0]);
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "fork into the container");
+	}
+	r = release(l, *pid, go[1], result[0], err);
+	close(go[1]);
+	close(result[0]);
+	if (r < 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+		return -1;
+	}
+	if (!l->detach) {
+		if (waitpid(*pid, &st, 0) < 0)
+			return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the process");
+		*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	return 0;
+}

@@ -1,0 +1,148 @@
+/* Steps shared by an OCI container's init and its exec'd processes: the terminal, resource
+ * limits, dropping privileges and the final exec. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/util.h"
+#include "sandbox/caps.h"
+#include "sandbox/launch.h"
+#include "sandbox/oci.h"
+#include "sandbox/seccomp.h"
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+/* runc's console protocol: one message whose payload is the master's name as runc opened it
+ * ("/dev/ptmx") and whose only control message carries exactly one descriptor, the master. */
+static int send_master(int sock, int master, struct aj_err *err)
+{
+	static const char name[] = "/dev/ptmx";
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = (void *)name, .iov_len = sizeof name - 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			   .msg_controllen = sizeof cbuf};
+	struct cmsghdr *c;
+
+	memset(cbuf, 0, sizeof cbuf);
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &master, sizeof(int));
+	if (sendmsg(sock, &m, MSG_NOSIGNAL) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "send the terminal to the console socket");
+	return 0;
+}
+
+/* A pseudo-terminal of the container's own devpts (opened inside its root), the master
+ * handed to the caller's console socket; *tty is the slave, owned by the process's user. */
+int aj_oci_console(const struct aj_oci_process *p, int console_fd, int *tty, struct aj_err *err)
+{
+	_cleanup_close_ int master = -1;
+	int unlock = 0;
+	struct winsize ws = {.ws_row = (unsigned short)p->rows, .ws_col = (unsigned short)p->cols};
+
+	*tty = -1;
+	master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "open /dev/ptmx in the container (is "
+						       "devpts mounted at /dev/pts?)");
+	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "unlock the pseudo-terminal");
+	*tty = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*tty < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "open the terminal's slave");
+	if (fchown(*tty, p->uid, p->gid) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "give the terminal to uid %u", p->uid);
+	if (p->rows && p->cols && ioctl(master, TIOCSWINSZ, &ws) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "set the terminal's size");
+	return send_master(console_fd, master, err);
+}
+
+int aj_oci_rlimits(const struct aj_oci_process *p, struct aj_err *err)
+{
+	for (size_t i = 0; i < p->n_rlimits; i++) {
+		struct rlimit rl = {p->rlimits[i].soft, p->rlimits[i].hard};
+		if (setrlimit(p->rlimits[i].resource, &rl) < 0)
+			return aj_err_sys(err, AJ_LAYER_RLIMIT, "setrlimit(%d, %lu, %lu)",
+					  p->rlimits[i].resource, (unsigned long)rl.rlim_cur,
+					  (unsigned long)rl.rlim_max);
+	}
+	return 0;
+}
+
+int aj_oci_confine(const struct aj_plan *plan, const struct aj_oci_process *p,
+		   struct aj_err *err)
+{
+	/* The bounding set and securebits need CAP_SETPCAP; the supplementary groups
+	 * CAP_SETGID: both before the switch to the process's user drops every capability. */
+	if (aj_caps_lock_and_bound(err) < 0)
+		return -1;
+	if (setgroups(p->n_groups, p->groups) < 0)
+		return aj_err_sys(err, AJ_LAYER_CAPS, "setgroups(%zu groups)", p->n_groups);
+	if (aj_caps_become_user(p->uid, p->gid, false, err) < 0)
+		return -1;
+	/* Always, whatever process.noNewPrivileges says: Landlock and seccomp need it from an
+	 * unprivileged process, and setuid binaries stay inert. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "prctl(PR_SET_NO_NEW_PRIVS)");
+	/* Landlock after the mounts (its rules open paths of the final tree); seccomp last so
+	 * that the filter need not allow any setup step. */
+	if (plan->landlock_abi > 0 && plan->ll_fs && aj_sandbox_apply_landlock(plan, err) < 0)
+		return -1;
+	if (plan->sc_insns && aj_seccomp_load(plan->sc_insns, plan->sc_len, err) < 0)
+		return -1;
+	return 0;
+}
+
+int aj_oci_exec_process(const struct aj_oci_process *p, int tty, const struct sock_filter *filter,
+			size_t filter_len, struct aj_err *err)
+{
+	extern char **environ;
+	static char *no_env[] = {NULL};
+	char **envp = p->env.v ? p->env.v : no_env;
+
+	if (setsid() < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "setsid"), 125;
+	if (tty >= 0) {
+		if (ioctl(tty, TIOCSCTTY, 0) < 0)
+			return aj_err_sys(err, AJ_LAYER_IO, "make the terminal controlling"), 125;
+		for (int fd = 0; fd < 3; fd++)
+			if (dup2(tty, fd) < 0)
+				return aj_err_sys(err, AJ_LAYER_IO, "terminal as stdio"), 125;
+	}
+	if (chdir(p->cwd) < 0)
+		return aj_err_sys(err, AJ_LAYER_EXEC, "chdir \"%s\"", p->cwd), 126;
+	/* The bundle's filter last of all: it constrains the process, not agentjail's setup
+	 * (execve must be allowed by it, as with any OCI runtime). */
+	if (filter && aj_seccomp_load(filter, filter_len, err) < 0)
+		return 125;
+	/* execvpe searches the PATH of the current environment: install the process's. */
+	environ = envp;
+	execvpe(p->args.v[0], p->args.v, envp);
+	aj_err_sys(err, AJ_LAYER_EXEC, "exec \"%s\"", p->args.v[0]);
+	return errno == ENOENT ? 127 : 126;
+}
+
+int aj_oci_oom_score(pid_t pid, int adj, struct aj_err *err)
+{
+	char path[64], v[16];
+
+	snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)pid);
+	snprintf(v, sizeof v, "%d", adj);
+	if (aj_write_file(path, v) < 0)
+		return aj_err_sys(err, AJ_LAYER_PROCESS, "write %s to %s", v, path);
+	return 0;
+}
