@@ -37,24 +37,42 @@ static int snap_opt(void *vctx, const char *name, const char *v, struct aj_err *
 	return 0;
 }
 
+/* Each verb lists only the options it reads, so that --help is exact and an option another
+ * verb takes is refused as unknown rather than ignored. */
+#define END {NULL, 0, NULL, NULL, NULL}
 static const struct aj_option snapshot_options[] = {
-	{"name", 'n', "NAME", snap_opt, "snapshot: its name; fork: prefix of the new names"},
-	{"retention", 0, "DURATION", snap_opt, "snapshot: delete it this long after (gc)"},
-	{"count", 0, "N", snap_opt, "fork: how many sandboxes (default 1)"},
-	{"stopped", 0, NULL, snap_opt, "fork: do not start the new sandboxes"},
-	{"follow", 'f', NULL, snap_opt, "events: keep printing new events"},
+	{"name", 'n', "NAME", snap_opt, "name of the snapshot (default: generated)"},
+	{"retention", 0, "DURATION", snap_opt, "delete it this long after it was made (gc)"},
 	AJ_CLI_COMMON_OPTIONS,
-	{NULL, 0, NULL, NULL, NULL},
+	END,
 };
+static const struct aj_option fork_options[] = {
+	{"name", 'n', "PREFIX", snap_opt, "prefix of the new names"},
+	{"count", 0, "N", snap_opt, "how many sandboxes (default 1)"},
+	{"stopped", 0, NULL, snap_opt, "do not start the new sandboxes"},
+	AJ_CLI_COMMON_OPTIONS,
+	END,
+};
+static const struct aj_option events_options[] = {
+	{"follow", 'f', NULL, snap_opt, "keep printing new events"},
+	AJ_CLI_COMMON_OPTIONS,
+	END,
+};
+static const struct aj_option common_options[] = {
+	AJ_CLI_COMMON_OPTIONS,
+	END,
+};
+#undef END
 
 /* Parses options and up to `max` positional arguments. */
-static int parse(struct snap_cli *c, int argc, char **argv, const char **pos_out, int max,
-		 int min, const char *usage, const char *summary, struct aj_err *err)
+static int parse(struct snap_cli *c, const struct aj_option *opts, int argc, char **argv,
+		 const char **pos_out, int max, int min, const char *usage, const char *summary,
+		 struct aj_err *err)
 {
 	int pos = 1, n = 0;
 
 	while (pos < argc) {
-		if (aj_args_parse(snapshot_options, c, argc, argv, &pos, err) < 0)
+		if (aj_args_parse(opts, c, argc, argv, &pos, err) < 0)
 			return -1;
 		if (pos >= argc)
 			break;
@@ -64,7 +82,7 @@ static int parse(struct snap_cli *c, int argc, char **argv, const char **pos_out
 		pos_out[n++] = argv[pos++];
 	}
 	if (c->cli.help) {
-		aj_args_usage(stdout, usage, summary, snapshot_options);
+		aj_args_usage(stdout, usage, summary, opts);
 		return 1;
 	}
 	if (n < min)
@@ -93,7 +111,8 @@ int aj_cmd_snapshot(int argc, char **argv)
 	struct aj_mgr m = {0};
 	struct aj_snapshot_rec s;
 	struct aj_err err;
-	int r = parse(&c, argc, argv, args, 1, 1, "agentjail snapshot NAME [--name SNAPSHOT]",
+	int r = parse(&c, snapshot_options, argc, argv, args, 1, 1,
+		      "agentjail snapshot NAME [--name SNAPSHOT]",
 		      "Freeze a sandbox's workspace into a snapshot (new sandboxes can start "
 		      "from it with create --from).",
 		      &err);
@@ -122,7 +141,8 @@ int aj_cmd_snapshots(int argc, char **argv)
 	struct aj_snapshot_rec *v = NULL;
 	size_t n = 0;
 	struct aj_err err;
-	int r = parse(&c, argc, argv, args, 16, 0, "agentjail snapshots [ls | rm SNAPSHOT...]",
+	int r = parse(&c, common_options, argc, argv, args, 16, 0,
+		      "agentjail snapshots [ls | rm SNAPSHOT...]",
 		      "List snapshots, or remove ones no sandbox uses.", &err);
 
 	if (r)
@@ -171,7 +191,8 @@ int aj_cmd_restore(int argc, char **argv)
 	const char *args[2];
 	struct aj_mgr m = {0};
 	struct aj_err err;
-	int r = parse(&c, argc, argv, args, 2, 2, "agentjail restore NAME SNAPSHOT",
+	int r = parse(&c, common_options, argc, argv, args, 2, 2,
+		      "agentjail restore NAME SNAPSHOT",
 		      "Put a sandbox's workspace back to a snapshot; changes since are discarded. "
 		      "A running sandbox is restarted (its processes end).",
 		      &err);
@@ -196,7 +217,8 @@ int aj_cmd_fork(int argc, char **argv)
 	struct aj_strv names = {0};
 	struct aj_err err;
 	unsigned count;
-	int r = parse(&c, argc, argv, args, 1, 1, "agentjail fork NAME [--count N] [--name PREFIX]",
+	int r = parse(&c, fork_options, argc, argv, args, 1, 1,
+		      "agentjail fork NAME [--count N] [--name PREFIX]",
 		      "New sandboxes on a sandbox's current workspace, shared copy-on-write.",
 		      &err);
 
@@ -242,7 +264,8 @@ int aj_cmd_diff(int argc, char **argv)
 	struct aj_mgr m = {0};
 	struct aj_err err;
 	json_t *out = NULL;
-	int r = parse(&c, argc, argv, args, 1, 1, "agentjail diff NAME",
+	int r = parse(&c, common_options, argc, argv, args, 1, 1,
+		      "agentjail diff NAME",
 		      "Paths the sandbox added (A), modified (M) or deleted (D) in its workspace "
 		      "since its base.",
 		      &err);
@@ -290,7 +313,8 @@ int aj_cmd_events(int argc, char **argv)
 	struct aj_err err;
 	struct events_arg a = {false, 0};
 	char id[33] = "";
-	int r = parse(&c, argc, argv, args, 1, 0, "agentjail events [NAME] [--follow] [--json]",
+	int r = parse(&c, events_options, argc, argv, args, 1, 0,
+		      "agentjail events [NAME] [--follow] [--json]",
 		      "Lifecycle, exec and limit events, as text or JSON lines.", &err);
 
 	if (r)
@@ -331,7 +355,8 @@ int aj_cmd_gc(int argc, char **argv)
 	struct aj_mgr m = {0};
 	struct aj_gc_report rep;
 	struct aj_err err;
-	int r = parse(&c, argc, argv, args, 0, 0, "agentjail gc",
+	int r = parse(&c, common_options, argc, argv, args, 0, 0,
+		      "agentjail gc",
 		      "Delete stopped sandboxes and snapshots past their retention, unused "
 		      "layers, and what crashes left behind.",
 		      &err);

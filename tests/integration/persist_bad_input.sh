@@ -111,6 +111,9 @@ case_ "create --retention not a duration" 125 '--retention' create --name t4 $PJ
 case_ "create with an unknown option" 125 'unknown option' create --name t5 $PJ_FLAGS --bogus
 case_ "create with a stray argument" 125 'unexpected argument' create --name t6 $PJ_FLAGS stray
 case_ "create with a bad policy flag" 125 '--memory' create --name t7 --memory lots
+case_ "gc with another verb's option (--count)" 125 'unknown option "--count"' gc --count 3
+case_ "snapshot with fork's --stopped" 125 'unknown option "--stopped"' snapshot down --stopped
+case_ "restore with snapshot's --retention" 125 'unknown option "--retention"' restore down snap --retention 1h
 case_ "fork --count 0" 125 '--count' fork down --count 0 --stopped
 case_ "fork --count 1001" 125 '--count' fork down --count 1001 --stopped
 case_ "fork --count not a number" 125 '--count' fork down --count many
