@@ -31,7 +31,9 @@ static int size_opt(const char *name, const char *v, size_t *out, struct aj_err 
 	return 0;
 }
 
-static int seconds_opt(const char *name, const char *v, int *out, struct aj_err *err)
+/* zero_off: 0 turns the thing off (the periodic gc, for a host that runs gc from a timer). */
+static int seconds_opt(const char *name, const char *v, bool zero_off, int *out,
+		       struct aj_err *err)
 {
 	char what[48];
 	uint64_t ms;
@@ -39,8 +41,9 @@ static int seconds_opt(const char *name, const char *v, int *out, struct aj_err 
 	snprintf(what, sizeof what, "--%s", name);
 	if (aj_policy_parse_duration(what, v, &ms, err) < 0)
 		return -1;
-	if (ms < 1000 || ms > 86400000)
-		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "%s: expected 1s to 24h", what);
+	if ((ms < 1000 && !(zero_off && ms == 0)) || ms > 86400000)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "%s: expected %s1s to 24h", what,
+				  zero_off ? "0 or " : "");
 	*out = (int)(ms / 1000);
 	return 0;
 }
@@ -108,13 +111,13 @@ static int serve_opt(void *vctx, const char *name, const char *v, struct aj_err 
 	else if (!strcmp(name, "max-download"))
 		return size_opt(name, v, &c->max_download, err);
 	else if (!strcmp(name, "read-timeout"))
-		return seconds_opt(name, v, &c->read_timeout_s, err);
+		return seconds_opt(name, v, false, &c->read_timeout_s, err);
 	else if (!strcmp(name, "keepalive"))
-		return seconds_opt(name, v, &c->keepalive_s, err);
+		return seconds_opt(name, v, false, &c->keepalive_s, err);
 	else if (!strcmp(name, "shutdown-timeout"))
-		return seconds_opt(name, v, &c->shutdown_timeout_s, err);
+		return seconds_opt(name, v, false, &c->shutdown_timeout_s, err);
 	else if (!strcmp(name, "gc-interval"))
-		return seconds_opt(name, v, &c->gc_interval_s, err);
+		return seconds_opt(name, v, true, &c->gc_interval_s, err);
 	else
 		return aj_cli_set_common(vctx, name, v, err);
 	return 0;

@@ -48,7 +48,9 @@ static bool nonempty_array(json_t *v)
 static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 {
 	json_t *fs = json_object_get(pol, "filesystem");
-	const char *net = json_string_value(json_object_get(json_object_get(pol, "network"), "mode"));
+	json_t *network = json_object_get(pol, "network");
+	const char *net = json_string_value(json_object_get(network, "mode"));
+	const char *tier = json_string_value(json_object_get(pol, "tier"));
 	const char *field = NULL;
 
 	if (nonempty_array(json_object_get(fs, "read_only")))
@@ -63,11 +65,18 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 		field = "policy.syscalls.allow";
 	else if (nonempty_array(json_object_get(pol, "allow_degraded")))
 		field = "policy.allow_degraded";
+	else if (nonempty_array(json_object_get(network, "allow_private")))
+		field = "policy.network.allow_private"; /* the daemon's LAN and metadata service */
+	else if (json_object_get(pol, "credentials"))
+		field = "policy.credentials"; /* secrets are read as the daemon's user */
+	else if (tier && strcmp(tier, "namespaces"))
+		field = "policy.tier";
 	if (!field)
 		return 0;
 	return aj_srv_fail(r, 403, "forbidden", field,
 			   "%s: token owners cannot widen the sandbox boundary (host paths, the "
-			   "daemon's environment, host network, relaxed layers)",
+			   "daemon's environment, files and secrets, host or private network, "
+			   "relaxed layers)",
 			   field);
 }
 

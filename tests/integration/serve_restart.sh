@@ -104,4 +104,22 @@ sv_start || not_ok "restart after SIGTERM"
 api GET /v1/sandboxes
 expect_eq "after SIGTERM and restart: both served, running" "$(bj '" ".join(sorted(s["name"] + ":" + s["state"] for s in d["sandboxes"]))')" "r1:running r2:running"
 sv_stop
+
+# ---- the periodic gc: retention is applied without anyone running gc ------------------------
+
+aj_run create --name short --stopped --retention 1ms $PJ_FLAGS
+[ "$RC" = 0 ] || pj_bail "create short"
+sv_start --gc-interval 1s || not_ok "serve --gc-interval 1s starts"
+T=0
+while [ "$(pj_state short)" != MISSING ] && [ $T -lt 100 ]; do sleep 0.1; T=$((T + 1)); done
+expect_eq "--gc-interval 1s: a stopped sandbox past its retention is deleted by the daemon" \
+	"$(pj_state short)" MISSING
+sv_stop
+aj_run create --name kept --stopped --retention 1ms $PJ_FLAGS
+sv_start --gc-interval 0 || not_ok "serve --gc-interval 0 starts"
+sleep 2.5
+expect_eq "--gc-interval 0: no periodic gc" "$(pj_state kept)" stopped
+sv_stop
+aj_run serve --gc-interval 0.5s --socket "$SV_DIR/x.sock"
+expect_contains "--gc-interval under 1s but not 0: refused, named" "$RC $ERR" "125 agentjail: [usage] --gc-interval: expected 0 or 1s to 24h"
 sv_done
