@@ -145,8 +145,13 @@ static int simple_opt(void *vctx, const char *name, const char *v, struct aj_err
 	return aj_cli_set_common(vctx, name, v, err);
 }
 
+/* Only rm takes --force: start, stop, pause and resume refuse it rather than ignore it. */
+static const struct aj_option rm_options[] = {
+	{"force", 'f', NULL, simple_opt, "stop a running sandbox first"},
+	AJ_CLI_COMMON_OPTIONS,
+	{NULL, 0, NULL, NULL, NULL},
+};
 static const struct aj_option simple_options[] = {
-	{"force", 'f', NULL, simple_opt, "rm: stop a running sandbox first"},
 	AJ_CLI_COMMON_OPTIONS,
 	{NULL, 0, NULL, NULL, NULL},
 };
@@ -173,13 +178,14 @@ static int cmd_simple(const char *verb, int argc, char **argv)
 	int pos = 1, rc = 0;
 	char usage[64];
 
+	const struct aj_option *opts = strcmp(verb, "rm") ? simple_options : rm_options;
+
 	aj_err_clear(&first);
-	if (aj_args_parse(simple_options, &c, argc, argv, &pos, &err) < 0)
+	if (aj_args_parse(opts, &c, argc, argv, &pos, &err) < 0)
 		return aj_cli_fail(&c.cli, &err);
 	if (c.cli.help) {
 		snprintf(usage, sizeof usage, "agentjail %s [OPTIONS] NAME...", verb);
-		aj_args_usage(stdout, usage, "Act on persistent sandboxes by name or id.",
-			      simple_options);
+		aj_args_usage(stdout, usage, "Act on persistent sandboxes by name or id.", opts);
 		return 0;
 	}
 	if (pos >= argc) {

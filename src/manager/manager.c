@@ -341,14 +341,17 @@ int aj_mgr_remove(struct aj_mgr *m, const char *ref, bool force, struct aj_err *
 		goto out;
 	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
 		goto out;
-	/* Record first, files after: a crash between leaves files gc finds unreferenced. */
+	/* Record first, files after: a crash between leaves files gc finds unreferenced. The
+	 * event says the record went, which is what "removed" means to a client. */
 	if (aj_store_begin(m->store, err) == 0 && aj_store_sandbox_delete(m->store, r.id, err) == 0 &&
-	    aj_store_commit(m->store, err) == 0 && aj_ws_sandbox_remove(m->state, r.id, err) == 0 &&
-	    aj_mgr_drop_unused_layers(m, NULL, err) == 0)
-		rc = 0;
-	else
+	    aj_store_commit(m->store, err) == 0) {
+		aj_store_event_add(m->store, r.id, "remove", NULL, NULL);
+		if (aj_ws_sandbox_remove(m->state, r.id, err) == 0 &&
+		    aj_mgr_drop_unused_layers(m, NULL, err) == 0)
+			rc = 0;
+	} else {
 		aj_store_rollback(m->store);
-	aj_store_event_add(m->store, r.id, "remove", NULL, NULL);
+	}
 	close(lock);
 out:
 	aj_sandbox_rec_free(&r);

@@ -884,9 +884,13 @@ int aj_store_events(struct aj_store *s, const char *sandbox_id, int64_t after,
 
 int aj_state_dir_default(char *buf, size_t len)
 {
+	const char *env = getenv("AGENTJAIL_STATE_DIR");
 	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 
-	if (geteuid() == 0)
+	/* Here rather than in each verb, so that no verb can miss it (run --overlay did). */
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (geteuid() == 0)
 		snprintf(buf, len, "/var/lib/agentjail");
 	else if (xdg && xdg[0] == '/')
 		snprintf(buf, len, "%s/agentjail", xdg);

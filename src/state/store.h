@@ -153,8 +153,8 @@ int aj_store_events(struct aj_store *s, const char *sandbox_id, int64_t after,
 			      const char *type, const char *data),
 		    void *arg, struct aj_err *err);
 
-/* The state directory to use: --state-dir, else /var/lib/agentjail as root, else
- * $XDG_STATE_HOME/agentjail (default ~/.local/state/agentjail). */
+/* The default state directory (--state-dir wins over it): $AGENTJAIL_STATE_DIR, else
+ * /var/lib/agentjail as root, else $XDG_STATE_HOME/agentjail (~/.local/state/agentjail). */
 int aj_state_dir_default(char *buf, size_t len);
 
 #endif

@@ -61,6 +61,17 @@ test_failed_run_not_applied() {
 	check "host: the failed run's file is not in the workspace" test ! -e "$WS/planted.txt"
 }
 
+# Kept change sets go where every verb looks: AGENTJAIL_STATE_DIR, not the default directory.
+test_state_dir_env() {
+	setup_victim
+	AGENTJAIL_STATE_DIR=$T/envstate sandbox --overlay review -- sh -c 'echo new > env.txt'
+	expect_eq "AGENTJAIL_STATE_DIR: the run succeeded" "$RC" 0
+	local n
+	n=$(AGENTJAIL_STATE_DIR=$T/envstate "$AJ" changes ls --json | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+	expect_eq "AGENTJAIL_STATE_DIR: changes ls there lists the change set" "$n" 1
+	check "AGENTJAIL_STATE_DIR: the change set is stored under it" test -d "$T/envstate"
+}
+
 # Special files made inside: a FIFO is applied as a FIFO; nothing becomes a device or a
 # set-ID file on the host.
 test_special_files() {
@@ -80,3 +91,4 @@ test_symlink_swap
 test_write_through_symlink
 test_failed_run_not_applied
 test_special_files
+test_state_dir_env

@@ -114,6 +114,7 @@ case_ "create with a bad policy flag" 125 '--memory' create --name t7 --memory l
 case_ "gc with another verb's option (--count)" 125 'unknown option "--count"' gc --count 3
 case_ "snapshot with fork's --stopped" 125 'unknown option "--stopped"' snapshot down --stopped
 case_ "restore with snapshot's --retention" 125 'unknown option "--retention"' restore down snap --retention 1h
+case_ "stop with rm's --force" 125 'unknown option "--force"' stop --force down
 case_ "fork --count 0" 125 '--count' fork down --count 0 --stopped
 case_ "fork --count 1001" 125 '--count' fork down --count 1001 --stopped
 case_ "fork --count not a number" 125 '--count' fork down --count many
