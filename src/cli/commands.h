@@ -28,6 +28,7 @@ int aj_cmd_gc(int argc, char **argv);
 int aj_cmd_restore(int argc, char **argv);
 int aj_cmd_mcp(int argc, char **argv);
 int aj_cmd_serve(int argc, char **argv);
+int aj_cmd_policy(int argc, char **argv);
 /* The OCI runtime (src/oci/cli.c): `agentjail oci VERB` or runc's command line. */
 int aj_cmd_oci(int argc, char **argv);
 bool aj_oci_invoked_as_runc(int argc, char **argv);

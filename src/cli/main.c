@@ -37,6 +37,7 @@ static const struct command commands[] = {
 	{"mcp", aj_cmd_mcp, "serve MCP (shell and file tools) on stdio for one sandbox"},
 	{"serve", aj_cmd_serve, "serve the HTTP API on a unix socket (and TCP with tokens)"},
 	{"oci", aj_cmd_oci, "the OCI runtime (runc's verbs) for containerd and Kubernetes"},
+	{"policy", aj_cmd_policy, "work with policy files (import an srt settings file)"},
 	{"features", aj_cmd_features, "show what this host can enforce"},
 	{"version", aj_cmd_version, "show the version"},
 };

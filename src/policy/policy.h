@@ -114,6 +114,10 @@ int aj_policy_load_text(struct aj_policy *p, const char *text, struct aj_err *er
 /* Checks the merged policy as a whole and makes the workspace absolute and canonical. */
 int aj_policy_validate(struct aj_policy *p, struct aj_err *err);
 
+/* False for a host path no sandbox may write: a host system directory, a parent of one, or
+ * anything inside the system trees (the check every filesystem.read_write entry gets). */
+bool aj_policy_path_may_be_writable(const char *path);
+
 /* The effective policy as a JSON document in the policy file format (new reference). */
 json_t *aj_policy_to_json(const struct aj_policy *p);
 

@@ -54,6 +54,11 @@ static bool in_system_tree(const char *path)
 	return false;
 }
 
+bool aj_policy_path_may_be_writable(const char *path)
+{
+	return !is_system_path_or_parent(path) && !in_system_tree(path);
+}
+
 static bool in_kernel_tree(const char *path)
 {
 	for (size_t i = 0; i < sizeof kernel_trees / sizeof kernel_trees[0]; i++)
@@ -152,7 +157,7 @@ static int validate_paths(const char *field, struct aj_strv *sv, bool writable,
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
 					  "%s: \"%s\" is a kernel interface; it cannot be bound in",
 					  name, sv->v[i]);
-		if (writable && (is_system_path_or_parent(sv->v[i]) || in_system_tree(sv->v[i])))
+		if (writable && !aj_policy_path_may_be_writable(sv->v[i]))
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
 					  "%s: \"%s\" is (or is inside, or contains) a host system "
 					  "directory and cannot be made writable",

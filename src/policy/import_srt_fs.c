@@ -1,0 +1,515 @@
+/* The filesystem lists of an srt settings file.
+ *
+ * The two models differ: srt lets the sandbox read everything but denyRead (allowRead
+ * re-opening parts of it) and write nothing but allowWrite minus denyWrite; an agentjail
+ * sandbox sees only the system directories, an allowlist of /etc, the workspace and granted
+ * paths, and writes only the workspace (when rw), read_write grants and its private /tmp and
+ * home. So allowWrite becomes the workspace mode and read_write grants, denyWrite read-only
+ * binds inside what is writable, allowRead read-only grants, and denyRead masks -- but only
+ * where the sandbox would see the path at all; elsewhere agentjail's default already hides it.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h" /* AJ_ARRAY_SIZE */
+#include "common/util.h"
+#include "policy/import_srt_internal.h"
+#include "policy/policy.h"
+
+/* Host directories whose contents a sandbox sees: the "system" entries of data/rootfs.rules,
+ * and /etc, of which an allowlist is copied or bound in. */
+static const char *const system_roots[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+};
+
+/* Writable in every agentjail sandbox, privately: its own /tmp (a tmpfs; /var/tmp links to
+ * it), /dev/shm, and the devices of its minimal /dev. srt's allowWrite of these (its
+ * defaults include /dev/null, /dev/tty and a directory below /tmp) is what agentjail gives
+ * anyway, without sharing the host's. */
+static const char *const private_writable[] = {
+	"/tmp", "/var/tmp", "/dev/shm", "/dev/null", "/dev/zero", "/dev/full",
+	"/dev/random", "/dev/urandom", "/dev/tty", "/dev/stdout", "/dev/stderr",
+};
+
+/* What srt itself keeps read-only in the directory it runs in when that is writable
+ * (sandbox-utils.ts, DANGEROUS_FILES and getDangerousDirectories()): files that run code or
+ * configure tools outside the sandbox. .git/hooks and .git/config are filesystem.protect_git. */
+static const char *const srt_dangerous[] = {
+	".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile",
+	".profile", ".ripgreprc", ".mcp.json", ".vscode", ".idea", ".claude/commands",
+	".claude/agents",
+};
+
+static bool within_one_of(const char *path, const char *const *dirs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (aj_path_within(path, dirs[i]))
+			return true;
+	return false;
+}
+
+static bool is_one_of(const char *path, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(path, names[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool strv_covers(const struct aj_strv *sv, const char *path)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (aj_path_within(path, sv->v[i]))
+			return true;
+	return false;
+}
+
+static void strv_remove(struct aj_strv *sv, size_t i)
+{
+	free(sv->v[i]);
+	memmove(&sv->v[i], &sv->v[i + 1], (sv->n - i) * sizeof sv->v[0]);
+	sv->n--;
+}
+
+static int push_unique(struct aj_strv *sv, const char *path, const char *field,
+		       struct aj_err *err)
+{
+	if (aj_strv_contains(sv, path) || aj_strv_push(sv, path) == 0)
+		return 0;
+	return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
+}
+
+/* Every refusal is a policy error naming the srt field it is about. */
+#define refuse(err, ...) aj_err_set((err), AJ_LAYER_POLICY, 0, __VA_ARGS__)
+
+/* ---- srt's path forms ----------------------------------------------------------------------- */
+
+/* Lexical clean-up of an absolute path: no "//", "." or ".." components, no trailing '/'
+ * (".." at the root stays there, as the kernel has it). */
+static int clean_path(const char *in, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *p = in; *p;) {
+		const char *seg;
+		size_t sl;
+
+		while (*p == '/')
+			p++;
+		seg = p;
+		while (*p && *p != '/')
+			p++;
+		sl = (size_t)(p - seg);
+		if (sl == 0 || (sl == 1 && seg[0] == '.'))
+			continue;
+		if (sl == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (n > 0 && out[n - 1] != '/')
+				n--;
+			n -= n > 0;
+			continue;
+		}
+		if (n + sl + 2 > len)
+			return -1;
+		out[n++] = '/';
+		memcpy(out + n, seg, sl);
+		n += sl;
+	}
+	if (n == 0)
+		out[n++] = '/';
+	out[n] = '\0';
+	return 0;
+}
+
+/* srt's path forms (sandbox-utils.ts, normalizePathForSandbox and expandTilde): "~" and
+ * "~/..." are the home; any other path not starting with '/' is relative to the directory
+ * srt runs in; a trailing '/', or a trailing '/' and two stars, names the directory itself.
+ * srt reads "~bob/x" as a relative path named "~bob", which is never what its author meant:
+ * refused. Globs are refused too: agentjail binds and masks name concrete paths, and srt's
+ * Linux backend expands denyRead globs only at launch (later matches are not covered either
+ * way) and skips them in the write lists. */
+static int expand(const struct srt_import *im, const char *field, const char *text, char *out,
+		  size_t len, struct aj_err *err)
+{
+	char raw[PATH_MAX], joined[2 * PATH_MAX + 2];
+	size_t n = strlen(text);
+
+	if (n == 0)
+		return refuse(err, "%s: an empty path", field);
+	if (n >= sizeof raw)
+		return refuse(err, "%s: the path is longer than %d bytes", field, PATH_MAX - 1);
+	memcpy(raw, text, n + 1);
+	if (n >= 3 && strcmp(raw + n - 3, "/**") == 0)
+		raw[n - 2] = '\0';
+	if (strpbrk(raw, "*?[]"))
+		return refuse(err,
+			      "%s: \"%s\" is a glob pattern; agentjail names concrete paths "
+			      "(list them, or name the directory that holds them)",
+			      field, text);
+	if (raw[0] == '~' && raw[1] != '\0' && raw[1] != '/')
+		return refuse(err,
+			      "%s: \"%s\": srt expands only \"~\" and \"~/\" and would read this as "
+			      "a relative path; write the absolute path",
+			      field, text);
+	if (raw[0] == '~' && !im->ctx->home)
+		return refuse(err, "%s: \"%s\" names the home directory, and HOME is not set", field,
+			      text);
+	if (raw[0] == '~')
+		snprintf(joined, sizeof joined, "%s/%s", im->ctx->home, raw + 1);
+	else if (raw[0] != '/')
+		snprintf(joined, sizeof joined, "%s/%s", im->ctx->workspace, raw);
+	else
+		snprintf(joined, sizeof joined, "%s", raw);
+	if (clean_path(joined, out, len) < 0)
+		return refuse(err, "%s: \"%s\" expands to a path longer than %d bytes", field, text,
+			      PATH_MAX - 1);
+	return 0;
+}
+
+/* The canonical form through the context's hook (srt resolves symlinks too, and agentjail's
+ * validation insists on canonical grants): malloc'd, NULL when out of memory. */
+static char *resolve(const struct srt_import *im, const char *path, bool *exists)
+{
+	if (im->ctx->resolve)
+		return im->ctx->resolve(path, exists, im->ctx->opaque);
+	*exists = true;
+	return strdup(path);
+}
+
+int srt_add_path(struct srt_import *im, struct srt_paths *l, const char *field, const char *text,
+		 struct aj_err *err)
+{
+	char clean[PATH_MAX];
+	struct srt_path *e;
+
+	if (expand(im, field, text, clean, sizeof clean, err) < 0)
+		return -1;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		struct srt_path *v = realloc(l->v, cap * sizeof *v);
+		if (!v)
+			return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
+		l->v = v;
+		l->cap = cap;
+	}
+	e = &l->v[l->n];
+	snprintf(e->field, sizeof e->field, "%s", field);
+	e->path = resolve(im, clean, &e->exists);
+	if (!e->path)
+		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
+	if (!aj_path_is_clean_abs(e->path)) {
+		refuse(err, "%s: \"%s\" resolves to \"%s\", which is not a clean absolute path",
+		       field, text, e->path);
+		free(e->path);
+		return -1;
+	}
+	l->n++;
+	return 0;
+}
+
+void srt_paths_free(struct srt_paths *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+/* ---- writes --------------------------------------------------------------------------------- */
+
+static bool writable_at(const struct srt_import *im, const char *path)
+{
+	return (im->ws_write && aj_path_within(path, im->ctx->workspace)) ||
+	       strv_covers(&im->read_write, path);
+}
+
+static void note_missing(struct srt_import *im, const struct srt_path *e, const char *what)
+{
+	if (!e->exists)
+		srt_note(im, "%s: \"%s\" does not exist now; `agentjail run` refuses to start until it "
+			 "does (%s)",
+			 e->field, e->path, what);
+}
+
+static int allow_write(struct srt_import *im, const struct srt_path *e, struct aj_err *err)
+{
+	const char *ws = im->ctx->workspace, *y = e->path;
+	bool private = is_one_of(y, private_writable, AJ_ARRAY_SIZE(private_writable));
+
+	if (aj_path_within(ws, y)) {
+		im->ws_write = true;
+		if (strcmp(y, ws) == 0)
+			return 0;
+		if (private) {
+			srt_note(im, "%s: \"%s\": the workspace in it becomes writable; the rest is "
+				 "the sandbox's own, not the host's",
+				 e->field, y);
+			return 0;
+		}
+	} else if (private) {
+		srt_note(im, "%s: \"%s\" dropped: every agentjail sandbox can write its own, "
+			 "private one",
+			 e->field, y);
+		return 0;
+	}
+	if (!aj_policy_path_may_be_writable(y))
+		return refuse(err,
+			      "%s: \"%s\" is a host system directory, inside one, or a parent of "
+			      "one; agentjail never makes those writable",
+			      e->field, y);
+	return push_unique(&im->read_write, y, e->field, err);
+}
+
+/* srt: denyWrite wins over allowWrite. Whatever writable area the path contains loses its
+ * write access; inside a writable area it becomes a read-only bind. */
+static int deny_write(struct srt_import *im, const struct srt_path *e, struct aj_err *err)
+{
+	const char *ws = im->ctx->workspace, *x = e->path;
+	bool changed = false;
+
+	if (im->ws_write && aj_path_within(ws, x)) {
+		im->ws_write = false;
+		changed = true;
+		srt_note(im, "%s: \"%s\" contains the workspace, which becomes read-only", e->field, x);
+	}
+	for (size_t i = 0; i < im->read_write.n;) {
+		if (!aj_path_within(im->read_write.v[i], x)) {
+			i++;
+			continue;
+		}
+		srt_note(im, "%s: \"%s\" is not granted writable after all", e->field,
+			 im->read_write.v[i]);
+		strv_remove(&im->read_write, i);
+		changed = true;
+	}
+	if (writable_at(im, x))
+		return push_unique(&im->read_only, x, e->field, err);
+	if (!changed)
+		srt_note(im, "%s: \"%s\" dropped: the sandbox cannot write there anyway", e->field, x);
+	return 0;
+}
+
+/* Grants the writable workspace already holds, and read-only binds left outside anything
+ * writable by a later denyWrite, change nothing but would have to exist at launch. */
+static void prune_writes(struct srt_import *im)
+{
+	for (size_t i = 0; i < im->read_write.n;) {
+		if (im->ws_write && aj_path_within(im->read_write.v[i], im->ctx->workspace))
+			strv_remove(&im->read_write, i);
+		else
+			i++;
+	}
+	for (size_t i = 0; i < im->read_only.n;) {
+		if (!writable_at(im, im->read_only.v[i]))
+			strv_remove(&im->read_only, i);
+		else
+			i++;
+	}
+}
+
+/* Said once the grants are final, so that a grant pruned again is not reported. */
+static void note_missing_kept(struct srt_import *im, const struct srt_paths *l,
+			      const struct aj_strv *kept, const char *what)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (aj_strv_contains(kept, l->v[i].path))
+			note_missing(im, &l->v[i], what);
+}
+
+/* srt's own protections of a writable working directory that agentjail can express: the
+ * dotfiles and directories that exist now become read-only binds. */
+static int builtin_denies(struct srt_import *im, struct aj_err *err)
+{
+	char path[PATH_MAX + 32];
+	size_t kept = 0;
+
+	if (!im->ws_write)
+		return 0;
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(srt_dangerous); i++) {
+		char *c;
+		bool exists, keep;
+		int r = 0;
+
+		snprintf(path, sizeof path, "%s/%s", im->ctx->workspace, srt_dangerous[i]);
+		c = resolve(im, path, &exists);
+		if (!c)
+			return aj_err_sys(err, AJ_LAYER_POLICY, "\"%s\"", path);
+		keep = exists && aj_path_is_clean_abs(c) && writable_at(im, c);
+		if (keep)
+			r = push_unique(&im->read_only, c, "filesystem.read_only", err);
+		free(c);
+		if (r < 0)
+			return -1;
+		kept += keep;
+	}
+	srt_note(im, "the workspace is writable: of srt's built-in write protections, agentjail "
+		 "keeps .git/hooks and .git/config read-only (filesystem.protect_git) and %zu "
+		 "existing dotfile(s) of the workspace read-only; it cannot stop those that are missing "
+		 "from being created (srt's list: .bashrc, .mcp.json, .vscode, ...), nor protect "
+		 "copies in subdirectories",
+		 kept);
+	return 0;
+}
+
+/* ---- reads ---------------------------------------------------------------------------------- */
+
+/* True if the sandbox sees this host path. */
+static bool visible(const struct srt_import *im, const char *path)
+{
+	return within_one_of(path, system_roots, AJ_ARRAY_SIZE(system_roots)) ||
+	       aj_path_within(path, im->ctx->workspace) || strv_covers(&im->read_write, path) ||
+	       strv_covers(&im->read_only, path);
+}
+
+static bool own_tree(const char *path)
+{
+	return aj_path_within(path, "/proc") || aj_path_within(path, "/dev");
+}
+
+/* srt: allowRead re-opens reading inside a denyRead. Outside what agentjail shows, it is an
+ * explicit "the sandbox may read this": a read-only grant. */
+static int allow_read(struct srt_import *im, const struct srt_path *e, struct aj_err *err)
+{
+	const char *y = e->path;
+
+	if (visible(im, y))
+		return 0;
+	if (own_tree(y) || is_one_of(y, private_writable, AJ_ARRAY_SIZE(private_writable))) {
+		srt_note(im, "%s: \"%s\" dropped: the sandbox has its own, not the host's", e->field,
+			 y);
+		return 0;
+	}
+	if (strcmp(y, "/") == 0)
+		return refuse(err, "%s: \"/\" would show the whole host to the sandbox", e->field);
+	note_missing(im, e, "a read_only grant must exist");
+	return push_unique(&im->read_only, y, e->field, err);
+}
+
+static const struct srt_path *allow_read_where(const struct srt_import *im, const char *path,
+					       bool inside)
+{
+	for (size_t i = 0; i < im->allow_read.n; i++) {
+		const char *y = im->allow_read.v[i].path;
+		if (inside ? (strcmp(y, path) != 0 && aj_path_within(y, path))
+			   : aj_path_within(path, y))
+			return &im->allow_read.v[i];
+	}
+	return NULL;
+}
+
+/* A mask hides its whole tree: an allowRead below it cannot be honoured. */
+static int mask(struct srt_import *im, const struct srt_path *e, const char *target, bool exists,
+		struct aj_err *err)
+{
+	const struct srt_path *y = allow_read_where(im, target, true);
+
+	if (y)
+		return refuse(err,
+			      "%s: \"%s\" re-opens a path inside \"%s\" (%s), which agentjail can "
+			      "only hide as a whole: a mask cannot be re-opened below",
+			      y->field, y->path, target, e->field);
+	if (!exists && writable_at(im, target))
+		srt_note(im, "%s: \"%s\" does not exist now; `agentjail run` refuses to start until "
+			 "it does (a mask inside a writable area must find its target)",
+			 e->field, target);
+	return push_unique(&im->mask, target, e->field, err);
+}
+
+/* A denied path the sandbox does not see can still contain things it sees: each of those
+ * becomes a mask of its own, unless allowRead re-opens it. */
+static int hide_below(struct srt_import *im, const struct srt_path *e, struct aj_err *err)
+{
+	const struct aj_strv *grants[] = {&im->read_write, &im->read_only};
+	struct aj_strv roots = {NULL, 0, 0};
+	size_t hidden = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(system_roots); i++)
+		r |= aj_strv_push(&roots, system_roots[i]);
+	r |= aj_strv_push(&roots, im->ctx->workspace);
+	for (size_t g = 0; g < AJ_ARRAY_SIZE(grants); g++)
+		for (size_t i = 0; i < grants[g]->n; i++)
+			r |= aj_strv_push(&roots, grants[g]->v[i]);
+	if (r < 0) {
+		aj_strv_free(&roots);
+		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", e->field);
+	}
+	for (size_t i = 0; r == 0 && i < roots.n; i++) {
+		const char *root = roots.v[i];
+		if (!aj_path_within(root, e->path) || allow_read_where(im, root, false))
+			continue;
+		srt_note(im, "%s: \"%s\" hides \"%s\", which the sandbox would see", e->field,
+			 e->path, root);
+		r = mask(im, e, root, true, err);
+		hidden++;
+	}
+	if (r == 0 && hidden == 0)
+		srt_note(im, "%s: \"%s\" dropped: the sandbox does not see it anyway", e->field,
+			 e->path);
+	aj_strv_free(&roots);
+	return r;
+}
+
+static int deny_read(struct srt_import *im, const struct srt_path *e, struct aj_err *err)
+{
+	const struct srt_path *y;
+
+	if (own_tree(e->path))
+		return refuse(err,
+			      "%s: \"%s\": agentjail builds a /proc and a /dev of its own for each "
+			      "sandbox; the importer cannot hide paths in them",
+			      e->field, e->path);
+	y = allow_read_where(im, e->path, false);
+	if (y && strcmp(y->path, e->path) == 0) {
+		/* srt: allowRead wins over a denyRead of the same path, not of a deeper one. */
+		srt_note(im, "%s: \"%s\" dropped: %s re-opens it", e->field, e->path, y->field);
+		return 0;
+	}
+	if (visible(im, e->path))
+		return mask(im, e, e->path, e->exists, err);
+	return hide_below(im, e, err);
+}
+
+/* A mask inside another is hidden by it and would fail at launch for want of its target. */
+static void prune_masks(struct srt_import *im)
+{
+	for (size_t i = 0; i < im->mask.n;) {
+		bool nested = false;
+		for (size_t j = 0; j < im->mask.n && !nested; j++)
+			nested = j != i && strcmp(im->mask.v[i], im->mask.v[j]) != 0 &&
+				 aj_path_within(im->mask.v[i], im->mask.v[j]);
+		if (nested)
+			strv_remove(&im->mask, i);
+		else
+			i++;
+	}
+}
+
+/* Order matters: writes first (they decide what is writable, which decides how a denied
+ * write and a denied read are expressed), reads last (they must see every grant). */
+int srt_convert_fs(struct srt_import *im, struct aj_err *err)
+{
+	for (size_t i = 0; i < im->allow_write.n; i++)
+		if (allow_write(im, &im->allow_write.v[i], err) < 0)
+			return -1;
+	for (size_t i = 0; i < im->deny_write.n; i++)
+		if (deny_write(im, &im->deny_write.v[i], err) < 0)
+			return -1;
+	prune_writes(im);
+	note_missing_kept(im, &im->allow_write, &im->read_write, "a read_write grant must exist");
+	note_missing_kept(im, &im->deny_write, &im->read_only,
+			  "agentjail keeps an existing path read-only but cannot stop a missing one "
+			  "from being created");
+	if (builtin_denies(im, err) < 0)
+		return -1;
+	for (size_t i = 0; i < im->allow_read.n; i++)
+		if (allow_read(im, &im->allow_read.v[i], err) < 0)
+			return -1;
+	for (size_t i = 0; i < im->deny_read.n; i++)
+		if (deny_read(im, &im->deny_read.v[i], err) < 0)
+			return -1;
+	prune_masks(im);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* Shared between import_srt.c (field tables, network, output) and import_srt_fs.c (paths).
+ * struct srt_import owns every string in it; srt_import_free() releases them. */
+#ifndef AJ_POLICY_IMPORT_SRT_INTERNAL_H
+#define AJ_POLICY_IMPORT_SRT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/strv.h"
+#include "policy/import_srt.h"
+
+/* One entry of an srt path list, expanded and resolved. */
+struct srt_path {
+	char *path;      /* canonical absolute */
+	char field[128]; /* where it came from: "filesystem.denyRead[2]" */
+	bool exists;     /* now, as the resolve hook saw it */
+};
+
+struct srt_paths {
+	struct srt_path *v;
+	size_t n, cap;
+};
+
+struct srt_import {
+	const struct aj_srt_ctx *ctx;
+	/* srt's lists as read */
+	struct srt_paths allow_write, deny_write, allow_read, deny_read;
+	/* the policy being built */
+	bool ws_write; /* filesystem.workspace_mode "rw" */
+	struct aj_strv read_only, read_write, mask;
+	struct aj_strv net_allow, net_deny;
+	struct aj_strv env_allow; /* agentjail's default environment.allow, minus srt's denials */
+	bool env_changed;
+};
+
+void srt_note(struct srt_import *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Expands an srt path (see import_srt_fs.c for its forms) and appends it to list. */
+int srt_add_path(struct srt_import *im, struct srt_paths *list, const char *field,
+		 const char *text, struct aj_err *err);
+/* Turns the four lists into filesystem.workspace_mode, read_only, read_write and mask. */
+int srt_convert_fs(struct srt_import *im, struct aj_err *err);
+void srt_paths_free(struct srt_paths *list);
+
+#endif
