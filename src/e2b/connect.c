@@ -5,9 +5,10 @@
  * is 200 application/connect+json, a sequence of envelopes, and always an end-stream envelope
  * (flags 0x02) with {} or the error, after which the body ends: the SDK's wait() resolves only
  * then, and without the end-stream it fails with "missing EndStreamResponse". Quiet streams
- * get a keepalive message after Keepalive-Ping-Interval seconds, so that the SDK's 300 s body
- * timeout and proxies in between leave them alone; Connect-Timeout-Ms is the producer's to
- * act on (a Start's command is killed, other streams just end). */
+ * get a keepalive message after Keepalive-Ping-Interval seconds (sooner if the daemon's
+ * --read-timeout is shorter), so that the SDK's 300 s body timeout, proxies in between and the
+ * daemon itself leave them alone; Connect-Timeout-Ms is the producer's to act on (a Start's
+ * command is killed, other streams just end). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,10 +135,24 @@ static void free_timers(struct e2b_stream *st)
 	free(st->keepalive);
 }
 
+/* The client's keepalive interval, but short enough that the daemon's --read-timeout, which
+ * also closes a response that has been silent that long, never ends a quiet stream: the SDK
+ * asks for 50 s, the default read timeout is 30 s. A tick sends only after a whole quiet
+ * period, so a stream is silent for up to two ticks: a tick is a third of the timeout at most. */
+static struct timeval keepalive_tick(struct aj_srv_req *r)
+{
+	int64_t ms = (int64_t)e2b_of(r)->keepalive_s * 1000;
+	int64_t cap = (int64_t)r->srv->cfg->read_timeout_s * 1000 / 3;
+
+	if (ms > cap)
+		ms = cap;
+	return (struct timeval){(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+}
+
 static int arm(struct e2b_stream *st, struct aj_srv_req *r)
 {
 	struct e2b_req *x = e2b_of(r);
-	struct timeval ka = {x->keepalive_s, 0};
+	struct timeval ka = keepalive_tick(r);
 	struct timeval dl = {(time_t)(x->timeout_ms / 1000), (suseconds_t)(x->timeout_ms % 1000) * 1000};
 
 	st->ka = event_new(r->srv->base, -1, EV_PERSIST, on_keepalive, st);

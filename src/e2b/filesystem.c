@@ -249,18 +249,21 @@ static int list_dir(struct aj_srv_req *r, const struct fsctx *c, const char *dir
 
 static void listdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	json_t *d = json_object_get(e2b_of(r)->msg, "depth");
-	unsigned depth = json_is_integer(d) && json_integer_value(d) > 0
-				 ? (unsigned)json_integer_value(d)
-				 : 1;
+	uint64_t d;
+	unsigned depth;
 	json_t *entries;
 	struct fsctx c;
 	bool full = false;
 
+	if (!e2b_pb_uint(json_object_get(e2b_of(r)->msg, "depth"), UINT32_MAX, &d)) {
+		e2b_rpc_fail(r, "invalid_argument", "depth: expected an unsigned integer");
+		return;
+	}
+	depth = d ? (unsigned)(d > MAX_DEPTH ? MAX_DEPTH : d) : 1;
 	if (fs_open(r, m, "path", &c) < 0)
 		return;
 	entries = json_array();
-	if (list_dir(r, &c, c.path, depth > MAX_DEPTH ? MAX_DEPTH : depth, entries, &full) < 0)
+	if (list_dir(r, &c, c.path, depth, entries, &full) < 0)
 		json_decref(entries);
 	else if (full) {
 		json_decref(entries);

@@ -249,6 +249,12 @@ json_t *e2b_entry_json(const char *path, const struct stat *st, const char *targ
 void e2b_permissions(mode_t mode, char *out);
 /* Go's os.ProcessState.String() of an exit: "exit status 3", "signal: killed". */
 void e2b_exit_status(bool signaled, int n, char *out, size_t len);
+/* An unsigned integer field of a request (uint32 and the like): a JSON number or a string of
+ * digits, as proto3 JSON allows, at most max; absent or null is 0. false for anything else. */
+bool e2b_pb_uint(json_t *v, uint64_t max, uint64_t *out);
+/* A PTY's size {"rows", "cols"} (absent: 0, the default): false unless both are unsigned
+ * integers a terminal can have (at most 65535). */
+bool e2b_pty_size(json_t *size, unsigned *rows, unsigned *cols);
 
 /* ---- watchers (watch.c) ----------------------------------------------------------------- */
 

@@ -1,7 +1,9 @@
 /* Protobuf JSON of envd's messages (docs/e2b-protocol.md 6.3, 8.1): EntryInfo with int64 as
  * a string, enums by name, RFC 3339 timestamps; and the strings envd takes from Go (file
  * modes, process states), which E2B clients may show or compare. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -118,4 +120,44 @@ void e2b_exit_status(bool signaled, int n, char *out, size_t len)
 		snprintf(out, len, "signal: %s", names[n]);
 	else
 		snprintf(out, len, "signal: signal %d", n);
+}
+
+bool e2b_pb_uint(json_t *v, uint64_t max, uint64_t *out)
+{
+	const char *s = json_string_value(v);
+	unsigned long long n;
+	char *end;
+
+	*out = 0;
+	if (!v || json_is_null(v))
+		return true;
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
+			return false;
+		*out = (uint64_t)json_integer_value(v);
+		return true;
+	}
+	if (!s || !s[0] || strspn(s, "0123456789") != strlen(s))
+		return false;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || n > max)
+		return false;
+	*out = n;
+	return true;
+}
+
+bool e2b_pty_size(json_t *size, unsigned *rows, unsigned *cols)
+{
+	uint64_t r, c;
+
+	*rows = *cols = 0;
+	if (size && !json_is_null(size) && !json_is_object(size))
+		return false;
+	if (!e2b_pb_uint(json_object_get(size, "rows"), 65535, &r) ||
+	    !e2b_pb_uint(json_object_get(size, "cols"), 65535, &c))
+		return false;
+	*rows = (unsigned)r;
+	*cols = (unsigned)c;
+	return true;
 }

@@ -190,18 +190,22 @@ static void signal_work(struct aj_srv_req *r, struct aj_mgr *m)
 static void update_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	json_t *size = json_object_get(json_object_get(e2b_of(r)->msg, "pty"), "size");
+	unsigned rows, cols;
 	json_t *p;
 
+	if (!e2b_pty_size(size, &rows, &cols)) {
+		e2b_rpc_fail(r, "invalid_argument", "pty.size: expected rows and cols of 0-65535");
+		return;
+	}
 	if (e2b_sandbox_open(r, m) < 0 || !(p = e2b_proc_find(r, selector(r))))
 		return;
 	if (!size)
 		aj_srv_ok(r, 200, json_object()); /* nothing to change */
 	else if (!json_is_true(json_object_get(p, "tty")))
 		e2b_rpc_fail(r, "failed_precondition", "the process has no terminal to resize");
-	else if (e2b_proc_call(r, json_pack("{s:s, s:O, s:I, s:I}", "op", "resize", "exec",
-					    json_object_get(p, "exec"), "rows",
-					    json_integer_value(json_object_get(size, "rows")), "cols",
-					    json_integer_value(json_object_get(size, "cols"))),
+	else if (e2b_proc_call(r, json_pack("{s:s, s:O, s:i, s:i}", "op", "resize", "exec",
+					    json_object_get(p, "exec"), "rows", (int)rows, "cols",
+					    (int)cols),
 			       NULL) == 0)
 		aj_srv_ok(r, 200, json_object());
 	json_decref(p);

@@ -81,6 +81,7 @@ static int check_start(struct aj_srv_req *r, json_t *p, json_t *pty)
 	json_t *cwd = json_object_get(p, "cwd"), *args = json_object_get(p, "args");
 	json_t *envs = json_object_get(p, "envs"), *tag = json_object_get(e2b_of(r)->msg, "tag");
 	json_t *in = json_object_get(e2b_of(r)->msg, "stdin");
+	unsigned rows, cols;
 
 	if (!json_is_string(json_object_get(p, "cmd")) || !json_string_length(json_object_get(p, "cmd")))
 		return e2b_rpc_fail(r, "invalid_argument", "process.cmd is required");
@@ -90,6 +91,9 @@ static int check_start(struct aj_srv_req *r, json_t *p, json_t *pty)
 		return e2b_rpc_fail(r, "invalid_argument",
 				    "expected process {cmd, args: [string], envs: {string}, cwd}, "
 				    "tag, stdin: bool, pty: {size}");
+	if (!e2b_pty_size(json_object_get(pty, "size"), &rows, &cols))
+		return e2b_rpc_fail(r, "invalid_argument", "pty.size: expected rows and cols of "
+							   "0-65535");
 	return 0;
 }
 
@@ -97,14 +101,15 @@ static int check_start(struct aj_srv_req *r, json_t *p, json_t *pty)
 static json_t *spawn_request(struct aj_srv_req *r, json_t *p, json_t *pty)
 {
 	struct e2b_req *x = e2b_of(r);
-	json_t *argv = json_pack("[O]", json_object_get(p, "cmd")), *size;
+	json_t *argv = json_pack("[O]", json_object_get(p, "cmd"));
 	json_t *envs = json_object_get(p, "envs"), *tag = json_object_get(x->msg, "tag");
-	json_t *meta = json_pack("{s:O}", "envs", envs ? envs : json_object());
+	json_t *meta = json_pack("{s:o}", "envs", envs ? json_incref(envs) : json_object());
 	json_t *in = json_object_get(x->msg, "stdin");
+	unsigned rows, cols;
 	json_t *s;
 
-	json_array_extend(argv, json_object_get(p, "args") ? json_object_get(p, "args")
-							   : json_array());
+	if (json_object_get(p, "args"))
+		json_array_extend(argv, json_object_get(p, "args"));
 	if (json_object_get(p, "cwd"))
 		json_object_set(meta, "cwd", json_object_get(p, "cwd"));
 	/* No timeout_ms would be the policy's: E2B's is the header's, none without it. */
@@ -116,10 +121,10 @@ static json_t *spawn_request(struct aj_srv_req *r, json_t *p, json_t *pty)
 	if (tag)
 		json_object_set(s, "tag", tag);
 	if (pty) {
-		size = json_object_get(pty, "size");
+		e2b_pty_size(json_object_get(pty, "size"), &rows, &cols); /* checked by check_start */
 		json_object_set_new(s, "tty", json_true());
-		json_object_set_new(s, "rows", json_integer(json_integer_value(json_object_get(size, "rows"))));
-		json_object_set_new(s, "cols", json_integer(json_integer_value(json_object_get(size, "cols"))));
+		json_object_set_new(s, "rows", json_integer(rows));
+		json_object_set_new(s, "cols", json_integer(cols));
 	}
 	return s;
 }

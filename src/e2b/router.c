@@ -215,6 +215,15 @@ static int parse_json(struct aj_srv_req *r)
 			    x->msg ? "" : ": ", x->msg ? "" : jerr.text);
 }
 
+/* A Connect call in another codec or framing: a plain 415, as the Connect protocol asks, never
+ * an answer in Connect's framing (a stream's error would come with HTTP 200 and read as a
+ * success to a client that does not speak it). */
+static int unsupported_type(struct aj_srv_req *r, const char *msg)
+{
+	e2b_of(r)->style = E2B_API;
+	return e2b_fail(r, 415, "%s", msg);
+}
+
 static int read_body(struct aj_srv_req *r, const char *path)
 {
 	struct e2b_req *x = e2b_of(r);
@@ -236,13 +245,14 @@ static int read_body(struct aj_srv_req *r, const char *path)
 		return e2b_fail(r, 500, "out of memory");
 	if (x->style == E2B_STREAM) {
 		if (!media_type_is(ct, "application/connect+json"))
-			return e2b_fail(r, 415, "a streaming call needs Content-Type: "
-						"application/connect+json");
+			return unsupported_type(r, "a streaming call needs Content-Type: "
+						   "application/connect+json");
 		return e2b_envelope_msg(r);
 	}
 	if (x->style == E2B_UNARY) {
 		if (!media_type_is(ct, "application/json"))
-			return e2b_fail(r, 415, "a unary call needs Content-Type: application/json");
+			return unsupported_type(r, "a unary call needs Content-Type: "
+						   "application/json");
 		return parse_json(r);
 	}
 	if (upload || !len)

@@ -344,12 +344,14 @@ static void watch_tree(int ctl, struct wsetup *s)
 static int watch_open(struct aj_srv_req *r, struct aj_mgr *m, struct wsetup *s)
 {
 	struct e2b_req *x = e2b_of(r);
-	json_t *path = json_object_get(x->msg, "path");
+	json_t *path = json_object_get(x->msg, "path"), *rec = json_object_get(x->msg, "recursive");
 	struct e2b_user u;
 	struct aj_err err;
 
 	if (!json_is_string(path))
 		return e2b_rpc_fail(r, "invalid_argument", "path: a directory is required");
+	if (rec && !json_is_boolean(rec) && !json_is_null(rec))
+		return e2b_rpc_fail(r, "invalid_argument", "recursive: expected true or false");
 	if (e2b_sandbox_open(r, m) < 0 || e2b_user_resolve(r, &u) < 0 ||
 	    e2b_path(r, &u, json_string_value(path), s->root, sizeof s->root) < 0)
 		return -1;
@@ -439,7 +441,10 @@ static void on_closer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	e2b_stream_finish(w->st, w->code, w->code ? "the sandbox stopped" : NULL);
+	e2b_stream_finish(w->st, w->code,
+			  !w->code			       ? NULL
+			  : !strcmp(w->code, "deadline_exceeded") ? "context deadline exceeded"
+								   : "the sandbox stopped");
 	w->st = NULL;
 	watcher_release(w);
 }
@@ -492,10 +497,14 @@ static struct e2b_watcher **find_watcher(struct aj_srv_req *r)
 {
 	const char *id = json_string_value(json_object_get(e2b_of(r)->msg, "watcherId"));
 
-	for (struct e2b_watcher **pw = &e2b_of(r)->e2b->watchers; id && *pw; pw = &(*pw)->next)
+	if (!id) {
+		e2b_rpc_fail(r, "invalid_argument", "watcherId: a string is required");
+		return NULL;
+	}
+	for (struct e2b_watcher **pw = &e2b_of(r)->e2b->watchers; *pw; pw = &(*pw)->next)
 		if (!strcmp((*pw)->id, id) && !strcmp((*pw)->sandbox, e2b_of(r)->id))
 			return pw;
-	e2b_rpc_fail(r, "not_found", "watcher %s not found", id ? id : "(none)");
+	e2b_rpc_fail(r, "not_found", "watcher %s not found", id);
 	return NULL;
 }
 
@@ -554,8 +563,10 @@ static int get_events_prepare(struct aj_srv_req *r)
 		remove_watcher(pw);
 		return -1;
 	}
-	aj_srv_ok(r, 200, json_pack("{s:O}", "events", w->events));
-	json_array_clear(w->events);
+	/* The reply takes the buffered events (it is sent after this returns); new ones go to a
+	 * new array. */
+	aj_srv_ok(r, 200, json_pack("{s:o}", "events", w->events));
+	w->events = json_array();
 	return 0;
 }
 

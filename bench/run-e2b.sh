@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The E2B-compatible API (agentjail serve --e2b-listen, docs/e2b-protocol.md) as the real E2B
+# JS SDK drives it, next to agentjail's own HTTP API (docs/api.md) driven by node's fetch, so
+# that both pay the same client runtime: one cycle is
+#
+#   e2b       Sandbox.create() + sandbox.commands.run('true') + sandbox.kill()
+#             (POST /sandboxes; process.Process/Start of `/bin/bash -l -c true`, a Connect
+#             stream; DELETE /sandboxes/ID)
+#   api-bash  POST /v1/sandboxes + POST .../exec {"argv": ["/bin/bash", "-l", "-c", "true"]}
+#             (the SDK's very command) + DELETE ?force=true
+#   api-true  the same with {"argv": ["true"]}
+#
+# bench/e2b-cycle.mjs times each cycle and its phases (create, run, kill) with the rows
+# alternating iteration by iteration; WARMUP cycles of each come first and are not counted.
+# One daemon serves both APIs on TCP (127.0.0.1), with a private socket and state directory;
+# every sandbox is removed at exit. Prints figures only.
+#
+# usage: bench/run-e2b.sh [-n ITERATIONS] [-w WARMUP]      (default 30 and 3)
+# environment: ITERATIONS, WARMUP (the same), WORKERS (--workers of the daemon, 8);
+#              E2B_SDK_DIR (node_modules holding e2b; default: what tests/e2b/setup.sh
+#              installed into build/npm-e2b, installing it if need be); BUILD, CC, AGENTJAIL as
+#              for the others.
+set -euo pipefail
+
+ITERATIONS=${ITERATIONS:-30}
+WARMUP=${WARMUP:-3}
+WORKERS=${WORKERS:-8}
+while (($#)); do
+	case $1 in
+	-n | --iterations) ITERATIONS=${2:?$1 needs a number}; shift 2 ;;
+	-w | --warmup) WARMUP=${2:?$1 needs a number}; shift 2 ;;
+	-h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+	*) echo "${0##*/}: unknown argument $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+[[ $ITERATIONS =~ ^[1-9][0-9]*$ && $WARMUP =~ ^[0-9]+$ ]] ||
+	{ echo "${0##*/}: ITERATIONS must be >= 1 and WARMUP >= 0" >&2; exit 2; }
+
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+bench_setup
+NODE=$(command -v node || true)
+[[ -x /usr/bin/node ]] && NODE=/usr/bin/node
+[[ -n $NODE ]] || bench_die "needs node (>= 20, for the e2b SDK)"
+if [[ -z ${E2B_SDK_DIR:-} ]]; then
+	sdk=$(AJ_BUILD="$ROOT/build" "$ROOT/tests/e2b/setup.sh")
+	[[ $sdk == *E2B_SDK_DIR=* ]] || bench_die "the e2b SDK is not available: $sdk"
+	E2B_SDK_DIR=${sdk##*E2B_SDK_DIR=}
+fi
+[[ -f $E2B_SDK_DIR/e2b/package.json ]] || bench_die "no e2b SDK in $E2B_SDK_DIR"
+STATE=$WORK/state
+# Rootless without a delegated cgroup: no limits that need one (as the tests' rootless pass).
+if [[ $(id -u) == 0 ]]; then POLICY='{}'; else POLICY='{"limits":{"memory":null,"cpus":null}}'; fi
+
+cleanup() {
+	local n
+	if [[ -n ${SERVE_PID:-} ]]; then
+		kill -TERM "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null || true
+	fi
+	for n in $("$AJ" ls --json --state-dir "$STATE" 2>/dev/null |
+		python3 -c 'import json,sys; print(" ".join(s["id"] for s in json.load(sys.stdin)))' 2>/dev/null); do
+		"$AJ" rm -f --state-dir "$STATE" "$n" >/dev/null 2>&1 || true
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+secret() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+API_PORT=$(free_port)
+E2B_PORT=$(free_port)
+TOKEN=tok_$(secret)
+KEY=e2b_$(secret)
+# The same owner on both sides: the two rows make the same kind of sandbox for the same user.
+printf '%s bench\n' "$TOKEN" >"$WORK/tokens"
+printf '%s bench\n' "$KEY" >"$WORK/e2b-keys"
+chmod 600 "$WORK/tokens" "$WORK/e2b-keys"
+printf '{"base": %s}\n' "$POLICY" >"$WORK/templates.json"
+
+"$AJ" serve --socket "$WORK/api.sock" --state-dir "$STATE" --workers "$WORKERS" \
+	--listen "127.0.0.1:$API_PORT" --token-file "$WORK/tokens" \
+	--e2b-listen "127.0.0.1:$E2B_PORT" --e2b-keys "$WORK/e2b-keys" \
+	--e2b-templates "$WORK/templates.json" 2>"$WORK/serve.log" &
+SERVE_PID=$!
+for _ in $(seq 100); do
+	curl -sf "http://127.0.0.1:$E2B_PORT/health" >/dev/null 2>&1 && break
+	sleep 0.05
+done
+curl -sf "http://127.0.0.1:$E2B_PORT/health" >/dev/null ||
+	bench_die "serve did not start: $(cat "$WORK/serve.log")"
+
+echo "# agentjail serve, E2B API vs HTTP API: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), uid $(id -u)"
+echo "# binary: $AJ ($(sha256sum "$AJ" | cut -c1-12)), --workers $WORKERS, policy $POLICY (template \"base\" the same)"
+echo "# client: node $("$NODE" --version), e2b SDK $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$E2B_SDK_DIR/e2b/package.json"); $ITERATIONS cycles per row after $WARMUP warm-up, rows alternating; p99 is nearest-rank (with 30 cycles: the slowest)"
+raw=$(E2B_SDK_DIR=$E2B_SDK_DIR E2B_API_URL="http://127.0.0.1:$E2B_PORT" \
+	E2B_SANDBOX_URL="http://127.0.0.1:$E2B_PORT" E2B_API_KEY=$KEY \
+	AJ_API_URL="http://127.0.0.1:$API_PORT" AJ_TOKEN=$TOKEN AJ_POLICY=$POLICY \
+	"$NODE" "$ROOT/bench/e2b-cycle.mjs" "$ITERATIONS" "$WARMUP") ||
+	bench_die "the client failed: $raw"
+printf '%s\n' "$raw" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+print("%-66s %4s %6s %9s %9s %9s %9s   %s" % ("cycle (ms)", "n", "errors", "p50", "p99", "mean", "min",
+                                               "p50 of create / run / kill"))
+for r in rows:
+    c = r["cycle"]
+    f = lambda v: "%9.2f" % v if v is not None else "%9s" % "-"
+    phases = " / ".join("%.2f" % r[k]["p50"] if r[k]["p50"] is not None else "-" for k in ("create", "run", "kill"))
+    print("%-66s %4d %6d %s %s %s %s   %s" % (r["row"][:66], r["n"], r["errors"], f(c["p50"]), f(c["p99"]),
+                                             f(c["mean"]), f(c["min"]), phases))
+    if r.get("first_error"):
+        print("#   first error: %s" % r["first_error"])
+'
+echo "# raw:"
+printf '%s\n' "$raw" | sed 's/^/# /'
