@@ -58,7 +58,10 @@ static int exec_opt(void *vctx, const char *name, const char *v, struct aj_err *
 		if (!eq || eq == v)
 			return aj_err_set(err, AJ_LAYER_USAGE, 0, "--env: expected NAME=VALUE, got \"%s\"",
 					  v);
-		json_object_set_new(c->env, strndup(v, (size_t)(eq - v)) ?: "", json_string(eq + 1));
+		/* jansson copies the key; a NULL value (not UTF-8) makes it fail too. */
+		if (json_object_setn_new(c->env, v, (size_t)(eq - v), json_string(eq + 1)) < 0)
+			return aj_err_set(err, AJ_LAYER_USAGE, 0,
+					  "--env: cannot pass \"%s\" (not UTF-8, or out of memory)", v);
 	} else
 		return aj_cli_set_common(vctx, name, v, err);
 	return 0;

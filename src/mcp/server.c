@@ -136,7 +136,7 @@ static int do_tools_list(struct aj_mcp_server *s, json_t *params, json_t *id, st
 static int do_tools_call(struct aj_mcp_server *s, json_t *params, json_t *id, struct answer *a)
 {
 	json_t *name = json_object_get(params, "name"), *args = json_object_get(params, "arguments");
-	json_t *meta = json_object_get(params, "_meta");
+	json_t *meta = json_object_get(params, "_meta"), *empty = NULL;
 	struct aj_mcp_call c = {.srv = s, .id = id};
 	const struct aj_mcp_tool *t;
 	char why[600];
@@ -155,13 +155,13 @@ static int do_tools_call(struct aj_mcp_server *s, json_t *params, json_t *id, st
 		c.progress_token = NULL;
 	/* Bad arguments are the model's to fix: a tool error it sees, not a protocol error
 	 * (revision 2025-11-25, SEP-1303). */
-	if (aj_mcp_check_args(t, args ? args : json_object(), why, sizeof why) < 0) {
+	if (!args)
+		args = empty = json_object(); /* no "arguments": the same as {} */
+	if (aj_mcp_check_args(t, args, why, sizeof why) < 0)
 		a->result = aj_mcp_result_error("%s", why);
-	} else {
-		json_t *empty = args ? NULL : json_object();
-		a->result = t->run(&c, args ? args : empty);
-		json_decref(empty);
-	}
+	else
+		a->result = t->run(&c, args);
+	json_decref(empty);
 	if (c.cancelled) {
 		json_decref(a->result);
 		a->result = NULL;

@@ -18,23 +18,28 @@
 #define EDIT_MAX (32u << 20)         /* largest file edit_file rewrites */
 #define BINARY_PROBE 8192
 
-/* Resolves the "path" argument and connects; NULL, or an error result. */
-static json_t *prepare(struct aj_mcp_call *c, json_t *args, const char *tool, char *path,
-		       size_t len, int *ctl)
+/* Resolves the "path" argument and connects. On failure *res is the error result, NULL if
+ * even that could not be built: a NULL result must not read as success, or the tool would
+ * go on with an unset path and descriptor. */
+static int prepare(struct aj_mcp_call *c, json_t *args, const char *tool, char *path, size_t len,
+		   int *ctl, json_t **res)
 {
 	struct aj_err err;
 	char why[600];
 
 	if (aj_mcp_path(&c->srv->sb, aj_mcp_arg_str(args, "path"), "path", path, len, why,
-			sizeof why) < 0)
-		return aj_mcp_result_error("%s", why);
+			sizeof why) < 0) {
+		*res = aj_mcp_result_error("%s", why);
+		return -1;
+	}
 	*ctl = aj_mcp_ctl(&c->srv->sb, &err);
 	if (*ctl < 0) {
 		char ctx[64];
 		snprintf(ctx, sizeof ctx, "%s: the sandbox is not available", tool);
-		return aj_mcp_result_err(&err, ctx);
+		*res = aj_mcp_result_err(&err, ctx);
+		return -1;
 	}
-	return NULL;
+	return 0;
 }
 
 static json_t *fs_error(const struct aj_err *err, const char *tool, const char *path)
@@ -169,7 +174,7 @@ static json_t *run_read(struct aj_mcp_call *c, json_t *args)
 	json_t *res;
 	int ctl;
 
-	if ((res = prepare(c, args, "read_file", path, sizeof path, &ctl)))
+	if (prepare(c, args, "read_file", path, sizeof path, &ctl, &res) < 0)
 		return res;
 	r.first = aj_mcp_arg_int(&aj_mcp_tool_read_file, args, "offset");
 	r.last = r.first + aj_mcp_arg_int(&aj_mcp_tool_read_file, args, "limit") - 1;
@@ -234,7 +239,7 @@ static json_t *run_write(struct aj_mcp_call *c, json_t *args)
 	struct aj_err err;
 	int ctl;
 
-	if ((res = prepare(c, args, "write_file", path, sizeof path, &ctl)))
+	if (prepare(c, args, "write_file", path, sizeof path, &ctl, &res) < 0)
 		return res;
 	if (aj_fs_write(ctl, path, json_string_value(content), len, "w", 0644, true, &err) < 0)
 		return fs_error(&err, "write_file", path);
@@ -328,14 +333,14 @@ static json_t *run_edit(struct aj_mcp_call *c, json_t *args)
 {
 	json_t *old = json_object_get(args, "old_string"), *new = json_object_get(args, "new_string");
 	bool all = aj_mcp_arg_bool(args, "replace_all");
-	_cleanup_free_ char *data = NULL, *out = NULL;
-	char path[4200], msg[4400];
+	_cleanup_free_ char *data = NULL;
+	char path[4200], msg[4400], *out;
 	size_t len = 0, count = 0, out_len = 0;
 	struct aj_err err;
 	json_t *res;
-	int ctl;
+	int ctl, r;
 
-	if ((res = prepare(c, args, "edit_file", path, sizeof path, &ctl)))
+	if (prepare(c, args, "edit_file", path, sizeof path, &ctl, &res) < 0)
 		return res;
 	if (aj_fs_read(ctl, path, EDIT_MAX, &data, &len, &err) < 0)
 		return fs_error(&err, "edit_file", path);
@@ -345,7 +350,9 @@ static json_t *run_edit(struct aj_mcp_call *c, json_t *args)
 		      json_string_value(new), json_string_length(new), all, &out_len);
 	if (!out)
 		return NULL;
-	if (aj_fs_write(ctl, path, out, out_len, "w", 0644, false, &err) < 0)
+	r = aj_fs_write(ctl, path, out, out_len, "w", 0644, false, &err);
+	free(out);
+	if (r < 0)
 		return fs_error(&err, "edit_file", path);
 	snprintf(msg, sizeof msg, "Replaced %zu occurrence%s in %s", count, count == 1 ? "" : "s",
 		 path);

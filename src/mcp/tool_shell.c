@@ -119,6 +119,17 @@ static void appendf(char **buf, size_t *len, const char *fmt, ...)
 		append(buf, len, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* One stream's captured bytes, if any, after its label, ending with a newline. */
+static void append_stream(char **t, size_t *n, const char *label, const char *data, size_t len)
+{
+	if (!data || !len)
+		return;
+	append(t, n, label, strlen(label));
+	append(t, n, data, len);
+	if (data[len - 1] != '\n')
+		append(t, n, "\n", 1);
+}
+
 /* What the model reads: stdout, then stderr, then one line on how the command ended. */
 static char *summary(const struct shell_run *s, const struct aj_exec_result *r,
 		     uint64_t timeout_ms)
@@ -127,15 +138,8 @@ static char *summary(const struct shell_run *s, const struct aj_exec_result *r,
 	size_t n = 0;
 
 	append(&t, &n, "", 0);
-	append(&t, &n, s->cap.data[0] ? s->cap.data[0] : "", s->cap.len[0]);
-	if (s->cap.len[0] && s->cap.data[0][s->cap.len[0] - 1] != '\n')
-		append(&t, &n, "\n", 1);
-	if (s->cap.len[1]) {
-		append(&t, &n, "[stderr]\n", 9);
-		append(&t, &n, s->cap.data[1], s->cap.len[1]);
-		if (s->cap.data[1][s->cap.len[1] - 1] != '\n')
-			append(&t, &n, "\n", 1);
-	}
+	append_stream(&t, &n, "", s->cap.data[0], s->cap.len[0]);
+	append_stream(&t, &n, "[stderr]\n", s->cap.data[1], s->cap.len[1]);
 	for (int i = 0; i < 2; i++)
 		if (s->cap.truncated[i])
 			appendf(&t, &n, "[%s truncated: the command wrote %llu bytes, the first %zu "
@@ -174,21 +178,24 @@ static json_t *result_of(struct shell_run *s, const struct aj_exec_result *r, ui
 }
 
 /* Resolves and checks the directory first: init reports a missing one as a command that
- * could not be found, which would mislead. */
-static json_t *check_cwd(struct aj_mcp_binding *b, int ctl, const char *arg, char *out,
-			 size_t len)
+ * could not be found, which would mislead. On failure *res is the error result, NULL if
+ * even that could not be built (so NULL never passes for "checked"). */
+static int check_cwd(struct aj_mcp_binding *b, int ctl, const char *arg, char *out, size_t len,
+		     json_t **res)
 {
 	char why[600];
 	struct stat st;
 	struct aj_err err;
 
 	if (aj_mcp_path(b, arg, "cwd", out, len, why, sizeof why) < 0)
-		return aj_mcp_result_error("%s", why);
-	if (aj_fs_stat(ctl, out, true, &st, &err) < 0)
-		return aj_mcp_result_err(&err, "arguments.cwd");
-	if (!S_ISDIR(st.st_mode))
-		return aj_mcp_result_error("arguments.cwd: \"%s\" is not a directory", out);
-	return NULL;
+		*res = aj_mcp_result_error("%s", why);
+	else if (aj_fs_stat(ctl, out, true, &st, &err) < 0)
+		*res = aj_mcp_result_err(&err, "arguments.cwd");
+	else if (!S_ISDIR(st.st_mode))
+		*res = aj_mcp_result_error("arguments.cwd: \"%s\" is not a directory", out);
+	else
+		return 0;
+	return -1;
 }
 
 static json_t *run_shell(struct aj_mcp_call *c, json_t *args)
@@ -209,7 +216,7 @@ static json_t *run_shell(struct aj_mcp_call *c, json_t *args)
 	if (ctl < 0)
 		return aj_mcp_result_err(&err, "shell: the sandbox is not available");
 	if (aj_mcp_arg_str(args, "cwd") &&
-	    (res = check_cwd(b, ctl, aj_mcp_arg_str(args, "cwd"), cwd, sizeof cwd)))
+	    check_cwd(b, ctl, aj_mcp_arg_str(args, "cwd"), cwd, sizeof cwd, &res) < 0)
 		return res;
 	o.cwd = aj_mcp_arg_str(args, "cwd") ? cwd : NULL;
 	if (b->policy_timeout_ms && b->policy_timeout_ms < timeout_ms)

@@ -764,11 +764,10 @@ static int view_alloc(struct view *v, size_t n)
 	v->n = n;
 	v->fd = malloc((n + 1) * sizeof *v->fd);
 	v->live = calloc(n + 1, sizeof *v->live);
-	if (!v->fd || !v->live)
-		return -1;
-	for (size_t i = 0; i < n; i++)
+	/* Before the check: view_free() closes what fd holds, also after a failure here. */
+	for (size_t i = 0; v->fd && i < n; i++)
 		v->fd[i] = -1;
-	return 0;
+	return v->fd && v->live ? 0 : -1;
 }
 
 static void view_free(struct view *v, bool close_fds)
