@@ -259,10 +259,10 @@ void aj_cgroup_detect_into(struct aj_cgroup_env *env, const char *root,
 	(void)root;
 	memset(env, 0, sizeof *env);
 	parse_mountinfo(&m);
-	if (!proc_self_cgroup)
-		proc_self_cgroup = self = aj_read_file("/proc/self/cgroup", 65536, NULL);
-	if (!proc_self_cgroup)
-		proc_self_cgroup = "";
+	if (!proc_self_cgroup) {
+		self = aj_read_file("/proc/self/cgroup", 65536, NULL);
+		proc_self_cgroup = self ? self : "";
+	}
 	if (m.v2[0]) {
 		char p[300];
 		_cleanup_free_ char *c = NULL;

@@ -175,7 +175,7 @@ static int print_change(void *arg, char kind, const char *path)
 static void finish_overlay(struct run_cli *c, struct aj_changeset *cs,
 			   struct aj_run_result *res)
 {
-	struct aj_change_counts n;
+	struct aj_change_counts n = {0};
 	struct aj_err err;
 	bool apply = strcmp(c->overlay, "apply") == 0 && res->exit_code == 0 && !res->failed;
 

@@ -1,3 +1,4 @@
+#define AJ_ERR_DEFINE /* no analyzer macros over the definitions (err.h) */
 #include "common/err.h"
 
 #include <errno.h>

@@ -68,6 +68,18 @@ int aj_err_hint(struct aj_err *err, const char *fmt, ...) __attribute__((format(
 /* Marks the error just set as one about the named object (see enum aj_err_class). */
 int aj_err_class(struct aj_err *err, enum aj_err_class cls);
 
+/* The static analyzer sees one file at a time: without being told, it assumes the setters
+ * may return anything, and reports "success" paths after `return aj_err_set(...)` that cannot
+ * happen (a NULL out-pointer used, a variable left unset). err.c, which defines them, sets
+ * AJ_ERR_DEFINE. */
+#if defined(__clang_analyzer__) && !defined(AJ_ERR_DEFINE)
+#define aj_err_set(...) (aj_err_set(__VA_ARGS__), -1)
+#define aj_err_sys(...) (aj_err_sys(__VA_ARGS__), -1)
+#define aj_err_prefix(...) (aj_err_prefix(__VA_ARGS__), -1)
+#define aj_err_hint(...) (aj_err_hint(__VA_ARGS__), -1)
+#define aj_err_class(...) (aj_err_class(__VA_ARGS__), -1)
+#endif
+
 void aj_err_clear(struct aj_err *err);
 const char *aj_layer_name(int layer);
 /* "agentjail: [layer] message: errno text\n  hint: ...\n" */

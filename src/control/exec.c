@@ -190,7 +190,7 @@ int aj_exec_wait(struct aj_exec *x, const struct aj_exec_hooks *h)
 				close(x->out[i]);
 				x->out[i] = -1;
 			}
-		if (r > 0 && p[3].revents && h->on_watch(h->arg, x) < 0)
+		if (r > 0 && watch >= 0 && p[3].revents && h->on_watch(h->arg, x) < 0)
 			watch = -1;
 		/* Also after a signal interrupted poll (r < 0, EINTR): the hook handles it. */
 		if (h->on_wake && h->on_wake(h->arg, x))

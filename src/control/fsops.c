@@ -139,11 +139,9 @@ int aj_fs_write(int ctl, const char *path, const void *data, size_t len, const c
 		return -1;
 	if (aj_write_all(fd, data, len) < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "write \"%s\"", path);
-	if (close(fd) < 0) {
-		fd = -1;
+	/* close() reports a write the file system deferred (NFS, quota): checked. */
+	if (close(aj_steal_fd(&fd)) < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "write \"%s\"", path);
-	}
-	fd = -1;
 	return 0;
 }
 

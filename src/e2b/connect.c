@@ -53,23 +53,21 @@ struct e2b_stream {
 
 static int send_envelope(struct e2b_stream *st, unsigned char flags, json_t *msg)
 {
-	char *text = json_dumps(msg, JSON_COMPACT);
-	size_t n = text ? strlen(text) : 0;
-	unsigned char *buf = text ? malloc(n + 5) : NULL;
+	/* A length-prefixed frame, not a string: the JSON goes straight after the header. */
+	size_t n = msg ? json_dumpb(msg, NULL, 0, JSON_COMPACT) : 0;
+	unsigned char *buf = n ? malloc(n + 5) : NULL;
 	int rc = -1;
 
-	json_decref(msg);
-	if (buf) {
+	if (buf && json_dumpb(msg, (char *)buf + 5, n, JSON_COMPACT) == n) {
 		buf[0] = flags;
 		buf[1] = (unsigned char)(n >> 24);
 		buf[2] = (unsigned char)(n >> 16);
 		buf[3] = (unsigned char)(n >> 8);
 		buf[4] = (unsigned char)n;
-		memcpy(buf + 5, text, n);
 		rc = aj_srv_stream_write(st->st, buf, n + 5);
 	}
+	json_decref(msg);
 	free(buf);
-	free(text);
 	return rc;
 }
 

@@ -45,6 +45,7 @@ int e2b_user_resolve(struct aj_srv_req *r, struct e2b_user *u)
 	const char *name = json_string_value(json_object_get(user, "name"));
 	const char *home = json_string_value(json_object_get(user, "home"));
 
+	memset(u, 0, sizeof *u);
 	snprintf(u->name, sizeof u->name, "%s", name ? name : "user");
 	snprintf(u->home, sizeof u->home, "%s", home && home[0] == '/' ? home : "/home/user");
 	u->uid = (unsigned)json_integer_value(json_object_get(user, "uid"));

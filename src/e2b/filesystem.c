@@ -62,8 +62,10 @@ static void link_target(const char *path, const char *text, char *out, size_t le
 			seg[n++] = tok;
 	}
 	out[0] = '\0';
-	for (size_t i = 0; i < n && o < len; i++)
+	for (size_t i = 0; i < n && o < len; i++) {
+		/* cppcheck-suppress uninitvar ; seg[0, n) were all set above */
 		o += (size_t)snprintf(out + o, len - o, "/%s", seg[i]);
+	}
 	if (!n)
 		snprintf(out, len, "/");
 }
@@ -110,7 +112,7 @@ static int lstat_entry(struct aj_srv_req *r, const struct fsctx *c, json_t **out
 static void stat_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct fsctx c;
-	json_t *e;
+	json_t *e = NULL;
 
 	if (fs_open(r, m, "path", &c) == 0 && lstat_entry(r, &c, &e) == 0)
 		aj_srv_ok(r, 200, json_pack("{s:o}", "entry", e));
@@ -121,7 +123,7 @@ static void mkdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct fsctx c;
 	struct stat st;
 	struct aj_err err;
-	json_t *e;
+	json_t *e = NULL;
 
 	if (fs_open(r, m, "path", &c) < 0)
 		return;
@@ -157,7 +159,7 @@ static void move_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct fsctx from, to;
 	struct stat st;
 	struct aj_err err;
-	json_t *e;
+	json_t *e = NULL;
 
 	if (!json_is_string(json_object_get(e2b_of(r)->msg, "destination"))) {
 		e2b_rpc_fail(r, "invalid_argument", "destination: a path is required");

@@ -157,9 +157,13 @@ int e2b_gunzip(const char *in, size_t n, size_t max, char **out, size_t *out_len
 	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
 		return snprintf(why, why_len, "zlib: out of memory"), -1;
 	buf = malloc(cap);
+	if (!buf) {
+		inflateEnd(&zs);
+		return snprintf(why, why_len, "out of memory"), -1;
+	}
 	zs.next_in = (Bytef *)in;
 	zs.avail_in = (uInt)n;
-	while (buf && r == Z_OK) {
+	while (r == Z_OK) {
 		if (zs.total_out == cap) {
 			char *nb = cap >= max + 1 ? NULL : realloc(buf, cap * 2);
 			if (!nb)

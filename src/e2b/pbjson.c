@@ -116,7 +116,7 @@ void e2b_exit_status(bool signaled, int n, char *out, size_t len)
 
 	if (!signaled)
 		snprintf(out, len, "exit status %d", n);
-	else if (n > 0 && (size_t)n < sizeof names / sizeof names[0])
+	else if (n > 0 && n < (int)(sizeof names / sizeof names[0]))
 		snprintf(out, len, "signal: %s", names[n]);
 	else
 		snprintf(out, len, "signal: signal %d", n);

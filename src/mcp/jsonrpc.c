@@ -83,10 +83,11 @@ static char *take_line(struct aj_rpc_reader *r, char *nl, size_t *len)
 
 enum aj_rpc_next aj_rpc_reader_next(struct aj_rpc_reader *r, char **line, size_t *len)
 {
+	if (!r->buf) /* nothing read yet */
+		return AJ_RPC_NONE;
 	for (;;) {
 		size_t avail = r->len - r->start;
-		char *from = r->buf ? r->buf + r->start + r->scanned : NULL;
-		char *nl = from ? memchr(from, '\n', avail - r->scanned) : NULL;
+		char *nl = memchr(r->buf + r->start + r->scanned, '\n', avail - r->scanned);
 
 		if (nl && r->skipping) { /* the end of a line already reported too long */
 			r->start = (size_t)(nl - r->buf) + 1;

@@ -228,8 +228,9 @@ json_t *aj_mcp_text(const char *s, size_t n)
 			o += l;
 			i += l;
 		} else {
-			memcpy(out + o, "\xef\xbf\xbd", 3); /* U+FFFD for each bad byte */
-			o += 3;
+			static const unsigned char replacement[] = {0xef, 0xbf, 0xbd}; /* U+FFFD */
+			memcpy(out + o, replacement, sizeof replacement); /* for each bad byte */
+			o += sizeof replacement;
 			i++;
 		}
 	}

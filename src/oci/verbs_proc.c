@@ -277,7 +277,7 @@ int aj_oci_events_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 					  {NULL, 0, false, NULL, NULL}};
 	struct aj_oci_state st;
 	struct aj_cgroup_oci cg;
-	unsigned secs = (unsigned)atoi(interval);
+	unsigned secs;
 
 	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0)
 		return -1;

@@ -149,7 +149,6 @@ static int layer_userns(const struct aj_plan *plan, struct aj_err *err)
 			usleep(500);
 	}
 	if (r == 0) {
-		r = -1;
 		snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
 		if (aj_write_file(path, map) == 0) {
 			snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);

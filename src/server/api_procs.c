@@ -632,7 +632,7 @@ static int process_id(struct aj_srv_req *r, uint64_t *id)
 static void process_get_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct pdata *d = pdata_new(r);
-	uint64_t id;
+	uint64_t id = 0;
 	json_t *p;
 
 	if (!d || process_id(r, &id) < 0 || connect_sandbox(r, m, d) < 0 ||
@@ -697,7 +697,7 @@ static void collect_output(struct aj_srv_req *r, struct pdata *d)
 static void output_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct pdata *d = r->data;
-	uint64_t id;
+	uint64_t id = 0;
 	json_t *req;
 
 	if (process_id(r, &id) < 0 || connect_sandbox(r, m, d) < 0)
@@ -766,7 +766,7 @@ static int stdin_prepare(struct aj_srv_req *r)
 static void stdin_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct pdata *d = r->data;
-	uint64_t id;
+	uint64_t id = 0;
 	json_t *req;
 
 	if (process_id(r, &id) < 0 || connect_sandbox(r, m, d) < 0)
@@ -826,7 +826,7 @@ static int signal_prepare(struct aj_srv_req *r)
 static void simple_call(struct aj_srv_req *r, struct aj_mgr *m, json_t *req)
 {
 	struct pdata *d = calloc(1, sizeof *d);
-	uint64_t id;
+	uint64_t id = 0;
 
 	if (!d || process_id(r, &id) < 0) {
 		if (!d)
