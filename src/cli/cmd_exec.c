@@ -275,9 +275,9 @@ int aj_cmd_exec(int argc, char **argv)
 		if (err.layer != AJ_LAYER_EXEC)
 			aj_err_prefix(&err, "exec");
 		aj_cli_fail(&c.cli, &err);
-		code = err.layer == AJ_LAYER_EXEC && err.errnum == ENOENT ? AJ_EXIT_NOTFOUND
-		     : err.layer == AJ_LAYER_EXEC			   ? AJ_EXIT_NOEXEC
-									   : AJ_EXIT_ERROR;
+		code = err.cls == AJ_ERRC_NO_COMMAND ? AJ_EXIT_NOTFOUND
+		     : err.cls == AJ_ERRC_NO_EXEC    ? AJ_EXIT_NOEXEC
+						     : AJ_EXIT_ERROR;
 	}
 	json_decref(c.env);
 	return code;

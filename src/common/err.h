@@ -35,9 +35,10 @@ enum aj_layer {
 	AJ_LAYER__COUNT
 };
 
-/* What an error says about the object (sandbox, snapshot) a command named. Set only by the
- * code that decided it -- the state store's lookups and inserts, the manager's state checks --
- * with aj_err_class(); every other error has AJ_ERRC_NONE. The exit codes of the sandbox verbs
+/* What an error says about the object (sandbox, snapshot, command to run) a request named. Set
+ * only by the code that decided it -- the state store's lookups and inserts, the manager's state
+ * checks, the supervisor's answer to a command that could not start -- with aj_err_class();
+ * every other error has AJ_ERRC_NONE. The exit codes of the sandbox verbs
  * come from it, never from errnum alone: a failed rename or mkdir in the state directory
  * carries ENOENT or EEXIST too, and is no "no such sandbox". */
 enum aj_err_class {
@@ -45,6 +46,8 @@ enum aj_err_class {
 	AJ_ERRC_NOT_FOUND,   /* no such sandbox or snapshot */
 	AJ_ERRC_WRONG_STATE, /* wrong state for the operation, or in use */
 	AJ_ERRC_EXISTS,      /* the name is taken */
+	AJ_ERRC_NO_COMMAND,  /* the command is not found inside the sandbox (exit 127) */
+	AJ_ERRC_NO_EXEC,     /* the command cannot be started: not executable, bad cwd (126) */
 };
 
 struct aj_err {

@@ -136,6 +136,13 @@ int aj_ctl_take_error(json_t *reply, struct aj_err *err)
 	aj_err_set(err, (enum aj_layer)layer_id,
 		   (int)json_integer_value(json_object_get(e, "errno")), "%s",
 		   msg ? msg : "the supervisor refused the request");
+	/* The supervisor says which exit status a command that could not start stands for: a
+	 * missing working directory is ENOENT too, but 126, not "command not found". */
+	switch (json_integer_value(json_object_get(reply, "exit_code"))) {
+	case 127: aj_err_class(err, AJ_ERRC_NO_COMMAND); break;
+	case 126: aj_err_class(err, AJ_ERRC_NO_EXEC); break;
+	default: break;
+	}
 	if (hint)
 		aj_err_hint(err, "%s", hint);
 	return -1;

@@ -454,10 +454,9 @@ static int call(struct aj_srv_req *r, struct pdata *d, json_t *req, json_t **rep
 	struct aj_err err;
 
 	if (aj_ctl_call(d->ctl, req, NULL, 0, reply, NULL, NULL, CALL_MS, &err) < 0) {
-		if (err.layer == AJ_LAYER_EXEC) { /* the command could not be started */
-			d->start_failed = err.errnum == ENOENT && strstr(err.msg, "not found")
-						  ? AJ_EXIT_NOTFOUND
-						  : AJ_EXIT_NOEXEC;
+		if (err.cls == AJ_ERRC_NO_COMMAND || err.cls == AJ_ERRC_NO_EXEC) {
+			d->start_failed = err.cls == AJ_ERRC_NO_COMMAND ? AJ_EXIT_NOTFOUND
+									: AJ_EXIT_NOEXEC;
 			return aj_srv_fail(r, 400, d->start_failed == AJ_EXIT_NOTFOUND
 							   ? "command_not_found"
 							   : "cannot_execute",

@@ -24,6 +24,9 @@ expect_eq "command not found: 127" "$RC" 127
 expect_contains "command not found: says so" "$ERR" "not found"
 pj_x ex /etc/hostname
 expect_eq "not executable: 126" "$RC" 126
+aj_run exec --cwd /no/such/dir ex -- true
+expect_eq "a working directory that does not exist: 126, not 127 (the command exists)" "$RC" 126
+expect_contains "... and the message says it is the working directory" "$ERR" "working directory"
 pj_x ex sh -c 'kill -KILL $$'
 expect_eq "killed by SIGKILL: 128+9" "$RC" 137
 
