@@ -80,6 +80,25 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 			   field);
 }
 
+/* A token owner may lower the limits that protect what the host shares (memory, its pid space,
+ * the supervisor's descriptors) but not lift them: no "none", nothing above the defaults for
+ * tasks and proxied connections. Memory above the default is what --max-memory bounds. */
+static int check_remote_limits(struct aj_srv_req *r, const struct aj_policy *p)
+{
+	const char *field = !p->limits.memory			  ? "policy.limits.memory"
+			    : !p->limits.pids || p->limits.pids > 4096 ? "policy.limits.pids"
+			    : !p->net_max_connections || p->net_max_connections > 1024
+				    ? "policy.network.max_connections"
+				    : NULL;
+
+	if (!field)
+		return 0;
+	return aj_srv_fail(r, 403, "forbidden", field,
+			   "%s: token owners cannot lift this limit (none, or above the default: "
+			   "pids 4096, max_connections 1024)",
+			   field);
+}
+
 static int build_policy(struct aj_srv_req *r, struct create_data *d)
 {
 	json_t *pol = json_object_get(r->body, "policy");
@@ -100,7 +119,7 @@ static int build_policy(struct aj_srv_req *r, struct create_data *d)
 				   "%s", err.msg);
 	if (pol && aj_policy_apply_json(&d->pol, pol, &err) < 0)
 		return aj_srv_fail_err(r, &err, NULL);
-	return 0;
+	return r->remote ? check_remote_limits(r, &d->pol) : 0;
 }
 
 static int create_options(struct aj_srv_req *r, struct create_data *d)

@@ -149,6 +149,15 @@ for pair in 'filesystem.read_write:{"filesystem":{"read_write":["/etc"]}}' \
 	apitj "$TA" POST /v1/sandboxes "{\"name\": \"wide\", \"policy\": $p}"
 	expect_api "token owner with policy.$f: 403 forbidden, field policy.$f" 403 "policy.$f" forbidden
 done
+for pair in 'limits.memory:{"limits":{"memory":null}}' 'limits.pids:{"limits":{"pids":null}}' \
+	'limits.pids:{"limits":{"pids":100000}}' 'network.max_connections:{"network":{"mode":"proxy","allow":["x.test"],"max_connections":null}}'; do
+	f=${pair%%:*} p=${pair#*:}
+	apitj "$TA" POST /v1/sandboxes "{\"name\": \"lift\", \"start\": false, \"policy\": $p}"
+	expect_api "token owner lifting $f ($p): 403 forbidden, field policy.$f" 403 "policy.$f" forbidden
+done
+apitj "$TA" POST /v1/sandboxes '{"name": "lower", "start": false, "policy": {"limits": {"pids": 64, "memory": "100MiB", "cpus": null}}}'
+expect_api "token owner lowering limits: 201" 201
+apit "$TA" DELETE "/v1/sandboxes/lower?force=true"
 apij POST /v1/sandboxes '{"name": "wide-local", "start": false, "policy": {"filesystem": {"read_only": ["/usr/share"]}}}'
 expect_api "the local owner may grant host paths, as with the CLI" 201
 api DELETE /v1/sandboxes/wide-local
@@ -164,7 +173,7 @@ mk "$TA" a-big '"200MiB"'
 expect_api "quota: 200MiB more than the 100 left: 429" 429 policy.limits.memory quota_exceeded
 expect_contains "quota: the message names the memory quota" "$(bj 'd["error"]["message"]')" "memory quota"
 mk "$TA" a-nolimit null
-expect_api "quota: a sandbox without a memory limit under a memory quota: 429" 429 policy.limits.memory quota_exceeded
+expect_api "quota: a token owner cannot ask for no memory limit at all: 403" 403 policy.limits.memory forbidden
 mk "$TA" a-3 '"100MiB"'
 expect_api "quota: alice's third sandbox: 201" 201
 mk "$TA" a-4 '"1MiB"'
