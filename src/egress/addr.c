@@ -149,6 +149,14 @@ static bool cidr_contains(const struct aj_cidr *c, const struct sockaddr *sa)
 	return prefix_match(v4, c->addr, c->prefix);
 }
 
+bool aj_egress_addr_in(const struct sockaddr *sa, const struct aj_cidr *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cidr_contains(&set[i], sa))
+			return true;
+	return false;
+}
+
 void aj_egress_addr_text(const struct sockaddr *sa, char *buf, size_t len)
 {
 	const void *a = sa->sa_family == AF_INET
@@ -166,11 +174,8 @@ bool aj_egress_addr_allowed(const struct sockaddr *sa, const struct aj_cidr *all
 	char cls[160], text[INET6_ADDRSTRLEN];
 	const char *what = aj_egress_addr_class(sa, cls, sizeof cls);
 
-	if (!what)
+	if (!what || aj_egress_addr_in(sa, allow, n))
 		return true;
-	for (size_t i = 0; i < n; i++)
-		if (cidr_contains(&allow[i], sa))
-			return true;
 	aj_egress_addr_text(sa, text, sizeof text);
 	snprintf(why, why_len, "%s (%s)", text, what);
 	return false;

@@ -34,6 +34,16 @@ const char *aj_egress_addr_class(const struct sockaddr *sa, char *buf, size_t le
 bool aj_egress_addr_allowed(const struct sockaddr *sa, const struct aj_cidr *allow, size_t n,
 			    char *why, size_t why_len);
 
+/* Whether sa lies in one of set[0..n); an IPv4 range also holds the IPv6 forms of its
+ * addresses. */
+bool aj_egress_addr_in(const struct sockaddr *sa, const struct aj_cidr *set, size_t n);
+
+/* The addresses of this host's interfaces, as /32 and /128 ranges, read with getifaddrs and
+ * kept for a second. The proxy runs outside the sandbox, so the host's own public address
+ * would reach the host's services: it is refused like loopback. Not pure (the only function
+ * here that is not; local.c). *n is 0 when the interfaces cannot be read. */
+const struct aj_cidr *aj_egress_local_addrs(size_t *n);
+
 /* The address as text (no port), brackets not added. */
 void aj_egress_addr_text(const struct sockaddr *sa, char *buf, size_t len);
 

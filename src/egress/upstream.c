@@ -51,10 +51,14 @@ void up_cancel(struct pconn *pc)
 }
 
 /* Every address must pass: a name that resolves to both a public and a private address is
- * refused as a whole (a rebinding attacker controls which one a client would pick). */
+ * refused as a whole (a rebinding attacker controls which one a client would pick). An address
+ * of this host counts as private: from here, outside the sandbox, it reaches the host's own
+ * services. */
 static bool check_all(struct pconn *pc, struct evutil_addrinfo *ai, char *why, size_t len)
 {
-	char reason[200];
+	char reason[200], text[64];
+	size_t n_local;
+	const struct aj_cidr *local = aj_egress_local_addrs(&n_local);
 
 	for (; ai; ai = ai->ai_next) {
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
@@ -69,6 +73,14 @@ static bool check_all(struct pconn *pc, struct evutil_addrinfo *ai, char *why, s
 				snprintf(why, len, "%s resolves to %s; the proxy does not connect "
 					 "there unless network.allow_private names it",
 					 pc->host, reason);
+			return false;
+		}
+		if (aj_egress_addr_in(ai->ai_addr, local, n_local) &&
+		    !aj_egress_addr_in(ai->ai_addr, pc->eg->private_ok, pc->eg->n_private_ok)) {
+			aj_egress_addr_text(ai->ai_addr, text, sizeof text);
+			snprintf(why, len, "%s is an address of the host agentjail runs on; the proxy "
+				 "does not connect there unless network.allow_private names it",
+				 text);
 			return false;
 		}
 	}

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The attacker has the proxy and a policy that allows every host ("*:*"), and aims it at what
-# the address guard must keep out: the cloud metadata endpoint, the host's loopback (where a
-# listener counts what reaches it), private ranges, and the IPv6 forms that smuggle IPv4
-# addresses; a DNS-rebinding name (public first, loopback after); a name with a public and a
-# private address; request smuggling and Host-header fronting; and connections that go around
-# the proxy. Upstreams live in a network namespace the test makes; DNS is a local test server.
+# the address guard must keep out: the cloud metadata endpoint, the host's loopback and its own
+# public address (where a listener counts what reaches it), private ranges, and the IPv6 forms
+# that smuggle IPv4 addresses; a DNS-rebinding name (public first, loopback after); a name with
+# a public and a private address; request smuggling and Host-header fronting; and connections
+# that go around the proxy. Upstreams live in a network namespace the test makes; DNS is a local test server.
 # timeout: 240
 . "$AJ_ROOT/tests/lib.sh"
 . "$AJ_ROOT/tests/adversarial/common.bash"
@@ -20,13 +20,15 @@ DNS_PORT=$(eg_free_port)
 eg_dns "$DNS_PORT" "rebind.test=$EG_PUB/127.0.0.1" "mixed.test=$EG_PUB,$EG_PRIV" \
 	"plain.test=$EG_PUB" "meta.test=169.254.169.254" || { not_ok "DNS server starts"; exit 1; }
 
-# A listener on the host's loopback (v4 and v6) that counts every connection reaching it.
+# A listener on the host's loopback (v4 and v6), and on the host's own "public" address (the
+# host end of the veth), that counts every connection reaching it.
 LPORT=$(eg_free_port)
+HOST_PUB=${EG_PUB%.2}.1
 python3 -c '
 import select, socket, sys, time
-d, port = sys.argv[1], int(sys.argv[2])
+d, port, pub = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 socks = []
-for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1"), (socket.AF_INET, pub)):
     s = socket.socket(fam)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((addr, port)); s.listen(64); socks.append(s)
@@ -37,7 +39,7 @@ while time.time() < end:
     for s in r:
         c, peer = s.accept(); c.close()
         open(d + "/hits", "a").write("%r\n" % (peer,))
-' "$EG" "$LPORT" &
+' "$EG" "$LPORT" "$HOST_PUB" &
 EG_PIDS+=($!)
 eg_wait_file "$EG/listener.ready"
 hits() { [ -f "$EG/hits" ] && wc -l <"$EG/hits" || echo 0; }
@@ -47,7 +49,7 @@ eg_policy '{"network": {"mode": "proxy", "allow": ["*:*"]}}'
 
 ATTACK='
 import socket, sys
-port = int(sys.argv[1])
+port, host_pub = int(sys.argv[1]), sys.argv[2]
 def http(raw):
     s = socket.create_connection(("127.0.0.1", 3128), 10)
     s.sendall(raw.encode())
@@ -79,7 +81,7 @@ for name, target in [("meta-literal", "169.254.169.254:80"), ("meta-name", "meta
                      ("nat64", "[64:ff9b::7f00:1]:%d" % port),
                      ("6to4", "[2002:7f00:1::1]:%d" % port),
                      ("ten", "10.213.1.1:80"), ("zero", "0.0.0.0:%d" % port),
-                     ("mixed", "mixed.test:80")]:
+                     ("mixed", "mixed.test:80"), ("hostpub", "%s:%d" % (host_pub, port))]:
     st, body = http("CONNECT %s HTTP/1.1\r\nHost: x\r\n\r\n" % target)
     print(name, st, body.replace("\n", " ")[:300])
 print("socks-v4-loop", socks(1, "127.0.0.1", port))
@@ -103,9 +105,9 @@ print("bighead", st)
 '
 
 test_guard() {
-	eg_run --policy "$EG/policy.json" -- python3 -c "$ATTACK" "$LPORT"
+	eg_run --policy "$EG/policy.json" -- python3 -c "$ATTACK" "$LPORT" "$HOST_PUB"
 	local n
-	for n in meta-literal meta-name loop4 loop6 mapped compat nat64 6to4 ten zero mixed; do
+	for n in meta-literal meta-name loop4 loop6 mapped compat nat64 6to4 ten zero mixed hostpub; do
 		expect_eq "CONNECT $n: 403" "$(line_of "$n" | cut -d' ' -f1)" 403
 	done
 	expect_contains "metadata: the reason names it" "$(line_of meta-literal)" \
@@ -116,6 +118,8 @@ test_guard() {
 		"IPv4-mapped IPv6 form of loopback"
 	expect_contains "NAT64 form of loopback" "$(line_of nat64)" "NAT64"
 	expect_contains "6to4 form of loopback" "$(line_of 6to4)" "6to4"
+	expect_contains "the host's own public address: refused as the host's" "$(line_of hostpub)" \
+		"$HOST_PUB is an address of the host agentjail runs on"
 	expect_contains "a name with a public and a private address is refused whole" \
 		"$(line_of mixed)" "resolves to $EG_PRIV"
 	for n in socks-v4-loop socks-v6-loop socks-mapped socks-meta socks-name-loop; do
@@ -136,11 +140,11 @@ test_guard() {
 		"['plain.test']"
 	expect_eq "userinfo in the URL refused" "$(line_of userinfo)" 400
 	expect_eq "a 70 KB request head: 431" "$(line_of bighead)" 431
-	expect_eq "nothing reached the host's loopback listener" "$(hits)" 0
+	expect_eq "nothing reached the host's loopback or public-address listener" "$(hits)" 0
 	expect_eq "no request reached the smuggling target" \
 		"$(eg_requests 'sum(1 for r in req if r["path"] == "/smuggle")')" 0
 	expect_eq "every refusal is an event" \
-		"$(eg_events 'sum(1 for e in ev if e["decision"] == "denied")')" 17
+		"$(eg_events 'sum(1 for e in ev if e["decision"] == "denied")')" 18
 	expect_eq "address-guard refusals name the guard as the rule" \
 		"$(eg_events 'sorted(set(e["rule"] for e in ev if e["decision"] == "denied"))')" \
 		"['address guard (network.allow_private)']"
