@@ -1,0 +1,60 @@
+/* libFuzzer: egress rules, host names, address ranges and the credential rewriting the proxy
+ * applies to header values (Basic credentials included). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "egress/addr.h"
+#include "egress/creds.h"
+#include "egress/rules.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void rewrite(const char *value)
+{
+	struct aj_egress_rule r;
+	struct aj_egress_cred c;
+	struct aj_http_head h;
+	char why[200];
+	bool used;
+
+	memset(&c, 0, sizeof c);
+	memset(&h, 0, sizeof h);
+	if (aj_egress_rule_parse("api.example", AJ_RULE_PORTS_TLS, &r, why, sizeof why) < 0)
+		abort();
+	strcpy(c.placeholder, "ajph_0123456789abcdef");
+	c.secret = strdup("s3cret");
+	c.secret_len = 6;
+	c.hosts = &r;
+	c.n_hosts = 1;
+	c.header = "X-Key";
+	c.format = "k {}";
+	if (aj_http_head_add(&h, "Authorization", value) == 0)
+		(void)aj_egress_creds_apply(&c, 1, "api.example", 443, &h, &used);
+	aj_http_head_free(&h);
+	free(c.secret);
+	aj_egress_rule_free(&r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct aj_egress_rule r;
+	struct aj_cidr c;
+	char s[600], why[256], host[AJ_EGRESS_HOST_MAX + 1], again[AJ_EGRESS_HOST_MAX + 1];
+
+	if (size >= sizeof s)
+		return 0;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	if (aj_egress_rule_parse(s, AJ_RULE_PORTS_WEB, &r, why, sizeof why) == 0) {
+		(void)aj_egress_rule_match(&r, "api.example", 443);
+		aj_egress_rule_free(&r);
+	}
+	if (aj_egress_host_normalize(s, host, sizeof host) &&
+	    (!aj_egress_host_normalize(host, again, sizeof again) || strcmp(host, again) != 0))
+		abort(); /* normalizing is idempotent */
+	(void)aj_egress_cidr_parse(s, &c, why, sizeof why);
+	rewrite(s);
+	return 0;
+}
