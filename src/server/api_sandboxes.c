@@ -57,6 +57,8 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 		field = "policy.filesystem.read_only";
 	else if (nonempty_array(json_object_get(fs, "read_write")))
 		field = "policy.filesystem.read_write";
+	else if (nonempty_array(json_object_get(fs, "mask")))
+		field = "policy.filesystem.mask"; /* checked against host paths: a probe of the host */
 	else if (nonempty_array(json_object_get(json_object_get(pol, "environment"), "allow")))
 		field = "policy.environment.allow";
 	else if (net && !strcmp(net, "host"))

@@ -144,7 +144,8 @@ for pair in 'filesystem.read_write:{"filesystem":{"read_write":["/etc"]}}' \
 	'allow_degraded:{"allow_degraded":["landlock"]}' \
 	'network.allow_private:{"network":{"mode":"proxy","allow":["x.test"],"allow_private":["10.0.0.0/8"]}}' \
 	'credentials:{"network":{"mode":"proxy","allow":["x.test"]},"credentials":{"T":{"from_file":"/etc/hostname","hosts":["x.test"]}}}' \
-	'tier:{"tier":"landlock"}'; do
+	'tier:{"tier":"landlock"}' \
+	'filesystem.mask:{"filesystem":{"mask":["/home/user/.ssh"]}}'; do
 	f=${pair%%:*} p=${pair#*:}
 	apitj "$TA" POST /v1/sandboxes "{\"name\": \"wide\", \"policy\": $p}"
 	expect_api "token owner with policy.$f: 403 forbidden, field policy.$f" 403 "policy.$f" forbidden
