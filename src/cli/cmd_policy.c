@@ -4,8 +4,10 @@
  *
  * import-srt converts an Anthropic sandbox-runtime (srt) settings file into a policy
  * (src/policy/import_srt.c holds the conversion; this file gives it the host: the home, the
- * workspace, path resolution, and where the notes and the result go).
+ * workspace, path resolution, the look for host unix sockets, and where the notes and the
+ * result go).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -51,7 +53,7 @@ static const struct aj_option import_options[] = {
 	{NULL, 0, NULL, NULL, NULL},
 };
 
-/* The canonical form of a path, as srt's own resolution has it (realpath when the path
+/* The canonical form of a path: what the kernel reaches through it (realpath when the path
  * exists; otherwise its deepest existing ancestor resolved and the rest appended).
  * /proc and /dev are left alone: their links point at this process's own descriptors. */
 static char *resolve_path(const char *path, bool *exists, void *opaque)
@@ -76,6 +78,122 @@ static char *resolve_path(const char *path, bool *exists, void *opaque)
 		}
 	}
 	return strdup(path);
+}
+
+/* The look for host unix sockets in a grant is bounded: a grant too large to look through is
+ * refused (with this reason) rather than half-checked. */
+#define SOCK_WALK_ENTRIES 200000
+#define SOCK_WALK_DEPTH 64
+
+struct sock_walk {
+	char path[PATH_MAX]; /* the directory being read, then the entry */
+	size_t entries;
+	char *found;
+	size_t len;
+};
+
+static enum aj_srt_sock walk_gave_up(struct sock_walk *w, const char *what, int e)
+{
+	snprintf(w->found, w->len, "%s \"%s\": %s", what, w->path, strerror(e));
+	return AJ_SRT_SOCK_UNCHECKED;
+}
+
+/* One entry of the directory dfd; w->path names the entry. */
+static enum aj_srt_sock walk_entry(struct sock_walk *w, int dfd, const char *name,
+				   unsigned char type, unsigned depth);
+
+/* Reads the directory dfd (closed here), named w->path. Symlinks are not followed: in the
+ * sandbox one leads only where it can see anyway. */
+static enum aj_srt_sock walk_dir(struct sock_walk *w, int dfd, unsigned depth)
+{
+	size_t plen = strlen(w->path);
+	enum aj_srt_sock r = AJ_SRT_SOCK_NONE;
+	struct dirent *e;
+	DIR *d = fdopendir(dfd);
+
+	if (!d) {
+		int saved = errno;
+		close(dfd);
+		return walk_gave_up(w, "cannot read", saved);
+	}
+	while (r == AJ_SRT_SOCK_NONE) {
+		errno = 0;
+		e = readdir(d);
+		if (!e) {
+			if (errno)
+				r = walk_gave_up(w, "cannot read", errno);
+			break;
+		}
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (++w->entries > SOCK_WALK_ENTRIES) {
+			snprintf(w->found, w->len, "more than %d entries", SOCK_WALK_ENTRIES);
+			r = AJ_SRT_SOCK_UNCHECKED;
+			break;
+		}
+		if (plen + 1 + strlen(e->d_name) >= sizeof w->path) {
+			r = walk_gave_up(w, "a path too long below", ENAMETOOLONG);
+			break;
+		}
+		snprintf(w->path + plen, sizeof w->path - plen, "/%s", e->d_name);
+		r = walk_entry(w, dirfd(d), e->d_name, e->d_type, depth);
+		if (r == AJ_SRT_SOCK_NONE)
+			w->path[plen] = '\0';
+	}
+	closedir(d);
+	return r;
+}
+
+static enum aj_srt_sock walk_entry(struct sock_walk *w, int dfd, const char *name,
+				   unsigned char type, unsigned depth)
+{
+	struct stat st;
+	int fd;
+
+	if (type == DT_UNKNOWN) {
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno == ENOENT ? AJ_SRT_SOCK_NONE
+					       : walk_gave_up(w, "cannot stat", errno);
+		type = S_ISSOCK(st.st_mode) ? DT_SOCK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+	}
+	if (type == DT_SOCK) {
+		snprintf(w->found, w->len, "%s", w->path);
+		return AJ_SRT_SOCK_FOUND;
+	}
+	if (type != DT_DIR)
+		return AJ_SRT_SOCK_NONE;
+	if (depth >= SOCK_WALK_DEPTH) {
+		snprintf(w->found, w->len, "more than %d directory levels", SOCK_WALK_DEPTH);
+		return AJ_SRT_SOCK_UNCHECKED;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? AJ_SRT_SOCK_NONE : walk_gave_up(w, "cannot read", errno);
+	return walk_dir(w, fd, depth + 1);
+}
+
+/* struct aj_srt_ctx.find_socket: srt's sandbox may not create unix sockets, so it reaches no
+ * host socket; an agentjail sandbox can connect to one in a grant. */
+static enum aj_srt_sock find_socket(const char *path, char *found, size_t len, void *opaque)
+{
+	struct sock_walk w = {.found = found, .len = len};
+	struct stat st;
+	int fd;
+
+	(void)opaque;
+	snprintf(w.path, sizeof w.path, "%s", path);
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? AJ_SRT_SOCK_NONE : walk_gave_up(&w, "cannot stat", errno);
+	if (S_ISSOCK(st.st_mode)) {
+		snprintf(found, len, "%s", path);
+		return AJ_SRT_SOCK_FOUND;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return AJ_SRT_SOCK_NONE;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return walk_gave_up(&w, "cannot read", errno);
+	return walk_dir(&w, fd, 0);
 }
 
 static void print_note(const char *msg, void *opaque)
@@ -132,7 +250,12 @@ static json_t *load_settings(const char *file, struct aj_err *err)
 static int import_file(const struct import_cli *c, const char *file, struct aj_err *err)
 {
 	_cleanup_free_ char *ws = NULL, *text = NULL;
-	struct aj_srt_ctx ctx = {home_dir(), NULL, resolve_path, print_note, NULL};
+	struct aj_srt_ctx ctx = {
+		.home = home_dir(),
+		.resolve = resolve_path,
+		.find_socket = find_socket,
+		.note = print_note,
+	};
 	json_t *srt, *doc;
 	struct stat st;
 

@@ -1,6 +1,7 @@
 /* Converting a sandbox-runtime ("srt") settings file into an agentjail policy: the field
  * tables, the network and credentials lists, and the output document (the filesystem lists
- * are in import_srt_fs.c). Facts about srt come from its sources,
+ * are in import_srt_fs.c, what srt enforces beyond its settings file in import_srt_builtin.c).
+ * Facts about srt come from its sources,
  * anthropic-experimental/sandbox-runtime src/sandbox/sandbox-config.ts (the settings schema)
  * and domain-pattern.ts (domain entries); docs/policy.md says what each field becomes.
  *

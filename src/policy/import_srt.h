@@ -19,8 +19,16 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "common/err.h"
+
+/* What a look for host unix sockets found (struct aj_srt_ctx.find_socket). */
+enum aj_srt_sock {
+	AJ_SRT_SOCK_NONE,      /* none at or below the path */
+	AJ_SRT_SOCK_FOUND,     /* one, named in found */
+	AJ_SRT_SOCK_UNCHECKED, /* the look gave up; found says why */
+};
 
 struct aj_srt_ctx {
 	/* "~" and "~/..." expand to it (srt uses the invoking user's home); NULL: refused. */
@@ -28,10 +36,15 @@ struct aj_srt_ctx {
 	/* The directory srt would run in, canonical and absolute: "." and relative paths resolve
 	 * against it, and it becomes the policy's filesystem.workspace. */
 	const char *workspace;
-	/* The canonical form of a clean absolute path (symlinks resolved, as srt resolves them),
-	 * malloc'd, with *exists telling whether it exists now; NULL only when out of memory.
-	 * NULL hook: every path is taken as written and as existing. */
+	/* The canonical form of a clean absolute path (every symlink resolved: what the kernel
+	 * reaches through it), malloc'd, with *exists telling whether it exists now; NULL only
+	 * when out of memory. The conversion compares it with the path as written to apply
+	 * srt's rules on symlinks. NULL hook: every path is taken as written and as existing. */
 	char *(*resolve)(const char *path, bool *exists, void *opaque);
+	/* Looks for a unix socket at or below an existing canonical path, following no symlink,
+	 * and writes its path (or why it gave up: too many entries, an unreadable directory)
+	 * into found. NULL hook: no path holds one. */
+	enum aj_srt_sock (*find_socket)(const char *path, char *found, size_t len, void *opaque);
 	/* One line per setting dropped or adjusted, saying why; may be NULL. */
 	void (*note)(const char *msg, void *opaque);
 	void *opaque;

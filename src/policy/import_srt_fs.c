@@ -7,6 +7,12 @@
  * home. So allowWrite becomes the workspace mode and read_write grants, denyWrite read-only
  * binds inside what is writable, allowRead read-only grants, and denyRead masks -- but only
  * where the sandbox would see the path at all; elsewhere agentjail's default already hides it.
+ *
+ * Symlinks: srt keeps an allow path spelled as written when it resolves outside itself, skips
+ * such write paths, and decides whether an allowRead re-opens a denyRead by comparing the
+ * spellings it keeps. So allow paths through such links are refused here (agentjail grants
+ * only real paths), re-opening is decided on spellings (struct srt_path.lexical), and what is
+ * hidden or kept read-only is the target, which is where srt's deny binds land too.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -25,21 +31,14 @@ static const char *const system_roots[] = {
 };
 
 /* Writable in every agentjail sandbox, privately: its own /tmp (a tmpfs; /var/tmp links to
- * it), /dev/shm, and the devices of its minimal /dev. srt's allowWrite of these (its
- * defaults include /dev/null, /dev/tty and a directory below /tmp) is what agentjail gives
- * anyway, without sharing the host's. */
+ * it), /dev/shm, and the devices of its minimal /dev. An allowWrite naming exactly one of
+ * these is dropped: the sandbox writes its own, not the host's. A path below one (srt's own
+ * default /tmp/claude, say) is the host's directory and becomes a read_write grant like any
+ * other. srt adds its defaults (/dev/null, /dev/tty, /tmp/claude, ~/.npm/_logs, ...,
+ * getDefaultWritePaths()) itself, not through the settings file: the importer adds none. */
 static const char *const private_writable[] = {
 	"/tmp", "/var/tmp", "/dev/shm", "/dev/null", "/dev/zero", "/dev/full",
 	"/dev/random", "/dev/urandom", "/dev/tty", "/dev/stdout", "/dev/stderr",
-};
-
-/* What srt itself keeps read-only in the directory it runs in when that is writable
- * (sandbox-utils.ts, DANGEROUS_FILES and getDangerousDirectories()): files that run code or
- * configure tools outside the sandbox. .git/hooks and .git/config are filesystem.protect_git. */
-static const char *const srt_dangerous[] = {
-	".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile",
-	".profile", ".ripgreprc", ".mcp.json", ".vscode", ".idea", ".claude/commands",
-	".claude/agents",
 };
 
 static bool within_one_of(const char *path, const char *const *dirs, size_t n)
@@ -73,8 +72,7 @@ static void strv_remove(struct aj_strv *sv, size_t i)
 	sv->n--;
 }
 
-static int push_unique(struct aj_strv *sv, const char *path, const char *field,
-		       struct aj_err *err)
+int srt_push_unique(struct aj_strv *sv, const char *path, const char *field, struct aj_err *err)
 {
 	if (aj_strv_contains(sv, path) || aj_strv_push(sv, path) == 0)
 		return 0;
@@ -167,14 +165,21 @@ static int expand(const struct srt_import *im, const char *field, const char *te
 	return 0;
 }
 
-/* The canonical form through the context's hook (srt resolves symlinks too, and agentjail's
- * validation insists on canonical grants): malloc'd, NULL when out of memory. */
-static char *resolve(const struct srt_import *im, const char *path, bool *exists)
+/* The canonical form through the context's hook (agentjail's validation insists on canonical
+ * grants): malloc'd, NULL when out of memory. */
+char *srt_resolve(const struct srt_import *im, const char *path, bool *exists)
 {
 	if (im->ctx->resolve)
 		return im->ctx->resolve(path, exists, im->ctx->opaque);
 	*exists = true;
 	return strdup(path);
+}
+
+static void path_free(struct srt_path *e)
+{
+	free(e->text);
+	free(e->lexical);
+	free(e->path);
 }
 
 int srt_add_path(struct srt_import *im, struct srt_paths *l, const char *field, const char *text,
@@ -194,14 +199,19 @@ int srt_add_path(struct srt_import *im, struct srt_paths *l, const char *field, 
 		l->cap = cap;
 	}
 	e = &l->v[l->n];
+	memset(e, 0, sizeof *e);
 	snprintf(e->field, sizeof e->field, "%s", field);
-	e->path = resolve(im, clean, &e->exists);
-	if (!e->path)
+	e->text = strdup(text);
+	e->lexical = strdup(clean);
+	e->path = e->text && e->lexical ? srt_resolve(im, clean, &e->exists) : NULL;
+	if (!e->path) {
+		path_free(e);
 		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
+	}
 	if (!aj_path_is_clean_abs(e->path)) {
 		refuse(err, "%s: \"%s\" resolves to \"%s\", which is not a clean absolute path",
 		       field, text, e->path);
-		free(e->path);
+		path_free(e);
 		return -1;
 	}
 	l->n++;
@@ -211,15 +221,43 @@ int srt_add_path(struct srt_import *im, struct srt_paths *l, const char *field, 
 void srt_paths_free(struct srt_paths *l)
 {
 	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i].path);
+		path_free(&l->v[i]);
 	free(l->v);
 	l->v = NULL;
 	l->n = l->cap = 0;
 }
 
+/* srt's isSymlinkOutsideBoundary (sandbox-utils.ts), as it decides on Linux: a path whose
+ * resolution is neither itself nor below itself points "outside expected boundaries"; srt
+ * then keeps the path unresolved, and generateFilesystemArgs (linux-sandbox-utils.ts) skips
+ * such a write path altogether. Granting the target instead would open what the file never
+ * named: a cloned repository's "build -> ../.." is the whole home. */
+static int refuse_through_symlink(const struct srt_import *im, const struct srt_path *e,
+				  const char *srt_does, struct aj_err *err)
+{
+	char parent[PATH_MAX], *slash, *real;
+	bool exists, leaf;
+
+	if (aj_path_within(e->path, e->lexical))
+		return 0;
+	snprintf(parent, sizeof parent, "%s", e->lexical);
+	slash = strrchr(parent, '/');
+	slash[slash == parent] = '\0';
+	real = srt_resolve(im, parent, &exists);
+	if (!real)
+		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", e->field);
+	leaf = strcmp(real, parent) == 0;
+	free(real);
+	if (leaf)
+		return refuse(err, "%s: \"%s\" is a symlink to \"%s\"; %s", e->field, e->text,
+			      e->path, srt_does);
+	return refuse(err, "%s: \"%s\" lies below a symlink and resolves to \"%s\"; %s",
+		      e->field, e->text, e->path, srt_does);
+}
+
 /* ---- writes --------------------------------------------------------------------------------- */
 
-static bool writable_at(const struct srt_import *im, const char *path)
+bool srt_writable_at(const struct srt_import *im, const char *path)
 {
 	return (im->ws_write && aj_path_within(path, im->ctx->workspace)) ||
 	       strv_covers(&im->read_write, path);
@@ -238,9 +276,16 @@ static int allow_write(struct srt_import *im, const struct srt_path *e, struct a
 	const char *ws = im->ctx->workspace, *y = e->path;
 	bool private = is_one_of(y, private_writable, AJ_ARRAY_SIZE(private_writable));
 
-	if (aj_path_within(ws, y)) {
+	if (refuse_through_symlink(im, e,
+				   "srt ignores such entries (it makes nothing writable through a "
+				   "symlink that leads outside the path); name the real path if "
+				   "that is what is meant",
+				   err) < 0)
+		return -1;
+	/* srt binds the path as it spells it: the spelling decides about the workspace. */
+	if (aj_path_within(ws, e->lexical)) {
 		im->ws_write = true;
-		if (strcmp(y, ws) == 0)
+		if (strcmp(e->lexical, ws) == 0)
 			return 0;
 		if (private) {
 			srt_note(im, "%s: \"%s\": the workspace in it becomes writable; the rest is "
@@ -259,7 +304,9 @@ static int allow_write(struct srt_import *im, const struct srt_path *e, struct a
 			      "%s: \"%s\" is a host system directory, inside one, or a parent of "
 			      "one; agentjail never makes those writable",
 			      e->field, y);
-	return push_unique(&im->read_write, y, e->field, err);
+	if (srt_refuse_protected(e, err) < 0)
+		return -1;
+	return srt_push_unique(&im->read_write, y, e->field, err);
 }
 
 /* srt: denyWrite wins over allowWrite. Whatever writable area the path contains loses its
@@ -284,8 +331,8 @@ static int deny_write(struct srt_import *im, const struct srt_path *e, struct aj
 		strv_remove(&im->read_write, i);
 		changed = true;
 	}
-	if (writable_at(im, x))
-		return push_unique(&im->read_only, x, e->field, err);
+	if (srt_writable_at(im, x))
+		return srt_push_unique(&im->read_only, x, e->field, err);
 	if (!changed)
 		srt_note(im, "%s: \"%s\" dropped: the sandbox cannot write there anyway", e->field, x);
 	return 0;
@@ -302,7 +349,7 @@ static void prune_writes(struct srt_import *im)
 			i++;
 	}
 	for (size_t i = 0; i < im->read_only.n;) {
-		if (!writable_at(im, im->read_only.v[i]))
+		if (!srt_writable_at(im, im->read_only.v[i]))
 			strv_remove(&im->read_only, i);
 		else
 			i++;
@@ -316,41 +363,6 @@ static void note_missing_kept(struct srt_import *im, const struct srt_paths *l,
 	for (size_t i = 0; i < l->n; i++)
 		if (aj_strv_contains(kept, l->v[i].path))
 			note_missing(im, &l->v[i], what);
-}
-
-/* srt's own protections of a writable working directory that agentjail can express: the
- * dotfiles and directories that exist now become read-only binds. */
-static int builtin_denies(struct srt_import *im, struct aj_err *err)
-{
-	char path[PATH_MAX + 32];
-	size_t kept = 0;
-
-	if (!im->ws_write)
-		return 0;
-	for (size_t i = 0; i < AJ_ARRAY_SIZE(srt_dangerous); i++) {
-		char *c;
-		bool exists, keep;
-		int r = 0;
-
-		snprintf(path, sizeof path, "%s/%s", im->ctx->workspace, srt_dangerous[i]);
-		c = resolve(im, path, &exists);
-		if (!c)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "\"%s\"", path);
-		keep = exists && aj_path_is_clean_abs(c) && writable_at(im, c);
-		if (keep)
-			r = push_unique(&im->read_only, c, "filesystem.read_only", err);
-		free(c);
-		if (r < 0)
-			return -1;
-		kept += keep;
-	}
-	srt_note(im, "the workspace is writable: of srt's built-in write protections, agentjail "
-		 "keeps .git/hooks and .git/config read-only (filesystem.protect_git) and %zu "
-		 "existing dotfile(s) of the workspace read-only; it cannot stop those that are missing "
-		 "from being created (srt's list: .bashrc, .mcp.json, .vscode, ...), nor protect "
-		 "copies in subdirectories",
-		 kept);
-	return 0;
 }
 
 /* ---- reads ---------------------------------------------------------------------------------- */
@@ -374,6 +386,12 @@ static int allow_read(struct srt_import *im, const struct srt_path *e, struct aj
 {
 	const char *y = e->path;
 
+	if (refuse_through_symlink(im, e,
+				   "srt does not resolve such entries and compares them with "
+				   "denyRead as spelled, and agentjail grants only real paths; "
+				   "name the real path if that is what is meant",
+				   err) < 0)
+		return -1;
 	if (visible(im, y))
 		return 0;
 	if (own_tree(y) || is_one_of(y, private_writable, AJ_ARRAY_SIZE(private_writable))) {
@@ -384,17 +402,42 @@ static int allow_read(struct srt_import *im, const struct srt_path *e, struct aj
 	if (strcmp(y, "/") == 0)
 		return refuse(err, "%s: \"/\" would show the whole host to the sandbox", e->field);
 	note_missing(im, e, "a read_only grant must exist");
-	return push_unique(&im->read_only, y, e->field, err);
+	return srt_push_unique(&im->read_only, y, e->field, err);
 }
 
-static const struct srt_path *allow_read_where(const struct srt_import *im, const char *path,
-					       bool inside)
+/* An allowRead strictly inside path: a mask of path would hide it. */
+static const struct srt_path *allow_read_inside(const struct srt_import *im, const char *path)
 {
 	for (size_t i = 0; i < im->allow_read.n; i++) {
 		const char *y = im->allow_read.v[i].path;
-		if (inside ? (strcmp(y, path) != 0 && aj_path_within(y, path))
-			   : aj_path_within(path, y))
+		if (strcmp(y, path) != 0 && aj_path_within(y, path))
 			return &im->allow_read.v[i];
+	}
+	return NULL;
+}
+
+/* srt re-opens a denied path for an allowRead that names it, comparing the spellings it
+ * keeps (readAllowPaths.includes() for a file, the re-bind of pushReadDenyDirMounts for a
+ * directory). A denyRead spelled through a symlink is therefore re-opened only by the same
+ * spelling, never by its target's: which agentjail refuses in allowRead anyway. */
+static const struct srt_path *reopens(const struct srt_import *im, const struct srt_path *d)
+{
+	for (size_t i = 0; i < im->allow_read.n; i++)
+		if (strcmp(im->allow_read.v[i].lexical, d->lexical) == 0)
+			return &im->allow_read.v[i];
+	return NULL;
+}
+
+/* srt hides a denied directory with a tmpfs and binds back the allowRead paths inside it
+ * (pushReadDenyDirMounts): what lies in such an allowRead stays readable. An allowRead
+ * above the denied directory re-opens nothing below it. */
+static const struct srt_path *reopened_below(const struct srt_import *im,
+					     const struct srt_path *d, const char *path)
+{
+	for (size_t i = 0; i < im->allow_read.n; i++) {
+		const struct srt_path *y = &im->allow_read.v[i];
+		if (aj_path_within(path, y->path) && aj_path_within(y->lexical, d->lexical))
+			return y;
 	}
 	return NULL;
 }
@@ -403,27 +446,27 @@ static const struct srt_path *allow_read_where(const struct srt_import *im, cons
 static int mask(struct srt_import *im, const struct srt_path *e, const char *target, bool exists,
 		struct aj_err *err)
 {
-	const struct srt_path *y = allow_read_where(im, target, true);
+	const struct srt_path *y = allow_read_inside(im, target);
 
 	if (y)
 		return refuse(err,
 			      "%s: \"%s\" re-opens a path inside \"%s\" (%s), which agentjail can "
 			      "only hide as a whole: a mask cannot be re-opened below",
 			      y->field, y->path, target, e->field);
-	if (!exists && writable_at(im, target))
+	if (!exists && srt_writable_at(im, target))
 		srt_note(im, "%s: \"%s\" does not exist now; `agentjail run` refuses to start until "
 			 "it does (a mask inside a writable area must find its target)",
 			 e->field, target);
-	return push_unique(&im->mask, target, e->field, err);
+	return srt_push_unique(&im->mask, target, e->field, err);
 }
 
 /* A denied path the sandbox does not see can still contain things it sees: each of those
- * becomes a mask of its own, unless allowRead re-opens it. */
+ * becomes a mask of its own, unless an allowRead inside the denied path re-opens it. */
 static int hide_below(struct srt_import *im, const struct srt_path *e, struct aj_err *err)
 {
 	const struct aj_strv *grants[] = {&im->read_write, &im->read_only};
 	struct aj_strv roots = {NULL, 0, 0};
-	size_t hidden = 0;
+	size_t hidden = 0, reopened = 0;
 	int r = 0;
 
 	for (size_t i = 0; i < AJ_ARRAY_SIZE(system_roots); i++)
@@ -438,16 +481,21 @@ static int hide_below(struct srt_import *im, const struct srt_path *e, struct aj
 	}
 	for (size_t i = 0; r == 0 && i < roots.n; i++) {
 		const char *root = roots.v[i];
-		if (!aj_path_within(root, e->path) || allow_read_where(im, root, false))
+		if (!aj_path_within(root, e->path))
 			continue;
+		if (reopened_below(im, e, root)) {
+			reopened++;
+			continue;
+		}
 		srt_note(im, "%s: \"%s\" hides \"%s\", which the sandbox would see", e->field,
 			 e->path, root);
 		r = mask(im, e, root, true, err);
 		hidden++;
 	}
 	if (r == 0 && hidden == 0)
-		srt_note(im, "%s: \"%s\" dropped: the sandbox does not see it anyway", e->field,
-			 e->path);
+		srt_note(im, "%s: \"%s\" dropped: %s", e->field, e->path,
+			 reopened ? "allowRead re-opens what the sandbox sees in it"
+				  : "the sandbox does not see it anyway");
 	aj_strv_free(&roots);
 	return r;
 }
@@ -461,8 +509,8 @@ static int deny_read(struct srt_import *im, const struct srt_path *e, struct aj_
 			      "%s: \"%s\": agentjail builds a /proc and a /dev of its own for each "
 			      "sandbox; the importer cannot hide paths in them",
 			      e->field, e->path);
-	y = allow_read_where(im, e->path, false);
-	if (y && strcmp(y->path, e->path) == 0) {
+	y = reopens(im, e);
+	if (y) {
 		/* srt: allowRead wins over a denyRead of the same path, not of a deeper one. */
 		srt_note(im, "%s: \"%s\" dropped: %s re-opens it", e->field, e->path, y->field);
 		return 0;
@@ -502,7 +550,7 @@ int srt_convert_fs(struct srt_import *im, struct aj_err *err)
 	note_missing_kept(im, &im->deny_write, &im->read_only,
 			  "agentjail keeps an existing path read-only but cannot stop a missing one "
 			  "from being created");
-	if (builtin_denies(im, err) < 0)
+	if (srt_builtin_denies(im, err) < 0)
 		return -1;
 	for (size_t i = 0; i < im->allow_read.n; i++)
 		if (allow_read(im, &im->allow_read.v[i], err) < 0)
@@ -511,5 +559,5 @@ int srt_convert_fs(struct srt_import *im, struct aj_err *err)
 		if (deny_read(im, &im->deny_read.v[i], err) < 0)
 			return -1;
 	prune_masks(im);
-	return 0;
+	return srt_refuse_sockets(im, err);
 }

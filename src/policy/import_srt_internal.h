@@ -1,4 +1,5 @@
-/* Shared between import_srt.c (field tables, network, output) and import_srt_fs.c (paths).
+/* Shared between import_srt.c (field tables, network, output), import_srt_fs.c (paths) and
+ * import_srt_builtin.c (what srt enforces beyond its settings file).
  * struct srt_import owns every string in it; srt_import_free() releases them. */
 #ifndef AJ_POLICY_IMPORT_SRT_INTERNAL_H
 #define AJ_POLICY_IMPORT_SRT_INTERNAL_H
@@ -11,7 +12,9 @@
 
 /* One entry of an srt path list, expanded and resolved. */
 struct srt_path {
-	char *path;      /* canonical absolute */
+	char *text;      /* as written in the file: "./build" */
+	char *lexical;   /* expanded and cleaned, symlinks not resolved: srt's spelling */
+	char *path;      /* canonical absolute: what the kernel reaches through it */
 	char field[128]; /* where it came from: "filesystem.denyRead[2]" */
 	bool exists;     /* now, as the resolve hook saw it */
 };
@@ -40,5 +43,15 @@ int srt_add_path(struct srt_import *im, struct srt_paths *list, const char *fiel
 /* Turns the four lists into filesystem.workspace_mode, read_only, read_write and mask. */
 int srt_convert_fs(struct srt_import *im, struct aj_err *err);
 void srt_paths_free(struct srt_paths *list);
+
+/* import_srt_fs.c's helpers for import_srt_builtin.c. */
+char *srt_resolve(const struct srt_import *im, const char *path, bool *exists);
+bool srt_writable_at(const struct srt_import *im, const char *path);
+int srt_push_unique(struct aj_strv *sv, const char *path, const char *field, struct aj_err *err);
+
+/* import_srt_builtin.c: srt's mandatory write denials and its unix socket block. */
+int srt_refuse_protected(const struct srt_path *e, struct aj_err *err);
+int srt_builtin_denies(struct srt_import *im, struct aj_err *err);
+int srt_refuse_sockets(struct srt_import *im, struct aj_err *err);
 
 #endif

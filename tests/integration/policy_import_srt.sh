@@ -128,6 +128,82 @@ aj_run run $RL --policy "$T/missing.policy" -- true
 expect_eq "missing denyWrite: the run refuses to start (exit 125)" "$RC" 125
 expect_contains "missing denyWrite: ... naming the read-only grant" "$ERR" "filesystem.read_only"
 
+# ---- symlinks in allow lists: refused, never followed --------------------------------------------
+
+# A cloned repository's "build -> .." would otherwise make its parent writable (srt itself
+# ignores allow paths whose symlink points outside them).
+ln -s .. "$WS/build"
+printf '{"filesystem": {"allowWrite": ["./build"]}}' >"$T/link.json"
+aj_run policy import-srt "$T/link.json" -o "$T/link.policy"
+expect_eq "allowWrite through a symlink: refused (exit 125)" "$RC" 125
+expect_contains "allowWrite through a symlink: the message names the field and the target" "$ERR" \
+	"filesystem.allowWrite[0]: \"./build\" is a symlink to \"$T\"; srt ignores such entries"
+check "allowWrite through a symlink: nothing written" test ! -e "$T/link.policy"
+rm "$WS/build"
+
+# A denyRead reached again through a symlink: workspace docs -> the secret directory.
+mkdir "$T/secret"
+echo hunter2 >"$T/secret/key"
+ln -s "$T/secret" "$WS/docs"
+printf '{"filesystem": {"denyRead": ["%s"], "allowRead": ["./docs"]}}' "$T/secret" >"$T/reopen.json"
+aj_run policy import-srt "$T/reopen.json" -o "$T/reopen.policy"
+expect_eq "allowRead through a symlink to a denyRead: refused (exit 125)" "$RC" 125
+expect_contains "allowRead through a symlink: the message names the field" "$ERR" \
+	"filesystem.allowRead[0]: \"./docs\" is a symlink to \"$T/secret\""
+# srt compares spellings: a denyRead spelled through the link is not re-opened by the target's.
+printf '{"filesystem": {"denyRead": ["./docs"], "allowRead": ["%s"]}}' "$T/secret" >"$T/spell.json"
+aj_run policy import-srt "$T/spell.json" -o "$T/spell.policy"
+expect_eq "denyRead through a symlink, allowRead of its target: imported" "$RC" 0
+expect_eq "... the target is masked" "$(json "$T/spell.policy" 'd["filesystem"]["mask"]')" "['$T/secret']"
+aj_run run $RL --policy "$T/spell.policy" -- cat "$T/secret/key"
+expect_eq "run: ... and its key is unreadable" "$OUT" ""
+expect_not_contains "run: ... not a word of it" "$OUT$ERR" hunter2
+rm "$WS/docs"
+
+# ---- srt's write protections apply to every writable path ---------------------------------------
+
+WS2=$T/repo
+mkdir -p "$WS2/.git/hooks" "$WS2/.git/objects" "$WS2/.vscode"
+echo '[core]' >"$WS2/.git/config"
+printf '{"filesystem": {"allowWrite": ["./.git"]}}' >"$T/git.json"
+aj_run policy import-srt "$T/git.json" -w "$WS2" -o "$T/git.policy"
+expect_eq "read-only workspace, allowWrite .git: imported" "$RC" 0
+expect_eq "... .git/hooks and .git/config are read-only" \
+	"$(json "$T/git.policy" '(d["filesystem"]["workspace_mode"], d["filesystem"]["read_only"])')" \
+	"('ro', ['$WS2/.git/hooks', '$WS2/.git/config'])"
+(cd "$WS2" && "$AJ" run $RL --policy "$T/git.policy" -- sh -c \
+	'echo "#!/bin/sh" >.git/hooks/pre-commit; echo "[alias] x = !evil" >>.git/config; echo obj >.git/objects/new' \
+	>/dev/null 2>&1)
+check "run: a hook cannot be planted" test ! -e "$WS2/.git/hooks/pre-commit"
+expect_eq "run: .git/config is unchanged" "$(cat "$WS2/.git/config")" '[core]'
+expect_eq "run: the rest of .git is writable" "$(cat "$WS2/.git/objects/new" 2>/dev/null)" obj
+printf '{"filesystem": {"allowWrite": ["./.git", ".vscode"]}}' >"$T/vscode.json"
+aj_run policy import-srt "$T/vscode.json" -w "$WS2" -o "$T/vscode.policy"
+expect_eq "allowWrite .vscode: refused (exit 125)" "$RC" 125
+expect_contains "allowWrite .vscode: the message names the field" "$ERR" \
+	"filesystem.allowWrite[1]: \".vscode\" is inside \".vscode\", which srt keeps read-only"
+
+# ---- host unix sockets: srt's sandbox cannot reach them ------------------------------------------
+
+mkdir -p "$T/sockdir/run"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/sockdir/run/agent.sock"
+printf '{"filesystem": {"allowRead": ["%s"]}}' "$T/sockdir" >"$T/sock.json"
+aj_run policy import-srt "$T/sock.json" -o "$T/sock.policy"
+expect_eq "a grant holding a unix socket: refused (exit 125)" "$RC" 125
+expect_contains "... naming the field and the socket" "$ERR" \
+	"filesystem.allowRead[0]: \"$T/sockdir\" holds a unix socket, \"$T/sockdir/run/agent.sock\""
+rm "$T/sockdir/run/agent.sock"
+aj_run policy import-srt "$T/sock.json" -o "$T/sock.policy"
+expect_eq "... the same grant without it: imported" "$RC" 0
+
+# ---- an allowRead above a denyRead does not re-open what is below it ----------------------------
+
+mkdir -p "$T/rv/x/proj"
+printf '{"filesystem": {"denyRead": ["%s"], "allowRead": ["/tmp"]}}' "$T/rv/x" >"$T/above.json"
+aj_run policy import-srt "$T/above.json" -w "$T/rv/x/proj" -o "$T/above.policy"
+expect_eq "allowRead above a denyRead: the workspace below stays masked" \
+	"$(json "$T/above.policy" 'd["filesystem"]["mask"]')" "['$T/rv/x/proj']"
+
 # ---- refusals ---------------------------------------------------------------------------------
 
 refused() { # NAME JSON FIELD-MESSAGE

@@ -1,7 +1,7 @@
 /* `agentjail policy import-srt`'s conversion (src/policy/import_srt.c): each srt field's
  * mapping, each refusal naming its field path, and every produced document accepted by the
- * policy parser. The host is made up: home /home/alice, workspace /home/alice/proj, and a
- * fixed list of paths that exist. */
+ * policy parser. The host is made up: home /home/alice, workspace /home/alice/proj, a fixed
+ * list of paths that exist, a few symlinks and a few unix sockets. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,21 +15,56 @@
 
 static const char *const existing[] = {
 	WS, WS "/.env", WS "/src", WS "/.bashrc", WS "/.vscode", HOME "/.cache/pip",
-	"/opt/sdk", "/etc/ssl/private", HOME "/shared-docs",
+	"/opt/sdk", "/etc/ssl/private", HOME "/shared-docs", HOME "/.ssh", WS "/.git",
+	WS "/.git/hooks", WS "/.git/config", HOME "/other", HOME "/other/.bashrc",
+	HOME "/other/.git/hooks", HOME "/other/.claude/agents", HOME "/.claude",
+	HOME "/.claude/commands", "/opt/agent", HOME "/big", "/tmp/rv/x/proj",
+};
+
+/* Symlinks, resolved as the kernel resolves them: docs -> ../shared-docs, build -> ..,
+ * keys -> ~/.ssh, and the home's proj-link -> proj. */
+static const char *const links[][2] = {
+	{WS "/docs", HOME "/shared-docs"},
+	{WS "/build", HOME},
+	{WS "/keys", HOME "/.ssh"},
+	{HOME "/proj-link", WS},
 };
 
 static char notes[8192];
 
-/* A symlink, resolved as srt resolves it: docs -> ../shared-docs. */
 static char *fake_resolve(const char *path, bool *exists, void *opaque)
 {
+	char buf[512];
+
 	(void)opaque;
-	if (strcmp(path, WS "/docs") == 0)
-		path = HOME "/shared-docs";
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+		size_t n = strlen(links[i][0]);
+		if (strncmp(path, links[i][0], n) == 0 && (path[n] == '/' || path[n] == '\0')) {
+			snprintf(buf, sizeof buf, "%s%s", links[i][1], path + n);
+			path = buf;
+			break;
+		}
+	}
 	*exists = false;
 	for (size_t i = 0; i < sizeof existing / sizeof existing[0]; i++)
 		*exists = *exists || strcmp(path, existing[i]) == 0;
 	return strdup(path);
+}
+
+/* Host unix sockets: one in /opt/agent, and a tree too large to look through in ~/big. */
+static enum aj_srt_sock fake_find_socket(const char *path, char *found, size_t len,
+					 void *opaque)
+{
+	(void)opaque;
+	if (strcmp(path, "/opt/agent") == 0) {
+		snprintf(found, len, "/opt/agent/run/agent.sock");
+		return AJ_SRT_SOCK_FOUND;
+	}
+	if (strcmp(path, HOME "/big") == 0) {
+		snprintf(found, len, "more than 200000 entries");
+		return AJ_SRT_SOCK_UNCHECKED;
+	}
+	return AJ_SRT_SOCK_NONE;
 }
 
 static void collect_note(const char *msg, void *opaque)
@@ -39,7 +74,22 @@ static void collect_note(const char *msg, void *opaque)
 	strcat(notes, "\n");
 }
 
-static const struct aj_srt_ctx ctx = {HOME, WS, fake_resolve, collect_note, NULL};
+static const struct aj_srt_ctx home_ctx = {
+	.home = HOME,
+	.workspace = WS,
+	.resolve = fake_resolve,
+	.find_socket = fake_find_socket,
+	.note = collect_note,
+};
+/* A workspace below /tmp, whose parents the sandbox has privately. */
+static const struct aj_srt_ctx tmp_ctx = {
+	.home = HOME,
+	.workspace = "/tmp/rv/x/proj",
+	.resolve = fake_resolve,
+	.find_socket = fake_find_socket,
+	.note = collect_note,
+};
+static const struct aj_srt_ctx *ctx = &home_ctx;
 
 static json_t *convert(const char *text, struct aj_err *err)
 {
@@ -52,7 +102,7 @@ static json_t *convert(const char *text, struct aj_err *err)
 		printf("# test bug: %s: %s\n", text, je.text);
 		return NULL;
 	}
-	out = aj_policy_import_srt(in, &ctx, err);
+	out = aj_policy_import_srt(in, ctx, err);
 	json_decref(in);
 	return out;
 }
@@ -181,8 +231,6 @@ static void filesystem_writes(void)
 	       "[]", "a grant the writable workspace holds is dropped");
 	expect("{\"filesystem\": {\"allowWrite\": [\"~/.cache/pip\"]}}", "filesystem", "read_write",
 	       "[\"" HOME "/.cache/pip\"]", "\"~/\" is the home");
-	expect("{\"filesystem\": {\"allowWrite\": [\"docs\"]}}", "filesystem", "read_write",
-	       "[\"" HOME "/shared-docs\"]", "symlinks are resolved");
 	expect("{\"filesystem\": {\"allowWrite\": [\"/tmp\", \"/dev/null\"]}}", "filesystem",
 	       "read_write", "[]", "/tmp and /dev/null: the sandbox's own");
 	CHECK_CONTAINS(notes, "filesystem.allowWrite[0]: \"/tmp\" dropped", "... with a note");
@@ -234,6 +282,105 @@ static void filesystem_reads(void)
 	       "credentials.envVars deny of a passed variable: taken out of environment.allow");
 	expect("{\"credentials\": {\"envVars\": [{\"name\": \"GH_TOKEN\", \"mode\": \"deny\"}]}}",
 	       "environment", "allow", "(missing)", "... of one never passed: nothing to do");
+}
+
+/* srt keeps an allow path spelled as written when it resolves outside itself
+ * (isSymlinkOutsideBoundary), and skips such write paths: granting the target instead would
+ * open what the file never named (a cloned repository's "build -> ../.." is the whole home). */
+static void filesystem_symlinks(void)
+{
+	refused("{\"filesystem\": {\"allowWrite\": [\"./build\"]}}", "filesystem.allowWrite[0]",
+		"\"./build\" is a symlink to \"" HOME "\"; srt ignores such entries");
+	refused("{\"filesystem\": {\"allowWrite\": [\"src\", \"docs/sub\"]}}",
+		"filesystem.allowWrite[1]",
+		"\"docs/sub\" lies below a symlink and resolves to \"" HOME "/shared-docs/sub\"");
+	refused("{\"filesystem\": {\"allowWrite\": [\"~/proj-link\"]}}", "filesystem.allowWrite[0]",
+		"is a symlink to \"" WS "\"");
+	refused("{\"filesystem\": {\"allowRead\": [\"docs\"]}}", "filesystem.allowRead[0]",
+		"\"docs\" is a symlink to \"" HOME "/shared-docs\"");
+	/* A denyRead reached again through a symlink: the key would be readable. */
+	refused("{\"filesystem\": {\"denyRead\": [\"~/.ssh\"], \"allowRead\": [\"./keys\"]}}",
+		"filesystem.allowRead[0]", "is a symlink to \"" HOME "/.ssh\"");
+	/* srt decides "allowRead re-opens a denyRead" on spellings: a denyRead through a
+	 * symlink hides its target, and an allowRead of the target spelled directly does not
+	 * re-open it. */
+	expect("{\"filesystem\": {\"denyRead\": [\"./keys\"], \"allowRead\": [\"~/.ssh\"]}}",
+	       "filesystem", "mask", "[\"" HOME "/.ssh\"]",
+	       "a denyRead through a symlink is not re-opened by another spelling");
+	CHECK(strstr(notes, "re-opens") == NULL, "... and no note says it is re-opened");
+	expect("{\"filesystem\": {\"denyRead\": [\"./keys\"]}}", "filesystem", "mask", "[]",
+	       "a denyRead through a symlink to what the sandbox does not see: dropped");
+	expect("{\"filesystem\": {\"allowWrite\": [\".\"], \"denyWrite\": [\"docs\"]}}",
+	       "filesystem", "workspace_mode", "\"rw\"",
+	       "denyWrite through a symlink applies to its target (as srt resolves deny paths)");
+}
+
+/* srt keeps .git/hooks, .git/config, .vscode, .idea, .claude/commands, .claude/agents and its
+ * dotfiles read-only inside whatever is writable, not only in a writable workspace. */
+static void filesystem_builtin_denies(void)
+{
+	expect("{\"filesystem\": {\"allowWrite\": [\"./.git\"]}}", "filesystem", "read_only",
+	       "[\"" WS "/.git/hooks\",\"" WS "/.git/config\"]",
+	       "read-only workspace, allowWrite .git: its hooks and config stay read-only");
+	CHECK_CONTAINS(notes, "2 existing", "... and the note counts them");
+	expect("{\"filesystem\": {\"allowWrite\": [\"./.git\"]}}", "filesystem", "read_write",
+	       "[\"" WS "/.git\"]", "... while .git itself is granted");
+	expect("{\"filesystem\": {\"allowWrite\": [\"~/other\"]}}", "filesystem", "read_only",
+	       "[\"" HOME "/other/.bashrc\",\"" HOME "/other/.claude/agents\",\"" HOME
+	       "/other/.git/hooks\"]",
+	       "a grant outside the workspace: its protected names are read-only");
+	expect("{\"filesystem\": {\"allowWrite\": [\"~/.claude\"]}}", "filesystem", "read_only",
+	       "[\"" HOME "/.claude/commands\"]", "a grant of .claude: .claude/commands read-only");
+	expect("{\"filesystem\": {\"allowWrite\": [\".\", \"~/other\"]}}", "filesystem",
+	       "read_only",
+	       "[\"" WS "/.bashrc\",\"" WS "/.vscode\",\"" HOME "/other/.bashrc\",\"" HOME
+	       "/other/.claude/agents\",\"" HOME "/other/.git/hooks\"]",
+	       "a writable workspace and a grant: both protected (the workspace's .git by "
+	       "protect_git)");
+	refused("{\"filesystem\": {\"allowWrite\": [\"./.git\", \".vscode\"]}}",
+		"filesystem.allowWrite[1]",
+		"\".vscode\" is inside \".vscode\", which srt keeps read-only");
+	refused("{\"filesystem\": {\"allowWrite\": [\".git/hooks\"]}}", "filesystem.allowWrite[0]",
+		"inside \".git/hooks\"");
+	refused("{\"filesystem\": {\"allowWrite\": [\"~/other/.claude/commands/x\"]}}",
+		"filesystem.allowWrite[0]", "inside \".claude/commands\"");
+	refused("{\"filesystem\": {\"allowWrite\": [\"~/.BashRC\"]}}", "filesystem.allowWrite[0]",
+		"inside \".bashrc\"");
+	expect("{\"filesystem\": {\"allowWrite\": [\"~/other/.git/objects\"]}}", "filesystem",
+	       "read_write", "[\"" HOME "/other/.git/objects\"]",
+	       "the rest of a .git directory may be granted");
+}
+
+/* srt's sandbox cannot create a unix socket (seccomp), so it reaches no host socket; an
+ * agentjail sandbox can connect to one it sees. */
+static void filesystem_sockets(void)
+{
+	refused("{\"filesystem\": {\"allowRead\": [\"/opt/agent\"]}}", "filesystem.allowRead[0]",
+		"\"/opt/agent\" holds a unix socket, \"/opt/agent/run/agent.sock\"");
+	refused("{\"filesystem\": {\"allowWrite\": [\"src\", \"~/big\"]}}",
+		"filesystem.allowWrite[1]",
+		"\"" HOME "/big\" could not be checked for unix sockets (more than 200000 entries)");
+	expect("{\"filesystem\": {\"allowWrite\": [\".\", \"~/big\"], \"denyWrite\": [\"~/big\"]}}",
+	       "filesystem", "read_write", "[]", "a grant taken back by denyWrite is not checked");
+	expect("{\"filesystem\": {\"allowRead\": [\"/opt/sdk\"], "
+	       "\"allowWrite\": [\"~/.cache/pip\"]}}",
+	       "filesystem", "read_only", "[\"/opt/sdk\"]", "grants without sockets pass");
+}
+
+/* An allowRead above a denied path does not re-open what is below it (srt re-binds only
+ * allowRead paths inside the denied directory). */
+static void filesystem_deny_below_allow(void)
+{
+	ctx = &tmp_ctx;
+	expect("{\"filesystem\": {\"denyRead\": [\"/tmp/rv/x\"], \"allowRead\": [\"/tmp\"]}}",
+	       "filesystem", "mask", "[\"/tmp/rv/x/proj\"]",
+	       "allowRead above a denyRead does not re-open the workspace below it");
+	CHECK_CONTAINS(notes, "hides \"/tmp/rv/x/proj\"", "... with a note");
+	expect("{\"filesystem\": {\"denyRead\": [\"/tmp/rv\"], \"allowRead\": [\"/tmp/rv/x\"]}}",
+	       "filesystem", "mask", "[]", "allowRead inside the denyRead re-opens it");
+	CHECK_CONTAINS(notes, "dropped: allowRead re-opens what the sandbox sees in it",
+		       "... and the note says so");
+	ctx = &home_ctx;
 }
 
 static void filesystem_refused(void)
@@ -307,6 +454,10 @@ int main(void)
 	network_refused();
 	filesystem_writes();
 	filesystem_reads();
+	filesystem_symlinks();
+	filesystem_builtin_denies();
+	filesystem_sockets();
+	filesystem_deny_below_allow();
 	filesystem_refused();
 	top_level();
 	UNIT_EXIT();
