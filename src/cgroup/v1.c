@@ -31,8 +31,10 @@ static int make_dir(struct aj_cgroup *cg, int c, const char *name, struct aj_err
 	for (int k = 0; k < c; k++)
 		if (cg->used[k] && !strcmp(cg->env->parent[k], parent)) {
 			cg->path[c] = strdup(cg->path[k]);
+			if (!cg->path[c])
+				return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup");
 			cg->used[c] = true;
-			return cg->path[c] ? 0 : aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup");
+			return 0;
 		}
 
 	if (aj_mkdir_p(parent, 0755) < 0)
@@ -41,8 +43,14 @@ static int make_dir(struct aj_cgroup *cg, int c, const char *name, struct aj_err
 	if (mkdir(path, 0755) < 0)
 		return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", path);
 	cg->path[c] = strdup(path);
+	if (!cg->path[c]) {
+		/* Marked used only with a path: cleanup removes what it can name. */
+		aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", path);
+		rmdir(path);
+		return -1;
+	}
 	cg->used[c] = true;
-	return cg->path[c] ? 0 : aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup");
+	return 0;
 }
 
 static int write_memory(struct aj_cgroup *cg, uint64_t bytes, struct aj_err *err)

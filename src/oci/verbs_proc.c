@@ -268,6 +268,23 @@ static json_t *stats_event(const struct aj_oci_state *st, struct aj_cgroup_oci *
 			 "current", (json_int_t)pids);
 }
 
+/* runc's --interval is a Go duration ("5s", "1m"); a bare number is taken as seconds. */
+static int interval_secs(const char *v, unsigned *secs, struct aj_err *err)
+{
+	uint64_t ms;
+
+	if (v[0] && strspn(v, "0123456789") == strlen(v)) {
+		*secs = (unsigned)atoi(v);
+	} else {
+		if (aj_policy_parse_duration("--interval", v, &ms, err) < 0)
+			return -1;
+		*secs = (unsigned)((ms + 999) / 1000);
+	}
+	if (*secs == 0 || *secs > 86400)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "--interval: expected 1s to 24h");
+	return 0;
+}
+
 int aj_oci_events_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
 {
 	bool stats = false;
@@ -281,7 +298,11 @@ int aj_oci_events_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 
 	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0)
 		return -1;
-	secs = (unsigned)atoi(interval) ? (unsigned)atoi(interval) : 5;
+	if (interval_secs(interval, &secs, err) < 0) {
+		aj_cgroup_oci_free(&cg);
+		aj_oci_state_free(&st);
+		return -1;
+	}
 	do {
 		json_t *e = stats_event(&st, &cg);
 		char *s = e ? json_dumps(e, JSON_COMPACT) : NULL;

@@ -103,6 +103,11 @@ aj_run --root "$ROOT" start c2
 expect_contains "start twice fails" "$ERR" "already running"
 aj_run --root "$ROOT" ps --format json c2
 expect_contains "ps --format json: a JSON array" "$OUT" "["
+aj_run --root "$ROOT" events --stats --interval 1m c2
+expect_contains "events --stats --interval 1m (a Go duration, as runc takes it): one stats event" "$RC $OUT" '0 {"type":"stats"'
+aj_run --root "$ROOT" events --stats --interval soon c2
+expect_contains "events --interval soon: refused, named" "$RC $ERR" "1 "
+expect_contains "... the message names --interval" "$ERR" "--interval"
 aj_run --root "$ROOT" delete c2
 expect_contains "delete of a running container needs --force" "$ERR" "not stopped"
 aj_run --root "$ROOT" kill --all c2 KILL
