@@ -35,7 +35,8 @@ cp "$HERE/package.json" "$PREFIX/package.json"
 if ! (flock 9 && [ -f "$PKG/package.json" ] && [ -f "$PREFIX/node_modules/@e2b/code-interpreter/package.json" ] ||
 	timeout 300 npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error >"$log" 2>&1) 9>"$PREFIX/.lock"; then
 	rm -f "$PREFIX/package.json" # so that the next run tries again
-	skip "npm could not install the e2b SDK ($(tail -n 3 "$log" | tr '\n' ' ' | head -c 300))"
+	why=$(tail -n 3 "$log" | tr '\n' ' ' | head -c 300)
+	skip "npm could not install the e2b SDK (${why:-no answer from the registry within 300 s; behind a TLS-inspecting proxy node needs NODE_EXTRA_CA_CERTS})"
 fi
 [ -f "$PKG/package.json" ] || skip "npm ran but $PKG is missing (see $log)"
 echo "E2B_SDK_DIR=$PREFIX/node_modules"

@@ -10,7 +10,7 @@ MCP_SDK_DIR=
 MCP_SDK_SKIP=
 
 mcp_sdk_install() {
-	local pkg=$MCP_NPM_PREFIX/node_modules/@modelcontextprotocol/sdk log
+	local pkg=$MCP_NPM_PREFIX/node_modules/@modelcontextprotocol/sdk log why
 	if [ -f "$pkg/package.json" ] && cmp -s "$AJ_ROOT/tests/mcp/package.json" "$MCP_NPM_PREFIX/package.json"; then
 		MCP_SDK_DIR=$pkg
 		return 0
@@ -30,7 +30,8 @@ mcp_sdk_install() {
 		timeout 240 npm install --prefix "$MCP_NPM_PREFIX" --no-audit --no-fund \
 			--no-package-lock --loglevel=error >"$log" 2>&1) 9>"$MCP_NPM_PREFIX/.lock"; then
 		rm -f "$MCP_NPM_PREFIX/package.json" # so that the next run tries again
-		MCP_SDK_SKIP="npm could not install @modelcontextprotocol/sdk ($(tail -n 3 "$log" | tr '\n' ' ' | head -c 300))"
+		why=$(tail -n 3 "$log" | tr '\n' ' ' | head -c 300)
+		MCP_SDK_SKIP="npm could not install @modelcontextprotocol/sdk (${why:-no answer from the registry within 240 s; behind a TLS-inspecting proxy node needs NODE_EXTRA_CA_CERTS})"
 		return 1
 	fi
 	MCP_SDK_DIR=$pkg
