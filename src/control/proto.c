@@ -7,61 +7,28 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
+
 int aj_ctl_send(int fd, json_t *msg, const int *fds, size_t nfds)
 {
 	char *text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(12));
 	struct iovec iov;
-	char cbuf[CMSG_SPACE(sizeof(int) * AJ_CTL_MAX_FDS)];
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
 	ssize_t n;
-	size_t len;
 
 	if (!text) {
 		errno = ENOMEM;
 		return -1;
 	}
-	len = strlen(text);
-	if (len > AJ_CTL_MAX_MSG || nfds > AJ_CTL_MAX_FDS) {
+	iov.iov_base = text;
+	iov.iov_len = strlen(text);
+	if (iov.iov_len > AJ_CTL_MAX_MSG || nfds > AJ_CTL_MAX_FDS) {
 		free(text);
 		errno = E2BIG;
 		return -1;
 	}
-	iov.iov_base = text;
-	iov.iov_len = len;
-	if (nfds) {
-		struct cmsghdr *c;
-		memset(cbuf, 0, sizeof cbuf);
-		m.msg_control = cbuf;
-		m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	do
-		n = sendmsg(fd, &m, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+	n = aj_fdpass_send(fd, &iov, 1, fds, nfds);
 	free(text);
 	return n < 0 ? -1 : 0;
-}
-
-static void collect_fds(struct msghdr *m, int *fds, size_t *nfds)
-{
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		int *p;
-		size_t n;
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		p = (int *)CMSG_DATA(c);
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < n; i++) {
-			if (fds && *nfds < AJ_CTL_MAX_FDS)
-				fds[(*nfds)++] = p[i];
-			else
-				close(p[i]);
-		}
-	}
 }
 
 int aj_ctl_recv(int fd, json_t **msg, int *fds, size_t *nfds, int timeout_ms)
@@ -93,7 +60,7 @@ int aj_ctl_recv(int fd, json_t **msg, int *fds, size_t *nfds, int timeout_ms)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
-	collect_fds(&m, fds, &got);
+	got = aj_fdpass_take(&m, fds, fds ? AJ_CTL_MAX_FDS : 0);
 	if (nfds)
 		*nfds = got;
 	if (n == 0) {

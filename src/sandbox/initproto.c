@@ -6,54 +6,22 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
+
 int aj_init_send(int sock, const struct aj_init_hdr *h, const void *payload, const int *fds,
 		 size_t nfds)
 {
 	struct iovec iov[2] = {{(void *)h, sizeof *h}, {(void *)payload, h->len}};
-	char cbuf[CMSG_SPACE(sizeof(int) * AJ_INIT_MAX_FDS)];
-	struct msghdr m = {.msg_iov = iov, .msg_iovlen = h->len ? 2 : 1};
 	ssize_t n;
 
 	if (h->len > AJ_INIT_MAX_PAYLOAD || nfds > AJ_INIT_MAX_FDS) {
 		errno = E2BIG;
 		return -1;
 	}
-	if (nfds) {
-		struct cmsghdr *c;
-		memset(cbuf, 0, sizeof cbuf);
-		m.msg_control = cbuf;
-		m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	do
-		n = sendmsg(sock, &m, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+	n = aj_fdpass_send(sock, iov, h->len ? 2 : 1, fds, nfds);
 	if (n < 0)
 		return -1;
 	return (size_t)n == sizeof *h + h->len ? 0 : (errno = EMSGSIZE, -1);
-}
-
-static void take_fds(struct msghdr *m, int *fds, size_t *nfds)
-{
-	*nfds = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		size_t n;
-		int *p;
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		p = (int *)CMSG_DATA(c);
-		for (size_t i = 0; i < n; i++) {
-			if (fds && *nfds < AJ_INIT_MAX_FDS)
-				fds[(*nfds)++] = p[i];
-			else
-				close(p[i]);
-		}
-	}
 }
 
 int aj_init_recv(int sock, struct aj_init_hdr *h, char *buf, size_t cap, int *fds,
@@ -74,7 +42,7 @@ int aj_init_recv(int sock, struct aj_init_hdr *h, char *buf, size_t cap, int *fd
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
-	take_fds(&m, fds, &got_fds);
+	got_fds = aj_fdpass_take(&m, fds, fds ? AJ_INIT_MAX_FDS : 0);
 	if (nfds)
 		*nfds = got_fds;
 	if (n == 0) {

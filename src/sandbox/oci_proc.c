@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "sandbox/caps.h"
 #include "sandbox/launch.h"
@@ -29,19 +30,9 @@
 static int send_master(int sock, int master, struct aj_err *err)
 {
 	static const char name[] = "/dev/ptmx";
-	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = {.iov_base = (void *)name, .iov_len = sizeof name - 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			   .msg_controllen = sizeof cbuf};
-	struct cmsghdr *c;
 
-	memset(cbuf, 0, sizeof cbuf);
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &master, sizeof(int));
-	if (sendmsg(sock, &m, MSG_NOSIGNAL) < 0)
+	if (aj_fdpass_send(sock, &iov, 1, &master, 1) < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "send the terminal to the console socket");
 	return 0;
 }

@@ -6,6 +6,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
+
 int aj_sync_send(int fd, const struct aj_sync_msg *m)
 {
 	ssize_t n;
@@ -55,22 +57,9 @@ int aj_sync_recv(int fd, struct aj_sync_msg *m, int timeout_ms)
 
 int aj_sync_send_fd(int fd, const struct aj_sync_msg *m, int pass)
 {
-	char ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof *m};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			    .msg_controllen = sizeof ctl};
-	struct cmsghdr *c;
-	ssize_t n;
+	ssize_t n = aj_fdpass_send(fd, &iov, 1, &pass, 1);
 
-	memset(ctl, 0, sizeof ctl);
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &pass, sizeof(int));
-	do
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
 	if (n != (ssize_t)sizeof *m) {
@@ -78,30 +67,6 @@ int aj_sync_send_fd(int fd, const struct aj_sync_msg *m, int pass)
 		return -1;
 	}
 	return 0;
-}
-
-/* Closes every descriptor a message carried but the caller did not ask for: a misbehaving
- * peer cannot leak descriptors into the supervisor. */
-static void take_fds(struct msghdr *mh, int *passed)
-{
-	int got = -1;
-
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		size_t n;
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < n; i++) {
-			int fd;
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-			if (got < 0 && passed)
-				got = fd;
-			else
-				close(fd);
-		}
-	}
-	if (passed)
-		*passed = got;
 }
 
 int aj_sync_recv_fd(int fd, struct aj_sync_msg *m, int timeout_ms, int *passed)
@@ -128,7 +93,9 @@ int aj_sync_recv_fd(int fd, struct aj_sync_msg *m, int timeout_ms, int *passed)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
-	take_fds(&mh, passed);
+	/* Only the first descriptor is wanted; aj_fdpass_take closes any other. */
+	if (!aj_fdpass_take(&mh, passed, 1))
+		*passed = -1;
 	if (n == 0 || n != (ssize_t)sizeof *m) {
 		if (*passed >= 0)
 			close(*passed);
