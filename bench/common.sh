@@ -40,6 +40,27 @@ bench_setup() {
 }
 
 # bench_cc NAME: compiles bench/NAME.c to $BIN/NAME.
+# bench_serve_policy: the policy of the API benchmarks' sandboxes. Rootless without a
+# delegated cgroup: no limits that need one (as the tests' rootless pass).
+bench_serve_policy() {
+	if [[ $(id -u) == 0 ]]; then echo '{}'; else echo '{"limits":{"memory":null,"cpus":null}}'; fi
+}
+
+# bench_serve_cleanup: the EXIT trap of a benchmark that runs `agentjail serve` ($SERVE_PID)
+# on the state directory $STATE: the daemon stopped, every sandbox left there removed, then
+# the scratch directory.
+bench_serve_cleanup() {
+	local n
+	if [[ -n ${SERVE_PID:-} ]]; then
+		kill -TERM "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null || true
+	fi
+	for n in $("$AJ" ls --json --state-dir "$STATE" 2>/dev/null |
+		python3 -c 'import json,sys; print(" ".join(s["id"] for s in json.load(sys.stdin)))' 2>/dev/null); do
+		"$AJ" rm -f --state-dir "$STATE" "$n" >/dev/null 2>&1 || true
+	done
+	rm -rf "$WORK"
+}
+
 bench_cc() {
 	"$CC" -std=gnu17 -O2 -Wall -Wextra -o "$BIN/$1" "$ROOT/bench/$1.c" ||
 		bench_die "building $1 failed"

@@ -49,21 +49,8 @@ if [[ -z ${E2B_SDK_DIR:-} ]]; then
 fi
 [[ -f $E2B_SDK_DIR/e2b/package.json ]] || bench_die "no e2b SDK in $E2B_SDK_DIR"
 STATE=$WORK/state
-# Rootless without a delegated cgroup: no limits that need one (as the tests' rootless pass).
-if [[ $(id -u) == 0 ]]; then POLICY='{}'; else POLICY='{"limits":{"memory":null,"cpus":null}}'; fi
-
-cleanup() {
-	local n
-	if [[ -n ${SERVE_PID:-} ]]; then
-		kill -TERM "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null || true
-	fi
-	for n in $("$AJ" ls --json --state-dir "$STATE" 2>/dev/null |
-		python3 -c 'import json,sys; print(" ".join(s["id"] for s in json.load(sys.stdin)))' 2>/dev/null); do
-		"$AJ" rm -f --state-dir "$STATE" "$n" >/dev/null 2>&1 || true
-	done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+POLICY=$(bench_serve_policy)
+trap bench_serve_cleanup EXIT
 
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
