@@ -75,6 +75,26 @@ json() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# wait_until SECONDS CMD...: polls CMD every 0.1 s until it succeeds; fails after SECONDS.
+# Tests wait for the state they check instead of sleeping a fixed time, which a loaded machine
+# or the sanitized build can outlast.
+wait_until() {
+	local end=$(($(date +%s%N) / 1000000 + $1 * 1000))
+	shift
+	until "$@"; do
+		[ $(($(date +%s%N) / 1000000)) -ge "$end" ] && return 1
+		sleep 0.1
+	done
+}
+
+# at_least N CMD...: succeeds if CMD prints a number of at least N (for wait_until).
+at_least() {
+	local n=$1 v
+	shift
+	v=$("$@")
+	[ "${v:-0}" -ge "$n" ] 2>/dev/null
+}
+
 is_root() { [ "$(id -u)" = 0 ]; }
 is_rootless_pass() { [ "${AJ_PASS:-main}" = rootless ]; }
 

@@ -96,15 +96,8 @@ pj_wait_state() {
 	done
 }
 
-# pj_wait SECONDS CMD...: polls CMD every 0.1 s until it succeeds; fails after SECONDS.
-pj_wait() {
-	local end=$(($(date +%s%N) / 1000000 + $1 * 1000))
-	shift
-	until "$@"; do
-		[ $(($(date +%s%N) / 1000000)) -ge "$end" ] && return 1
-		sleep 0.1
-	done
-}
+# pj_wait SECONDS CMD...: wait_until, under the name the persistent-sandbox tests use.
+pj_wait() { wait_until "$@"; }
 
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 

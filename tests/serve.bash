@@ -99,6 +99,20 @@ api() {
 	_sv_request "$method" "$path" http://aj --unix-socket "$SOCK" "$@"
 }
 
+# sv_wait_output SANDBOX PROCESS TEXT: polls (15 s) the kept output of a background process
+# until it contains TEXT.
+sv_wait_output() {
+	local out
+	for _ in $(seq 150); do
+		out=$(curl -s --max-time 5 --unix-socket "$SOCK" \
+			"http://aj/v1/sandboxes/$1/processes/$2/output" |
+			python3 -c 'import json, sys; print("".join(c["data"] for c in json.load(sys.stdin)["output"]))' 2>/dev/null)
+		[[ "$out" == *"$3"* ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # apij METHOD PATH JSON: the same with a JSON body.
 apij() {
 	api "$1" "$2" -H 'Content-Type: application/json' --data-binary "$3"

@@ -150,7 +150,7 @@ test_guard() {
 		"['address guard (network.allow_private)']"
 	# Control: the listener does count what reaches it.
 	python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 3).close()' "$LPORT"
-	sleep 0.5
+	wait_until 10 at_least 1 hits
 	expect_eq "host: the listener counts a host connection (control)" "$(hits)" 1
 }
 

@@ -35,9 +35,18 @@ print("statuses", " ".join(st for _, st in held))
 ok = [s for s, st in held if st == "200"]
 ok[0].sendall(b"ping")
 print("echo", ok[0].recv(10).decode())
+# Closed from this side, then read to the end: the proxy has let go of each one when its EOF
+# comes back, however loaded the machine is.
 for s, _ in held:
+    s.shutdown(socket.SHUT_WR)
+    s.settimeout(10)
+    try:
+        while s.recv(4096):
+            pass
+    except OSError:
+        pass
     s.close()
-time.sleep(0.5)
+time.sleep(0.2)
 s, st = tunnel()
 print("after", st)
 '

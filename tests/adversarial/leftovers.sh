@@ -124,7 +124,7 @@ test_exit() {
 }
 
 test_timeout() {
-	attack spin --timeout 2s
+	attack spin --timeout 5s
 	expect_eq "timeout: exit code 124" "$RC" 124
 	expect_eq "timeout: report limit_hit" "$(rep 'd["limit_hit"]')" timeout
 	expect_nothing_left timeout "$(rep 'd["sandbox"]')"

@@ -135,8 +135,8 @@ t0=$(date +%s)
 timeout 40 "$AJ" cp "$H/payload" hostile:/home/user/fifo-in >/dev/null 2>&1
 t1=$(date +%s)
 check "cp in onto a FIFO nobody reads: returns within 10 s" [ $((t1 - t0)) -lt 10 ]
-t0=$(date +%s)
+t0=$(date +%s%N)
 aj_run exec --timeout 20s hostile -- echo still-serving
-t1=$(date +%s)
+t1=$(date +%s%N)
 expect_eq "after cp onto a FIFO: the sandbox still runs commands" "$OUT" still-serving
-check "after cp onto a FIFO: the next exec is answered within 5 s" [ $((t1 - t0)) -lt 5 ]
+check "after cp onto a FIFO: the next exec is answered within 5 s" [ $(((t1 - t0) / 1000000)) -lt 5000 ]

@@ -128,7 +128,7 @@ check "zombie case: the supervisor's parent is the non-reaping process" \
 kill -9 "$ZSUP"
 pj_wait 5 grep -q '^State:.*Z' "/proc/$ZSUP/status"
 check "zombie case: the killed supervisor is a zombie" grep -q '^State:.*Z' "/proc/$ZSUP/status"
-expect_eq "zombie case: ls reports the sandbox stopped within 2 s" "$(pj_wait_state zombie stopped 2)" stopped
+expect_eq "zombie case: ls reports the sandbox stopped within 10 s" "$(pj_wait_state zombie stopped 10)" stopped
 t0=$(date +%s)
 aj_run start zombie
 t1=$(date +%s)

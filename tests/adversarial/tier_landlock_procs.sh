@@ -185,7 +185,7 @@ test_leftovers() {
 	expect_eq "exit: exit code 0" "$RC" 0
 	check "exit: returns at once despite a daemon holding the pipe (${MS} ms)" test "$MS" -lt 5000
 	expect_nothing_left exit "$(rep 'd["plan"]["scratch"]')"
-	daemons spin --timeout 2s
+	daemons spin --timeout 5s
 	expect_eq "timeout: exit code 124" "$RC" 124
 	expect_nothing_left timeout "$(rep 'd["plan"]["scratch"]')"
 	daemons flood --output-limit 64KiB --output-action kill --timeout 30s

@@ -124,7 +124,7 @@ test_abstract_scope_host_network() {
 	# Control: from the host the same name is reachable.
 	python3 -c 'import socket, sys
 socket.socket(socket.AF_UNIX).connect("\0" + sys.argv[1])' "$NAME"
-	sleep 0.3
+	wait_until 10 at_least 1 hits abstract
 	expect_eq "host: the abstract listener counts a host connection (control)" \
 		"$(hits abstract)" 1
 	stop_listener

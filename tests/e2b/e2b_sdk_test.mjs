@@ -305,10 +305,12 @@ test('commands.sendStdin(pid) + commands.closeStdin(pid) (EOF)', async () => {
 });
 
 test('commands.connect(pid) from a second Sandbox.connect instance', async () => {
-	const h = await S.sbx.commands.run('for i in 1 2 3 4 5 6; do echo tick$i; sleep 0.3; done', { background: true, timeoutMs: 0 });
+	// The ticks start once the second client is connected, however slow connecting is.
+	const h = await S.sbx.commands.run('for w in $(seq 600); do [ -e "$HOME/go-connect" ] && break; sleep 0.05; done; for i in 1 2 3 4 5 6; do echo tick$i; sleep 0.3; done', { background: true, timeoutMs: 0 });
 	const seen = [];
 	const h2 = await S.sbx2.commands.connect(h.pid, { onStdout: (d) => seen.push(d) });
 	eq(h2.pid, h.pid, 'pid');
+	await S.sbx.files.write('/home/user/go-connect', 'go');
 	const r2 = await h2.wait();
 	eq(r2.exitCode, 0, 'exitCode via connect');
 	assert(seen.join('').includes('tick6'), `connected stdout: ${short(seen.join(''))}`);

@@ -112,7 +112,8 @@ test_persistent() {
 	aj_run exec --state-dir "$state" egp -- \
 		curl -sS -m 10 -o /dev/null -w "%{http_code}\n" "http://other.test:$HP/persist"
 	expect_eq "persistent sandbox: a denied host" "$OUT" 403
-	sleep 0.3
+	# An egress event is stored when its connection ends, which can come after curl exits.
+	wait_until 15 sh -c "[ \$(\"$AJ\" events --state-dir '$state' --json egp | grep -c '\"egress\"') -ge 2 ]"
 	aj_run events --state-dir "$state" --json egp
 	printf '%s\n' "$OUT" >"$EG/pevents.jsonl"
 	expect_eq "persistent sandbox: egress events in its event store" \

@@ -112,7 +112,7 @@ aj_run --root "$ROOT" delete c2
 expect_contains "delete of a running container needs --force" "$ERR" "not stopped"
 aj_run --root "$ROOT" kill --all c2 KILL
 expect_eq "kill --all" "$RC" 0
-sleep 0.3
+wait_until 10 sh -c "\"$AJ\" --root \"$ROOT\" state c2 | grep -q '\"status\": \"stopped\"'"
 expect_contains "state: stopped" "$("$AJ" --root "$ROOT" state c2)" '"status": "stopped"'
 aj_run --root "$ROOT" kill c2 TERM
 expect_contains "kill of a stopped container: container not running" "$ERR" "container not running"
@@ -136,7 +136,7 @@ expect_eq "memory limit in the container's cgroup" "$mem" 67108864
 pids=$(cat /sys/fs/cgroup/pids$CG/c/pids.max 2>/dev/null || cat /sys/fs/cgroup$CG/c/pids.max)
 expect_eq "pids limit in the container's cgroup" "$pids" 50
 "$AJ" --root "$ROOT" start lim
-sleep 0.3
+wait_until 10 test -s "$T/out.txt"
 expect_eq "sysctl applied in the container's namespace" "$(cat "$T/out.txt")" 1234
 expect_contains "report names the cgroup" "$("$AJ" oci --root "$ROOT" report lim)" "\"cgroup\": \"$CG/c\""
 "$AJ" --root "$ROOT" delete lim

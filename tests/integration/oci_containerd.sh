@@ -128,7 +128,8 @@ expect_contains "-t: the process has the container's terminal" "$OUT" "/dev/pts/
 # ---- a long-running container --------------------------------------------------------------
 
 timeout 60 "${CTR[@]}" run -d "${FIFO[@]}" "${RT[@]}" "$REF" c1 /bin/sh -c 'echo marker > /tmp/marker; exec sleep 300' >/dev/null 2>&1
-sleep 0.5
+# The marker is written once the shell has become "sleep 300".
+wait_until 20 pgrep -fx 'sleep 300' >/dev/null
 st=$("${CTR[@]}" task ls | awk '$1=="c1"{print $3}')
 expect_eq "detached container is RUNNING" "$st" RUNNING
 state=$("$AJ" --root "$T/ajroot/$NS" state c1 2>&1)
@@ -181,7 +182,7 @@ expect_eq "delete removes the cgroups" "$left" ""
 for i in 1 2; do
 	timeout 60 "${CTR[@]}" run -d "${FIFO[@]}" "${RT[@]}" "$REF" i$i /bin/sh -c "echo s$i > /secret-i$i; exec sleep 30$i" >/dev/null 2>&1
 done
-sleep 0.5
+wait_until 20 sh -c "pgrep -fx 'sleep 301' && pgrep -fx 'sleep 302'" >/dev/null
 p1=$("${CTR[@]}" task exec "${FIFO[@]}" --exec-id p i1 /bin/ps -o args 2>&1)
 expect_contains "i1 sees its own process" "$p1" "sleep 301"
 expect_not_contains "i1 cannot see i2's process" "$p1" "sleep 302"
@@ -197,7 +198,7 @@ else
 	not_ok "each container runs as its own unprivileged host uid range (got '$u1' '$u2')"
 fi
 for i in 1 2; do "${CTR[@]}" task kill -s KILL i$i; done
-sleep 0.5
+wait_until 20 sh -c "[ \$(${CTR[*]} task ls | awk '\$1 ~ /^i[12]\$/ && \$3 == \"STOPPED\"' | wc -l) = 2 ]"
 for i in 1 2; do "${CTR[@]}" task rm i$i >/dev/null 2>&1; "${CTR[@]}" c rm i$i; done
 left=$(ls "$T/ajroot/$NS" 2>/dev/null)
 expect_eq "no container state left" "$left" ""

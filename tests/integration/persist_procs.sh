@@ -85,7 +85,15 @@ expect_eq "output of a command whose client left is kept" "$(line_of late)" "b'l
 py '
 r = c.call({"op": "spawn", "argv": ["sh", "-c", "tty; stty size; read y; stty size; echo Y=$y"],
             "tty": True, "rows": 30, "cols": 100, "attach": True, "stdin": True})
-time.sleep(0.3)
+# Resized only once the first size is printed; the events read meanwhile go back in the queue.
+seen, first = [], b""
+for m in c.events(20):
+    seen.append(m)
+    if m.get("event") == "output":
+        first += base64.b64decode(m["data"])
+    if b"30 100" in first or m.get("event") == "exit":
+        break
+c.pending[:0] = seen
 print("resize", c.call({"op": "resize", "exec": r["exec"], "rows": 40, "cols": 120}).get("ok"))
 c.call({"op": "input", "exec": r["exec"], "data": b64(b"zz\n")})
 out, ex, _ = c.collect()

@@ -270,13 +270,15 @@ for sn in short short-used lasting; do
 	pj_x "src-$sn" sh -c 'echo kept >f'
 	aj_run stop "src-$sn"
 done
-T_SNAP=$(date +%s%N)
 aj_run snapshot src-short --name short --retention 6s
 expect_eq "snapshot --retention: exit 0" "$RC" 0
 aj_run snapshot src-short-used --name short-used --retention 6s
 aj_run snapshot src-lasting --name lasting
 aj_run stop solo
 aj_run snapshot solo --name solo-short --retention 6s
+# Every snapshot above is older than this, however slow the machine: the wait below makes
+# each of them past its retention.
+T_SNAP=$(date +%s%N)
 aj_run gc
 expect_eq "gc before the retention: the snapshot is kept" "$(snap_field short 'd["state"]')" ready
 aj_run rm -f src-short src-short-used src-lasting

@@ -11,7 +11,6 @@ pj_setup
 pj_create idle-stop --idle-timeout 2s --idle-action stop
 expect_eq "--idle-timeout/--idle-action recorded" \
 	"$(pj_field idle-stop '(d["ttl"]["idle_timeout_ms"], d["ttl"]["idle_action"])')" "(2000, 'stop')"
-pj_create awake --idle-timeout 2s --idle-action stop
 pj_create lifetime --max-lifetime 2s
 pj_create keep --retention 4s
 pj_create gone --retention 4s
@@ -20,10 +19,15 @@ if is_root; then
 	pj_create idle-pause --idle-timeout 2s
 fi
 
-# An attached command keeps its sandbox awake past the idle timeout.
-"$AJ" exec awake -- sleep 6 >/dev/null 2>&1 &
+# An attached command keeps its sandbox awake past the idle timeout. Created last and timed
+# from the moment the command is seen running, so slow creates cannot eat the idle timeout.
+pj_create awake --idle-timeout 2s --idle-action stop
+AW_OUT=$(mktmp)/out
+"$AJ" exec awake -- sh -c 'echo up; sleep 6' >"$AW_OUT" 2>&1 &
 AW=$!
+for _ in $(seq 100); do grep -q up "$AW_OUT" && break; sleep 0.1; done
 AW_T0=$(date +%s%N)
+expect_eq "the attached exec is running" "$(cat "$AW_OUT")" up
 
 aj_run stop gone
 expect_eq "stop: exit 0" "$RC" 0

@@ -141,20 +141,24 @@ cat >"$P" <<'EOF'
 {"version": 1, "limits": {"memory": "1GiB", "pids": 100, "timeout": "1m", "open_files": 200}}
 EOF
 if [ "$MEM_USABLE" = True ]; then MEMFLAG="--memory 256MiB"; else MEMFLAG="--memory none"; fi
-rm -f "$E"
-"$AJ" run --policy "$P" $MEMFLAG --cpus none --open-files 300 --report "$R" --events "$E" \
-	-- sleep 2 >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 100); do [ -s "$E" ] && break; sleep 0.05; done
-ID3=$(head -1 "$E" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["sandbox"])' 2>/dev/null)
+rm -f "$E" "$WS/go"
 if [ "$MEM_USABLE" = True ]; then
 	mode=$("$AJ" features --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["cgroup"]["mode"])')
 	parent=$("$AJ" features --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["cgroup"]["controllers"]["memory"]["parent"])')
 	file=memory.limit_in_bytes
 	[ "$mode" = v2 ] && file=memory.max
+fi
+# The command runs until the test has looked at its cgroup (30 s at most).
+"$AJ" run --policy "$P" $MEMFLAG --cpus none --open-files 300 --report "$R" --events "$E" \
+	-- sh -c 'for i in $(seq 600); do [ -e go ] && exit 0; sleep 0.05; done; exit 1' >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 400); do [ -s "$E" ] && break; sleep 0.05; done
+ID3=$(head -1 "$E" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["sandbox"])' 2>/dev/null)
+if [ "$MEM_USABLE" = True ]; then
 	expect_eq "the cgroup enforces the flag's memory limit, not the file's" \
 		"$(cat "$parent/run-$ID3/$file" 2>/dev/null)" 268435456
 fi
+touch "$WS/go"
 wait "$pid"
 expect_eq "override run: exit code" "$?" 0
 if [ "$MEM_USABLE" = True ]; then

@@ -208,8 +208,17 @@ _sv_openapi GET /v1/sandboxes/wf-2/events "$FOLLOW"
 SOCK_MAIN=$SOCK PID_MAIN=$SV_PID
 SOCK=$SV_DIR/ka.sock
 sv_start --keepalive 1s || not_ok "a second daemon with --keepalive 1s"
-curl -sN --max-time 2.6 --unix-socket "$SOCK" "http://aj/v1/sandboxes/web/events?follow=true&after=999999999" >"$SV_DIR/ka.ndjson"
-expect_eq "follow: a keepalive line a second on an idle stream" "$(grep -c '"keepalive":true' "$SV_DIR/ka.ndjson")" 2
+curl -sN --max-time 15 --unix-socket "$SOCK" "http://aj/v1/sandboxes/web/events?follow=true&after=999999999" >"$SV_DIR/ka.ndjson" &
+KA=$!
+pj_wait 12 sh -c "[ \$(grep -c '\"keepalive\":true' '$SV_DIR/ka.ndjson') -ge 3 ]"
+kill "$KA" 2>/dev/null
+wait "$KA" 2>/dev/null
+# Timed by the lines' own clock, so a slow start of the stream does not matter.
+expect_eq "follow: a keepalive line a second on an idle stream" "$(python3 -c '
+import datetime, json, sys
+L = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+t = [datetime.datetime.fromisoformat(l["time"].replace("Z", "+00:00")).timestamp() for l in L if l.get("keepalive")][:3]
+print(len(t) == 3 and all(0.5 <= b - a <= 1.5 for a, b in zip(t, t[1:])), len(L) == len([l for l in L if l.get("keepalive")]))' "$SV_DIR/ka.ndjson")" "True True"
 sv_stop
 SOCK=$SOCK_MAIN SV_PID=$PID_MAIN
 

@@ -77,13 +77,29 @@ expect_api "exec: an unknown field: 400" 400 bogus unknown_field
 apij POST /v1/sandboxes/nosuch/exec '{"argv": ["true"]}'
 expect_api "exec: an unknown sandbox: 404" 404 "" not_found
 
+# sleepers_until N: polls (15 s) the count of the sleeps below until it is N; prints the last.
+sleepers_until() {
+	local n
+	for _ in $(seq 150); do
+		apij POST /v1/sandboxes/box/exec '{"command": "ps -eo args | grep -c \"^sleep 30[01]\""}'
+		n=$(lines '"".join(l.get("data","") for l in L if l["type"]=="stdout").strip()')
+		[ "$n" = "$1" ] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
+
 # A client that goes away: its command and what it started are killed.
-curl -s --max-time 1 --unix-socket "$SOCK" -H 'Content-Type: application/json' \
-	--data-binary '{"command": "sleep 300 & exec sleep 301"}' http://aj/v1/sandboxes/box/exec >/dev/null
-sleep 1
-apij POST /v1/sandboxes/box/exec '{"command": "ps -eo args | grep -c \"^sleep 30[01]\""}'
-expect_eq "exec: the client went away: its command and children are gone" \
-	"$(lines '"".join(l.get("data","") for l in L if l["type"]=="stdout").strip()')" 0
+GONE_OUT=$(mktmp)/out
+curl -s -N --max-time 120 --unix-socket "$SOCK" -H 'Content-Type: application/json' \
+	--data-binary '{"command": "sleep 300 & echo started; exec sleep 301"}' \
+	http://aj/v1/sandboxes/box/exec >"$GONE_OUT" &
+GONE=$!
+for _ in $(seq 150); do grep -q started "$GONE_OUT" && break; sleep 0.1; done
+expect_eq "exec: a streamed command and its child run" "$(sleepers_until 2)" 2
+kill "$GONE"
+wait "$GONE" 2>/dev/null
+expect_eq "exec: the client went away: its command and children are gone" "$(sleepers_until 0)" 0
 
 # ---- background processes ----------------------------------------------------------------------
 
@@ -113,7 +129,7 @@ expect_api "stdin to an ended process: 404" 404
 
 apij POST /v1/sandboxes/box/processes '{"command": "trap \"echo term; exit 7\" TERM; echo up; while :; do sleep 0.1; done"}'
 P2=$(bj 'd["id"]')
-sleep 0.5
+check "signal: the process is up" sv_wait_output box "$P2" up
 apij POST "/v1/sandboxes/box/processes/$P2/signal" '{"signal": "SIGTERM"}'
 expect_api "signal: 204" 204
 api GET "/v1/sandboxes/box/processes/$P2/output?follow=true"
@@ -128,7 +144,7 @@ expect_api "process: not a number: 404" 404
 # A terminal, resized.
 apij POST /v1/sandboxes/box/processes '{"argv": ["sh", "-c", "stty size; read x; stty size"], "tty": true, "rows": 30, "cols": 100, "stdin": true}'
 P3=$(bj 'd["id"]')
-sleep 0.3
+check "tty: the first size is printed" sv_wait_output box "$P3" 100
 apij POST "/v1/sandboxes/box/processes/$P3/resize" '{"rows": 40, "cols": 120}'
 expect_api "resize: 204" 204
 apij POST "/v1/sandboxes/box/processes/$P3/stdin" '{"data": "\n"}'

@@ -46,7 +46,9 @@ for i in $(seq 10); do
 	t=$(ms curl -sf --max-time 5 --unix-socket "$SOCK" http://aj/v1/sandboxes/warm)
 	[ "$t" -gt "$WORST" ] && WORST=$t
 done
-check "with 1,000 held: GET of a sandbox answers, slowest of 10 under 1 s (${WORST} ms)" [ "$WORST" -lt 1000 ]
+# A daemon that cannot take another connection leaves curl at its 5 s limit; the sanitized
+# build under load has been seen at 1.2 s.
+check "with 1,000 held: GET of a sandbox answers, slowest of 10 under 3 s (${WORST} ms)" [ "$WORST" -lt 3000 ]
 api GET '/v1/sandboxes/warm/files/list?path=.'
 expect_api "with 1,000 held: a file operation answers" 200
 api GET /v1/sandboxes/warm
@@ -60,7 +62,7 @@ expect_api "after the 1,000 closed: healthy" 200
 
 # ---- a slow client ---------------------------------------------------------------------------------
 
-python3 "$LOAD" slow "$SOCK" 0.05 >"$SV_DIR/slow.out" 2>&1 &
+python3 "$LOAD" slow "$SOCK" 0.2 >"$SV_DIR/slow.out" 2>&1 &
 SLOW=$!
 sleep 0.3
 WORST=0
@@ -68,7 +70,9 @@ for i in $(seq 10); do
 	t=$(ms curl -sf --max-time 5 --unix-socket "$SOCK" http://aj/v1/health)
 	[ "$t" -gt "$WORST" ] && WORST=$t
 done
-check "while a client sends a byte per 50 ms: others answered, slowest under 500 ms (${WORST} ms)" [ "$WORST" -lt 500 ]
+# The slow request takes about 8 s to send: a daemon serving one client at a time would keep
+# these waiting into curl's 5 s limit.
+check "while a client sends a byte per 200 ms: others answered, slowest under 2 s (${WORST} ms)" [ "$WORST" -lt 2000 ]
 wait "$SLOW"
 expect_contains "the slow client is answered in the end" "$(cat "$SV_DIR/slow.out")" "200"
 sv_stop
