@@ -54,8 +54,29 @@ struct run_ctx {
 	bool got_exit;
 	int interrupts;
 	int interrupt_sig;
+	sigset_t mask_before; /* the caller's signal mask, restored at the end */
 	uint64_t start_us;
 };
+
+static const int interrupt_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* From before the sandbox starts until the loop handles them, interrupts are held back: one
+ * arriving in between would otherwise end agentjail with the default action, without passing
+ * it on and without a report. The sandbox's init and the command reset their masks. */
+static void hold_interrupts(struct run_ctx *c)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < 3; i++)
+		sigaddset(&set, interrupt_sigs[i]);
+	sigprocmask(SIG_BLOCK, &set, &c->mask_before);
+}
+
+static void release_interrupts(struct run_ctx *c)
+{
+	sigprocmask(SIG_SETMASK, &c->mask_before, NULL);
+}
 
 /* The wall-clock timeout must fire even while the loop is stuck writing output to a caller
  * that stopped reading: SIGALRM interrupts that write, kills the sandbox, and from then on
@@ -350,7 +371,6 @@ static void emit_egress(void *arg, const char *event, json_t *fields)
 
 static int run_loop(struct run_ctx *c, struct aj_err *err)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 	struct event *evs[3 + 3] = {NULL};
 	uint64_t timeout = c->plan->policy->limits.timeout_ms;
 	struct timeval tv = {(time_t)(timeout / 1000), (suseconds_t)(timeout % 1000) * 1000};
@@ -368,9 +388,11 @@ static int run_loop(struct run_ctx *c, struct aj_err *err)
 	    (timeout && add_event(c, &evs[2], -1, 0, on_timeout, c, &tv, err) < 0))
 		goto out;
 	for (size_t i = 0; i < 3; i++)
-		if (add_event(c, &evs[3 + i], sigs[i], EV_SIGNAL | EV_PERSIST, on_signal, c, NULL,
-			      err) < 0)
+		if (add_event(c, &evs[3 + i], interrupt_sigs[i], EV_SIGNAL | EV_PERSIST, on_signal,
+			      c, NULL, err) < 0)
 			goto out;
+	/* The loop's handlers are in place: what was held back is delivered to them now. */
+	release_interrupts(c);
 	if (c->in.relay) {
 		/* A regular file cannot be polled (and is always ready): it has no read event. */
 		if (!c->in.src_file)
@@ -546,6 +568,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	res->out.cap = plan->policy->limits.output_bytes;
 	aj_err_clear(&err);
 	c.start_us = aj_now_monotonic_us();
+	hold_interrupts(&c);
 	aj_trace("run: begin");
 	if (aj_events_open(&c.ev, opts->events_path, plan->id, &err) < 0 ||
 	    open_pipes(&c, &io, &err) < 0 || create_cgroup(&c, &err) < 0 ||
@@ -601,6 +624,7 @@ out:
 	aj_stdin_close(&c.in);
 	aj_egress_free(c.egress);
 	aj_events_close(&c.ev);
+	release_interrupts(&c);
 }
 
 const char *aj_hit_name(unsigned hit)

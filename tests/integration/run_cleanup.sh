@@ -20,6 +20,9 @@ cgroup_snapshot "$BEFORE"
 
 # Unique sleep durations mark this test's processes: "sleep 3NN.<pid of this test>".
 alive() { pgrep -a -f -- "sleep 3[0-9][0-9]\.$TAG" 2>/dev/null; }
+# running: only the sleeps themselves, not agentjail and init, whose argv holds the same words:
+# a signal sent before the command runs tests nothing.
+running() { pgrep -a -f -- "^sleep 3[0-9][0-9]\.$TAG" 2>/dev/null; }
 gone_within() {
 	local i
 	for i in $(seq "$(($1 * 10))"); do
@@ -50,24 +53,31 @@ expect_eq "timeout: exit 124" "$RC" 124
 check "timeout: every process is gone" gone_within 3
 
 # The caller interrupts: the first SIGTERM goes to the command.
+rm -f "$R"
 "$AJ" run $RL --report "$R" -- sleep 308.$TAG >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -n "$(alive)" ] && break; sleep 0.05; done
-check "interrupt: the command is running" test -n "$(alive)"
+for _ in $(seq 300); do [ -n "$(running)" ] && break; sleep 0.05; done
+check "interrupt: the command is running" test -n "$(running)"
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
 record_id
 expect_eq "interrupt: SIGTERM reaches the command (exit 128+15)" "$rc" 143
+# agentjail itself was not the one killed: it reports the command's end.
+expect_eq "interrupt: the report has the command's exit code" "$(report_field "$R" 'd["exit_code"]')" 143
 check "interrupt: every process is gone" gone_within 3
 
-# A command that ignores SIGTERM: the second one ends the sandbox.
-"$AJ" run $RL --report "$R" -- sh -c "trap '' TERM; sleep 309.$TAG & wait; sleep 310.$TAG" \
+# A command that survives SIGTERM: the second one ends the sandbox. Its trap notes the first,
+# so the second is sent only once the first has been passed on (two pending SIGTERMs would
+# merge into one).
+rm -f "$WS/got-term"
+"$AJ" run $RL --report "$R" -- sh -c "trap 'touch got-term' TERM; sleep 309.$TAG & wait; sleep 310.$TAG" \
 	>/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -n "$(alive)" ] && break; sleep 0.05; done
+for _ in $(seq 300); do [ -n "$(running)" ] && break; sleep 0.05; done
 kill -TERM "$pid"
-sleep 0.3
+check "second interrupt: the first reached the command" wait_until 15 test -e "$WS/got-term"
+check "second interrupt: the command lives on after the first" kill -0 "$pid"
 kill -TERM "$pid"
 for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 check "second interrupt: agentjail ends" sh -c "! kill -0 $pid 2>/dev/null"
@@ -78,8 +88,8 @@ check "second interrupt: every process is gone" gone_within 3
 # The supervisor is killed outright: the sandbox must not outlive it.
 "$AJ" run $RL --events "$T/ev" -- sleep 311.$TAG >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -n "$(alive)" ] && break; sleep 0.05; done
-check "supervisor killed: the command was running" test -n "$(alive)"
+for _ in $(seq 300); do [ -n "$(running)" ] && break; sleep 0.05; done
+check "supervisor killed: the command was running" test -n "$(running)"
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 check "supervisor killed: the sandbox dies with it" gone_within 5
