@@ -2,7 +2,8 @@
 # The README's first quick-start command, scripts/demo, as a user runs it: it must end with
 # exit 0, show every layer of the plan, keep every attempted breach blocked and the host
 # untouched (the demo's workspace gets result.txt, its .git/hooks no hook). Main pass only: the
-# demo builds in the tree (nothing to do when the build is current).
+# demo builds and runs the tree's normal build, which the sanitized pass would only repeat.
+# passes: main
 # timeout: 300
 . "$AJ_ROOT/tests/lib.sh"
 
