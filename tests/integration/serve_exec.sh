@@ -158,6 +158,9 @@ expect_api "resize: an ended process: 404" 404
 apij POST /v1/sandboxes/box/processes '{"command": "sleep 1; echo after-restart"}'
 P4=$(bj 'd["id"]')
 kill -9 "$SV_PID"
+# Until it is reaped its listening socket still takes connections, and a new daemon would
+# rightly refuse to take over a live socket.
+wait "$SV_PID" 2>/dev/null
 sv_start || { not_ok "serve restarts ($(tail -5 "$SV_LOG"))"; exit 0; }
 api GET "/v1/sandboxes/box/processes/$P4/output?follow=true"
 expect_eq "daemon restarted: the process ran on, its output kept" \
