@@ -213,13 +213,15 @@ static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_e
 	}
 	s.cap.cap = c->have_cap ? c->output_cap : policy_output_cap(&rec);
 	aj_sandbox_rec_free(&rec);
-	if (start(&s, c, ctl, cmd, err) < 0)
-		goto out;
+	/* Caught from before the command starts: one that came while it was being started would
+	 * otherwise end this client (leaving the terminal raw) instead of reaching the command. */
 	signal(SIGINT, on_sig);
 	signal(SIGTERM, on_sig);
 	signal(SIGHUP, on_sig);
 	signal(SIGWINCH, on_sig);
 	signal(SIGPIPE, SIG_IGN);
+	if (start(&s, c, ctl, cmd, err) < 0)
+		goto out;
 	h.watch_fd = s.in_src;
 	aj_exec_wait(&s.x, &h);
 	if (s.raw) /* before the messages, so they are not printed in raw mode */

@@ -175,6 +175,10 @@ int aj_exec_wait(struct aj_exec *x, const struct aj_exec_hooks *h)
 {
 	int idle_after_exit = 0, watch = h->on_watch ? h->watch_fd : -1, ctl = x->ctl;
 
+	/* What came before the wait (a signal while the command was being started) is handled
+	 * now, not after the next event, which may be a long time coming. */
+	if (h->on_wake && h->on_wake(h->arg, x))
+		return 1;
 	while (!x->exited || idle_after_exit < DRAIN_IDLE_ROUNDS) {
 		struct pollfd p[4] = {{ctl, POLLIN, 0},
 				      {x->out[0], POLLIN, 0},
