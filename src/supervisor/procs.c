@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #define KEEP_DONE 64               /* ended commands kept ... */
 #define KEEP_DONE_MS (10 * 60000u) /* ... for this long */
 #define READ_CHUNK 32768
+#define TTY_END_MS 100
 
 enum { S_STDOUT, S_STDERR, S_PTY };
 static const char *const stream_names[] = {"stdout", "stderr", "pty"};
@@ -283,6 +285,32 @@ static bool drain(struct proc_io *io, int i)
 	return true;
 }
 
+/* A terminal's last output can still be on its way from the command's side when its exit is
+ * known (the kernel moves it over in deferred work): read on until the terminal says its other
+ * side is closed (EIO), waiting at most TTY_END_MS for a side that a child left behind holds. */
+static void drain_tty_end(struct proc_io *io, int i)
+{
+	uint64_t end = aj_now_monotonic_us() + TTY_END_MS * 1000;
+	char buf[READ_CHUNK];
+
+	for (;;) {
+		ssize_t n = read(io->out[i], buf, sizeof buf);
+		uint64_t now;
+
+		if (n > 0) {
+			take_output(io, S_PTY, buf, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0 || errno != EAGAIN || (now = aj_now_monotonic_us()) >= end)
+			return;
+		struct pollfd pf = {.fd = io->out[i], .events = POLLIN};
+		if (poll(&pf, 1, (int)((end - now + 999) / 1000)) <= 0)
+			return;
+	}
+}
+
 static void on_output(evutil_socket_t fd, short what, void *arg)
 {
 	struct proc_io *io = arg;
@@ -436,7 +464,10 @@ void aj_procs_exited(struct persist *p, struct exec_rec *e, json_t *exit_ev)
 	 * it left behind holding them is not waited for. */
 	for (int i = 0; i < 2; i++)
 		if (io->out[i] >= 0) {
-			drain(io, i);
+			if (io->tty)
+				drain_tty_end(io, i);
+			else
+				drain(io, i);
 			close_out(io, i);
 		}
 	close_in(io);
