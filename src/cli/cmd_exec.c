@@ -78,11 +78,15 @@ static const struct aj_option exec_options[] = {
 	{NULL, 0, NULL, NULL, NULL},
 };
 
-static volatile sig_atomic_t pending_sig;
+/* Apart, so that a resize cannot overwrite an interrupt that is still to be passed on. */
+static volatile sig_atomic_t pending_sig, pending_winch;
 
 static void on_sig(int sig)
 {
-	pending_sig = sig;
+	if (sig == SIGWINCH)
+		pending_winch = 1;
+	else
+		pending_sig = sig;
 }
 
 struct session {
@@ -143,13 +147,15 @@ static int on_wake(void *arg, struct aj_exec *x)
 	int sig = pending_sig;
 
 	(void)arg;
-	if (!sig)
-		return 0;
-	pending_sig = 0;
-	if (sig != SIGWINCH)
+	if (sig) {
+		pending_sig = 0;
 		aj_exec_signal(x, sig);
-	else if (x->master >= 0 && ioctl(1, TIOCGWINSZ, &ws) == 0)
-		ioctl(x->master, TIOCSWINSZ, &ws);
+	}
+	if (pending_winch) {
+		pending_winch = 0;
+		if (x->master >= 0 && ioctl(1, TIOCGWINSZ, &ws) == 0)
+			ioctl(x->master, TIOCSWINSZ, &ws);
+	}
 	return 0;
 }
 
@@ -199,7 +205,7 @@ static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_e
 	struct session s = {.x = {.out = {-1, -1}, .in = -1, .master = -1}, .in_src = -1};
 	struct aj_exec_hooks h = {.output = on_output, .on_watch = on_stdin, .on_wake = on_wake,
 				  .arg = &s};
-	int ctl = -1, code = -1;
+	int ctl = -1, code = -1, interrupted = 0;
 
 	if (aj_cli_open(&c->cli, &m, err) < 0 || (ctl = aj_mgr_connect(&m, ref, &rec, err)) < 0)
 		goto out;
@@ -220,8 +226,10 @@ static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_e
 	signal(SIGHUP, on_sig);
 	signal(SIGWINCH, on_sig);
 	signal(SIGPIPE, SIG_IGN);
-	if (start(&s, c, ctl, cmd, err) < 0)
+	if (start(&s, c, ctl, cmd, err) < 0) {
+		interrupted = pending_sig;
 		goto out;
+	}
 	h.watch_fd = s.in_src;
 	aj_exec_wait(&s.x, &h);
 	if (s.raw) /* before the messages, so they are not printed in raw mode */
@@ -236,6 +244,10 @@ out:
 	if (ctl >= 0)
 		close(ctl);
 	aj_mgr_close(&m);
+	if (interrupted) { /* the caller's interrupt, not the failure, says how this ends */
+		signal(interrupted, SIG_DFL);
+		raise(interrupted);
+	}
 	return code;
 }
 

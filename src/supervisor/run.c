@@ -54,15 +54,17 @@ struct run_ctx {
 	bool got_exit;
 	int interrupts;
 	int interrupt_sig;
-	sigset_t mask_before; /* the caller's signal mask, restored at the end */
+	sigset_t mask_before; /* the caller's signal mask, while interrupts are held */
+	bool interrupts_held;
 	uint64_t start_us;
 };
 
 static const int interrupt_sigs[] = {SIGINT, SIGTERM, SIGHUP};
 
-/* From before the sandbox starts until the loop handles them, interrupts are held back: one
- * arriving in between would otherwise end agentjail with the default action, without passing
- * it on and without a report. The sandbox's init and the command reset their masks. */
+/* From the sandbox's start until the loop handles them, interrupts are held back: one arriving
+ * in between would otherwise end agentjail with the default action, without passing it on and
+ * without a report. Before that, nothing runs yet and the default action is what the caller
+ * wants. The sandbox's init and the command reset their masks. */
 static void hold_interrupts(struct run_ctx *c)
 {
 	sigset_t set;
@@ -71,11 +73,14 @@ static void hold_interrupts(struct run_ctx *c)
 	for (size_t i = 0; i < 3; i++)
 		sigaddset(&set, interrupt_sigs[i]);
 	sigprocmask(SIG_BLOCK, &set, &c->mask_before);
+	c->interrupts_held = true;
 }
 
 static void release_interrupts(struct run_ctx *c)
 {
-	sigprocmask(SIG_SETMASK, &c->mask_before, NULL);
+	if (c->interrupts_held)
+		sigprocmask(SIG_SETMASK, &c->mask_before, NULL);
+	c->interrupts_held = false;
 }
 
 /* The wall-clock timeout must fire even while the loop is stuck writing output to a caller
@@ -568,7 +573,6 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	res->out.cap = plan->policy->limits.output_bytes;
 	aj_err_clear(&err);
 	c.start_us = aj_now_monotonic_us();
-	hold_interrupts(&c);
 	aj_trace("run: begin");
 	if (aj_events_open(&c.ev, opts->events_path, plan->id, &err) < 0 ||
 	    open_pipes(&c, &io, &err) < 0 || create_cgroup(&c, &err) < 0 ||
@@ -576,6 +580,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	     aj_gitwatch_open(&c.git, plan->git_dir, &c.ev, &err) < 0) ||
 	    (aj_trace("cgroup created"), 0) ||
 	    (plan->egress.on && aj_egress_new(plan, &c.egress, &err) < 0) ||
+	    (hold_interrupts(&c), 0) ||
 	    aj_sandbox_start(plan, &io, c.have_cg ? &c.cg : NULL, &c.sb, &ready, &err) < 0) {
 		fail(&c, &err);
 		goto out;

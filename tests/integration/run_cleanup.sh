@@ -69,9 +69,10 @@ check "interrupt: every process is gone" gone_within 3
 
 # A command that survives SIGTERM: the second one ends the sandbox. Its trap notes the first,
 # so the second is sent only once the first has been passed on (two pending SIGTERMs would
-# merge into one).
+# merge into one); then every process ignores SIGTERM, so only agentjail killing the sandbox
+# can end it.
 rm -f "$WS/got-term"
-"$AJ" run $RL --report "$R" -- sh -c "trap 'touch got-term' TERM; sleep 309.$TAG & wait; sleep 310.$TAG" \
+"$AJ" run $RL --report "$R" -- sh -c "trap 'touch got-term' TERM; (trap '' TERM; exec sleep 309.$TAG) & wait; trap '' TERM; sleep 310.$TAG" \
 	>/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 300); do [ -n "$(running)" ] && break; sleep 0.05; done
@@ -82,6 +83,7 @@ kill -TERM "$pid"
 for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 check "second interrupt: agentjail ends" sh -c "! kill -0 $pid 2>/dev/null"
 wait "$pid" 2>/dev/null
+expect_eq "second interrupt: exit 128+15 (the sandbox killed, not the command's own end)" "$?" 143
 record_id
 check "second interrupt: every process is gone" gone_within 3
 
