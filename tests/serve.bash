@@ -101,16 +101,13 @@ api() {
 
 # sv_wait_output SANDBOX PROCESS TEXT: polls (15 s) the kept output of a background process
 # until it contains TEXT.
-sv_wait_output() {
+sv_wait_output() { wait_until 15 _sv_output_has "$@"; }
+_sv_output_has() {
 	local out
-	for _ in $(seq 150); do
-		out=$(curl -s --max-time 5 --unix-socket "$SOCK" \
-			"http://aj/v1/sandboxes/$1/processes/$2/output" |
-			python3 -c 'import json, sys; print("".join(c["data"] for c in json.load(sys.stdin)["output"]))' 2>/dev/null)
-		[[ "$out" == *"$3"* ]] && return 0
-		sleep 0.1
-	done
-	return 1
+	out=$(curl -s --max-time 2 --unix-socket "$SOCK" \
+		"http://aj/v1/sandboxes/$1/processes/$2/output" |
+		python3 -c 'import json, sys; print("".join(c["data"] for c in json.load(sys.stdin)["output"]))' 2>/dev/null)
+	[[ "$out" == *"$3"* ]]
 }
 
 # apij METHOD PATH JSON: the same with a JSON body.

@@ -310,7 +310,7 @@ test('commands.connect(pid) from a second Sandbox.connect instance', async () =>
 	const seen = [];
 	const h2 = await S.sbx2.commands.connect(h.pid, { onStdout: (d) => seen.push(d) });
 	eq(h2.pid, h.pid, 'pid');
-	await S.sbx.files.write('/home/user/go-connect', 'go');
+	await S.sbx.commands.run('touch "$HOME/go-connect"');
 	const r2 = await h2.wait();
 	eq(r2.exitCode, 0, 'exitCode via connect');
 	assert(seen.join('').includes('tick6'), `connected stdout: ${short(seen.join(''))}`);

@@ -79,11 +79,11 @@ expect_api "exec: an unknown sandbox: 404" 404 "" not_found
 
 # sleepers_until N: polls (15 s) the count of the sleeps below until it is N; prints the last.
 sleepers_until() {
-	local n
-	for _ in $(seq 150); do
+	local n end=$(($(date +%s) + 15))
+	while :; do
 		apij POST /v1/sandboxes/box/exec '{"command": "ps -eo args | grep -c \"^sleep 30[01]\""}'
 		n=$(lines '"".join(l.get("data","") for l in L if l["type"]=="stdout").strip()')
-		[ "$n" = "$1" ] && break
+		[ "$n" = "$1" ] || [ "$(date +%s)" -ge "$end" ] && break
 		sleep 0.1
 	done
 	echo "$n"
@@ -158,8 +158,8 @@ expect_api "resize: an ended process: 404" 404
 apij POST /v1/sandboxes/box/processes '{"command": "sleep 1; echo after-restart"}'
 P4=$(bj 'd["id"]')
 kill -9 "$SV_PID"
-# Until it is reaped its listening socket still takes connections, and a new daemon would
-# rightly refuse to take over a live socket.
+# kill returns before the process has exited; until then its listening socket still takes
+# connections, and a new daemon would rightly refuse to take over a live socket.
 wait "$SV_PID" 2>/dev/null
 sv_start || { not_ok "serve restarts ($(tail -5 "$SV_LOG"))"; exit 0; }
 api GET "/v1/sandboxes/box/processes/$P4/output?follow=true"
