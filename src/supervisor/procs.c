@@ -290,21 +290,9 @@ static bool drain(struct proc_io *io, int i)
  * side is closed (EIO), waiting at most TTY_END_MS for a side that a child left behind holds. */
 static void drain_tty_end(struct proc_io *io, int i)
 {
-	uint64_t end = aj_now_monotonic_us() + TTY_END_MS * 1000;
-	char buf[READ_CHUNK];
+	uint64_t end = aj_now_monotonic_us() + TTY_END_MS * 1000, now;
 
-	for (;;) {
-		ssize_t n = read(io->out[i], buf, sizeof buf);
-		uint64_t now;
-
-		if (n > 0) {
-			take_output(io, S_PTY, buf, (size_t)n);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 0 || errno != EAGAIN || (now = aj_now_monotonic_us()) >= end)
-			return;
+	while (drain(io, i) && (now = aj_now_monotonic_us()) < end) {
 		struct pollfd pf = {.fd = io->out[i], .events = POLLIN};
 		if (poll(&pf, 1, (int)((end - now + 999) / 1000)) <= 0)
 			return;
