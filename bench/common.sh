@@ -39,7 +39,6 @@ bench_setup() {
 	cd "$WS" || bench_die "cd $WS"
 }
 
-# bench_cc NAME: compiles bench/NAME.c to $BIN/NAME.
 # bench_serve_policy: the policy of the API benchmarks' sandboxes. Rootless without a
 # delegated cgroup: no limits that need one (as the tests' rootless pass).
 bench_serve_policy() {
@@ -61,6 +60,7 @@ bench_serve_cleanup() {
 	rm -rf "$WORK"
 }
 
+# bench_cc NAME: compiles bench/NAME.c to $BIN/NAME.
 bench_cc() {
 	"$CC" -std=gnu17 -O2 -Wall -Wextra -o "$BIN/$1" "$ROOT/bench/$1.c" ||
 		bench_die "building $1 failed"

@@ -268,18 +268,15 @@ static json_t *stats_event(const struct aj_oci_state *st, struct aj_cgroup_oci *
 			 "current", (json_int_t)pids);
 }
 
-/* runc's --interval is a Go duration ("5s", "1m"); a bare number is taken as seconds. */
+/* runc's --interval is a Go duration ("5s", "1m"); a bare number is taken as seconds, as the
+ * duration parser does anyway. */
 static int interval_secs(const char *v, unsigned *secs, struct aj_err *err)
 {
 	uint64_t ms;
 
-	if (v[0] && strspn(v, "0123456789") == strlen(v)) {
-		*secs = (unsigned)atoi(v);
-	} else {
-		if (aj_policy_parse_duration("--interval", v, &ms, err) < 0)
-			return -1;
-		*secs = (unsigned)((ms + 999) / 1000);
-	}
+	if (aj_policy_parse_duration("--interval", v, &ms, err) < 0)
+		return -1;
+	*secs = ms > 86400000 ? 86401 : (unsigned)((ms + 999) / 1000);
 	if (*secs == 0 || *secs > 86400)
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "--interval: expected 1s to 24h");
 	return 0;

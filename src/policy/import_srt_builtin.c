@@ -20,9 +20,6 @@
 #include "common/util.h"
 #include "policy/import_srt_internal.h"
 
-/* Every refusal is a policy error naming the srt field it is about. */
-#define refuse(err, ...) aj_err_set((err), AJ_LAYER_POLICY, 0, __VA_ARGS__)
-
 /* srt's DANGEROUS_FILES, getDangerousDirectories() and the two parts of a .git directory it
  * denies (hooks always, config unless allowGitConfig, which the importer refuses). */
 static const char *const srt_protected[] = {

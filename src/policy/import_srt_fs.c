@@ -79,9 +79,6 @@ int srt_push_unique(struct aj_strv *sv, const char *path, const char *field, str
 	return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
 }
 
-/* Every refusal is a policy error naming the srt field it is about. */
-#define refuse(err, ...) aj_err_set((err), AJ_LAYER_POLICY, 0, __VA_ARGS__)
-
 /* ---- srt's path forms ----------------------------------------------------------------------- */
 
 /* Lexical clean-up of an absolute path: no "//", "." or ".." components, no trailing '/'

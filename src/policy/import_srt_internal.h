@@ -10,6 +10,9 @@
 #include "common/strv.h"
 #include "policy/import_srt.h"
 
+/* Every refusal is a policy error naming the srt field it is about. */
+#define refuse(err, ...) aj_err_set((err), AJ_LAYER_POLICY, 0, __VA_ARGS__)
+
 /* One entry of an srt path list, expanded and resolved. */
 struct srt_path {
 	char *text;      /* as written in the file: "./build" */

@@ -26,12 +26,12 @@ void aj_policy_init(struct aj_policy *p)
 	p->hostname = strdup("agentjail");
 	p->net_mode = AJ_NET_NONE;
 	/* Each proxied connection costs the supervisor two descriptors and two buffers. */
-	p->net_max_connections = 1024;
+	p->net_max_connections = AJ_DEFAULT_MAX_CONNECTIONS;
 	for (size_t i = 0; i < sizeof default_env_allow / sizeof default_env_allow[0]; i++)
 		aj_strv_push(&p->env_allow, default_env_allow[i]);
 	p->limits = (struct aj_limits){
 		.memory = 4ULL << 30,
-		.pids = 4096,
+		.pids = AJ_DEFAULT_PIDS,
 		.cpu_milli = 0,
 		.timeout_ms = 0,
 		.file_size = 0,

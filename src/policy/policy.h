@@ -89,6 +89,10 @@ struct aj_policy {
 	int tier;                       /* enum aj_tier */
 };
 
+/* Defaults that callers also hold policies to (a token owner of the API cannot go above them). */
+#define AJ_DEFAULT_PIDS 4096
+#define AJ_DEFAULT_MAX_CONNECTIONS 1024
+
 void aj_policy_init(struct aj_policy *p);
 void aj_policy_free(struct aj_policy *p);
 

@@ -87,18 +87,19 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
  * tasks and proxied connections. Memory above the default is what --max-memory bounds. */
 static int check_remote_limits(struct aj_srv_req *r, const struct aj_policy *p)
 {
-	const char *field = !p->limits.memory			  ? "policy.limits.memory"
-			    : !p->limits.pids || p->limits.pids > 4096 ? "policy.limits.pids"
-			    : !p->net_max_connections || p->net_max_connections > 1024
-				    ? "policy.network.max_connections"
-				    : NULL;
+	const char *field =
+		!p->limits.memory ? "policy.limits.memory"
+		: !p->limits.pids || p->limits.pids > AJ_DEFAULT_PIDS ? "policy.limits.pids"
+		: !p->net_max_connections || p->net_max_connections > AJ_DEFAULT_MAX_CONNECTIONS
+			? "policy.network.max_connections"
+			: NULL;
 
 	if (!field)
 		return 0;
 	return aj_srv_fail(r, 403, "forbidden", field,
 			   "%s: token owners cannot lift this limit (none, or above the default: "
-			   "pids 4096, max_connections 1024)",
-			   field);
+			   "pids %d, max_connections %d)",
+			   field, AJ_DEFAULT_PIDS, AJ_DEFAULT_MAX_CONNECTIONS);
 }
 
 static int build_policy(struct aj_srv_req *r, struct create_data *d)
