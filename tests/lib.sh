@@ -87,6 +87,9 @@ wait_until() {
 	done
 }
 
+# pid_gone PID: the process has ended (for wait_until).
+pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
 # at_least N CMD...: succeeds if CMD prints a number of at least N (for wait_until).
 at_least() {
 	local n=$1 v

@@ -99,8 +99,6 @@ pj_wait_state() {
 # pj_wait SECONDS CMD...: wait_until, under the name the persistent-sandbox tests use.
 pj_wait() { wait_until "$@"; }
 
-pid_gone() { ! kill -0 "$1" 2>/dev/null; }
-
 # pj_x NAME CMD...: exec in NAME; OUT, ERR, RC as aj_run sets them.
 pj_x() {
 	local name=$1

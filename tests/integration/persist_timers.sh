@@ -25,7 +25,7 @@ pj_create awake --idle-timeout 2s --idle-action stop
 AW_OUT=$(mktmp)/out
 "$AJ" exec awake -- sh -c 'echo up; sleep 6' >"$AW_OUT" 2>&1 &
 AW=$!
-for _ in $(seq 100); do grep -q up "$AW_OUT" && break; sleep 0.1; done
+wait_until 10 grep -q up "$AW_OUT"
 AW_T0=$(date +%s%N)
 expect_eq "the attached exec is running" "$(cat "$AW_OUT")" up
 

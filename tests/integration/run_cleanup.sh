@@ -23,14 +23,8 @@ alive() { pgrep -a -f -- "sleep 3[0-9][0-9]\.$TAG" 2>/dev/null; }
 # running: only the sleeps themselves, not agentjail and init, whose argv holds the same words:
 # a signal sent before the command runs tests nothing.
 running() { pgrep -a -f -- "^sleep 3[0-9][0-9]\.$TAG" 2>/dev/null; }
-gone_within() {
-	local i
-	for i in $(seq "$(($1 * 10))"); do
-		[ -z "$(alive)" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+none_alive() { [ -z "$(alive)" ]; }
+gone_within() { wait_until "$1" none_alive; }
 record_id() { IDS+=("$(report_field "$R" 'd["sandbox"]')"); }
 
 start=$(date +%s%N)
@@ -56,7 +50,7 @@ check "timeout: every process is gone" gone_within 3
 rm -f "$R"
 "$AJ" run $RL --report "$R" -- sleep 308.$TAG >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 300); do [ -n "$(running)" ] && break; sleep 0.05; done
+wait_until 15 running >/dev/null
 check "interrupt: the command is running" test -n "$(running)"
 kill -TERM "$pid"
 wait "$pid"
@@ -75,12 +69,12 @@ rm -f "$WS/got-term"
 "$AJ" run $RL --report "$R" -- sh -c "trap 'touch got-term' TERM; (trap '' TERM; exec sleep 309.$TAG) & wait; trap '' TERM; sleep 310.$TAG" \
 	>/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 300); do [ -n "$(running)" ] && break; sleep 0.05; done
+wait_until 15 running >/dev/null
 kill -TERM "$pid"
 check "second interrupt: the first reached the command" wait_until 15 test -e "$WS/got-term"
 check "second interrupt: the command lives on after the first" kill -0 "$pid"
 kill -TERM "$pid"
-for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+wait_until 5 pid_gone "$pid"
 check "second interrupt: agentjail ends" sh -c "! kill -0 $pid 2>/dev/null"
 wait "$pid" 2>/dev/null
 expect_eq "second interrupt: exit 128+15 (the sandbox killed, not the command's own end)" "$?" 143
@@ -90,7 +84,7 @@ check "second interrupt: every process is gone" gone_within 3
 # The supervisor is killed outright: the sandbox must not outlive it.
 "$AJ" run $RL --events "$T/ev" -- sleep 311.$TAG >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 300); do [ -n "$(running)" ] && break; sleep 0.05; done
+wait_until 15 running >/dev/null
 check "supervisor killed: the command was running" test -n "$(running)"
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null

@@ -152,7 +152,7 @@ fi
 "$AJ" run --policy "$P" $MEMFLAG --cpus none --open-files 300 --report "$R" --events "$E" \
 	-- sh -c 'for i in $(seq 600); do [ -e go ] && exit 0; sleep 0.05; done; exit 1' >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 400); do [ -s "$E" ] && break; sleep 0.05; done
+wait_until 20 test -s "$E"
 ID3=$(head -1 "$E" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["sandbox"])' 2>/dev/null)
 if [ "$MEM_USABLE" = True ]; then
 	expect_eq "the cgroup enforces the flag's memory limit, not the file's" \

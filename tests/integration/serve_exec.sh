@@ -77,16 +77,11 @@ expect_api "exec: an unknown field: 400" 400 bogus unknown_field
 apij POST /v1/sandboxes/nosuch/exec '{"argv": ["true"]}'
 expect_api "exec: an unknown sandbox: 404" 404 "" not_found
 
-# sleepers_until N: polls (15 s) the count of the sleeps below until it is N; prints the last.
-sleepers_until() {
-	local n end=$(($(date +%s) + 15))
-	while :; do
-		apij POST /v1/sandboxes/box/exec '{"command": "ps -eo args | grep -c \"^sleep 30[01]\""}'
-		n=$(lines '"".join(l.get("data","") for l in L if l["type"]=="stdout").strip()')
-		[ "$n" = "$1" ] || [ "$(date +%s)" -ge "$end" ] && break
-		sleep 0.1
-	done
-	echo "$n"
+# sleepers_are N: whether the count of the sleeps below is N (the count left in SLEEPERS).
+sleepers_are() {
+	apij POST /v1/sandboxes/box/exec '{"command": "ps -eo args | grep -c \"^sleep 30[01]\""}'
+	SLEEPERS=$(lines '"".join(l.get("data","") for l in L if l["type"]=="stdout").strip()')
+	[ "$SLEEPERS" = "$1" ]
 }
 
 # A client that goes away: its command and what it started are killed.
@@ -95,11 +90,13 @@ curl -s -N --max-time 120 --unix-socket "$SOCK" -H 'Content-Type: application/js
 	--data-binary '{"command": "sleep 300 & echo started; exec sleep 301"}' \
 	http://aj/v1/sandboxes/box/exec >"$GONE_OUT" &
 GONE=$!
-for _ in $(seq 150); do grep -q started "$GONE_OUT" && break; sleep 0.1; done
-expect_eq "exec: a streamed command and its child run" "$(sleepers_until 2)" 2
+wait_until 15 grep -q started "$GONE_OUT"
+wait_until 15 sleepers_are 2
+expect_eq "exec: a streamed command and its child run" "$SLEEPERS" 2
 kill "$GONE"
 wait "$GONE" 2>/dev/null
-expect_eq "exec: the client went away: its command and children are gone" "$(sleepers_until 0)" 0
+wait_until 15 sleepers_are 0
+expect_eq "exec: the client went away: its command and children are gone" "$SLEEPERS" 0
 
 # ---- background processes ----------------------------------------------------------------------
 
