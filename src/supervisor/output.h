@@ -13,7 +13,8 @@ enum { AJ_STREAM_STDOUT = 0, AJ_STREAM_STDERR = 1 };
 struct aj_output {
 	uint64_t cap;         /* 0: none */
 	uint64_t received[2]; /* bytes the sandbox wrote, per stream */
-	uint64_t passed;      /* bytes handed to the caller, both streams */
+	uint64_t passed;      /* bytes let through to the caller, both streams */
+	uint64_t undelivered; /* of those, what a caller that stopped reading never got */
 	bool truncated;
 };
 

@@ -29,10 +29,11 @@ static json_t *hits_json(unsigned hits)
 
 static json_t *output_json(const struct aj_run_result *res)
 {
-	return json_pack("{s:I, s:I, s:I, s:b}", "stdout_bytes",
+	return json_pack("{s:I, s:I, s:I, s:I, s:b}", "stdout_bytes",
 			 (json_int_t)res->out.received[AJ_STREAM_STDOUT], "stderr_bytes",
 			 (json_int_t)res->out.received[AJ_STREAM_STDERR], "passed_bytes",
-			 (json_int_t)res->out.passed, "truncated", res->out.truncated);
+			 (json_int_t)res->out.passed, "undelivered_bytes",
+			 (json_int_t)res->out.undelivered, "truncated", res->out.truncated);
 }
 
 static json_t *error_json(const struct aj_run_result *res)

@@ -85,7 +85,11 @@ static void release_interrupts(struct run_ctx *c)
 
 /* The wall-clock timeout must fire even while the loop is stuck writing output to a caller
  * that stopped reading: SIGALRM interrupts that write, kills the sandbox, and from then on
- * output is dropped instead of written. */
+ * output is dropped instead of written. The alarm repeats until the loop ends: a write that
+ * had moved some bytes returns that count instead of EINTR, and the next one would block
+ * for good if no further signal came. */
+#define HARD_TIMEOUT_REPEAT_US 100000
+
 static volatile sig_atomic_t hard_timeout;
 static int alarm_pidfd = -1;
 
@@ -100,11 +104,13 @@ static void on_alarm(int sig)
 static void arm_hard_timeout(int pidfd, uint64_t ms)
 {
 	struct sigaction sa;
-	struct itimerval it = {{0, 0}, {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000}};
+	struct itimerval it = {{0, HARD_TIMEOUT_REPEAT_US},
+			       {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000}};
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_alarm; /* no SA_RESTART: a blocked write returns EINTR */
 	sigaction(SIGALRM, &sa, NULL);
+	hard_timeout = 0;
 	alarm_pidfd = pidfd;
 	setitimer(ITIMER_REAL, &it, NULL);
 }
@@ -117,25 +123,26 @@ static void disarm_hard_timeout(void)
 	alarm_pidfd = -1;
 }
 
-/* Writes all of buf to the caller, unless the timeout fired meanwhile. */
-static int write_out(int fd, const char *buf, size_t len)
+/* Writes all of buf to the caller, unless the timeout fired meanwhile; what was not written
+ * is counted as undelivered. */
+static int write_out(int fd, const char *buf, size_t len, uint64_t *undelivered)
 {
-	while (len > 0) {
+	while (len > 0 && !hard_timeout) {
 		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR && !hard_timeout)
-			continue;
 		if (n < 0 && errno == EAGAIN) {
 			struct pollfd p = {.fd = fd, .events = POLLOUT};
-			if (poll(&p, 1, -1) < 0 && hard_timeout)
-				return -1;
+			poll(&p, 1, -1); /* EINTR from the alarm: the loop's condition ends it */
 			continue;
 		}
-		if (n < 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+		}
 	}
-	return 0;
+	*undelivered += len;
+	return len > 0 ? -1 : 0;
 }
 
 static void maybe_done(struct run_ctx *c)
@@ -195,7 +202,9 @@ static void relay(struct run_ctx *c, struct stream *s)
 		return;
 	}
 	pass = aj_output_admit(&c->res->out, s->which, (size_t)n);
-	if (pass && s->dest >= 0 && write_out(s->dest, buf, pass) < 0)
+	if (pass && s->dest < 0)
+		c->res->out.undelivered += pass;
+	else if (pass && write_out(s->dest, buf, pass, &c->res->out.undelivered) < 0)
 		s->dest = -1; /* the caller stopped reading, or the timeout hit: keep draining */
 	if (pass < (size_t)n && !(c->res->hits & AJ_HIT_OUTPUT)) {
 		const struct aj_limits *l = &c->plan->policy->limits;
@@ -217,6 +226,28 @@ static void on_stream(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	relay(s->c, s);
+}
+
+/* Reached through the loop's timer or, when the loop was stuck writing to a caller that
+ * stopped reading, through the alarm; whichever comes first reports it. */
+static void reach_timeout(struct run_ctx *c)
+{
+	char d[32];
+
+	if (c->res->hits & AJ_HIT_TIMEOUT)
+		return;
+	aj_format_duration_ms(c->plan->policy->limits.timeout_ms, d, sizeof d);
+	fprintf(stderr, "agentjail: timeout of %s reached; stopping the sandbox\n", d);
+	hit(c, AJ_HIT_TIMEOUT,
+	    json_pack("{s:I}", "timeout_ms", (json_int_t)c->plan->policy->limits.timeout_ms));
+	kill_sandbox(c);
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	reach_timeout(arg);
 }
 
 static void on_ctl(evutil_socket_t fd, short what, void *arg)
@@ -250,23 +281,11 @@ static void on_init_exit(evutil_socket_t fd, short what, void *arg)
 	waitpid(c->sb.pid, NULL, 0);
 	c->sb.pid = 0;
 	c->init_gone = true;
+	if (hard_timeout)
+		reach_timeout(c);
 	/* A daemon left by the command may hold the output pipes open. */
 	kill_tree(c);
 	maybe_done(c);
-}
-
-static void on_timeout(evutil_socket_t fd, short what, void *arg)
-{
-	struct run_ctx *c = arg;
-	char d[32];
-
-	(void)fd;
-	(void)what;
-	aj_format_duration_ms(c->plan->policy->limits.timeout_ms, d, sizeof d);
-	fprintf(stderr, "agentjail: timeout of %s reached; stopping the sandbox\n", d);
-	hit(c, AJ_HIT_TIMEOUT,
-	    json_pack("{s:I}", "timeout_ms", (json_int_t)c->plan->policy->limits.timeout_ms));
-	kill_sandbox(c);
 }
 
 /* The first interrupt is passed to the command (it may want to clean up); a second one ends
@@ -419,6 +438,8 @@ static int run_loop(struct run_ctx *c, struct aj_err *err)
 		arm_hard_timeout(c->sb.pidfd, timeout + 50);
 	event_base_dispatch(c->base);
 	disarm_hard_timeout();
+	if (hard_timeout)
+		reach_timeout(c);
 	r = 0;
 out:
 	aj_gitwatch_unhook(&c->git);

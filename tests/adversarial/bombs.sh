@@ -237,6 +237,27 @@ test_timeout_unread_output() {
 		test "${ms:-99999}" -ge 2000 -a "${ms:-99999}" -le 5000
 }
 
+# The same with a write that the full pipe cuts in two: 60,000 bytes fit in the caller's
+# 64 KiB pipe, the next 10,000 only in part, and the timeout comes while agentjail waits to
+# write the rest (a write that moved some bytes returns their count, not EINTR).
+test_timeout_partial_write() {
+	adv_setup
+	local ms
+	"$AJ" run -w "$WS" --report "$REPORT" $(rootless_flags) --timeout 2s -- \
+		sh -c 'head -c 60000 /dev/zero; sleep 0.5; head -c 10000 /dev/zero
+			while :; do :; done' </dev/null 2>"$T/err" | sleep 8
+	ms=$(rep 'int(d["wall_ms"])')
+	expect_eq "partial write: exit code 124 (timeout)" "$(rep 'd["exit_code"]')" 124
+	expect_eq "partial write: report limit_hit" "$(rep 'd["limit_hit"]')" timeout
+	check "partial write: the sandbox ended 2-5 s after the start (${ms} ms)" \
+		test "${ms:-99999}" -ge 2000 -a "${ms:-99999}" -le 5000
+	expect_contains "partial write: the timeout is announced" "$(cat "$T/err")" \
+		"timeout of 2s reached"
+	expect_eq "partial write: report passed_bytes" "$(rep 'd["output"]["passed_bytes"]')" 70000
+	check "partial write: what did not fit is reported undelivered" \
+		test "$(rep 'd["output"]["undelivered_bytes"]')" -ge $((70000 - 65536))
+}
+
 test_cpu_quota() {
 	adv_setup
 	if ! is_root; then
@@ -261,4 +282,5 @@ test_output_flood
 test_output_flood_kill
 test_cpu_spin_timeout
 test_timeout_unread_output
+test_timeout_partial_write
 test_cpu_quota

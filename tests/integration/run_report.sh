@@ -43,7 +43,7 @@ expect_eq "report: cpu_ms is a number" "$(json "$R" 'type(d["cpu_ms"]).__name__'
 expect_eq "report: peak_memory_bytes is a positive integer" \
 	"$(json "$R" 'isinstance(d["peak_memory_bytes"], int) and d["peak_memory_bytes"] > 0')" True
 expect_eq "report: output" "$(json "$R" 'd["output"]')" \
-	"{'stdout_bytes': 4, 'stderr_bytes': 4, 'passed_bytes': 8, 'truncated': False}"
+	"{'stdout_bytes': 4, 'stderr_bytes': 4, 'passed_bytes': 8, 'undelivered_bytes': 0, 'truncated': False}"
 expect_eq "report: plan.sandbox is the sandbox id" "$(json "$R" 'd["plan"]["sandbox"]')" "$ID"
 expect_eq "report: plan.mode" "$(json "$R" 'd["plan"]["mode"]')" "$MODE"
 expect_eq "report: plan.workspace" "$(json "$R" 'd["plan"]["workspace"]')" "$WS"
@@ -110,12 +110,20 @@ expect_eq "output limit: the command's exit status stands" "$rc" 0
 expect_eq "output limit: only the first 10 bytes pass" "$out" 0123456789
 expect_contains "output limit: said on stderr" "$(cat "$T/err")" "output limit of 10 B reached"
 expect_eq "output limit: report output" "$(json "$R" 'd["output"]')" \
-	"{'stdout_bytes': 17, 'stderr_bytes': 0, 'passed_bytes': 10, 'truncated': True}"
+	"{'stdout_bytes': 17, 'stderr_bytes': 0, 'passed_bytes': 10, 'undelivered_bytes': 0, 'truncated': True}"
 expect_eq "output limit: limits_hit" "$(json "$R" 'd["limits_hit"]')" "['output']"
 aj_run run $RL --report "$R" --output-limit 1KiB --output-action kill -- yes
 expect_eq "output limit with kill: exit code 123" "$RC" 123
 expect_eq "output limit with kill: limit_hit" "$(json "$R" 'd["limit_hit"]')" output
 expect_eq "output limit with kill: 1 KiB passed" "${#OUT}" 1023 # the last newline is stripped
+
+# A reader that goes away early: the rest is drained and counted, and the run goes on.
+first=$("$AJ" run $RL --report "$R" -- sh -c 'seq 100000; echo done >&2' 2>"$T/err" | head -1)
+expect_eq "reader gone: it got the first line" "$first" 1
+expect_eq "reader gone: the command ran to its end" "$(cat "$T/err")" done
+expect_eq "reader gone: exit code 0" "$(json "$R" 'd["exit_code"]')" 0
+expect_eq "reader gone: what it never got is reported undelivered" \
+	"$(json "$R" '0 < d["output"]["undelivered_bytes"] < d["output"]["stdout_bytes"] == 588895')" True
 
 # ---- memory and pids limits (where a cgroup enforces them) -----------------------------------------
 
