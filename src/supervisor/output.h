@@ -14,7 +14,7 @@ struct aj_output {
 	uint64_t cap;         /* 0: none */
 	uint64_t received[2]; /* bytes the sandbox wrote, per stream */
 	uint64_t passed;      /* bytes let through to the caller, both streams */
-	uint64_t undelivered; /* of those, what a caller that stopped reading never got */
+	uint64_t undelivered; /* of those, what could not be written to the caller */
 	bool truncated;
 };
 

@@ -95,10 +95,13 @@ static int alarm_pidfd = -1;
 
 static void on_alarm(int sig)
 {
+	int saved = errno; /* the repeats land between other calls and their errno checks */
+
 	(void)sig;
 	hard_timeout = 1;
 	if (alarm_pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, alarm_pidfd, SIGKILL, NULL, 0);
+	errno = saved;
 }
 
 static void arm_hard_timeout(int pidfd, uint64_t ms)
@@ -437,9 +440,9 @@ static int run_loop(struct run_ctx *c, struct aj_err *err)
 	if (timeout)
 		arm_hard_timeout(c->sb.pidfd, timeout + 50);
 	event_base_dispatch(c->base);
-	disarm_hard_timeout();
 	if (hard_timeout)
-		reach_timeout(c);
+		reach_timeout(c); /* with the alarm still on: its message may meet a stalled stderr */
+	disarm_hard_timeout();
 	r = 0;
 out:
 	aj_gitwatch_unhook(&c->git);
