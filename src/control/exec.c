@@ -171,9 +171,23 @@ static int pump(struct aj_exec *x, int stream, const struct aj_exec_hooks *h)
 	return 0;
 }
 
+/* A terminal can answer EIO (its other side closed) a moment before the command's last output
+ * has reached it; that output is there once the exit is known. So before the exit, EIO only
+ * parks the terminal (not watched); after it, the terminal is read to its end. */
+static void stream_ended(struct aj_exec *x, int i, bool *parked)
+{
+	if (x->master >= 0 && !x->exited) {
+		parked[i] = true;
+		return;
+	}
+	close(x->out[i]);
+	x->out[i] = -1;
+}
+
 int aj_exec_wait(struct aj_exec *x, const struct aj_exec_hooks *h)
 {
 	int idle_after_exit = 0, watch = h->on_watch ? h->watch_fd : -1, ctl = x->ctl;
+	bool parked[2] = {false, false};
 
 	/* What came before the wait (a signal while the command was being started) is handled
 	 * now, not after the next event, which may be a long time coming. */
@@ -181,8 +195,8 @@ int aj_exec_wait(struct aj_exec *x, const struct aj_exec_hooks *h)
 		return 1;
 	while (!x->exited || idle_after_exit < DRAIN_IDLE_ROUNDS) {
 		struct pollfd p[4] = {{ctl, POLLIN, 0},
-				      {x->out[0], POLLIN, 0},
-				      {x->out[1], POLLIN, 0},
+				      {parked[0] ? -1 : x->out[0], POLLIN, 0},
+				      {parked[1] ? -1 : x->out[1], POLLIN, 0},
 				      {watch, POLLIN, 0}};
 		int r = poll(p, 4, x->exited ? DRAIN_POLL_MS : h->tick_ms > 0 ? h->tick_ms : -1);
 
@@ -190,10 +204,10 @@ int aj_exec_wait(struct aj_exec *x, const struct aj_exec_hooks *h)
 		if (r > 0 && p[0].revents && take_event(x) < 0)
 			ctl = -1; /* gone: its hang-up would wake every poll */
 		for (int i = 0; r > 0 && i < 2; i++)
-			if (p[1 + i].revents && pump(x, i, h) < 0) {
-				close(x->out[i]);
-				x->out[i] = -1;
-			}
+			if (p[1 + i].revents && pump(x, i, h) < 0)
+				stream_ended(x, i, parked);
+		if (x->exited)
+			parked[0] = parked[1] = false;
 		if (r > 0 && watch >= 0 && p[3].revents && h->on_watch(h->arg, x) < 0)
 			watch = -1;
 		/* Also after a signal interrupted poll (r < 0, EINTR): the hook handles it. */

@@ -80,11 +80,16 @@ static struct proc_io *io_new(struct persist *p, json_t *req)
 	return io;
 }
 
-static void close_out(struct proc_io *io, int i)
+static void unwatch_out(struct proc_io *io, int i)
 {
 	if (io->out_ev[i])
 		event_free(io->out_ev[i]);
 	io->out_ev[i] = NULL;
+}
+
+static void close_out(struct proc_io *io, int i)
+{
+	unwatch_out(io, i);
 	if (io->out[i] >= 0)
 		close(io->out[i]);
 	io->out[i] = -1;
@@ -286,8 +291,10 @@ static bool drain(struct proc_io *io, int i)
 }
 
 /* A terminal's last output can still be on its way from the command's side when its exit is
- * known (the kernel moves it over in deferred work): read on until the terminal says its other
- * side is closed (EIO), waiting at most TTY_END_MS for a side that a child left behind holds. */
+ * known, or even when the terminal already answered EIO (its other side closed): the kernel
+ * moves it over in deferred work. So EIO before the exit only stops watching the terminal,
+ * and at the exit it is read on until EIO, with poll (which flushes that work) in between,
+ * waiting at most TTY_END_MS for a side that a child left behind holds. */
 static void drain_tty_end(struct proc_io *io, int i)
 {
 	uint64_t end = aj_now_monotonic_us() + TTY_END_MS * 1000, now;
@@ -305,10 +312,14 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 	int i = fd == io->out[0] ? 0 : 1;
 
 	(void)what;
-	if (!drain(io, i))
+	if (drain(io, i)) {
+		if (followers_behind(io))
+			set_throttle(io, true);
+	} else if (io->tty) {
+		unwatch_out(io, i); /* read again at the exit: see drain_tty_end */
+	} else {
 		close_out(io, i);
-	else if (followers_behind(io))
-		set_throttle(io, true);
+	}
 }
 
 void aj_procs_on_drained(struct persist *p)
