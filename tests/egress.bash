@@ -46,10 +46,6 @@ eg_init() {
 	REPORT=$EG/report.json
 }
 
-eg_free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 # eg_ca NAME...: a test CA and one server certificate for all NAMEs ($EG/ca/{ca,srv}.pem).
 eg_ca() {
 	local d=$EG/ca san="" n

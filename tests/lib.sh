@@ -98,6 +98,11 @@ at_least() {
 	[ "${v:-0}" -ge "$n" ] 2>/dev/null
 }
 
+# free_port: a TCP port on 127.0.0.1 nothing listens on right now.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 is_root() { [ "$(id -u)" = 0 ]; }
 is_rootless_pass() { [ "${AJ_PASS:-main}" = rootless ]; }
 

@@ -46,11 +46,6 @@ sv_start() {
 	sv_wait_health 15
 }
 
-# sv_free_port: a TCP port on 127.0.0.1 nothing listens on right now.
-sv_free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # sv_tokens LINE...: writes the token file $SV_DIR/tokens (mode 0600).
 sv_tokens() {
 	printf '%s\n' "$@" >"$SV_DIR/tokens"
@@ -59,7 +54,7 @@ sv_tokens() {
 
 # sv_start_tcp [ARGS...]: sv_start plus --listen 127.0.0.1:$SV_PORT --token-file.
 sv_start_tcp() {
-	SV_PORT=$(sv_free_port)
+	SV_PORT=$(free_port)
 	sv_start --listen "127.0.0.1:$SV_PORT" --token-file "$SV_DIR/tokens" "$@"
 }
 

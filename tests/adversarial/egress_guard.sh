@@ -16,13 +16,13 @@ eg_init
 eg_ca plain.test
 eg_netns || { not_ok "network namespace setup"; exit 1; }
 eg_upstream 0.0.0.0 80 443 7 "$EG_NS" || { not_ok "upstream servers start"; exit 1; }
-DNS_PORT=$(eg_free_port)
+DNS_PORT=$(free_port)
 eg_dns "$DNS_PORT" "rebind.test=$EG_PUB/127.0.0.1" "mixed.test=$EG_PUB,$EG_PRIV" \
 	"plain.test=$EG_PUB" "meta.test=169.254.169.254" || { not_ok "DNS server starts"; exit 1; }
 
 # A listener on the host's loopback (v4 and v6), and on the host's own "public" address (the
 # host end of the veth), that counts every connection reaching it.
-LPORT=$(eg_free_port)
+LPORT=$(free_port)
 HOST_PUB=${EG_PUB%.2}.1
 python3 -c '
 import select, socket, sys, time

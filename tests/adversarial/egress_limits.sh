@@ -11,9 +11,9 @@
 
 eg_init
 eg_ca svc.test
-HP=$(eg_free_port)
-TP=$(eg_free_port)
-EP=$(eg_free_port)
+HP=$(free_port)
+TP=$(free_port)
+EP=$(free_port)
 eg_upstream 127.0.0.1 "$HP" "$TP" "$EP" || { not_ok "upstream servers start"; exit 1; }
 eg_hosts "127.0.0.1 svc.test"
 

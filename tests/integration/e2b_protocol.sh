@@ -26,7 +26,7 @@ printf '{"base": %s}\n' "$SV_POLICY" >"$SV_DIR/templates.json"
 # A directory of the host the sandboxes do not see: their /tmp is a tmpfs of their own.
 HOST_DIR=$SV_DIR/host
 mkdir "$HOST_DIR"
-E2B_PORT=$(sv_free_port)
+E2B_PORT=$(free_port)
 # The default limits (--max-body 1 MiB, --max-upload 64 MiB) are the ones tested; a short
 # --read-timeout so that streams silent for longer than it (the SDK's keepalive interval is
 # 50 s, the default timeout 30 s) are quick to test.

@@ -32,7 +32,7 @@ printf '%s alice\n' "$KEY" >"$SV_DIR/e2b-keys"
 chmod 600 "$SV_DIR/e2b-keys"
 # Rootless without a delegated cgroup the base template must not ask for limits it cannot get.
 printf '{"base": %s}\n' "$SV_POLICY" >"$SV_DIR/templates.json"
-E2B_PORT=$(sv_free_port)
+E2B_PORT=$(free_port)
 sv_start --e2b-listen "127.0.0.1:$E2B_PORT" --e2b-keys "$SV_DIR/e2b-keys" \
 	--e2b-templates "$SV_DIR/templates.json" || {
 	not_ok "serve --e2b-listen starts ($(tail -5 "$SV_LOG"))"
