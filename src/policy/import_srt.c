@@ -239,8 +239,9 @@ static const struct srt_field network_fields[] = {
 	 "outside the paths it is granted"},
 	{"allowAllUnixSockets", K_FALSE, NULL, NULL,
 	 "agentjail does not lift its confinement of unix sockets"},
-	{"allowLocalBinding", K_FALSE, NULL, NULL,
-	 "agentjail's Landlock rules refuse TCP bind in the sandbox and no setting lifts that"},
+	{"allowLocalBinding", K_DROP, NULL, NULL,
+	 "a sandbox binds only on its own loopback, in its own network namespace, which nothing "
+	 "outside reaches unless a port is published"},
 	{"allowMachLookup", K_EMPTY, NULL, NULL, "macOS XPC services"},
 	{"httpProxyPort", K_REFUSE, NULL, NULL,
 	 "agentjail always filters through its own egress proxy; it cannot hand the sandbox's "

@@ -30,6 +30,7 @@ enum fkind {
 	F_ENVMAP,
 	F_ENUM,
 	F_CREDS, /* credentials.c */
+	F_PORTS,
 };
 
 typedef int (*check_fn)(const char *path, const char *value, struct aj_err *err);
@@ -152,6 +153,7 @@ static const struct field network_fields[] = {
 	{"allow_private", F_STRV, OFF(net_allow_private), NULL, NULL, check_cidr},
 	{"max_connections", F_COUNT, OFF(net_max_connections), NULL, NULL, NULL},
 	{"max_bytes", F_SIZE, OFF(net_max_bytes), NULL, NULL, NULL},
+	{"listen", F_PORTS, OFF(net_listen), NULL, NULL, NULL},
 	FIELD_END,
 };
 
@@ -207,6 +209,7 @@ static const char *kind_expect(const struct field *f)
 	case F_ENVMAP: return "an object mapping variable names to strings";
 	case F_ENUM: return "one of the listed strings";
 	case F_CREDS: return "an object mapping variable names to credentials";
+	case F_PORTS: return "an array of TCP port numbers (1-65535)";
 	}
 	return "?";
 }
@@ -285,6 +288,37 @@ static int apply_strv(const char *path, const struct field *f, json_t *v, struct
 		if (aj_strv_push(sv, json_string_value(el)) < 0)
 			return aj_err_sys(err, AJ_LAYER_POLICY, "%s", elpath);
 	}
+	return 0;
+}
+
+static int apply_ports(const char *path, const struct field *f, json_t *v, struct aj_ports *out,
+		       struct aj_err *err)
+{
+	struct aj_ports ports = {0};
+	size_t i;
+	json_t *el;
+
+	if (!json_is_array(v))
+		return type_error(path, f, v, err);
+	json_array_foreach(v, i, el) {
+		json_int_t n = json_is_integer(el) ? json_integer_value(el) : 0;
+		size_t k = 0;
+
+		if (n < 1 || n > 65535)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "%s[%zu]: expected a TCP port number (1-65535), got %s", path,
+					  i, json_is_integer(el) ? "a number out of range"
+								  : json_type_name(el));
+		while (k < ports.n && ports.v[k] != (uint16_t)n)
+			k++;
+		if (k < ports.n)
+			continue;
+		if (ports.n == AJ_PORTS_MAX)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: more than %d ports", path,
+					  AJ_PORTS_MAX);
+		ports.v[ports.n++] = (uint16_t)n;
+	}
+	*out = ports;
 	return 0;
 }
 
@@ -392,6 +426,8 @@ static int apply_field(struct aj_policy *p, const struct field *f, const char *p
 		return apply_enum(path, f, v, (int *)base, err);
 	case F_CREDS:
 		return aj_policy_creds_apply_json(p, path, v, err);
+	case F_PORTS:
+		return apply_ports(path, f, v, (struct aj_ports *)base, err);
 	}
 	return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "%s: unhandled field kind", path);
 }
@@ -576,6 +612,13 @@ static json_t *field_to_json(const struct aj_policy *p, const struct field *f)
 	case F_ENVMAP: return envmap_to_json((const struct aj_strv *)base);
 	case F_ENUM: return json_string(f->enum_names[*(const int *)base]);
 	case F_CREDS: return aj_policy_creds_to_json(p);
+	case F_PORTS: {
+		const struct aj_ports *ports = (const struct aj_ports *)base;
+		json_t *a = json_array();
+		for (size_t i = 0; i < ports->n; i++)
+			json_array_append_new(a, json_integer(ports->v[i]));
+		return a;
+	}
 	}
 	return NULL;
 }

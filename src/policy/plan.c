@@ -278,19 +278,21 @@ static void rlimits(struct aj_plan *p)
 			  l->file_size ? ", file size limited" : "");
 }
 
-/* With the proxy, the sandbox's loopback has a live port into the supervisor: Landlock's
- * TCP rules are what keep everything else inside from being connected to or listened on, so
- * the proxy mode needs them (ABI 4) unless the caller accepts running without. */
-static int landlock_net_proxy(struct aj_plan *p, struct aj_err *err)
+/* Landlock's TCP rules in this tier: none. The network namespace is the boundary: it has no
+ * interface but loopback, so nothing a process binds or connects to there is anything but the
+ * sandbox's own (and, in proxy mode, the proxy's port, which the supervisor holds). Rules on
+ * top would only keep servers from listening on the sandbox's own loopback (test suites,
+ * dev servers, Jupyter kernels); they add no boundary (docs/threat-model.md). */
+static void landlock_net(struct aj_plan *p)
 {
-	char probe[160];
-
-	if (p->policy->net_mode != AJ_NET_PROXY)
-		return 0;
-	snprintf(probe, sizeof probe, "network.mode \"proxy\" needs Landlock TCP rules (ABI 4, "
-		 "Linux 6.7); this kernel offers ABI %d", p->features->landlock_abi);
-	return aj_plan_need(p, AJ_PL_LANDLOCK_NET, "landlock-net", "landlock", AJ_LAYER_LANDLOCK,
-			    probe, "use Linux 6.7 or later with Landlock enabled", err);
+	if (p->policy->net_mode == AJ_NET_HOST)
+		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_OFF,
+				  "network.mode=host: TCP is not restricted");
+	else
+		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_OFF,
+				  "not needed: the network namespace holds only the sandbox's own "
+				  "loopback%s, where servers bind and connect on any port",
+				  p->policy->net_mode == AJ_NET_PROXY ? " and the proxy's port" : "");
 }
 
 static int landlock(struct aj_plan *p, struct aj_err *err)
@@ -300,45 +302,21 @@ static int landlock(struct aj_plan *p, struct aj_err *err)
 	if (p->tier == AJ_TIER_LANDLOCK)
 		return aj_plan_tier_landlock(p, err);
 	p->landlock_abi = abi;
+	landlock_net(p);
 	if (abi < 1) {
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_SUPPLEMENTAL, "no Landlock");
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_SUPPLEMENTAL, "no Landlock");
-		if (aj_plan_need(p, AJ_PL_LANDLOCK_FS, "landlock", NULL, AJ_LAYER_LANDLOCK,
-				 p->features->landlock_why,
-				 "boot a kernel with Landlock enabled (5.13+, lsm=...,landlock)",
-				 err) < 0)
-			return -1;
-		return landlock_net_proxy(p, err);
+		return aj_plan_need(p, AJ_PL_LANDLOCK_FS, "landlock", NULL, AJ_LAYER_LANDLOCK,
+				    p->features->landlock_why,
+				    "boot a kernel with Landlock enabled (5.13+, lsm=...,landlock)",
+				    err);
 	}
 	p->ll_fs = aj_landlock_fs_rights(abi);
 	aj_plan_set_layer(p, AJ_PL_LANDLOCK_FS, AJ_LS_ENFORCED,
 			  "ABI %d: only the paths mounted in are reachable, with the rights "
 			  "listed in the root filesystem",
 			  abi);
-	/* In this tier the network and pid namespaces hold the same boundaries; Landlock's
-	 * TCP rules and scopes are a second lock on the same door when the kernel has them. */
-	if (p->policy->net_mode == AJ_NET_HOST) {
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_OFF,
-				  "network.mode=host: TCP is not restricted");
-	} else if (abi >= 4 && p->policy->net_mode == AJ_NET_PROXY) {
-		p->ll_net = AJ_LL_NET_BIND_TCP | AJ_LL_NET_CONNECT_TCP;
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_ENFORCED,
-				  "TCP bind denied on every port; connect allowed only to port %u "
-				  "(the egress proxy on the sandbox's loopback)",
-				  AJ_EGRESS_PORT);
-	} else if (abi >= 4) {
-		p->ll_net = AJ_LL_NET_BIND_TCP | AJ_LL_NET_CONNECT_TCP;
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_ENFORCED,
-				  "TCP bind and connect denied on every port");
-	} else if (p->policy->net_mode == AJ_NET_PROXY) {
-		if (landlock_net_proxy(p, err) < 0)
-			return -1;
-	} else {
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_SUPPLEMENTAL,
-				  "kernel Landlock ABI %d < 4; TCP is confined by the network "
-				  "namespace",
-				  abi);
-	}
+	/* In this tier the pid namespace and the network namespace hold the same boundaries;
+	 * Landlock's scopes are a second lock on the same door when the kernel has them. */
 	if (abi >= 6) {
 		p->ll_scope = AJ_LL_SCOPE_ABSTRACT_UNIX | AJ_LL_SCOPE_SIGNAL;
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_ENFORCED,

@@ -56,7 +56,7 @@ static const struct aj_tier_row rows[] = {
 	{AJ_PL_CAPS, "all dropped, bounding set emptied, securebits locked",
 	 "none held (refused as root); the bounding set stays the caller's, no_new_privs keeps "
 	 "file capabilities from using it"},
-	{AJ_PL_LANDLOCK_NET, "a second lock behind the network namespace",
+	{AJ_PL_LANDLOCK_NET, "not used: the network namespace is the boundary",
 	 "the TCP boundary itself (ABI 4 needed)"},
 	{AJ_PL_LANDLOCK_SCOPE, "a second lock behind the pid and network namespaces",
 	 "the boundary for signals and abstract unix sockets (ABI 6 needed)"},
@@ -445,9 +445,20 @@ static int proxy_port(struct aj_plan *p, struct aj_err *err)
 	return 0;
 }
 
+/* "ports 8000, 8080" for network.listen, or "" when it names none. */
+static void listen_text(const struct aj_ports *ports, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ports->n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%u",
+					i ? ", " : ports->n > 1 ? "ports " : "port ", ports->v[i]);
+}
+
 static int tcp_rules(struct aj_plan *p, int abi, struct aj_err *err)
 {
-	char probe[160];
+	char probe[160], ports[96];
 
 	if (p->policy->net_mode == AJ_NET_HOST) {
 		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_OFF,
@@ -463,10 +474,23 @@ static int tcp_rules(struct aj_plan *p, int abi, struct aj_err *err)
 				    probe, "use Linux 6.7 or later", err);
 	}
 	p->ll_net = AJ_LL_NET_BIND_TCP | AJ_LL_NET_CONNECT_TCP;
-	if (p->egress.on)
-		return proxy_port(p, err);
+	if (p->egress.on && proxy_port(p, err) < 0)
+		return -1;
+	if (!p->policy->net_listen.n) {
+		if (!p->egress.on)
+			aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_ENFORCED,
+					  "TCP bind and connect denied on every port, on every "
+					  "address");
+		return 0;
+	}
+	/* A listener here is on the host's network, on every address it binds: the policy
+	 * names its ports. listen() must then be allowed, and listen() on an unbound socket
+	 * takes a kernel-chosen port without Landlock's bind check (docs/threat-model.md). */
+	listen_text(&p->policy->net_listen, ports, sizeof ports);
 	aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_ENFORCED,
-			  "TCP bind and connect denied on every port, on every address");
+			  "TCP bind denied but on %s (network.listen, on the host's network); "
+			  "connect denied %s",
+			  ports, p->egress.on ? "but to the egress proxy's port" : "on every port");
 	return 0;
 }
 
@@ -555,8 +579,9 @@ static void seccomp_layer(struct aj_plan *p)
 			  p->sc_rules, allow->n,
 			  aj_strv_contains(allow, "unix-sockets") ? "" : "unix sockets, ",
 			  p->policy->net_mode == AJ_NET_HOST ? ""
-							     : "non-TCP sockets, listen(), TCP Fast "
-							       "Open, ",
+			  : p->policy->net_listen.n	      ? "non-TCP sockets, TCP Fast Open, "
+							      : "non-TCP sockets, listen(), TCP Fast "
+								"Open, ",
 			  aj_strv_contains(allow, "host-ipc") ? "" : "host IPC, ");
 }
 
@@ -570,6 +595,9 @@ static int compile(struct aj_plan *p, struct aj_sc_profile *prof, struct aj_err 
 	/* The host's network by choice: the rules that stand in for its namespace go too. */
 	if (r == 0 && p->policy->net_mode == AJ_NET_HOST)
 		r = aj_strv_push(&relax, "network");
+	/* Ports to listen on by choice: listen() goes, the rest of the network rules stay. */
+	if (r == 0 && (p->policy->net_mode == AJ_NET_HOST || p->policy->net_listen.n))
+		r = aj_strv_push(&relax, "listen");
 	if (r < 0) {
 		aj_strv_free(&relax);
 		return aj_err_sys(err, AJ_LAYER_SECCOMP, "compile");

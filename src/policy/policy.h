@@ -52,6 +52,13 @@ struct aj_credential {
 	char *format;         /* the header's value, "{}" standing for the secret */
 };
 
+/* TCP ports, each 1-65535, in the order given, without repeats. */
+#define AJ_PORTS_MAX 64
+struct aj_ports {
+	size_t n;
+	uint16_t v[AJ_PORTS_MAX];
+};
+
 struct aj_policy {
 	char *preset;
 	/* filesystem */
@@ -81,6 +88,9 @@ struct aj_policy {
 	struct aj_strv net_allow_private; /* CIDRs the proxy may connect to despite the guard */
 	uint64_t net_max_connections;     /* concurrent proxy connections; 0: no limit */
 	uint64_t net_max_bytes;           /* bytes through the proxy, both ways; 0: no limit */
+	struct aj_ports net_listen;       /* landlock tier: ports that may be bound on the host's
+					   * network (the namespaces tier binds any port on the
+					   * sandbox's own loopback) */
 	struct aj_credential *creds;
 	size_t n_creds;
 	struct aj_limits limits;

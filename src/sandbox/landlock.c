@@ -87,12 +87,13 @@ static int add_path_rule(int ruleset, const struct aj_landlock_rule *rule, uint6
 	return 0;
 }
 
-static int add_port_rule(int ruleset, uint16_t port, struct aj_err *err)
+static int add_port_rule(int ruleset, uint16_t port, uint64_t access, struct aj_err *err)
 {
-	struct ll_net_port_attr attr = {.allowed_access = AJ_LL_NET_CONNECT_TCP, .port = port};
+	struct ll_net_port_attr attr = {.allowed_access = access, .port = port};
 
 	if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_NET_PORT, &attr, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "add TCP connect rule for port %u", port);
+		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "add TCP %s rule for port %u",
+				  access == AJ_LL_NET_BIND_TCP ? "bind" : "connect", port);
 	return 0;
 }
 
@@ -120,7 +121,10 @@ int aj_landlock_apply(const struct aj_landlock_spec *spec, struct aj_err *err)
 		if (add_path_rule(ruleset, &spec->rules[i], spec->handled_fs, err) < 0)
 			return -1;
 	for (size_t i = 0; spec->handled_net && i < spec->n_connect_ports; i++)
-		if (add_port_rule(ruleset, spec->connect_ports[i], err) < 0)
+		if (add_port_rule(ruleset, spec->connect_ports[i], AJ_LL_NET_CONNECT_TCP, err) < 0)
+			return -1;
+	for (size_t i = 0; spec->handled_net && i < spec->n_bind_ports; i++)
+		if (add_port_rule(ruleset, spec->bind_ports[i], AJ_LL_NET_BIND_TCP, err) < 0)
 			return -1;
 	if (syscall(__NR_landlock_restrict_self, ruleset, 0) < 0)
 		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "landlock_restrict_self");

@@ -62,6 +62,8 @@ struct aj_landlock_spec {
 	size_t n_rules;
 	const uint16_t *connect_ports; /* TCP ports that may be connected to */
 	size_t n_connect_ports;
+	const uint16_t *bind_ports; /* TCP ports that may be bound */
+	size_t n_bind_ports;
 };
 
 /* The ABI version this kernel offers, 0 if Landlock is unavailable (why in buf). */

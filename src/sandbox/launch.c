@@ -90,11 +90,15 @@ static int apply_landlock(const struct aj_plan *plan, struct aj_err *err)
 		rules[spec.n_rules].path = op->dst;
 		rules[spec.n_rules++].access = op->landlock;
 	}
-	/* With the egress proxy, its port is the one TCP destination left. */
+	/* TCP rules exist only in the landlock tier (the namespaces tier's network namespace is
+	 * the boundary there): the proxy's port is the one destination left, and the ports
+	 * network.listen names the only ones that may be bound. */
 	if (plan->egress.on) {
 		spec.connect_ports = &plan->egress.port;
 		spec.n_connect_ports = 1;
 	}
+	spec.bind_ports = plan->policy->net_listen.v;
+	spec.n_bind_ports = plan->policy->net_listen.n;
 	return aj_landlock_apply(&spec, err);
 }
 

@@ -204,6 +204,13 @@ aj_run policy import-srt "$T/above.json" -w "$T/rv/x/proj" -o "$T/above.policy"
 expect_eq "allowRead above a denyRead: the workspace below stays masked" \
 	"$(json "$T/above.policy" 'd["filesystem"]["mask"]')" "['$T/rv/x/proj']"
 
+printf '{"network": {"allowedDomains": [], "deniedDomains": [], "allowLocalBinding": true}}' \
+	>"$T/bind.json"
+aj_run policy import-srt "$T/bind.json" -o "$T/bind.policy"
+expect_eq "allowLocalBinding: imported (servers bind on the sandbox's own loopback)" "$RC" 0
+expect_contains "allowLocalBinding: a note says why nothing is needed" "$ERR" \
+	"network.allowLocalBinding: dropped"
+
 # ---- refusals ---------------------------------------------------------------------------------
 
 refused() { # NAME JSON FIELD-MESSAGE
@@ -216,8 +223,6 @@ refused() { # NAME JSON FIELD-MESSAGE
 }
 refused "allowUnixSockets" '{"network": {"allowedDomains": [], "deniedDomains": [], "allowUnixSockets": ["/var/run/docker.sock"]}}' \
 	"srt settings \"$T/bad.json\": network.allowUnixSockets: no equivalent in agentjail"
-refused "allowLocalBinding" '{"network": {"allowedDomains": [], "deniedDomains": [], "allowLocalBinding": true}}' \
-	"network.allowLocalBinding: no equivalent in agentjail"
 refused "httpProxyPort" '{"network": {"allowedDomains": ["a.example"], "deniedDomains": [], "httpProxyPort": 8080}}' \
 	"network.httpProxyPort: no equivalent in agentjail"
 refused "enableWeakerNestedSandbox" '{"enableWeakerNestedSandbox": true}' \

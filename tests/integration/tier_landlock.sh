@@ -219,6 +219,53 @@ test_proxy() {
 		"$(layer_detail landlock-net)" "connect denied but to port 3128"
 }
 
+# network.listen: without a network namespace a listener is on the host's network, so only the
+# ports the policy names may be bound (Landlock bind rules); connect stays refused, even to the
+# sandbox's own server; the host reaches it (the documented trade-off).
+LISTEN='
+import errno, socket, sys, os
+p1, p2 = int(sys.argv[1]), int(sys.argv[2])
+def t(name, fn):
+    try:
+        r = fn()
+        print(name, "OK" if r is None else r)
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+srv = socket.socket()
+t("bind-named", lambda: srv.bind(("127.0.0.1", p1)))
+t("listen-named", lambda: srv.listen())
+t("bind-other", lambda: socket.socket().bind(("127.0.0.1", p2)))
+t("connect-own", lambda: socket.create_connection(("127.0.0.1", p1), 3).close())
+open("ready", "w").close()
+srv.settimeout(10)
+t("host-connected", lambda: srv.accept()[0].close())
+'
+
+test_listen() {
+	local p1 p2 helper
+	tl_setup
+	p1=$(free_port)
+	p2=$(free_port)
+	printf '{"version": 1, "network": {"listen": [%s]}}' "$p1" >"$T/listen.json"
+	(wait_until 15 test -e "$WS/ready" &&
+		python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 3).close()' "$p1") &
+	helper=$!
+	tl_sandbox --policy "$T/listen.json" -- python3 -c "$LISTEN" "$p1" "$p2"
+	wait "$helper"
+	expect_eq "network.listen: exit 0" "$RC" 0
+	expect_line "network.listen: the named port binds" bind-named OK
+	expect_line "network.listen: listen() is allowed" listen-named OK
+	expect_line "network.listen: another port is refused (EACCES)" bind-other EACCES
+	expect_line "network.listen: connect to the own server stays refused (EACCES)" connect-own \
+		EACCES
+	expect_line "network.listen: the host reaches the listener (it is on the host's network)" \
+		host-connected OK
+	expect_contains "network.listen: the plan names the port" "$(layer_detail landlock-net)" \
+		"TCP bind denied but on port $p1"
+	tl_sandbox -- python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))'
+	expect_contains "without network.listen: bind refused" "$ERR" "Permission denied"
+}
+
 test_as_root() {
 	local out rc
 	if ! is_root; then
@@ -239,6 +286,7 @@ test_exit_codes
 test_limits
 test_refusals
 test_no_landlock
+test_listen
 if command -v curl >/dev/null; then
 	test_proxy
 else

@@ -176,6 +176,10 @@ static void network(void)
 	       "false, \"strictAllowlist\": true}}",
 	       "network", "allow", "[\"a.example:*\"]", "srt's defaults are accepted");
 	CHECK_CONTAINS(notes, "network.strictAllowlist: dropped", "strictAllowlist: a note");
+	expect("{\"network\": {\"allowLocalBinding\": true}}", "network", "mode", "\"none\"",
+	       "allowLocalBinding: servers on the sandbox's own loopback need no setting");
+	CHECK_CONTAINS(notes, "network.allowLocalBinding: dropped", "... with a note");
+	CHECK_CONTAINS(notes, "its own loopback", "... that says where the sandbox binds");
 }
 
 static void network_refused(void)
@@ -184,8 +188,6 @@ static void network_refused(void)
 		"network.allowUnixSockets", "no equivalent in agentjail (agentjail keeps no list");
 	refused("{\"network\": {\"allowAllUnixSockets\": true}}", "network.allowAllUnixSockets",
 		"no equivalent");
-	refused("{\"network\": {\"allowLocalBinding\": true}}", "network.allowLocalBinding",
-		"TCP bind");
 	refused("{\"network\": {\"httpProxyPort\": 8080}}", "network.httpProxyPort",
 		"its own egress proxy");
 	refused("{\"network\": {\"socksProxyPort\": 1080}}", "network.socksProxyPort",

@@ -154,6 +154,46 @@ static void refusals(void)
 	aj_policy_free(&pol);
 }
 
+/* network.listen: bind rules on the named ports, and seccomp's listen() rule lifted (the
+ * rest of the tier's network rules stay). */
+static void listen_ports(void)
+{
+	struct aj_features f;
+	struct aj_policy pol;
+	struct aj_plan p;
+	struct aj_err err;
+	size_t closed;
+
+	host(&f, 1000, 7);
+	CHECK(build("{}", &f, &p, &pol, &err) == 0, "a plan without listen ports (%s)", err.msg);
+	closed = p.sc_rules;
+	aj_plan_free(&p);
+	aj_policy_free(&pol);
+	CHECK(build("{\"network\": {\"listen\": [8080, 9000, 8080]}}", &f, &p, &pol, &err) == 0,
+	      "network.listen builds (%s)", err.msg);
+	CHECK(pol.net_listen.n == 2 && pol.net_listen.v[0] == 8080 && pol.net_listen.v[1] == 9000,
+	      "the ports, without the repeat");
+	CHECK(p.ll_net == (AJ_LL_NET_BIND_TCP | AJ_LL_NET_CONNECT_TCP), "TCP still handled");
+	CHECK_CONTAINS(p.layers[AJ_PL_LANDLOCK_NET].detail, "TCP bind denied but on ports 8080, 9000",
+		       "the plan names the ports");
+	CHECK(p.sc_rules == closed - 1, "one seccomp rule fewer: listen() (%zu, %zu)", p.sc_rules,
+	      closed);
+	CHECK(!strstr(p.layers[AJ_PL_SECCOMP].detail, "listen()"),
+	      "the seccomp layer no longer says listen() is refused");
+	aj_plan_free(&p);
+	aj_policy_free(&pol);
+	CHECK(build("{\"network\": {\"listen\": [0]}}", &f, &p, &pol, &err) < 0,
+	      "port 0 is refused");
+	CHECK_CONTAINS(err.msg, "network.listen[0]: expected a TCP port number (1-65535)",
+		       "naming the element");
+	aj_policy_free(&pol);
+	CHECK(build("{\"network\": {\"listen\": [\"80\"]}}", &f, &p, &pol, &err) < 0,
+	      "a string is refused");
+	CHECK_CONTAINS(err.msg, "network.listen[0]: expected a TCP port number (1-65535), got a "
+			       "string", "naming its type");
+	aj_policy_free(&pol);
+}
+
 static void limits(void)
 {
 	struct aj_features f;
@@ -193,6 +233,7 @@ int main(void)
 		snprintf(no_cgroup.why[c], sizeof no_cgroup.why[c], "simulated: no cgroup");
 	full_host();
 	refusals();
+	listen_ports();
 	limits();
 	rmdir(ws);
 	snprintf(ws, sizeof ws, "%s/ro", dir);
