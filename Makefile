@@ -4,6 +4,7 @@
 #   make test         the whole test suite (tests/run)
 #   make fuzz         libFuzzer harnesses (clang) in build-fuzz/
 #   make lint         clang-tidy and cppcheck over src/
+#   make check-layers the module graph of src/LAYERS (docs/architecture.md)
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 # libevent_pthreads and libevent_openssl before libevent, libssl before libcrypto: in the
@@ -52,9 +53,9 @@ HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
 
 # The compiler tool runs at build time and never inside a sandbox: no sanitizers.
 TOOL_SRC := tools/seccomp-compile.c src/common/err.c src/common/util.c src/common/strv.c \
-	src/sandbox/seccomp_rules.c
+	src/rules/seccomp.c
 
-.PHONY: all test fuzz lint clean format-check
+.PHONY: all test fuzz lint clean format-check check-layers
 all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN)
 
 $(BUILD)/agentjail: $(MAIN_OBJ) $(BUILD)/libagentjail.a
@@ -95,7 +96,7 @@ $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -O2 -Wall -Wextra $(WERROR) -o $@ $<
 
-$(BUILD)/tools/seccomp-compile: $(TOOL_SRC) src/sandbox/seccomp_rules.h
+$(BUILD)/tools/seccomp-compile: $(TOOL_SRC) src/rules/seccomp.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=c17 -O2 -g -Wall -Wextra -Wno-format-truncation $(WERROR) -o $@ $(TOOL_SRC) \
 		$(shell $(PKG_CONFIG) --cflags --libs libseccomp)
@@ -138,6 +139,9 @@ lint-cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--library=tools/cppcheck/jansson.cfg --suppress=missingIncludeSystem \
 		-D_GNU_SOURCE -Isrc $(SRC)
+
+check-layers:
+	tools/check-layers
 
 format-check:
 	clang-format --dry-run --Werror $(SRC) $(wildcard src/*/*.h)

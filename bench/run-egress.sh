@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The egress proxy (DESIGN.md §10: near loopback throughput, sub-millisecond added latency per
+# The egress proxy (bench/README.md: near loopback throughput, sub-millisecond added latency per
 # request, thousands of concurrent connections), measured against the same traffic without
 # the proxy.
 #

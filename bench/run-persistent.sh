@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Persistent sandboxes (DESIGN.md §10): exec into a live sandbox, the latency of the lifecycle
+# Persistent sandboxes (bench/README.md): exec into a live sandbox, the latency of the lifecycle
 # verbs against the workspace's size, the memory of an idle sandbox, and how many idle
 # sandboxes fit on this machine.
 #
@@ -238,7 +238,7 @@ print("      wall_ms (supervisor: started -> exit reported by init); ping-roundt
       " -> reply on the")
 print("      same connection (protocol and event loop, no init); ratio = median of per-round"
       " ratios vs bare.")
-print("goal: engine exec median < 1 ms (DESIGN.md section 10)")
+print("goal: engine exec median < 1 ms (bench/README.md)")
 EOF
 
 	# CLI level: a new agentjail process per exec, next to peers that enter a live sandbox.
@@ -418,7 +418,7 @@ section_memory() {
 		bench_die "exec-loop failed on mem-1"
 	sleep 1
 	mem_report mem-1
-	echo "goal: idle sandbox (supervisor + init) < 2 MiB (DESIGN.md section 10). PSS shares the"
+	echo "goal: idle sandbox (supervisor + init) < 2 MiB (bench/README.md). PSS shares the"
 	echo "binary's pages among all sandboxes (and with other agentjail processes on the host);"
 	echo "section 4 gives the per-sandbox cost with kernel memory included."
 	echo "commands: agentjail create --name mem-N; python3 bench/sandbox-mem.py detail NAME:SUP"
@@ -527,7 +527,7 @@ print("median %.3f ms, p99 %.3f ms; bare posix_spawn median %.3f ms; paired rati
 	echo "commands: $BIN/timeit $AJ create --name d-N (N = 1, 2, ...);"
 	echo "  sqlite3 STATE/state.db \"select name from sandboxes where name like 'd-%'\" |" \
 		"xargs -P $RM_PARALLEL -n 1 $AJ rm -f"
-	echo "goal: 1,000 idle sandboxes on one 24 GiB machine (DESIGN.md section 10)"
+	echo "goal: 1,000 idle sandboxes on one 24 GiB machine (bench/README.md)"
 }
 
 has_section exec && section_exec

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-shot start-up cost: `agentjail run -- /bin/true` next to bubblewrap building the same root
-# filesystem, util-linux unshare with the same namespaces, and a bare /bin/true (DESIGN.md §10:
+# filesystem, util-linux unshare with the same namespaces, and a bare /bin/true (bench/README.md:
 # "faster than bwrap --unshare-all with equivalent mounts"; the working goal is a paired ratio
 # of at most 0.7).
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the sandbox adds to each system call (DESIGN.md §10: "seccomp + Landlock overhead on a
+# What the sandbox adds to each system call (bench/README.md: "seccomp + Landlock overhead on a
 # syscall-heavy loop: under 5 %"). bench/syscall-loop times getppid, stat and open+close loops
 # from inside the process, so sandbox start-up is not in the figure. Five rows, alternated
 # round by round so drift in the machine's load hits all alike:

@@ -10,7 +10,7 @@
 
 #include "common/err.h"
 #include "common/util.h"
-#include "sandbox/seccomp_rules.h"
+#include "rules/seccomp.h"
 
 static void emit_string(FILE *out, const char *s)
 {

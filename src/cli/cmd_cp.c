@@ -22,9 +22,7 @@
 #include "cli/common.h"
 #include "common/cleanup.h"
 #include "common/util.h"
-#include "control/client.h"
 #include "control/fsops.h"
-#include "control/proto.h"
 
 #define MAX_DEPTH 64
 

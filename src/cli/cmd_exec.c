@@ -19,11 +19,9 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "common/units.h"
 #include "common/util.h"
 #include "control/exec.h"
 #include "supervisor/output.h"
-#include "supervisor/run.h"
 
 struct exec_cli {
 	struct aj_cli cli;

@@ -5,8 +5,9 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "host/features.h"
 #include "policy/plan.h"
-#include "sandbox/features.h"
+#include "rules/seccomp.h"
 
 struct features_cli {
 	bool json, help;
@@ -104,10 +105,9 @@ int aj_cmd_features(int argc, char **argv)
 		fprintf(stderr, "agentjail: [usage] features: unexpected argument \"%s\"\n", argv[pos]);
 		return 125;
 	}
-	aj_features_probe(&f, c.cgroup_parent);
-	aj_features_probe_userns(&f);
+	aj_features_probe_all(&f, c.cgroup_parent);
 	if (c.json) {
-		json_t *j = aj_features_json(&f, AJ_VERSION);
+		json_t *j = aj_plan_features_json(&f, AJ_VERSION);
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(j);

@@ -8,7 +8,6 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/policy_flags.h"
-#include "common/units.h"
 #include "common/util.h"
 #include "supervisor/persist.h"
 

@@ -8,7 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "common/units.h"
+#include "e2b/e2b.h"
 #include "policy/policy.h"
 #include "server/server.h"
 
@@ -159,6 +159,7 @@ int aj_cmd_serve(int argc, char **argv)
 
 	memset(&c, 0, sizeof c);
 	aj_srv_config_init(&c.cfg);
+	c.cfg.e2b = &aj_e2b_frontend;
 	c.cfg.version = AJ_VERSION;
 	if (aj_args_parse(serve_options, &c, argc, argv, &pos, &err) < 0)
 		goto fail;

@@ -4,6 +4,9 @@
 
 #include <stdbool.h>
 
+#include "common/version.h"
+#include "oci/oci.h" /* aj_cmd_oci(), aj_oci_invoked_as_runc() */
+
 int aj_cmd_run(int argc, char **argv);
 int aj_cmd_features(int argc, char **argv);
 int aj_cmd_version(int argc, char **argv);
@@ -29,10 +32,5 @@ int aj_cmd_restore(int argc, char **argv);
 int aj_cmd_mcp(int argc, char **argv);
 int aj_cmd_serve(int argc, char **argv);
 int aj_cmd_policy(int argc, char **argv);
-/* The OCI runtime (src/oci/cli.c): `agentjail oci VERB` or runc's command line. */
-int aj_cmd_oci(int argc, char **argv);
-bool aj_oci_invoked_as_runc(int argc, char **argv);
-
-#define AJ_VERSION "0.1.0"
 
 #endif

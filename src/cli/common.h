@@ -8,12 +8,8 @@
 
 #include "cli/args.h"
 #include "common/err.h"
+#include "common/exitcode.h"
 #include "manager/manager.h"
-
-/* Exit codes of the sandbox verbs (docs/cli.md). */
-#define AJ_EXIT_NOTFOUND_OBJ 1 /* no such sandbox or snapshot */
-#define AJ_EXIT_STATE 3        /* wrong state for the verb, or in use */
-#define AJ_EXIT_EXISTS 4       /* the name is taken */
 
 struct aj_pflags;
 

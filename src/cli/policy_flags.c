@@ -8,7 +8,7 @@
 
 #include "cli/common.h"
 #include "cli/policy_flags.h"
-#include "egress/rules.h"
+#include "rules/egress.h"
 
 /* ---- options that change the policy: applied in order, after the policy file ---------- */
 

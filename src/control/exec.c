@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/exitcode.h"
 #include "control/client.h"
 #include "control/proto.h"
-#include "supervisor/run.h"
 
 #define START_TIMEOUT_MS 30000
 /* After the command ended, output still arriving (a background process holding the pipes)

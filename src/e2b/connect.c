@@ -140,7 +140,7 @@ static void free_timers(struct e2b_stream *st)
 static struct timeval keepalive_tick(struct aj_srv_req *r)
 {
 	int64_t ms = (int64_t)e2b_of(r)->keepalive_s * 1000;
-	int64_t cap = (int64_t)r->srv->cfg->read_timeout_s * 1000 / 3;
+	int64_t cap = (int64_t)aj_srv_cfg(r->srv)->read_timeout_s * 1000 / 3;
 
 	if (ms > cap)
 		ms = cap;
@@ -153,12 +153,12 @@ static int arm(struct e2b_stream *st, struct aj_srv_req *r)
 	struct timeval ka = keepalive_tick(r);
 	struct timeval dl = {(time_t)(x->timeout_ms / 1000), (suseconds_t)(x->timeout_ms % 1000) * 1000};
 
-	st->ka = event_new(r->srv->base, -1, EV_PERSIST, on_keepalive, st);
+	st->ka = event_new(aj_srv_base(r->srv), -1, EV_PERSIST, on_keepalive, st);
 	if (!st->ka || event_add(st->ka, &ka) < 0)
 		return -1;
 	if (!x->timeout_ms)
 		return 0;
-	st->deadline = evtimer_new(r->srv->base, on_deadline, st);
+	st->deadline = evtimer_new(aj_srv_base(r->srv), on_deadline, st);
 	return st->deadline && evtimer_add(st->deadline, &dl) == 0 ? 0 : -1;
 }
 

@@ -74,7 +74,7 @@ static int find_live(struct aj_srv_req *r, struct aj_mgr *m, bool for_connect)
 static int timeout_s(struct aj_srv_req *r, bool required, int64_t *out)
 {
 	json_t *t = json_object_get(e2b_of(r)->msg, "timeout");
-	int max = r->srv->cfg->e2b_max_timeout_s;
+	int max = aj_srv_cfg(r->srv)->e2b_max_timeout_s;
 
 	*out = E2B_DEFAULT_TIMEOUT_S;
 	if (!t && !required)
@@ -133,9 +133,9 @@ static int unsupported(struct aj_srv_req *r, json_t *b)
 	return 0;
 }
 
-static bool can_pause(const struct srv *s)
+static bool can_pause(const struct aj_srv *s)
 {
-	json_t *cg = json_object_get(s->features, "cgroup");
+	json_t *cg = json_object_get(aj_srv_features(s), "cgroup");
 	const char *mode = json_string_value(json_object_get(cg, "mode"));
 	json_t *ctl = json_object_get(cg, "controllers"), *c;
 	const char *k;

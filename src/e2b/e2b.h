@@ -7,24 +7,19 @@
  * server's backpressure; only the routing (by the E2b-Sandbox-Id/Port headers), the E2B
  * formats and the mapping onto sandboxes are this module's.
  *
- * Lifetime: aj_e2b_new() before the listeners exist, aj_e2b_free() after the worker pool has
- * stopped and before the event base goes (it owns the CreateWatcher watchers' events).
+ * Lifetime: the daemon creates it before the listeners exist and destroys it after the worker
+ * pool has stopped and before the event base goes (it owns the CreateWatcher watchers'
+ * events).
  */
 #ifndef AJ_E2B_E2B_H
 #define AJ_E2B_E2B_H
 
-#include <event2/http.h>
+#include "server/frontend.h"
 
-#include "common/err.h"
-
-struct srv;
-struct aj_e2b;
-
-/* Keys (--e2b-keys; refused without them on a non-loopback address), the secret of the
- * sandboxes' access tokens (made once, kept in the state directory) and templates. */
-int aj_e2b_new(struct srv *s, struct aj_e2b **out, struct aj_err *err);
-void aj_e2b_free(struct aj_e2b *e);
-/* Makes the E2B router the request handler of http. */
-void aj_e2b_install(struct srv *s, struct evhttp *http);
+/* The front end for aj_srv_config.e2b: create loads the keys (--e2b-keys; refused without
+ * them on a non-loopback address), the secret of the sandboxes' access tokens (made once, kept
+ * in the state directory) and the templates; install makes the E2B router the request handler
+ * of its listeners. */
+extern const struct aj_srv_frontend aj_e2b_frontend;
 
 #endif

@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/util.h"
 #include "control/client.h"
 #include "control/fsops.h"
 #include "e2b/internal.h"
@@ -203,10 +202,10 @@ static void download_work(struct aj_srv_req *r, struct aj_mgr *m)
 	} else if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		e2b_fail(r, 400, "path '%s' is a directory", path);
-	} else if ((uint64_t)st.st_size > r->srv->cfg->max_download) {
+	} else if ((uint64_t)st.st_size > aj_srv_cfg(r->srv)->max_download) {
 		close(fd);
 		e2b_fail(r, 413, "'%s' is %lld bytes, more than the download limit of %zu", path,
-			 (long long)st.st_size, r->srv->cfg->max_download);
+			 (long long)st.st_size, aj_srv_cfg(r->srv)->max_download);
 	} else {
 		r->file_fd = fd;
 		r->file_len = (uint64_t)st.st_size;
@@ -282,7 +281,7 @@ static int upload_raw(struct aj_srv_req *r, struct upload *up)
 	if (enc && strcasecmp(enc, "gzip") && strcasecmp(enc, "identity"))
 		return e2b_fail(r, 400, "Content-Encoding %s is not supported (gzip is)", enc);
 	if (enc && !strcasecmp(enc, "gzip") &&
-	    e2b_gunzip(x->raw, x->raw_len, r->srv->cfg->max_upload, &plain, &plain_len, why,
+	    e2b_gunzip(x->raw, x->raw_len, aj_srv_cfg(r->srv)->max_upload, &plain, &plain_len, why,
 		       sizeof why) < 0)
 		return e2b_fail(r, 400, "the gzip body: %s", why);
 	rc = e2b_path(r, up->u, q, path, sizeof path) < 0 || add_written(up, path) < 0 ||

@@ -1,6 +1,6 @@
 /* Shared by the E2B module's files; not for other modules.
  *
- * Threads and ownership are the server's (server/internal.h): every E2B request is a struct
+ * Threads and ownership are the server's (server/frontend.h): every E2B request is a struct
  * aj_srv_req made by the E2B router, with a struct e2b_req in r->data (freed with it); its
  * route's prepare runs on the loop thread, work on a worker with a manager, done on the loop
  * thread again. A request is answered and freed in exactly one place: e2b_finish(), or by the
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "e2b/e2b.h"
-#include "server/internal.h"
+#include "server/frontend.h"
 
 #define E2B_ENVD_PORT "49983"
 /* What the SDK gates features on (docs/e2b-protocol.md section 11): octet-stream and gzip
@@ -35,7 +35,7 @@
 struct e2b_watcher;
 
 struct aj_e2b {
-	struct srv *srv;
+	struct aj_srv *srv;
 	struct aj_srv_tokens *keys;   /* NULL: loopback only, every key its own owner */
 	unsigned char secret[32];     /* HMAC key of the sandboxes' access tokens */
 	json_t *templates;            /* template name -> policy object */
@@ -135,7 +135,7 @@ const char *e2b_rpc_code(int errnum);
 int e2b_rpc_status(const char *code);
 /* Hands the outcome to libevent and frees r. */
 void e2b_finish(struct aj_srv_req *r);
-void e2b_reply_early(struct srv *s, struct evhttp_request *req, int status, const char *msg);
+void e2b_reply_early(struct aj_srv *s, struct evhttp_request *req, int status, const char *msg);
 
 /* ---- sandboxes as E2B shows them (sandboxes.c) ----------------------------------------- */
 

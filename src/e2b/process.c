@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/util.h"
 #include "control/client.h"
 #include "e2b/internal.h"
 

@@ -360,8 +360,8 @@ void e2b_follow_done(struct aj_srv_req *r)
 		fo->ctl = x->ctl;
 		fo->exec = f->exec;
 		fo->start = f->start;
-		fo->ev = event_new(r->srv->base, fo->ctl, EV_READ | EV_PERSIST, on_ctl, fo);
-		fo->closer = event_new(r->srv->base, -1, 0, on_closer, fo);
+		fo->ev = event_new(aj_srv_base(r->srv), fo->ctl, EV_READ | EV_PERSIST, on_ctl, fo);
+		fo->closer = event_new(aj_srv_base(r->srv), -1, 0, on_closer, fo);
 	}
 	if (!fo || !fo->ev || !fo->closer) {
 		if (fo)
@@ -381,6 +381,6 @@ void e2b_follow_done(struct aj_srv_req *r)
 					  (json_int_t)fo->exec));
 	event_add(fo->ev, NULL);
 	event_active(fo->ev, EV_READ, 0);
-	if (r->srv->stopping || e2b_stream_gone(fo->st))
+	if (aj_srv_stopping(r->srv) || e2b_stream_gone(fo->st))
 		on_close(fo);
 }

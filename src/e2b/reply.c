@@ -161,33 +161,7 @@ int e2b_fail_err(struct aj_srv_req *r, const struct aj_err *e)
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
-static void on_complete(struct evhttp_request *req, void *arg)
-{
-	struct srv *s = arg;
-
-	(void)req;
-	s->flushing--;
-}
-
-/* Counted until libevent has written it, so that a shutdown waits for it (as the server's). */
-static void send_reply(struct srv *s, struct evhttp_request *req, int status, const char *ctype,
-		 struct evbuffer *body)
-{
-	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-
-	if (ctype)
-		evhttp_add_header(h, "Content-Type", ctype);
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	if (s->stopping)
-		evhttp_add_header(h, "Connection", "close");
-	if (evhttp_request_get_connection(req)) {
-		s->flushing++;
-		evhttp_request_set_on_complete_cb(req, on_complete, s);
-	}
-	evhttp_send_reply(req, status, NULL, body);
-}
-
-static void send_json(struct srv *s, struct evhttp_request *req, int status, json_t *j)
+static void send_json(struct aj_srv *s, struct evhttp_request *req, int status, json_t *j)
 {
 	struct evbuffer *buf = evbuffer_new();
 	char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10));
@@ -198,13 +172,13 @@ static void send_json(struct srv *s, struct evhttp_request *req, int status, jso
 	else
 		status = 500;
 	free(text);
-	send_reply(s, req, status, "application/json", buf);
+	aj_srv_send(s, req, status, "application/json", buf);
 	if (buf)
 		evbuffer_free(buf);
 }
 
 /* A stream that failed before it began: one end-stream envelope, HTTP 200. */
-static void send_end_stream(struct srv *s, struct evhttp_request *req, const char *code,
+static void send_end_stream(struct aj_srv *s, struct evhttp_request *req, const char *code,
 			    const char *message)
 {
 	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message);
@@ -223,7 +197,7 @@ static void send_end_stream(struct srv *s, struct evhttp_request *req, const cha
 	}
 	json_decref(j);
 	free(text);
-	send_reply(s, req, buf && n ? 200 : 500, "application/connect+json", buf);
+	aj_srv_send(s, req, buf && n ? 200 : 500, "application/connect+json", buf);
 	if (buf)
 		evbuffer_free(buf);
 }
@@ -257,7 +231,7 @@ static void send_file(struct aj_srv_req *r)
 	if (buf && r->file_len == 0) {
 		close(r->file_fd);
 		r->file_fd = -1;
-		send_reply(r->srv, r->req, 200, "application/octet-stream", buf);
+		aj_srv_send(r->srv, r->req, 200, "application/octet-stream", buf);
 		evbuffer_free(buf);
 		return;
 	}
@@ -271,7 +245,7 @@ static void send_file(struct aj_srv_req *r)
 		return;
 	}
 	r->file_fd = -1;
-	send_reply(r->srv, r->req, 200, "application/octet-stream", buf);
+	aj_srv_send(r->srv, r->req, 200, "application/octet-stream", buf);
 	evbuffer_free(buf);
 }
 
@@ -289,12 +263,12 @@ void e2b_finish(struct aj_srv_req *r)
 	else if (r->result)
 		send_json(r->srv, r->req, r->status ? r->status : 200, json_incref(r->result));
 	else
-		send_reply(r->srv, r->req, r->status ? r->status : 204, NULL, NULL);
+		aj_srv_send(r->srv, r->req, r->status ? r->status : 204, NULL, NULL);
 	r->req = NULL;
 	aj_srv_req_free(r);
 }
 
-void e2b_reply_early(struct srv *s, struct evhttp_request *req, int status, const char *msg)
+void e2b_reply_early(struct aj_srv *s, struct evhttp_request *req, int status, const char *msg)
 {
 	send_json(s, req, status, json_pack("{s:i, s:s}", "code", status, "message", msg));
 }

@@ -230,8 +230,8 @@ static int read_body(struct aj_srv_req *r, const char *path)
 	struct evbuffer *in = evhttp_request_get_input_buffer(r->req);
 	const char *ct = header(r, "Content-Type");
 	bool upload = !strcmp(path, "/files") && x->style == E2B_API;
-	size_t len = evbuffer_get_length(in), max = upload ? r->srv->cfg->max_upload
-							    : r->srv->cfg->max_body;
+	size_t len = evbuffer_get_length(in), max = upload ? aj_srv_cfg(r->srv)->max_upload
+							    : aj_srv_cfg(r->srv)->max_body;
 
 	if (len > max)
 		return x->style == E2B_API
@@ -340,7 +340,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	struct aj_srv_req *r;
 	struct e2b_req *x;
 
-	if (e->srv->stopping) {
+	if (aj_srv_stopping(e->srv)) {
 		e2b_reply_early(e->srv, req, 503, "the daemon is shutting down");
 		return;
 	}
@@ -363,28 +363,15 @@ static void on_request(struct evhttp_request *req, void *arg)
 	dispatch(r);
 }
 
-void aj_e2b_install(struct srv *s, struct evhttp *http)
+static void install(void *state, struct evhttp *http)
 {
-	evhttp_set_gencb(http, on_request, s->e2b);
+	evhttp_set_gencb(http, on_request, state);
 }
 
-int aj_e2b_new(struct srv *s, struct aj_e2b **out, struct aj_err *err)
+static void destroy(void *state)
 {
-	struct aj_e2b *e = calloc(1, sizeof *e);
+	struct aj_e2b *e = state;
 
-	if (!e)
-		return aj_err_sys(err, AJ_LAYER_API, "E2B API");
-	e->srv = s;
-	e->next_watcher = 1;
-	*out = e;
-	if (e2b_keys_load(e, s->cfg, err) < 0 || e2b_secret_load(e, s->cfg->state_dir, err) < 0 ||
-	    e2b_templates_load(e, s->cfg->e2b_templates, err) < 0)
-		return -1;
-	return 0;
-}
-
-void aj_e2b_free(struct aj_e2b *e)
-{
 	if (!e)
 		return;
 	e2b_watchers_free(e);
@@ -393,3 +380,21 @@ void aj_e2b_free(struct aj_e2b *e)
 	explicit_bzero(e->secret, sizeof e->secret);
 	free(e);
 }
+
+static int create(struct aj_srv *s, void **state, struct aj_err *err)
+{
+	const struct aj_srv_config *c = aj_srv_cfg(s);
+	struct aj_e2b *e = calloc(1, sizeof *e);
+
+	if (!e)
+		return aj_err_sys(err, AJ_LAYER_API, "E2B API");
+	e->srv = s;
+	e->next_watcher = 1;
+	*state = e;
+	if (e2b_keys_load(e, c, err) < 0 || e2b_secret_load(e, c->state_dir, err) < 0 ||
+	    e2b_templates_load(e, c->e2b_templates, err) < 0)
+		return -1;
+	return 0;
+}
+
+const struct aj_srv_frontend aj_e2b_frontend = {"E2B API", create, install, destroy};

@@ -392,7 +392,7 @@ static struct e2b_watcher *watcher_new(struct aj_srv_req *r, bool stream)
 	struct e2b_req *x = e2b_of(r);
 	struct wsetup *s = x->x;
 	struct e2b_watcher *w = calloc(1, sizeof *w);
-	struct event_base *base = r->srv->base;
+	struct event_base *base = aj_srv_base(r->srv);
 
 	if (!w)
 		return NULL;
@@ -487,7 +487,7 @@ static void watch_done(struct aj_srv_req *r)
 		return;
 	}
 	e2b_stream_send(w->st, json_pack("{s:{}}", "start"));
-	if (r->srv->stopping || e2b_stream_gone(w->st))
+	if (aj_srv_stopping(r->srv) || e2b_stream_gone(w->st))
 		on_close(w);
 }
 

@@ -17,7 +17,7 @@
 
 #include "common/err.h"
 #include "egress/http.h"
-#include "egress/rules.h"
+#include "rules/egress.h"
 
 struct aj_plan;
 

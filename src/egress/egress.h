@@ -1,6 +1,6 @@
-/* The egress proxy of network.mode "proxy" (DESIGN.md section 7). It runs in the sandbox's
- * supervisor, outside the sandbox, on the supervisor's libevent loop, and accepts on a
- * socket the sandbox's child made inside the sandbox's network namespace (src/sandbox/
+/* The egress proxy of network.mode "proxy" (docs/policy.md, "The egress proxy"). It runs in
+ * the sandbox's supervisor, outside the sandbox, on the supervisor's libevent loop, and accepts
+ * on a socket the sandbox's child made inside the sandbox's network namespace (src/sandbox/
  * launch.c, step 5b): it is the sandbox's only way out.
  *
  * It speaks HTTP/1.1 (absolute-URI requests, keep-alive, chunked bodies), CONNECT and SOCKS5
@@ -10,8 +10,8 @@
  * reports every decision as an event.
  *
  * Life cycle, all in the supervisor:
- *   aj_egress_new()   before the sandbox starts: reads the secrets, makes the CA and fills
- *                     the plan's CA files (the sandbox's /etc gets them at launch);
+ *   aj_egress_new()   before the sandbox starts: reads the secrets and makes the CA, whose
+ *                     files aj_egress_ca_files() gives for the sandbox's /etc;
  *   aj_egress_start() once the loop exists and the child passed the listening socket;
  *   aj_egress_stop()  closes every connection (their events are emitted) and the listener;
  *   aj_egress_free()  releases what is left. The proxy owns the listening socket it gets.
@@ -52,6 +52,10 @@ typedef void (*aj_egress_emit_fn)(void *arg, const char *event, json_t *fields);
  *   AGENTJAIL_EGRESS_RESOLV_CONF  resolv.conf the proxy uses instead of /etc/resolv.conf
  *   AGENTJAIL_EGRESS_HOSTS        hosts file the proxy consults instead of /etc/hosts */
 int aj_egress_new(struct aj_plan *plan, struct aj_egress **out, struct aj_err *err);
+/* With credentials: the CA bundle the sandbox trusts (the host's CAs and the sandbox's CA) and
+ * the sandbox's CA alone, as PEM the caller frees. Both NULL without credentials. */
+int aj_egress_ca_files(const struct aj_egress *eg, char **bundle, size_t *bundle_len, char **ca,
+		       size_t *ca_len, struct aj_err *err);
 int aj_egress_start(struct aj_egress *eg, struct event_base *base, int listen_fd,
 		    aj_egress_emit_fn emit, void *arg, struct aj_err *err);
 void aj_egress_get_stats(const struct aj_egress *eg, struct aj_egress_stats *out);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "egress/rules.h"
+#include "rules/egress.h"
 
 static bool tchar(char c)
 {

@@ -16,12 +16,12 @@
 #include <event2/listener.h>
 #include <stdbool.h>
 
-#include "egress/addr.h"
 #include "egress/creds.h"
 #include "egress/egress.h"
 #include "egress/http.h"
-#include "egress/rules.h"
 #include "egress/tls.h"
+#include "rules/addr.h"
+#include "rules/egress.h"
 
 /* Past this many bytes waiting to be written to one side, the other side is not read. */
 #define EG_HIGH_WATER (1024u * 1024u)

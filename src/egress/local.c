@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "egress/addr.h"
+#include "rules/addr.h"
 
 #define MAX_LOCAL 256
 

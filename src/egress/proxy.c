@@ -27,22 +27,22 @@ static int load_private(struct aj_egress *eg, struct aj_err *err)
 	return 0;
 }
 
-/* The CA files the plan reserved get their contents now, before the sandbox is built. */
-static int fill_ca_files(struct aj_egress *eg, struct aj_err *err)
+int aj_egress_ca_files(const struct aj_egress *eg, char **bundle, size_t *bundle_len, char **ca,
+		       size_t *ca_len, struct aj_err *err)
 {
-	struct aj_plan *p = eg->plan;
-	struct aj_op *bundle = &p->ops[p->egress.bundle_op], *ca = &p->ops[p->egress.ca_op];
-	size_t len = 0;
-
-	free(bundle->src);
-	bundle->src = aj_egress_tls_bundle(eg->tls, &bundle->len, err);
-	if (!bundle->src)
+	*bundle = *ca = NULL;
+	*bundle_len = *ca_len = 0;
+	if (!eg->tls)
+		return 0;
+	*bundle = aj_egress_tls_bundle(eg->tls, bundle_len, err);
+	if (!*bundle)
 		return -1;
-	free(ca->src);
-	ca->src = aj_egress_tls_ca_pem(eg->tls, &len);
-	if (!ca->src)
+	*ca = aj_egress_tls_ca_pem(eg->tls, ca_len);
+	if (!*ca) {
+		free(*bundle);
+		*bundle = NULL;
 		return aj_err_sys(err, AJ_LAYER_PROXY, "the sandbox's CA certificate");
-	ca->len = len;
+	}
 	return 0;
 }
 
@@ -62,8 +62,7 @@ int aj_egress_new(struct aj_plan *plan, struct aj_egress **out, struct aj_err *e
 	    aj_egress_creds_load(plan, &eg->creds, &eg->n_creds, err) < 0)
 		goto fail;
 	if (eg->n_creds && plan->egress.bundle_op != SIZE_MAX &&
-	    (aj_egress_tls_new(plan->id, eg->creds, eg->n_creds, &eg->tls, err) < 0 ||
-	     fill_ca_files(eg, err) < 0))
+	    aj_egress_tls_new(plan->id, eg->creds, eg->n_creds, &eg->tls, err) < 0)
 		goto fail;
 	*out = eg;
 	return 0;

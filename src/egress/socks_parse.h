@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "egress/rules.h"
+#include "rules/egress.h"
 
 enum {
 	AJ_SOCKS_VERSION = 5,

@@ -11,7 +11,6 @@
 #include "cgroup/cgroup.h"
 #include "common/util.h"
 #include "manager/internal.h"
-#include "sandbox/features.h"
 #include "workspace/layers.h"
 
 int aj_mgr_open(struct aj_mgr *m, const char *state_dir, const char *owner,

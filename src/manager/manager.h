@@ -1,4 +1,4 @@
-/* The sandbox manager: persistent sandboxes as logical objects (DESIGN section 4). It keeps
+/* The sandbox manager: persistent sandboxes as logical objects (docs/sandboxes.md). It keeps
  * the state store, the workspace layers and the supervisors consistent, and is what the CLI
  * verbs, the HTTP daemon and the MCP server call. It never sets up a sandbox itself: it
  * starts supervisors (a fresh process each) and talks to them over their control sockets.

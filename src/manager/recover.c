@@ -11,10 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/util.h"
+#include "common/tree.h"
 #include "manager/internal.h"
 #include "workspace/layers.h"
-#include "workspace/tree.h"
 
 /* Forward: layers/L exists. A sandbox whose upper became L gets a new empty one (and work),
  * then L and its snapshot are marked ready. Left "creating" if that fails: the next recovery

@@ -50,7 +50,6 @@
 #include "control/client.h"
 #include "manager/internal.h"
 #include "workspace/layers.h"
-#include "workspace/tree.h"
 
 static const char *owner_of(const struct aj_mgr *m)
 {

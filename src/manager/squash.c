@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/util.h"
 #include "manager/internal.h"
 #include "workspace/layers.h"
 

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control/client.h"
 #include "control/proto.h"
 #include "mcp/internal.h"
 #include "policy/policy.h"

@@ -1,5 +1,5 @@
 /* The MCP server (`agentjail mcp`): Model Context Protocol over stdio, bound to one persistent
- * sandbox, offering a shell and file tools that act inside it (DESIGN section 8).
+ * sandbox, offering a shell and file tools that act inside it (docs/mcp.md).
  *
  * Files: jsonrpc.c reads and writes newline-delimited JSON-RPC and checks message shape;
  * server.c runs the session (lifecycle, method dispatch); tools.c holds the tool table and

@@ -12,7 +12,6 @@
 #include "control/exec.h"
 #include "control/fsops.h"
 #include "mcp/internal.h"
-#include "supervisor/run.h"
 
 #define OUTPUT_CAP (256 * 1024) /* per stream */
 #define PROGRESS_EVERY_US (10 * 1000000ull)

@@ -9,9 +9,8 @@
 
 #include <jansson.h>
 
-#include "cli/commands.h"
 #include "common/cleanup.h"
-#include "common/util.h"
+#include "common/version.h"
 #include "oci/oci.h"
 
 struct verb {

@@ -18,6 +18,11 @@
 
 #define AJ_OCI_DEFAULT_ROOT "/run/agentjail-oci"
 
+/* The runtime's entry points for the command line (cli.c): `agentjail oci VERB`, and whether
+ * agentjail was invoked with runc's global flags (then it goes straight to aj_cmd_oci). */
+int aj_cmd_oci(int argc, char **argv);
+bool aj_oci_invoked_as_runc(int argc, char **argv);
+
 struct aj_oci_globals {
 	const char *root;
 	const char *log;

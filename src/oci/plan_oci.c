@@ -16,8 +16,7 @@
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "oci/seccomp.h"
-#include "policy/plan_internal.h"
-#include "sandbox/landlock.h"
+#include "rules/landlock.h"
 
 #define ADD(...)                                                         \
 	do {                                                             \
@@ -402,7 +401,7 @@ void aj_oci_cplan_free(struct aj_oci_cplan *c)
 	c->have_plan = false;
 }
 
-void aj_oci_cplan_launch(struct aj_oci_cplan *c, struct aj_oci_launch *l)
+void aj_oci_cplan_launch(struct aj_oci_cplan *c, struct aj_container_launch *l)
 {
 	memset(l, 0, sizeof *l);
 	l->plan = &c->plan;

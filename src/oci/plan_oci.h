@@ -16,11 +16,11 @@
 #include <linux/filter.h>
 
 #include "common/err.h"
+#include "host/features.h"
 #include "oci/spec.h"
 #include "policy/plan.h"
 #include "policy/policy.h"
-#include "sandbox/features.h"
-#include "sandbox/oci.h"
+#include "sandbox/container.h"
 
 struct aj_oci_cplan {
 	struct aj_oci_spec spec;
@@ -41,7 +41,7 @@ int aj_oci_cplan_build(struct aj_oci_cplan *c, const char *bundle, json_t *confi
 		       const char *id, bool systemd_cgroup, struct aj_err *err);
 void aj_oci_cplan_free(struct aj_oci_cplan *c);
 /* Fills the launch description (everything but descriptors and cgroup). */
-void aj_oci_cplan_launch(struct aj_oci_cplan *c, struct aj_oci_launch *l);
+void aj_oci_cplan_launch(struct aj_oci_cplan *c, struct aj_container_launch *l);
 /* The enforcement report: the plan, plus what the bundle asked that agentjail did or did
  * not do (capabilities, notes). New reference. */
 json_t *aj_oci_cplan_report(const struct aj_oci_cplan *c);

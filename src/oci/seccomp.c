@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
-#include "sandbox/seccomp_rules.h"
+#include "rules/seccomp.h"
 
 #define BAD(fmt, ...) aj_err_set(err, AJ_LAYER_POLICY, EINVAL, "config.json: linux.seccomp." fmt, \
 				 ##__VA_ARGS__)

@@ -11,7 +11,6 @@
 #include <sys/resource.h>
 
 #include "common/cleanup.h"
-#include "common/util.h"
 
 #define BAD(path, fmt, ...) aj_err_set(err, AJ_LAYER_POLICY, EINVAL, "config.json: %s: " fmt, path, \
 				       ##__VA_ARGS__)
@@ -104,7 +103,7 @@ static const struct {
 	{"RLIMIT_SIGPENDING", RLIMIT_SIGPENDING}, {"RLIMIT_STACK", RLIMIT_STACK},
 };
 
-static int parse_rlimits(json_t *a, const char *where, struct aj_oci_process *p,
+static int parse_rlimits(json_t *a, const char *where, struct aj_container_process *p,
 			 struct aj_err *err)
 {
 	json_t *r;
@@ -128,16 +127,16 @@ static int parse_rlimits(json_t *a, const char *where, struct aj_oci_process *p,
 			return BAD(path, "type: expected one of RLIMIT_NOFILE, RLIMIT_NPROC, ...");
 		if (!json_is_integer(soft) || !json_is_integer(hard))
 			return BAD(path, "soft and hard must be integers");
-		if (p->n_rlimits == AJ_OCI_MAX_RLIMITS)
+		if (p->n_rlimits == AJ_CONTAINER_MAX_RLIMITS)
 			return BAD(path, "too many rlimits");
-		p->rlimits[p->n_rlimits++] = (struct aj_oci_rlimit){
+		p->rlimits[p->n_rlimits++] = (struct aj_container_rlimit){
 			rlimit_names[k].resource, (uint64_t)json_integer_value(soft),
 			(uint64_t)json_integer_value(hard)};
 	}
 	return 0;
 }
 
-static int parse_user(json_t *u, const char *where, struct aj_oci_process *p,
+static int parse_user(json_t *u, const char *where, struct aj_container_process *p,
 		      struct aj_err *err)
 {
 	char path[256];
@@ -165,14 +164,14 @@ static int parse_user(json_t *u, const char *where, struct aj_oci_process *p,
 	json_array_foreach(a, i, g) {
 		if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 65535)
 			return BAD(path, "additionalGids[%zu]: expected an id below 65536", i);
-		if (p->n_groups == AJ_OCI_MAX_GROUPS)
-			return BAD(path, "additionalGids: more than %d", AJ_OCI_MAX_GROUPS);
+		if (p->n_groups == AJ_CONTAINER_MAX_GROUPS)
+			return BAD(path, "additionalGids: more than %d", AJ_CONTAINER_MAX_GROUPS);
 		p->groups[p->n_groups++] = (gid_t)json_integer_value(g);
 	}
 	return 0;
 }
 
-static int parse_caps(json_t *c, const char *where, struct aj_oci_process *p,
+static int parse_caps(json_t *c, const char *where, struct aj_container_process *p,
 		      struct aj_err *err)
 {
 	static const char *const sets[] = {"bounding", "effective", "inheritable", "permitted",
@@ -202,7 +201,7 @@ static int parse_caps(json_t *c, const char *where, struct aj_oci_process *p,
 	return 0;
 }
 
-static int parse_console_size(json_t *c, const char *where, struct aj_oci_process *p,
+static int parse_console_size(json_t *c, const char *where, struct aj_container_process *p,
 			      struct aj_err *err)
 {
 	uint64_t h = 0, w = 0;
@@ -221,7 +220,7 @@ static int parse_console_size(json_t *c, const char *where, struct aj_oci_proces
 	return 0;
 }
 
-int aj_oci_process_parse(json_t *o, const char *where, struct aj_oci_process *p,
+int aj_oci_process_parse(json_t *o, const char *where, struct aj_container_process *p,
 			 struct aj_strv *notes, struct aj_err *err)
 {
 	char path[256];
@@ -273,7 +272,7 @@ int aj_oci_process_parse(json_t *o, const char *where, struct aj_oci_process *p,
 	return 0;
 }
 
-void aj_oci_process_free(struct aj_oci_process *p)
+void aj_oci_process_free(struct aj_container_process *p)
 {
 	aj_strv_free(&p->args);
 	aj_strv_free(&p->env);

@@ -16,10 +16,7 @@
 
 #include "common/err.h"
 #include "common/strv.h"
-
-#define AJ_OCI_MAX_GROUPS 32
-#define AJ_OCI_MAX_RLIMITS 16
-#define AJ_OCI_MAX_NS 8
+#include "sandbox/container.h" /* the process description the sandbox runs */
 
 struct aj_oci_mount {
 	char *dst;
@@ -35,28 +32,6 @@ struct aj_oci_ns {
 	char *path; /* join this namespace; NULL: a new one */
 };
 
-struct aj_oci_rlimit {
-	int resource;
-	uint64_t soft, hard;
-};
-
-/* One process: the container's (config.json "process") or an exec's (--process FILE). */
-struct aj_oci_process {
-	bool terminal;
-	unsigned rows, cols; /* consoleSize, 0 if absent */
-	uint32_t uid, gid;
-	gid_t groups[AJ_OCI_MAX_GROUPS];
-	size_t n_groups;
-	struct aj_strv args, env;
-	char *cwd;
-	struct aj_strv caps; /* every capability named in any of the sets */
-	bool no_new_privs;
-	struct aj_oci_rlimit rlimits[AJ_OCI_MAX_RLIMITS];
-	size_t n_rlimits;
-	bool have_oom_score;
-	int oom_score_adj;
-};
-
 struct aj_oci_resources {
 	uint64_t memory;     /* bytes, 0: none */
 	uint64_t pids;       /* 0: none */
@@ -67,14 +42,14 @@ struct aj_oci_resources {
 
 struct aj_oci_spec {
 	char *oci_version;
-	struct aj_oci_process proc;
+	struct aj_container_process proc;
 	bool have_proc;
 	char *root_path; /* as written (relative to the bundle) */
 	bool root_ro;
 	struct aj_oci_mount *mounts;
 	size_t n_mounts;
 	char *hostname;
-	struct aj_oci_ns ns[AJ_OCI_MAX_NS];
+	struct aj_oci_ns ns[AJ_CONTAINER_MAX_NS];
 	size_t n_ns;
 	struct aj_oci_resources res;
 	struct aj_strv masked, readonly;
@@ -87,9 +62,9 @@ struct aj_oci_spec {
 
 int aj_oci_spec_parse(json_t *root, struct aj_oci_spec *s, struct aj_err *err);
 /* Parses a process object; `where` prefixes field paths ("process" or "process.json"). */
-int aj_oci_process_parse(json_t *obj, const char *where, struct aj_oci_process *p,
+int aj_oci_process_parse(json_t *obj, const char *where, struct aj_container_process *p,
 			 struct aj_strv *notes, struct aj_err *err);
-void aj_oci_process_free(struct aj_oci_process *p);
+void aj_oci_process_free(struct aj_container_process *p);
 void aj_oci_spec_free(struct aj_oci_spec *s);
 
 /* True if the namespace of this type is requested (new or joined); *path gets its path. */

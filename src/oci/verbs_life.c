@@ -88,7 +88,7 @@ struct create_ctx {
 	struct aj_oci_state st;
 	struct aj_cgroup_oci cg;
 	bool have_cg, made_dir;
-	struct aj_oci_launch l;
+	struct aj_container_launch l;
 	json_t *config;
 	char scratch[4200];
 };
@@ -235,7 +235,7 @@ int aj_oci_create_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 		return aj_err_set(err, AJ_LAYER_USAGE, ENOTSUP, "--preserve-fds is not supported");
 	r = prepare(&x, err);
 	if (r == 0)
-		r = aj_oci_create(&x.l, &pid, err);
+		r = aj_container_create(&x.l, &pid, err);
 	if (r == 0 && (r = record(&x, pid, err)) < 0)
 		kill(pid, SIGKILL);
 	create_cleanup(&x, r < 0);

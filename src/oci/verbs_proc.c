@@ -8,15 +8,14 @@
 #include <unistd.h>
 
 #include "cgroup/oci.h"
-#include "cli/commands.h"
 #include "common/cleanup.h"
 #include "common/util.h"
+#include "common/version.h"
 #include "oci/oci.h"
 #include "oci/plan_oci.h"
 #include "oci/seccomp.h"
 #include "oci/state.h"
 #include "oci/verbs.h"
-#include "sandbox/landlock.h"
 
 /* ---- exec ------------------------------------------------------------------------------- */
 
@@ -27,8 +26,8 @@ struct exec_opts {
 
 /* runc exec's flag form: the container's process with the command (and --cwd, --user,
  * --env, --tty) replaced. */
-static int flag_process(const struct exec_opts *o, const struct aj_oci_process *base, int argc,
-			char **argv, struct aj_oci_process *p, struct aj_err *err)
+static int flag_process(const struct exec_opts *o, const struct aj_container_process *base, int argc,
+			char **argv, struct aj_container_process *p, struct aj_err *err)
 {
 	unsigned uid = 0, gid = 0;
 
@@ -58,7 +57,7 @@ static int flag_process(const struct exec_opts *o, const struct aj_oci_process *
 }
 
 static int exec_process(const struct exec_opts *o, const struct aj_oci_cplan *c, int argc,
-			char **argv, struct aj_oci_process *p, struct aj_err *err)
+			char **argv, struct aj_container_process *p, struct aj_err *err)
 {
 	json_t *j;
 	int r;
@@ -79,9 +78,9 @@ static int exec_run(const struct aj_oci_globals *g, struct exec_opts *o, const c
 {
 	struct aj_oci_state st;
 	struct aj_oci_cplan c;
-	struct aj_oci_process p;
+	struct aj_container_process p;
 	struct aj_cgroup_oci cg;
-	struct aj_oci_launch l;
+	struct aj_container_launch l;
 	char path[4200];
 	json_t *config = NULL;
 	pid_t pid = -1;
@@ -112,7 +111,7 @@ static int exec_run(const struct aj_oci_globals *g, struct exec_opts *o, const c
 		l.init_start = st.pid_start;
 		l.detach = o->detach;
 		if ((!o->console || (l.console_fd = aj_oci_connect_console(o->console, err)) >= 0) &&
-		    aj_oci_exec(&l, &pid, &status, err) == 0)
+		    aj_container_exec(&l, &pid, &status, err) == 0)
 			r = aj_oci_write_pidfile(o->pidfile, pid, err) < 0 ? -1 : (o->detach ? 0 : status);
 		if (l.console_fd >= 0)
 			close(l.console_fd);
@@ -336,7 +335,7 @@ int aj_oci_features_verb(const struct aj_oci_globals *g, int argc, char **argv, 
 	(void)g;
 	(void)argc;
 	(void)argv;
-	snprintf(abi, sizeof abi, "%d", aj_landlock_abi(why, sizeof why));
+	snprintf(abi, sizeof abi, "%d", aj_features_landlock_abi(why, sizeof why));
 	f = json_pack("{s:s, s:s, s:[], s:o, s:{s:o, s:[], s:{s:b, s:b, s:b, s:b}, "
 		      "s:{s:b, s:o, s:o, s:o}, s:{s:b}, s:{s:b}, s:{s:b}}, s:{s:s, s:s, s:s, s:s}}",
 		      "ociVersionMin", "1.0.0", "ociVersionMax", "1.1.0", "hooks", "mountOptions",

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "egress/rules.h"
 #include "policy/policy.h"
+#include "rules/egress.h"
 
 static const char *const cred_fields = "from_env, from_file, hosts, header, format";
 

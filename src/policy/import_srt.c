@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "egress/rules.h"
 #include "policy/import_srt_internal.h"
 #include "policy/policy.h"
+#include "rules/egress.h"
 
 enum srt_kind {
 	K_SECTION, /* an object read with its own table */

@@ -12,8 +12,8 @@
 
 #include "common/cleanup.h"
 #include "common/util.h"
-#include "egress/addr.h"
-#include "egress/rules.h"
+#include "rules/addr.h"
+#include "rules/egress.h"
 
 enum fkind {
 	F_OBJECT,

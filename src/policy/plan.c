@@ -16,8 +16,8 @@
 #include "common/units.h"
 #include "common/util.h"
 #include "policy/plan_internal.h"
-#include "sandbox/landlock.h"
-#include "sandbox/seccomp_rules.h"
+#include "rules/landlock.h"
+#include "rules/seccomp.h"
 
 static const char *const layer_names[AJ_PL__COUNT] = {
 	[AJ_PL_USERNS] = "user-namespace",     [AJ_PL_MOUNTNS] = "mount-namespace",

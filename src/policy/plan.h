@@ -21,8 +21,8 @@
 #include "cgroup/cgroup.h"
 #include "common/err.h"
 #include "common/strv.h"
+#include "host/features.h"
 #include "policy/policy.h"
-#include "sandbox/features.h"
 
 enum aj_op_kind {
 	AJ_OP_DIR,     /* mkdir dst in the new root */
@@ -217,6 +217,15 @@ void aj_plan_free(struct aj_plan *plan);
  * p->features set, decides the identity, Landlock and seccomp layers as every plan does. The
  * caller adds the namespaces, operations, process and resources. */
 int aj_plan_base_layers(struct aj_plan *p, struct aj_err *err);
+/* network.mode "proxy" with credentials: the contents of the CA files the plan reserved
+ * (egress/egress.h's aj_egress_ca_files()), taken over. */
+void aj_plan_egress_ca(struct aj_plan *p, char *bundle, size_t bundle_len, char *ca, size_t ca_len);
+/* Sets a layer's state and detail (the detail is formatted and truncated to fit). */
+void aj_plan_set_layer(struct aj_plan *p, int layer, int state, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Appends an operation (dst and src are copied). NULL on allocation failure. */
+struct aj_op *aj_plan_add_op(struct aj_plan *p, int kind, const char *dst, const char *src,
+			     unsigned flags, uint64_t landlock, const char *why);
 
 /* One row of the comparison between the tiers, for `agentjail features` (plan_tier.c). */
 struct aj_tier_row {
@@ -229,6 +238,10 @@ const struct aj_tier_row *aj_plan_tier_rows(size_t *n);
 const char *aj_plan_tier_name(int tier);
 /* Whether `tier` can run here with the default policy; why not, or what it then enforces. */
 bool aj_plan_tier_usable(const struct aj_features *f, int tier, char *detail, size_t len);
+/* The one document of `agentjail features --json` and GET /v1/features: the probes
+ * (aj_features_json()) and both tiers' usability with the comparison, layer by layer
+ * (plan_json.c; new reference). */
+json_t *aj_plan_features_json(const struct aj_features *f, const char *version);
 
 const char *aj_plan_layer_name(int layer);
 const char *aj_plan_layer_state_name(int state);
@@ -239,13 +252,7 @@ json_t *aj_plan_to_json(const struct aj_plan *plan);
 /* The human summary printed by `run -v` and `run --dry-run`. */
 void aj_plan_print(const struct aj_plan *plan, FILE *f);
 
-/* Default seccomp profile compiled at build time (build/gen/seccomp_default.c). */
-extern const struct sock_filter aj_seccomp_default_bpf[];
-extern const unsigned aj_seccomp_default_len;
-extern const unsigned aj_seccomp_default_rules_count;
-extern const char aj_seccomp_default_rules[];
+/* What the root filesystem is made of (data/rootfs.rules, embedded at build time). */
 extern const char aj_rootfs_rules[];
-/* The landlock tier's additions to the default profile (data/seccomp/landlock-tier.rules). */
-extern const char aj_seccomp_tier_rules[];
 
 #endif

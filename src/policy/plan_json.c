@@ -3,9 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/units.h"
 #include "policy/plan.h"
-#include "sandbox/landlock.h"
+#include "rules/landlock.h"
 
 static const char *op_kind_name(int kind)
 {
@@ -191,4 +190,34 @@ void aj_plan_print(const struct aj_plan *p, FILE *f)
 		fprintf(f, "  %-18s %-11s %s\n", aj_plan_layer_name(i),
 			aj_plan_layer_state_name(l->state), l->detail);
 	}
+}
+
+/* Both tiers' usability, and what the landlock tier keeps and loses, layer by layer. */
+static json_t *tiers_json(const struct aj_features *f)
+{
+	json_t *tiers = json_object(), *rows = json_array();
+	char detail[600];
+	size_t n;
+	const struct aj_tier_row *r = aj_plan_tier_rows(&n);
+
+	for (int t = AJ_TIER_NAMESPACES; t <= AJ_TIER_LANDLOCK; t++) {
+		bool usable = aj_plan_tier_usable(f, t, detail, sizeof detail);
+		json_object_set_new(tiers, aj_plan_tier_name(t),
+				    json_pack("{s:b, s:s}", "usable", usable, "detail", detail));
+	}
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(rows, json_pack("{s:s, s:s, s:s}", "layer",
+						      aj_plan_layer_name(r[i].layer), "namespaces",
+						      r[i].namespaces, "landlock", r[i].landlock));
+	json_object_set_new(json_object_get(tiers, "landlock"), "compared", rows);
+	return tiers;
+}
+
+json_t *aj_plan_features_json(const struct aj_features *f, const char *version)
+{
+	json_t *j = aj_features_json(f, version);
+
+	if (j)
+		json_object_set_new(j, "tiers", tiers_json(f));
+	return j;
 }

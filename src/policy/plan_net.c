@@ -183,3 +183,15 @@ int aj_plan_network(struct aj_plan *p, struct aj_err *err)
 	describe(p);
 	return 0;
 }
+
+void aj_plan_egress_ca(struct aj_plan *p, char *bundle, size_t bundle_len, char *ca, size_t ca_len)
+{
+	struct aj_op *b = &p->ops[p->egress.bundle_op], *c = &p->ops[p->egress.ca_op];
+
+	free(b->src);
+	b->src = bundle;
+	b->len = bundle_len;
+	free(c->src);
+	c->src = ca;
+	c->len = ca_len;
+}

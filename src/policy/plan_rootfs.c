@@ -14,7 +14,7 @@
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "policy/plan_internal.h"
-#include "sandbox/landlock.h"
+#include "rules/landlock.h"
 
 #define ADD(...)                                               \
 	do {                                                   \

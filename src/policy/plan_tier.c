@@ -21,8 +21,8 @@
 #include "common/units.h"
 #include "common/util.h"
 #include "policy/plan_internal.h"
-#include "sandbox/landlock.h"
-#include "sandbox/seccomp_rules.h"
+#include "rules/landlock.h"
+#include "rules/seccomp.h"
 
 #define ADD(...)                                                         \
 	do {                                                             \

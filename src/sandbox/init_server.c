@@ -16,11 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/tree.h"
 #include "common/util.h"
 #include "sandbox/init_internal.h"
 #include "sandbox/initproto.h"
 #include "sandbox/sync.h"
-#include "workspace/tree.h"
 
 #define MAX_EXECS 4096
 #define MAX_ARGS 4096

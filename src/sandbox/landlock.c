@@ -16,7 +16,6 @@
 #define __NR_landlock_restrict_self 446
 #endif
 
-#define LL_CREATE_RULESET_VERSION (1U << 0)
 #define LL_RULE_PATH_BENEATH 1
 #define LL_RULE_NET_PORT 2
 
@@ -35,35 +34,6 @@ struct ll_net_port_attr {
 	uint64_t allowed_access;
 	uint64_t port;
 };
-
-int aj_landlock_abi(char *why, size_t why_len)
-{
-	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
-
-	if (abi >= 1)
-		return (int)abi;
-	if (errno == ENOSYS)
-		snprintf(why, why_len, "landlock_create_ruleset: ENOSYS (kernel older than 5.13 or "
-					"built without CONFIG_SECURITY_LANDLOCK)");
-	else if (errno == EOPNOTSUPP)
-		snprintf(why, why_len, "landlock_create_ruleset: EOPNOTSUPP (Landlock is built in but "
-					"not enabled: add landlock to the kernel's lsm= boot option)");
-	else
-		snprintf(why, why_len, "landlock_create_ruleset: %s", strerror(errno));
-	return 0;
-}
-
-uint64_t aj_landlock_fs_rights(int abi)
-{
-	uint64_t r = (1ULL << 13) - 1; /* ABI 1: EXECUTE .. MAKE_SYM */
-	if (abi >= 2)
-		r |= AJ_LL_FS_REFER;
-	if (abi >= 3)
-		r |= AJ_LL_FS_TRUNCATE;
-	if (abi >= 5)
-		r |= AJ_LL_FS_IOCTL_DEV;
-	return r;
-}
 
 static int add_path_rule(int ruleset, const struct aj_landlock_rule *rule, uint64_t handled,
 			 struct aj_err *err)

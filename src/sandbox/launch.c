@@ -125,7 +125,8 @@ static bool supervisor_gone(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }
 
-/* The enforcement sequence (DESIGN.md section 6). Each step says why it sits where it does. */
+/* The enforcement sequence (docs/architecture.md, "The enforcement sequence"). Each step says
+ * why it sits where it does. */
 static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, int sync_fd,
 			 struct aj_err *err)
 {

@@ -29,11 +29,11 @@
 #include "common/cleanup.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
+#include "common/tree.h"
 #include "sandbox/caps.h"
 #include "sandbox/init_internal.h"
 #include "sandbox/proctree.h"
 #include "sandbox/seccomp.h"
-#include "workspace/tree.h"
 
 #define SETUP_TIMEOUT_MS 30000
 #define CTL_FD 3
@@ -282,8 +282,8 @@ static bool supervisor_gone(void)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
 }
 
-/* The keeper's enforcement steps (DESIGN.md section 6, without the namespace ones). The
- * command's own steps follow in command_child(). */
+/* The keeper's enforcement steps (docs/architecture.md, "The landlock tier": the sequence
+ * without the namespace ones). The command's own steps follow in command_child(). */
 static int keeper_setup(const struct aj_plan *plan, const struct aj_stdio *io, int sync_fd,
 			struct aj_err *err)
 {

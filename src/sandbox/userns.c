@@ -18,7 +18,7 @@
 
 #include "common/cleanup.h"
 #include "common/util.h"
-#include "sandbox/features.h"
+#include "host/features.h"
 
 int aj_idrange_acquire(uint32_t *base, int *lock_fd, struct aj_err *err)
 {

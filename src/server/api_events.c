@@ -17,7 +17,7 @@
 
 struct follow {
 	struct aj_srv_job job; /* first: one poll of the store */
-	struct srv *srv;
+	struct aj_srv *srv;
 	struct aj_srv_stream *st;
 	char id[33];
 	int64_t last;          /* seq of the last event sent */

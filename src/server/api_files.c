@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/util.h"
 #include "control/fsops.h"
 #include "server/internal.h"
 

@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "common/base64.h"
+#include "common/exitcode.h"
 #include "common/util.h"
 #include "control/client.h"
 #include "control/proto.h"
 #include "server/internal.h"
-#include "supervisor/run.h" /* the exit codes of commands that cannot start */
 
 #define CALL_MS 30000
 #define MAX_STDIN (1u << 20) /* what one request may write to a command's stdin */
@@ -156,7 +156,7 @@ static json_t *exit_line(json_t *ev)
 /* ---- a stream following one command ---------------------------------------------------------- */
 
 struct pstream {
-	struct srv *srv;
+	struct aj_srv *srv;
 	struct aj_srv_stream *st;
 	int ctl;
 	uint64_t exec;

@@ -47,7 +47,7 @@ static void gc_done(struct aj_srv_job *j)
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
-	struct srv *s = arg;
+	struct aj_srv *s = arg;
 
 	(void)fd;
 	(void)what;
@@ -57,7 +57,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	aj_srv_pool_submit(s, &s->gc->job);
 }
 
-int aj_srv_gc_start(struct srv *s, struct aj_err *err)
+int aj_srv_gc_start(struct aj_srv *s, struct aj_err *err)
 {
 	struct timeval tv = {s->cfg->gc_interval_s, 0};
 
@@ -73,7 +73,7 @@ int aj_srv_gc_start(struct srv *s, struct aj_err *err)
 	return 0;
 }
 
-void aj_srv_gc_stop(struct srv *s)
+void aj_srv_gc_stop(struct aj_srv *s)
 {
 	if (!s->gc)
 		return;

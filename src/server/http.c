@@ -19,12 +19,11 @@
 #include <event2/thread.h>
 
 #include "common/util.h"
-#include "e2b/e2b.h"
-#include "sandbox/features.h"
+#include "policy/plan.h" /* the features document */
 #include "server/internal.h"
 
 /* The listener error callback has no argument of ours; one daemon runs per process. */
-static struct srv *g_srv;
+static struct aj_srv *g_srv;
 
 /* Listeners, removed first thing at shutdown. */
 #define MAX_LISTENERS 16
@@ -98,7 +97,7 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
 		event_base_once(g_srv->base, -1, EV_TIMEOUT, on_resume_accept, lev, &tv);
 }
 
-static int add_listener(struct srv *s, struct evhttp *http, int fd, const char *what,
+static int add_listener(struct aj_srv *s, struct evhttp *http, int fd, const char *what,
 			struct aj_err *err)
 {
 	struct evconnlistener *lev = NULL;
@@ -172,7 +171,7 @@ static int clear_stale_socket(const struct sockaddr_un *a, struct aj_err *err)
 	return 0;
 }
 
-static int bind_unix(struct srv *s, const char *path, bool is_default, struct aj_err *err)
+static int bind_unix(struct aj_srv *s, const char *path, bool is_default, struct aj_err *err)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	mode_t old;
@@ -208,7 +207,7 @@ static int bind_unix(struct srv *s, const char *path, bool is_default, struct aj
 	return add_listener(s, s->http_local, fd, path, err);
 }
 
-static int bind_tcp(struct srv *s, struct evhttp *http, const char *opt, const char *hostport,
+static int bind_tcp(struct aj_srv *s, struct evhttp *http, const char *opt, const char *hostport,
 		    struct aj_err *err)
 {
 	struct sockaddr_storage ss = {0};
@@ -237,7 +236,7 @@ static int bind_tcp(struct srv *s, struct evhttp *http, const char *opt, const c
 	return add_listener(s, http, fd, hostport, err);
 }
 
-static struct evhttp *new_http(struct srv *s, bool remote)
+static struct evhttp *new_http(struct aj_srv *s, bool remote)
 {
 	const struct aj_srv_config *c = s->cfg;
 	struct evhttp *h = evhttp_new(s->base);
@@ -271,7 +270,7 @@ static uint64_t drain_deadline_ms, answered_ms;
  * seconds, requests still working get --shutdown-timeout. */
 static void on_drain_tick(evutil_socket_t fd, short what, void *arg)
 {
-	struct srv *s = arg;
+	struct aj_srv *s = arg;
 	uint64_t now = aj_now_monotonic_us() / 1000;
 	bool answered = s->inflight == 0 && aj_srv_pool_busy(s) == 0;
 
@@ -294,7 +293,7 @@ static void on_drain_tick(evutil_socket_t fd, short what, void *arg)
 /* New connections are refused from here on; connections already open finish their
  * requests (and get 503 for new ones). The socket file goes unless another daemon has
  * replaced it meanwhile. */
-static void remove_listeners(struct srv *s)
+static void remove_listeners(struct aj_srv *s)
 {
 	struct stat st;
 
@@ -306,7 +305,7 @@ static void remove_listeners(struct srv *s)
 	s->socket_bound = false;
 }
 
-static void begin_shutdown(struct srv *s)
+static void begin_shutdown(struct aj_srv *s)
 {
 	struct timeval tick = {0, 50 * 1000};
 
@@ -334,13 +333,12 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 /* ---- start-up ------------------------------------------------------------------------------ */
 
 /* Probed once, before any worker exists: the user namespace probe forks. */
-static int probe_features(struct srv *s, struct aj_err *err)
+static int probe_features(struct aj_srv *s, struct aj_err *err)
 {
 	struct aj_features f;
 
-	aj_features_probe(&f, NULL);
-	aj_features_probe_userns(&f);
-	s->features = aj_features_json(&f, s->cfg->version);
+	aj_features_probe_all(&f, NULL);
+	s->features = aj_plan_features_json(&f, s->cfg->version);
 	return s->features ? 0 : aj_err_set(err, AJ_LAYER_API, ENOMEM, "probe the features");
 }
 
@@ -363,7 +361,27 @@ static int recover(const struct aj_srv_config *c, struct aj_err *err)
 
 static struct event *signal_evs[2];
 
-static int add_signal(struct srv *s, int i, int sig, struct aj_err *err)
+const struct aj_srv_config *aj_srv_cfg(const struct aj_srv *s)
+{
+	return s->cfg;
+}
+
+struct event_base *aj_srv_base(const struct aj_srv *s)
+{
+	return s->base;
+}
+
+bool aj_srv_stopping(const struct aj_srv *s)
+{
+	return s->stopping;
+}
+
+const json_t *aj_srv_features(const struct aj_srv *s)
+{
+	return s->features;
+}
+
+static int add_signal(struct aj_srv *s, int i, int sig, struct aj_err *err)
 {
 	signal_evs[i] = evsignal_new(s->base, sig, on_signal, s);
 	if (!signal_evs[i] || event_add(signal_evs[i], NULL) < 0)
@@ -371,27 +389,29 @@ static int add_signal(struct srv *s, int i, int sig, struct aj_err *err)
 	return 0;
 }
 
-/* The E2B-compatible API: its own evhttp, whose requests src/e2b/ routes by header. */
-static int open_e2b_listeners(struct srv *s, struct aj_err *err)
+/* The E2B-compatible API: its own evhttp, whose requests the front end (src/e2b/) routes by
+ * header. */
+static int open_e2b_listeners(struct aj_srv *s, struct aj_err *err)
 {
 	const struct aj_srv_config *c = s->cfg;
 
 	if (!c->e2b_listen.n)
 		return 0;
-	s->http_e2b = new_http(s, true);
-	if (!s->http_e2b)
-		return aj_err_sys(err, AJ_LAYER_API, "set up the E2B HTTP server");
-	aj_e2b_install(s, s->http_e2b);
+	s->http_front = new_http(s, true);
+	if (!s->http_front)
+		return aj_err_sys(err, AJ_LAYER_API, "set up the %s's HTTP server", c->e2b->name);
+	c->e2b->install(s->front, s->http_front);
 	for (size_t i = 0; i < c->e2b_listen.n; i++) {
-		if (bind_tcp(s, s->http_e2b, "--e2b-listen", c->e2b_listen.v[i], err) < 0)
+		if (bind_tcp(s, s->http_front, "--e2b-listen", c->e2b_listen.v[i], err) < 0)
 			return -1;
-		fprintf(stderr, "agentjail: serve: E2B API on %s (%s)\n", c->e2b_listen.v[i],
+		fprintf(stderr, "agentjail: serve: %s on %s (%s)\n", c->e2b->name,
+			c->e2b_listen.v[i],
 			c->e2b_keys ? "API keys" : "loopback, any API key is its own owner");
 	}
 	return 0;
 }
 
-static int open_listeners(struct srv *s, struct aj_err *err)
+static int open_listeners(struct aj_srv *s, struct aj_err *err)
 {
 	const struct aj_srv_config *c = s->cfg;
 	char path[108];
@@ -416,7 +436,7 @@ static int open_listeners(struct srv *s, struct aj_err *err)
 	return open_e2b_listeners(s, err);
 }
 
-static int setup(struct srv *s, struct aj_err *err)
+static int setup(struct aj_srv *s, struct aj_err *err)
 {
 	const struct aj_srv_config *c = s->cfg;
 
@@ -435,7 +455,9 @@ static int setup(struct srv *s, struct aj_err *err)
 	s->quota = aj_srv_quota_new(c->max_sandboxes, c->max_memory);
 	if (!s->base || !s->quota)
 		return aj_err_sys(err, AJ_LAYER_API, "set up the event loop");
-	if (c->e2b_listen.n && aj_e2b_new(s, &s->e2b, err) < 0)
+	if (c->e2b_listen.n && !c->e2b)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, EINVAL, "--e2b-listen without a front end");
+	if (c->e2b_listen.n && c->e2b->create(s, &s->front, err) < 0)
 		return -1;
 	if (recover(c, err) < 0 || probe_features(s, err) < 0 || open_listeners(s, err) < 0 ||
 	    add_signal(s, 0, SIGTERM, err) < 0 || add_signal(s, 1, SIGINT, err) < 0)
@@ -443,7 +465,7 @@ static int setup(struct srv *s, struct aj_err *err)
 	return aj_srv_pool_start(s, err) < 0 ? -1 : aj_srv_gc_start(s, err);
 }
 
-static void teardown(struct srv *s)
+static void teardown(struct aj_srv *s)
 {
 	aj_srv_pool_stop(s);
 	aj_srv_gc_stop(s);
@@ -452,9 +474,10 @@ static void teardown(struct srv *s)
 		evhttp_free(s->http_local);
 	if (s->http_remote)
 		evhttp_free(s->http_remote);
-	if (s->http_e2b)
-		evhttp_free(s->http_e2b);
-	aj_e2b_free(s->e2b);
+	if (s->http_front)
+		evhttp_free(s->http_front);
+	if (s->front)
+		s->cfg->e2b->destroy(s->front);
 	if (drain_ev)
 		event_free(drain_ev);
 	drain_ev = NULL;
@@ -470,7 +493,7 @@ static void teardown(struct srv *s)
 
 int aj_srv_run(const struct aj_srv_config *c, struct aj_err *err)
 {
-	struct srv s;
+	struct aj_srv s;
 	int rc = 0;
 
 	memset(&s, 0, sizeof s);

@@ -1,46 +1,23 @@
-/* Shared by the server's files; not for other modules.
- *
- * Threads: the loop thread owns everything of libevent's (requests, connections, timers) and
- * struct srv. Worker threads (jobs.c) only run a job's work function with their own manager.
- *
- * Ownership: the router makes one struct aj_srv_req per request it accepts; it is freed in
- * exactly one place, aj_srv_req_finish() (which hands the reply to libevent), or by the
- * stream that took the request over (aj_srv_stream_end). Between aj_srv_pool_submit() and
- * the job's done callback the request belongs to a worker: the loop thread does not touch it,
- * and the worker touches nothing of libevent's. Bodies travel as (pointer, length).
+/* Shared by the server's files; not for other modules (a front end uses server/frontend.h,
+ * whose threads and ownership rules hold here too).
  */
 #ifndef AJ_SERVER_INTERNAL_H
 #define AJ_SERVER_INTERNAL_H
 
-#include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
-#include <jansson.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <sys/queue.h>
 
-#include "common/err.h"
-#include "manager/manager.h"
-#include "server/server.h"
+#include "server/frontend.h"
 #include "state/store.h"
 
-#define AJ_SRV_OWNER_MAX 129
-/* A stream stops producing while more than this is queued for a slow client. */
-#define AJ_SRV_STREAM_HIGH (256 * 1024)
-
-struct aj_e2b;
 struct aj_srv_pool;
 struct aj_srv_quota;
-struct aj_srv_stream;
-struct aj_srv_tokens;
 
-struct srv {
+struct aj_srv {
 	const struct aj_srv_config *cfg;
 	struct event_base *base;
 	struct evhttp *http_local, *http_remote;
-	struct evhttp *http_e2b;        /* --e2b-listen */
-	struct aj_e2b *e2b;             /* src/e2b/: keys, token secret, templates, watchers */
+	struct evhttp *http_front;      /* the front end's listeners (--e2b-listen) */
+	void *front;                    /* the front end's state (cfg->frontend) */
 	struct aj_srv_tokens *tokens;
 	struct aj_srv_pool *pool;
 	struct aj_srv_quota *quota;
@@ -56,46 +33,19 @@ struct srv {
 
 /* ---- worker pool (jobs.c) ------------------------------------------------------------- */
 
-struct aj_srv_job {
-	/* On a worker thread, with m acting for `owner` only. */
-	void (*work)(struct aj_srv_job *j, struct aj_mgr *m);
-	/* Back on the loop thread. */
-	void (*done)(struct aj_srv_job *j);
-	char owner[AJ_SRV_OWNER_MAX];
-	bool any_owner; /* the daemon's own jobs (gc): every owner's sandboxes */
-	struct aj_srv_job *next;
-};
-
-int aj_srv_pool_start(struct srv *s, struct aj_err *err);
-void aj_srv_pool_submit(struct srv *s, struct aj_srv_job *j);
+int aj_srv_pool_start(struct aj_srv *s, struct aj_err *err);
 /* Jobs submitted whose done callback has not run yet. */
-unsigned aj_srv_pool_busy(const struct srv *s);
+unsigned aj_srv_pool_busy(const struct aj_srv *s);
 /* Joins the workers; jobs still queued are dropped without their done callback. */
-void aj_srv_pool_stop(struct srv *s);
+void aj_srv_pool_stop(struct aj_srv *s);
 
 /* ---- periodic gc (gc.c) ---------------------------------------------------------------- */
 
 struct aj_srv_gc;
-int aj_srv_gc_start(struct srv *s, struct aj_err *err);
-void aj_srv_gc_stop(struct srv *s);
+int aj_srv_gc_start(struct aj_srv *s, struct aj_err *err);
+void aj_srv_gc_stop(struct aj_srv *s);
 
 /* ---- requests and routes (router.c) --------------------------------------------------- */
-
-enum aj_srv_body { AJ_SRV_BODY_NONE, AJ_SRV_BODY_JSON, AJ_SRV_BODY_RAW };
-
-struct aj_srv_req;
-
-struct aj_srv_route {
-	enum evhttp_cmd_type method;
-	const char *pattern;             /* "/v1/sandboxes/{ref}/start"; {ref} and {name} capture */
-	enum aj_srv_body body;
-	const char *const *query;        /* allowed query parameters, NULL-terminated, or NULL */
-	/* Loop thread: checks the input. 0 goes on to work (or replies if there is none), -1
-	 * replies with the error set, 1 means the handler replied or took the request over. */
-	int (*prepare)(struct aj_srv_req *r);
-	void (*work)(struct aj_srv_req *r, struct aj_mgr *m); /* worker thread */
-	void (*done)(struct aj_srv_req *r);                    /* NULL: aj_srv_req_finish */
-};
 
 /* Route tables, each ended by an entry with a NULL pattern; router.c lists them. */
 extern const struct aj_srv_route aj_api_meta_routes[];
@@ -105,88 +55,7 @@ extern const struct aj_srv_route aj_api_file_routes[];
 extern const struct aj_srv_route aj_api_event_routes[];
 extern const struct aj_srv_route aj_api_proc_routes[];
 
-struct aj_srv_error {
-	int status;
-	char code[32];
-	char field[192];  /* "" when the error is about no one field */
-	char message[1200];
-};
-
-struct aj_srv_req {
-	struct aj_srv_job job; /* first: a request is a job; job.owner is the request's owner */
-	struct srv *srv;
-	struct evhttp_request *req;
-	const struct aj_srv_route *route;
-	bool remote;           /* came over TCP with a token */
-	char ref[256];         /* {ref} of the path: a sandbox id or name */
-	char name[256];        /* {name}: a snapshot */
-	struct evkeyvalq query;
-	json_t *body;          /* AJ_SRV_BODY_JSON, NULL when the request had none */
-	const char *raw;       /* AJ_SRV_BODY_RAW: the request's input buffer, made contiguous */
-	size_t raw_len;
-	/* The outcome, set by prepare or work. */
-	int status;
-	json_t *result;        /* NULL: no body (204) */
-	char location[512];    /* Location header of a 201 */
-	char allow[64];        /* Allow header of a 405 */
-	bool failed;
-	struct aj_srv_error error;
-	int file_fd;           /* a download: sent with sendfile, closed by libevent */
-	uint64_t file_len;
-	void *data;            /* route data, released with data_free */
-	void (*data_free)(void *data);
-};
-
-/* Hands the outcome to libevent and frees r. */
-void aj_srv_req_finish(struct aj_srv_req *r);
-/* A request object for req, counted in flight; its job runs r->route's work and done unless
- * the caller sets job.work and job.done itself (the E2B router does). */
-struct aj_srv_req *aj_srv_req_new(struct srv *s, struct evhttp_request *req, bool remote);
-void aj_srv_req_free(struct aj_srv_req *r);
-/* Replies to a request the router did not take (503 while stopping, say). */
-void aj_srv_reply_early(struct srv *s, struct evhttp_request *req, const struct aj_srv_error *e);
-int aj_srv_router_install(struct srv *s, struct evhttp *http, bool remote);
-
-/* ---- outcomes (reply.c) --------------------------------------------------------------- */
-
-void aj_srv_ok(struct aj_srv_req *r, int status, json_t *result); /* consumes result */
-/* Sets the error; field may be NULL. Returns -1. */
-int aj_srv_fail(struct aj_srv_req *r, int status, const char *code, const char *field,
-		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* The status, code and field a manager or file error stands for. field_hint names the field
- * the request gave for the object (a file error's "path"). Returns -1. */
-int aj_srv_fail_err(struct aj_srv_req *r, const struct aj_err *e, const char *field_hint);
-json_t *aj_srv_error_json(const struct aj_srv_error *e);
-
-/* ---- request input (json_body.c) ------------------------------------------------------ */
-
-enum aj_srv_jtype {
-	AJ_JT_STRING,
-	AJ_JT_BOOL,
-	AJ_JT_UINT,
-	AJ_JT_OBJECT,
-	AJ_JT_DURATION, /* seconds as a number, or a string such as "30s" */
-	AJ_JT_LABELS,   /* {"key": "value"} */
-	AJ_JT_STRINGS,  /* a non-empty array of strings */
-};
-
-struct aj_srv_field {
-	const char *name;
-	enum aj_srv_jtype type;
-	bool required;
-};
-
-/* Checks r->body against spec: unknown fields, missing required ones, types. */
-int aj_srv_check_fields(struct aj_srv_req *r, const struct aj_srv_field *spec);
-/* Reads the request body as the route declares it (size, Content-Type, JSON syntax). */
-int aj_srv_read_body(struct aj_srv_req *r);
-const char *aj_srv_str(const struct aj_srv_req *r, const char *field);
-int aj_srv_duration_ms(struct aj_srv_req *r, const char *field, int64_t *out);
-/* Query parameters. */
-const char *aj_srv_query(const struct aj_srv_req *r, const char *name);
-int aj_srv_query_bool(struct aj_srv_req *r, const char *name, bool *out);
-int aj_srv_query_int(struct aj_srv_req *r, const char *name, int64_t min, int64_t max,
-		     int64_t *out);
+int aj_srv_router_install(struct aj_srv *s, struct evhttp *http, bool remote);
 
 /* ---- JSON of records (records.c) ------------------------------------------------------ */
 
@@ -199,61 +68,17 @@ uint64_t aj_srv_policy_memory(const char *policy_json);
 /* ---- tokens (auth.c) ------------------------------------------------------------------ */
 
 int aj_srv_tokens_load(const char *path, struct aj_srv_tokens **out, struct aj_err *err);
-/* The same for another option's file ("--e2b-keys"), named so in errors. */
-int aj_srv_tokens_load_as(const char *what, const char *path, struct aj_srv_tokens **out,
-			  struct aj_err *err);
-void aj_srv_tokens_free(struct aj_srv_tokens *t);
 /* The owner of the bearer token in an Authorization header value; NULL if none matches. */
 const char *aj_srv_tokens_owner(const struct aj_srv_tokens *t, const char *authorization);
-/* The owner of the token v[0..n) itself (an E2B API key); NULL if none matches. */
-const char *aj_srv_tokens_lookup(const struct aj_srv_tokens *t, const char *v, size_t n);
 
 /* ---- quotas (quota.c) ----------------------------------------------------------------- */
 
 struct aj_srv_quota *aj_srv_quota_new(unsigned max_sandboxes, uint64_t max_memory);
 void aj_srv_quota_free(struct aj_srv_quota *q);
-/* Reserves `count` new sandboxes with `memory_each` bytes of memory limit (0: none) for the
- * request's owner against what the owner's sandboxes already hold; fails with 429 naming the
- * quota. Worker thread. Every successful reserve is paired with a release. */
-int aj_srv_quota_reserve(struct aj_srv_req *r, struct aj_mgr *m, unsigned count,
-			 uint64_t memory_each);
-void aj_srv_quota_release(struct aj_srv_req *r, unsigned count, uint64_t memory_each);
 
-/* ---- streamed responses (stream.c) ---------------------------------------------------- *
- * A chunked response of JSON lines (NDJSON) with backpressure: producers write while
- * aj_srv_stream_writable() and otherwise wait for on_drain; on_close tells them the client
- * went away, after which they end the stream (from a timer or a job's done callback, not from
- * inside on_close). The stream owns the request it took over.
- *
- * A streamed endpoint (events now, exec next) is a route whose work does the blocking part
- * (find the sandbox, connect to its supervisor) and whose done calls aj_srv_stream_start() and
- * hands the stream to a producer living on the loop thread: an event on a descriptor (exec
- * output pipes) or polls through the pool (api_events.c). At shutdown every producer is told
- * with on_close, and the drain waits until each stream's request is freed. */
+/* ---- streamed responses (stream.c) ---------------------------------------------------- */
 
-struct aj_srv_stream;
-
-struct aj_srv_stream_cbs {
-	void (*on_drain)(void *arg); /* the queue emptied */
-	void (*on_close)(void *arg); /* the client went away (before end) */
-	void *arg;
-};
-
-struct aj_srv_stream *aj_srv_stream_start(struct aj_srv_req *r, int status,
-					  const struct aj_srv_stream_cbs *cbs);
-/* The same with another media type, for bodies written with aj_srv_stream_write (E2B's
- * Connect envelopes). */
-struct aj_srv_stream *aj_srv_stream_start_as(struct aj_srv_req *r, int status, const char *ctype,
-					     const struct aj_srv_stream_cbs *cbs);
-/* Writes len bytes as they are. -1 once the client is gone. */
-int aj_srv_stream_write(struct aj_srv_stream *st, const void *data, size_t len);
-/* Writes one value as a line (consumes j). -1 once the client is gone. */
-int aj_srv_stream_line(struct aj_srv_stream *st, json_t *j);
-bool aj_srv_stream_writable(const struct aj_srv_stream *st);
-bool aj_srv_stream_gone(const struct aj_srv_stream *st);
-/* Ends the response (or drops it if the client is gone) and frees the stream and request. */
-void aj_srv_stream_end(struct aj_srv_stream *st);
 /* Shutdown: tells every open stream's producer to end it (its on_close). */
-void aj_srv_streams_shutdown(struct srv *s);
+void aj_srv_streams_shutdown(struct aj_srv *s);
 
 #endif

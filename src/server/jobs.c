@@ -73,7 +73,7 @@ static void *worker_main(void *varg)
 
 static void on_done(evutil_socket_t fd, short what, void *arg)
 {
-	struct srv *s = arg;
+	struct aj_srv *s = arg;
 	struct aj_srv_pool *p = s->pool;
 	struct aj_srv_job *list, *rev = NULL;
 
@@ -97,7 +97,7 @@ static void on_done(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-void aj_srv_pool_submit(struct srv *s, struct aj_srv_job *j)
+void aj_srv_pool_submit(struct aj_srv *s, struct aj_srv_job *j)
 {
 	struct aj_srv_pool *p = s->pool;
 
@@ -113,7 +113,7 @@ void aj_srv_pool_submit(struct srv *s, struct aj_srv_job *j)
 	pthread_mutex_unlock(&p->mu);
 }
 
-unsigned aj_srv_pool_busy(const struct srv *s)
+unsigned aj_srv_pool_busy(const struct aj_srv *s)
 {
 	return s->pool ? s->pool->busy : 0;
 }
@@ -147,7 +147,7 @@ static int start_threads(struct aj_srv_pool *p, struct aj_err *err)
 	return rc;
 }
 
-int aj_srv_pool_start(struct srv *s, struct aj_err *err)
+int aj_srv_pool_start(struct aj_srv *s, struct aj_err *err)
 {
 	struct aj_srv_pool *p = calloc(1, sizeof *p);
 	unsigned n = s->cfg->workers ? s->cfg->workers : 1;
@@ -170,7 +170,7 @@ int aj_srv_pool_start(struct srv *s, struct aj_err *err)
 	return start_threads(p, err);
 }
 
-void aj_srv_pool_stop(struct srv *s)
+void aj_srv_pool_stop(struct aj_srv *s)
 {
 	struct aj_srv_pool *p = s->pool;
 

@@ -135,18 +135,33 @@ json_t *aj_srv_error_json(const struct aj_srv_error *e)
 
 static void on_complete(struct evhttp_request *req, void *arg)
 {
-	struct srv *s = arg;
+	struct aj_srv *s = arg;
 
 	(void)req;
 	s->flushing--;
 }
 
-/* Sends status and body (consumed; NULL: none) and counts it until libevent has written it,
- * so that a shutdown can wait for it. */
-static void send_json(struct srv *s, struct evhttp_request *req, int status, json_t *body,
-		      const char *location)
+void aj_srv_send(struct aj_srv *s, struct evhttp_request *req, int status, const char *ctype,
+		 struct evbuffer *body)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+
+	if (ctype)
+		evhttp_add_header(h, "Content-Type", ctype);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	if (s->stopping)
+		evhttp_add_header(h, "Connection", "close");
+	if (evhttp_request_get_connection(req)) {
+		s->flushing++;
+		evhttp_request_set_on_complete_cb(req, on_complete, s);
+	}
+	evhttp_send_reply(req, status, NULL, body);
+}
+
+/* Sends status and body (consumed; NULL: none). */
+static void send_json(struct aj_srv *s, struct evhttp_request *req, int status, json_t *body,
+		      const char *location)
+{
 	struct evbuffer *buf = evbuffer_new();
 	char *text = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
 
@@ -154,29 +169,18 @@ static void send_json(struct srv *s, struct evhttp_request *req, int status, jso
 	if (body && !text)
 		status = 500, text = strdup("{\"error\":{\"code\":\"internal\",\"message\":\"out of "
 					   "memory\",\"field\":null}}");
-	if (text) {
-		evhttp_add_header(h, "Content-Type", "application/json");
-		if (buf)
-			evbuffer_add_printf(buf, "%s\n", text);
-	}
-	free(text);
-	evhttp_add_header(h, "Cache-Control", "no-store");
+	if (text && buf)
+		evbuffer_add_printf(buf, "%s\n", text);
 	if (location && location[0])
-		evhttp_add_header(h, "Location", location);
-	if (s->stopping)
-		evhttp_add_header(h, "Connection", "close");
-	if (evhttp_request_get_connection(req)) {
-		s->flushing++;
-		evhttp_request_set_on_complete_cb(req, on_complete, s);
-	}
-	evhttp_send_reply(req, status, NULL, buf);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Location", location);
+	aj_srv_send(s, req, status, text ? "application/json" : NULL, buf);
+	free(text);
 	if (buf)
 		evbuffer_free(buf);
 }
 
 static void send_file(struct aj_srv_req *r)
 {
-	struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
 	struct evbuffer *buf = evbuffer_new();
 
 	/* libevent sends it with sendfile and closes the descriptor once done. */
@@ -190,13 +194,7 @@ static void send_file(struct aj_srv_req *r)
 		return;
 	}
 	r->file_fd = -1;
-	evhttp_add_header(h, "Content-Type", "application/octet-stream");
-	evhttp_add_header(h, "Cache-Control", "no-store");
-	if (evhttp_request_get_connection(r->req)) {
-		r->srv->flushing++;
-		evhttp_request_set_on_complete_cb(r->req, on_complete, r->srv);
-	}
-	evhttp_send_reply(r->req, 200, NULL, buf);
+	aj_srv_send(r->srv, r->req, 200, "application/octet-stream", buf);
 	evbuffer_free(buf);
 }
 
@@ -219,7 +217,7 @@ void aj_srv_req_finish(struct aj_srv_req *r)
 	aj_srv_req_free(r);
 }
 
-void aj_srv_reply_early(struct srv *s, struct evhttp_request *req, const struct aj_srv_error *e)
+void aj_srv_reply_early(struct aj_srv *s, struct evhttp_request *req, const struct aj_srv_error *e)
 {
 	send_json(s, req, e->status, aj_srv_error_json(e), NULL);
 }

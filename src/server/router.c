@@ -9,7 +9,6 @@
 
 #include <event2/buffer.h>
 
-#include "common/util.h"
 #include "server/internal.h"
 
 static const struct aj_srv_route *const *tables(void)
@@ -22,7 +21,7 @@ static const struct aj_srv_route *const *tables(void)
 }
 
 struct listener_ctx {
-	struct srv *srv;
+	struct aj_srv *srv;
 	bool remote;
 };
 
@@ -206,7 +205,7 @@ static void req_work(struct aj_srv_job *j, struct aj_mgr *m)
 	r->route->work(r, m);
 }
 
-struct aj_srv_req *aj_srv_req_new(struct srv *s, struct evhttp_request *req, bool remote)
+struct aj_srv_req *aj_srv_req_new(struct aj_srv *s, struct evhttp_request *req, bool remote)
 {
 	struct aj_srv_req *r = calloc(1, sizeof *r);
 
@@ -262,7 +261,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	dispatch(r);
 }
 
-int aj_srv_router_install(struct srv *s, struct evhttp *http, bool remote)
+int aj_srv_router_install(struct aj_srv *s, struct evhttp *http, bool remote)
 {
 	/* Freed with the process: one per evhttp instance, which lives as long. */
 	static struct listener_ctx ctx[2];

@@ -20,6 +20,8 @@
 #include "common/err.h"
 #include "common/strv.h"
 
+struct aj_srv_frontend; /* server/frontend.h */
+
 struct aj_srv_config {
 	const char *version;       /* reported by GET /v1/version */
 	const char *state_dir;     /* NULL: the default state directory */
@@ -36,7 +38,8 @@ struct aj_srv_config {
 	int keepalive_s;           /* keepalive lines of streamed responses */
 	int shutdown_timeout_s;    /* SIGTERM: longest wait for requests in flight */
 	int gc_interval_s;         /* agentjail gc this often; 0 never */
-	/* The E2B-compatible API (src/e2b/, docs/e2b.md). */
+	/* The E2B-compatible API (src/e2b/, docs/e2b.md), a front end of its own. */
+	const struct aj_srv_frontend *e2b; /* needed with e2b_listen */
 	struct aj_strv e2b_listen;    /* "HOST:PORT" listeners */
 	const char *e2b_keys;         /* "KEY OWNER" lines; NULL: loopback only, any key */
 	const char *e2b_templates;    /* template name -> policy (JSON); NULL: "base" only */

@@ -128,7 +128,7 @@ int aj_srv_stream_write(struct aj_srv_stream *st, const void *data, size_t len)
 	return 0;
 }
 
-void aj_srv_streams_shutdown(struct srv *s)
+void aj_srv_streams_shutdown(struct aj_srv *s)
 {
 	for (struct aj_srv_stream *st = s->streams; st; st = st->next)
 		if (st->cbs.on_close)

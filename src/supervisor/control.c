@@ -12,13 +12,13 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/exitcode.h"
 #include "common/util.h"
 #include "control/proto.h"
 #include "policy/policy.h"
 #include "sandbox/initproto.h"
 #include "supervisor/persist.h"
 #include "supervisor/procs.h"
-#include "supervisor/run.h"
 
 enum { K_EXEC, K_FILE, K_PTY };
 

@@ -15,9 +15,9 @@
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "egress/egress.h"
-#include "sandbox/features.h"
-#include "sandbox/initproto.h"
+#include "host/features.h"
 #include "supervisor/procs.h"
+#include "supervisor/start.h"
 #include "workspace/layers.h"
 
 #define TICK_SECONDS 1
@@ -154,32 +154,25 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	struct aj_stdio io;
 	struct aj_sync_msg ready;
 	char name[64];
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int r, devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	if (devnull < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "open /dev/null");
-	if (p->plan.use_cgroup) {
-		p->cg.env = p->feat.cgroup;
-		/* Named per generation, so that a killed supervisor's guard, still removing the
-		 * old cgroup, never meets the new one. Stale ones of this sandbox go first. */
-		snprintf(name, sizeof name, "sb-%s-%lld", p->id, (long long)p->rec.generation);
-		aj_cgroup_remove_stale(p->cg.env, name);
-		snprintf(name, sizeof name, "sb-%s-%lld", p->id,
-			 (long long)p->rec.generation + 1);
-		if (p->cg.env->ops->create(&p->cg, name, &p->plan.cg_limits, err) < 0) {
-			p->cg.env->ops->destroy(&p->cg, NULL);
-			close(devnull);
-			return -1;
-		}
-		p->have_cg = true;
-		if (aj_cgroup_guard_start(&p->guard, &p->cg, err) < 0) {
-			close(devnull);
-			return -1;
-		}
+	/* Named per generation, so that a killed supervisor's guard, still removing the old
+	 * cgroup, never meets the new one. Stale ones of this sandbox go first. */
+	snprintf(name, sizeof name, "sb-%s-%lld", p->id, (long long)p->rec.generation);
+	if (p->plan.use_cgroup)
+		aj_cgroup_remove_stale(p->feat.cgroup, name);
+	snprintf(name, sizeof name, "sb-%s-%lld", p->id, (long long)p->rec.generation + 1);
+	r = aj_sv_cgroup_create(&p->plan, name, &p->cg, &p->guard, err);
+	p->have_cg = r > 0;
+	if (r < 0) {
+		close(devnull);
+		return -1;
 	}
 	io.in = io.out = io.err = devnull;
 	/* network.mode "proxy": secrets read and the CA made before the sandbox's /etc is. */
-	if ((p->plan.egress.on && aj_egress_new(&p->plan, &p->egress, err) < 0) ||
+	if (aj_sv_egress_new(&p->plan, &p->egress, err) < 0 ||
 	    aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0) {
 		close(devnull);
 		return -1;
@@ -419,9 +412,7 @@ static void teardown(struct persist *p)
 	p->egress = NULL;
 	if (p->have_cg) {
 		p->cg.env->ops->kill_all(&p->cg, NULL);
-		p->cg.env->ops->destroy(&p->cg, NULL);
-		aj_cgroup_free(&p->cg);
-		aj_cgroup_guard_release(&p->guard);
+		aj_sv_cgroup_remove(&p->cg, &p->guard);
 	}
 	if (p->listen_fd >= 0) {
 		close(p->listen_fd);

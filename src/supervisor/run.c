@@ -24,6 +24,7 @@
 #include "sandbox/userns.h"
 #include "supervisor/events.h"
 #include "supervisor/gitwatch.h"
+#include "supervisor/start.h"
 #include "supervisor/stdin.h"
 
 struct run_ctx;
@@ -364,22 +365,16 @@ static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err
 static int create_cgroup(struct run_ctx *c, struct aj_err *err)
 {
 	char name[64];
+	int r;
 
-	if (!c->plan->use_cgroup)
-		return 0;
-	c->cg.env = c->plan->features->cgroup;
 	/* The guard removes a killed supervisor's cgroups; the sweep is for guards killed too.
 	 * It reads directories that grow with the number of sandboxes, so only now and then. */
-	if (c->plan->id[0] == '0') /* the id is random hex: one run in 16 */
-		aj_cgroup_sweep(c->cg.env, "run-", 10);
+	if (c->plan->use_cgroup && c->plan->id[0] == '0') /* the id is random hex: 1 in 16 */
+		aj_cgroup_sweep(c->plan->features->cgroup, "run-", 10);
 	snprintf(name, sizeof name, "run-%s", c->plan->id);
-	if (c->cg.env->ops->create(&c->cg, name, &c->plan->cg_limits, err) < 0) {
-		c->cg.env->ops->destroy(&c->cg, NULL);
-		aj_cgroup_free(&c->cg);
-		return -1;
-	}
-	c->have_cg = true;
-	return aj_cgroup_guard_start(&c->guard, &c->cg, err);
+	r = aj_sv_cgroup_create(c->plan, name, &c->cg, &c->guard, err);
+	c->have_cg = r > 0;
+	return r < 0 ? -1 : 0;
 }
 
 static int add_event(struct run_ctx *c, struct event **slot, int fd, short what,
@@ -494,9 +489,7 @@ static void collect_stats(struct run_ctx *c)
 			hit(c, AJ_HIT_CPU, json_pack("{s:I}", "throttled_periods",
 						     (json_int_t)res->cg.nr_throttled));
 	}
-	c->cg.env->ops->destroy(&c->cg, NULL);
-	aj_cgroup_free(&c->cg);
-	aj_cgroup_guard_release(&c->guard);
+	aj_sv_cgroup_remove(&c->cg, &c->guard);
 	c->have_cg = false;
 }
 
@@ -603,7 +596,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	    (plan->git_dir && !plan->had_commondir &&
 	     aj_gitwatch_open(&c.git, plan->git_dir, &c.ev, &err) < 0) ||
 	    (aj_trace("cgroup created"), 0) ||
-	    (plan->egress.on && aj_egress_new(plan, &c.egress, &err) < 0) ||
+	    aj_sv_egress_new(plan, &c.egress, &err) < 0 ||
 	    (hold_interrupts(&c), 0) ||
 	    aj_sandbox_start(plan, &io, c.have_cg ? &c.cg : NULL, &c.sb, &ready, &err) < 0) {
 		fail(&c, &err);
@@ -632,9 +625,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 out:
 	if (c.have_cg) {
 		c.cg.env->ops->kill_all(&c.cg, NULL);
-		c.cg.env->ops->destroy(&c.cg, NULL);
-		aj_cgroup_free(&c.cg);
-		aj_cgroup_guard_release(&c.guard);
+		aj_sv_cgroup_remove(&c.cg, &c.guard);
 	}
 	for (int i = 0; i < 2; i++)
 		if (c.streams[i].fd >= 0)

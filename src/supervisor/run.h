@@ -10,19 +10,10 @@
 
 #include "cgroup/cgroup.h"
 #include "common/err.h"
-#include "policy/plan.h"
+#include "common/exitcode.h"
 #include "egress/egress.h"
+#include "policy/plan.h"
 #include "supervisor/output.h"
-
-/* Exit codes (docs/cli.md). A command's own code passes through; these mean agentjail ended
- * it or could not run it. When several limits were hit the first in this list decides. */
-#define AJ_EXIT_TIMEOUT 124
-#define AJ_EXIT_MEMORY 122
-#define AJ_EXIT_OUTPUT 123
-#define AJ_EXIT_PIDS 121
-#define AJ_EXIT_ERROR 125
-#define AJ_EXIT_NOEXEC 126
-#define AJ_EXIT_NOTFOUND 127
 
 enum aj_hit {
 	AJ_HIT_TIMEOUT = 1u << 0,

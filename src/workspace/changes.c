@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/tree.h"
 #include "common/util.h"
 #include "workspace/layers.h"
-#include "workspace/tree.h"
 
 static bool valid_id(const char *id)
 {

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/tree.h"
 #include "common/util.h"
-#include "workspace/tree.h"
 
 int aj_ws_path(char *buf, size_t len, const char *state, const char *kind, const char *id,
 	       const char *sub)

@@ -1,4 +1,4 @@
-/* Layered workspaces on the host (DESIGN section 4): immutable lower layers plus one writable
+/* Layered workspaces on the host (docs/sandboxes.md): immutable lower layers plus one writable
  * upper directory per sandbox, stacked by overlayfs inside the sandbox.
  *
  * Layout under the state directory:

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "egress/http.h"
-#include "egress/rules.h"
+#include "rules/egress.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "egress/addr.h"
 #include "egress/creds.h"
-#include "egress/rules.h"
+#include "rules/addr.h"
+#include "rules/egress.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

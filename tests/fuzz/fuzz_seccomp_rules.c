@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sandbox/seccomp_rules.h"
+#include "rules/seccomp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

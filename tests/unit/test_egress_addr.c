@@ -4,7 +4,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "egress/addr.h"
+#include "rules/addr.h"
 #include "unit.h"
 
 static socklen_t to_sa(const char *text, struct sockaddr_storage *ss)

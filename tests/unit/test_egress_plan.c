@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "policy/plan.h"
-#include "sandbox/features.h"
-#include "sandbox/landlock.h"
+#include "host/features.h"
+#include "rules/landlock.h"
 #include "unit.h"
 
 static char ws[64];

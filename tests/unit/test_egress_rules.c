@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "egress/rules.h"
+#include "rules/egress.h"
 #include "unit.h"
 
 static bool parses(const char *text)

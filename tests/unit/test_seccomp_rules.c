@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "policy/plan.h"
-#include "sandbox/seccomp_rules.h"
+#include "rules/seccomp.h"
 #include "unit.h"
 
 static const char good[] =

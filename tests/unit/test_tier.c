@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "policy/plan.h"
-#include "sandbox/landlock.h"
+#include "rules/landlock.h"
 #include "unit.h"
 
 static char tmpdir[64], ws[128];

@@ -16,11 +16,10 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "common/util.h"
-#include "sandbox/features.h"
+#include "host/features.h"
 #include "sandbox/mount.h"
 #include "sandbox/netif.h"
-#include "sandbox/oci.h"
+#include "sandbox/container.h"
 #include "sandbox/sync.h"
 #include "sandbox/userns.h"
 
@@ -94,7 +93,7 @@ static int exit_code(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static void start_process(const struct aj_oci_launch *l, int sfd, int tty)
+static void start_process(const struct aj_container_launch *l, int sfd, int tty)
 {
 	struct aj_err err;
 	int code;
@@ -103,12 +102,12 @@ static void start_process(const struct aj_oci_launch *l, int sfd, int tty)
 	close(sfd);
 	close(FD_FIFO);
 	restore_signals();
-	code = aj_oci_exec_process(l->proc, tty, l->filter, l->filter_len, &err);
+	code = aj_container_exec_process(l->proc, tty, l->filter, l->filter_len, &err);
 	aj_err_print(&err, stderr);
 	_exit(code);
 }
 
-static void __attribute__((noreturn)) init_main(const struct aj_oci_launch *l, int tty)
+static void __attribute__((noreturn)) init_main(const struct aj_container_launch *l, int tty)
 {
 	int sfd = init_signals(), sig;
 	pid_t cmd;
@@ -170,8 +169,9 @@ static int become_ns_root(struct aj_err *err)
 	return 0;
 }
 
-/* The enforcement sequence, in DESIGN.md's order; each step says why it sits where it is. */
-static int child_setup(struct aj_oci_launch *l, int sync_fd, int lock, int *tty,
+/* The enforcement sequence, in the order of docs/architecture.md; each step says why it sits
+ * where it is. */
+static int child_setup(struct aj_container_launch *l, int sync_fd, int lock, int *tty,
 		       struct aj_err *err)
 {
 	struct aj_sync_msg go;
@@ -192,9 +192,9 @@ static int child_setup(struct aj_oci_launch *l, int sync_fd, int lock, int *tty,
 	    (l->hostname && aj_netif_set_hostname(l->hostname, err) < 0))
 		return -1;
 	/* 4. The terminal comes from the container's own devpts, so after the mounts. */
-	if (l->console_fd >= 0 && aj_oci_console(l->proc, l->console_fd, tty, err) < 0)
+	if (l->console_fd >= 0 && aj_container_console(l->proc, l->console_fd, tty, err) < 0)
 		return -1;
-	if (arrange_fds(sync_fd, l->fifo_fd, lock, tty, err) < 0 || aj_oci_rlimits(l->proc, err) < 0)
+	if (arrange_fds(sync_fd, l->fifo_fd, lock, tty, err) < 0 || aj_container_rlimits(l->proc, err) < 0)
 		return -1;
 	/* With a terminal, the caller's stdio must not stay open in init: go-runc reads
 	 * `create`'s output until end-of-file, which would then never come. */
@@ -204,10 +204,10 @@ static int child_setup(struct aj_oci_launch *l, int sync_fd, int lock, int *tty,
 	/* 5. init has no controlling terminal; the process gets its own session. */
 	if (setsid() < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "setsid");
-	return aj_oci_confine(l->plan, l->proc, err);
+	return aj_container_confine(l->plan, l->proc, err);
 }
 
-static void __attribute__((noreturn)) child_main(struct aj_oci_launch *l, int sync_fd, int lock)
+static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, int sync_fd, int lock)
 {
 	struct aj_sync_msg msg;
 	int tty = -1;
@@ -229,13 +229,13 @@ static void __attribute__((noreturn)) child_main(struct aj_oci_launch *l, int sy
 	init_main(l, tty);
 }
 
-static int handshake(struct aj_oci_launch *l, pid_t pid, int sync_fd, struct aj_err *err)
+static int handshake(struct aj_container_launch *l, pid_t pid, int sync_fd, struct aj_err *err)
 {
 	struct aj_sync_msg go = {.type = AJ_SYNC_GO}, ready;
 
 	if (aj_userns_write_maps(pid, l->plan, err) < 0 || aj_cgroup_oci_attach(l->cg, pid, err) < 0)
 		return -1;
-	if (l->proc->have_oom_score && aj_oci_oom_score(pid, l->proc->oom_score_adj, err) < 0)
+	if (l->proc->have_oom_score && aj_container_oom_score(pid, l->proc->oom_score_adj, err) < 0)
 		return -1;
 	if (aj_sync_send(sync_fd, &go) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "signal the container to start");
@@ -250,7 +250,7 @@ static int handshake(struct aj_oci_launch *l, pid_t pid, int sync_fd, struct aj_
 	return 0;
 }
 
-static int join_namespaces(const struct aj_oci_launch *l, struct aj_err *err)
+static int join_namespaces(const struct aj_container_launch *l, struct aj_err *err)
 {
 	/* Before the clone, by the caller itself: joined namespaces (a pod's network) belong
 	 * to the host's user namespace, which the container's init will no longer be in. */
@@ -261,14 +261,14 @@ static int join_namespaces(const struct aj_oci_launch *l, struct aj_err *err)
 	return 0;
 }
 
-int aj_oci_create(struct aj_oci_launch *l, pid_t *pid, struct aj_err *err)
+int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err *err)
 {
 	_cleanup_close_ int lock = -1, pidfd = -1;
 	int sv[2] = {-1, -1};
 
 	*pid = -1;
 	if (aj_idrange_acquire(&l->plan->id_base, &lock, err) < 0 ||
-	    aj_oci_rootfs_tree(l->plan, l->scratch, err) < 0 ||
+	    aj_container_rootfs_tree(l->plan, l->scratch, err) < 0 ||
 	    aj_userns_prepare_trees(l->plan, err) < 0 || join_namespaces(l, err) < 0)
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {

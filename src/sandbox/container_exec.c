@@ -14,7 +14,7 @@
 
 #include "common/cleanup.h"
 #include "common/util.h"
-#include "sandbox/oci.h"
+#include "sandbox/container.h"
 
 #define JOIN_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | \
 		 CLONE_NEWCGROUP)
@@ -41,7 +41,7 @@ static int keep_fds(int result, int *tty, struct aj_err *err)
 	return 0;
 }
 
-static int child_setup(struct aj_oci_launch *l, int pidfd, int go, int *result, int *tty,
+static int child_setup(struct aj_container_launch *l, int pidfd, int go, int *result, int *tty,
 		       struct aj_err *err)
 {
 	char c;
@@ -55,17 +55,17 @@ static int child_setup(struct aj_oci_launch *l, int pidfd, int go, int *result, 
 		return aj_err_sys(err, AJ_LAYER_NS, "join the container's namespaces");
 	if (setresgid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresuid(0, 0, 0) < 0)
 		return aj_err_sys(err, AJ_LAYER_USERNS, "become root of the container's user namespace");
-	if (l->console_fd >= 0 && aj_oci_console(l->proc, l->console_fd, tty, err) < 0)
+	if (l->console_fd >= 0 && aj_container_console(l->proc, l->console_fd, tty, err) < 0)
 		return -1;
 	if (keep_fds(*result, tty, err) < 0)
 		return -1;
 	*result = FD_RESULT;
-	if (aj_oci_rlimits(l->proc, err) < 0)
+	if (aj_container_rlimits(l->proc, err) < 0)
 		return -1;
-	return aj_oci_confine(l->plan, l->proc, err);
+	return aj_container_confine(l->plan, l->proc, err);
 }
 
-static void __attribute__((noreturn)) child_main(struct aj_oci_launch *l, int pidfd, int go,
+static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, int pidfd, int go,
 						 int result)
 {
 	struct result r;
@@ -78,13 +78,13 @@ static void __attribute__((noreturn)) child_main(struct aj_oci_launch *l, int pi
 		/* The process outlives the caller (it is the shim's now): a parent-death signal
 		 * would survive the execve and kill it when `exec --detach` returns. */
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-		r.code = aj_oci_exec_process(l->proc, tty, l->filter, l->filter_len, &r.err);
+		r.code = aj_container_exec_process(l->proc, tty, l->filter, l->filter_len, &r.err);
 	}
 	aj_write_all(result, &r, sizeof r);
 	_exit(r.code);
 }
 
-static int open_init(const struct aj_oci_launch *l, struct aj_err *err)
+static int open_init(const struct aj_container_launch *l, struct aj_err *err)
 {
 	int fd = (int)syscall(SYS_pidfd_open, l->init_pid, 0);
 
@@ -97,13 +97,13 @@ static int open_init(const struct aj_oci_launch *l, struct aj_err *err)
 }
 
 /* The process's end of the handshake: in the cgroup, then go, then its result. */
-static int release(struct aj_oci_launch *l, pid_t pid, int go, int result, struct aj_err *err)
+static int release(struct aj_container_launch *l, pid_t pid, int go, int result, struct aj_err *err)
 {
 	struct result r;
 	ssize_t n;
 
 	if (aj_cgroup_oci_attach(l->cg, pid, err) < 0 ||
-	    (l->proc->have_oom_score && aj_oci_oom_score(pid, l->proc->oom_score_adj, err) < 0))
+	    (l->proc->have_oom_score && aj_container_oom_score(pid, l->proc->oom_score_adj, err) < 0))
 		return -1;
 	if (write(go, "g", 1) != 1)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "start the process");
@@ -116,7 +116,7 @@ static int release(struct aj_oci_launch *l, pid_t pid, int go, int result, struc
 	return -1;
 }
 
-int aj_oci_exec(struct aj_oci_launch *l, pid_t *pid, int *status, struct aj_err *err)
+int aj_container_exec(struct aj_container_launch *l, pid_t *pid, int *status, struct aj_err *err)
 {
 	_cleanup_close_ int pidfd = open_init(l, err), own = -1;
 	int go[2], result[2], r, st;

@@ -23,7 +23,7 @@
 
 #include "common/cleanup.h"
 #include "common/util.h"
-#include "sandbox/oci.h"
+#include "sandbox/container.h"
 #include "sandbox/userns.h"
 
 #ifndef OVERLAYFS_SUPER_MAGIC
@@ -262,7 +262,7 @@ out:
 	return tree;
 }
 
-int aj_oci_rootfs_tree(struct aj_plan *plan, const char *scratch, struct aj_err *err)
+int aj_container_rootfs_tree(struct aj_plan *plan, const char *scratch, struct aj_err *err)
 {
 	struct aj_op *op = &plan->ops[0];
 	struct statfs sf;

@@ -5,8 +5,8 @@
  *
  * A profile owns its rule array; aj_seccomp_profile_free() releases it.
  */
-#ifndef AJ_SANDBOX_SECCOMP_RULES_H
-#define AJ_SANDBOX_SECCOMP_RULES_H
+#ifndef AJ_RULES_SECCOMP_H
+#define AJ_RULES_SECCOMP_H
 
 #include <linux/filter.h>
 #include <stddef.h>
@@ -69,5 +69,14 @@ int aj_seccomp_compile(const struct aj_sc_profile *p, const struct aj_strv *rela
 /* BPF of a libseccomp filter context (scmp_filter_ctx), malloc'd: for other translators of
  * seccomp profiles (the OCI bundle's, src/oci/seccomp.c). */
 int aj_seccomp_export(void *ctx, struct sock_filter **insns, size_t *n_insns, struct aj_err *err);
+
+/* The default profile, compiled at build time (build/gen/seccomp_default.c), and its rules
+ * text; the landlock tier's additions (data/seccomp/landlock-tier.rules, embedded). Linked
+ * into agentjail, not into tools/seccomp-compile, which makes them. */
+extern const struct sock_filter aj_seccomp_default_bpf[];
+extern const unsigned aj_seccomp_default_len;
+extern const unsigned aj_seccomp_default_rules_count;
+extern const char aj_seccomp_default_rules[];
+extern const char aj_seccomp_tier_rules[];
 
 #endif

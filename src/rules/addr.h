@@ -8,8 +8,8 @@
  * IPv4-compatible ::/96, NAT64 64:ff9b::/96, 6to4 2002::/16) are judged by the IPv4 address
  * they carry, so that "[::ffff:127.0.0.1]" is loopback.
  */
-#ifndef AJ_EGRESS_ADDR_H
-#define AJ_EGRESS_ADDR_H
+#ifndef AJ_RULES_ADDR_H
+#define AJ_RULES_ADDR_H
 
 #include <stdbool.h>
 #include <stddef.h>

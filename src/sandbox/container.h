@@ -1,5 +1,6 @@
-/* OCI containers (src/oci/): the same enforcement layers as every agentjail sandbox, in the
- * process shape containerd's runc shim expects.
+/* Containers: the same enforcement layers as every agentjail sandbox, in the process shape
+ * containerd's runc shim expects. src/oci/ reads an OCI bundle into these structs; this
+ * module knows nothing of the bundle's format.
  *
  * create: the caller (`agentjail create`, run by the shim) clones the container's init into
  *   new namespaces and the container's cgroup, and returns once init has built the root,
@@ -16,27 +17,55 @@
  *
  * Descriptors in these structs are borrowed; nothing here frees them.
  */
-#ifndef AJ_SANDBOX_OCI_H
-#define AJ_SANDBOX_OCI_H
+#ifndef AJ_SANDBOX_CONTAINER_H
+#define AJ_SANDBOX_CONTAINER_H
 
 #include <linux/filter.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cgroup/oci.h"
 #include "common/err.h"
-#include "oci/spec.h"
+#include "common/strv.h"
 #include "policy/plan.h"
 
-struct aj_oci_launch {
+#define AJ_CONTAINER_MAX_GROUPS 32
+#define AJ_CONTAINER_MAX_RLIMITS 16
+#define AJ_CONTAINER_MAX_NS 8
+
+struct aj_container_rlimit {
+	int resource;
+	uint64_t soft, hard;
+};
+
+/* One process: the container's or an exec's (the bundle's "process", or `exec --process`). Its
+ * strings are owned by whoever filled it (src/oci/spec.c frees them). */
+struct aj_container_process {
+	bool terminal;
+	unsigned rows, cols; /* consoleSize, 0 if absent */
+	uint32_t uid, gid;
+	gid_t groups[AJ_CONTAINER_MAX_GROUPS];
+	size_t n_groups;
+	struct aj_strv args, env;
+	char *cwd;
+	struct aj_strv caps; /* every capability named in any of the sets */
+	bool no_new_privs;
+	struct aj_container_rlimit rlimits[AJ_CONTAINER_MAX_RLIMITS];
+	size_t n_rlimits;
+	bool have_oom_score;
+	int oom_score_adj;
+};
+
+struct aj_container_launch {
 	struct aj_plan *plan;              /* ops[0] is the rootfs; Landlock; agentjail's seccomp */
-	const struct aj_oci_process *proc; /* args, env, cwd, user, rlimits, terminal */
+	const struct aj_container_process *proc; /* args, env, cwd, user, rlimits, terminal */
 	const struct sock_filter *filter;  /* the bundle's seccomp program, NULL if none */
 	size_t filter_len;
 	bool root_readonly;
 	const char *hostname;  /* NULL: keep the (new) UTS namespace's */
-	int join_fd[AJ_OCI_MAX_NS]; /* namespaces to join (opened by the caller) */
-	int join_type[AJ_OCI_MAX_NS];
+	int join_fd[AJ_CONTAINER_MAX_NS]; /* namespaces to join (opened by the caller) */
+	int join_type[AJ_CONTAINER_MAX_NS];
 	size_t n_join;
 	bool new_cgroupns;
 	int console_fd; /* connected --console-socket, or -1 */
@@ -50,26 +79,26 @@ struct aj_oci_launch {
 };
 
 /* create: *pid is init's host pid. */
-int aj_oci_create(struct aj_oci_launch *l, pid_t *pid, struct aj_err *err);
+int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err *err);
 /* exec: *pid is the process's host pid; without detach, waits and sets *status (an exit code
  * in the shell's convention). */
-int aj_oci_exec(struct aj_oci_launch *l, pid_t *pid, int *status, struct aj_err *err);
+int aj_container_exec(struct aj_container_launch *l, pid_t *pid, int *status, struct aj_err *err);
 
 /* In the creating process, before the clone: when the rootfs (ops[0]) is an overlayfs, sets
  * ops[0].tree_fd to the same overlay rebuilt over idmapped layers (oci_rootfs.c); this
  * process moves to a private mount namespace for it. */
-int aj_oci_rootfs_tree(struct aj_plan *plan, const char *scratch, struct aj_err *err);
+int aj_container_rootfs_tree(struct aj_plan *plan, const char *scratch, struct aj_err *err);
 
 /* Shared by create and exec (oci_proc.c). */
-int aj_oci_console(const struct aj_oci_process *p, int console_fd, int *tty, struct aj_err *err);
-int aj_oci_rlimits(const struct aj_oci_process *p, struct aj_err *err);
-int aj_oci_oom_score(pid_t pid, int adj, struct aj_err *err);
+int aj_container_console(const struct aj_container_process *p, int console_fd, int *tty, struct aj_err *err);
+int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *err);
+int aj_container_oom_score(pid_t pid, int adj, struct aj_err *err);
 /* Capabilities (all dropped), groups and user; no_new_privs; Landlock; agentjail's filter. */
-int aj_oci_confine(const struct aj_plan *plan, const struct aj_oci_process *p,
+int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
 		   struct aj_err *err);
 /* In the process that is about to exec: session, terminal, bundle filter, cwd, execve.
  * Returns only on failure, with an exit code for it. */
-int aj_oci_exec_process(const struct aj_oci_process *p, int tty, const struct sock_filter *filter,
+int aj_container_exec_process(const struct aj_container_process *p, int tty, const struct sock_filter *filter,
 			size_t filter_len, struct aj_err *err);
 
 #endif

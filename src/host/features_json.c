@@ -1,8 +1,9 @@
-/* `agentjail features --json` and GET /v1/features: one document, built in one place. */
+/* The probes as JSON: the host part of `agentjail features --json` and GET /v1/features
+ * (policy/plan_json.c adds the tier comparison). */
 #include <jansson.h>
 
-#include "policy/plan.h"
-#include "sandbox/features.h"
+#include "host/features.h"
+#include "rules/seccomp.h"
 
 static json_t *cgroup_json(const struct aj_cgroup_env *cg)
 {
@@ -18,27 +19,6 @@ static json_t *cgroup_json(const struct aj_cgroup_env *cg)
 	}
 	return json_pack("{s:s, s:o}", "mode", aj_cgroup_mode_name(cg->mode), "controllers",
 			 ctrls);
-}
-
-/* Both tiers' usability, and what the landlock tier keeps and loses, layer by layer. */
-static json_t *tiers_json(const struct aj_features *f)
-{
-	json_t *tiers = json_object(), *rows = json_array();
-	char detail[600];
-	size_t n;
-	const struct aj_tier_row *r = aj_plan_tier_rows(&n);
-
-	for (int t = AJ_TIER_NAMESPACES; t <= AJ_TIER_LANDLOCK; t++) {
-		bool usable = aj_plan_tier_usable(f, t, detail, sizeof detail);
-		json_object_set_new(tiers, aj_plan_tier_name(t),
-				    json_pack("{s:b, s:s}", "usable", usable, "detail", detail));
-	}
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(rows, json_pack("{s:s, s:s, s:s}", "layer",
-						      aj_plan_layer_name(r[i].layer), "namespaces",
-						      r[i].namespaces, "landlock", r[i].landlock));
-	json_object_set_new(json_object_get(tiers, "landlock"), "compared", rows);
-	return tiers;
 }
 
 json_t *aj_features_json(const struct aj_features *f, const char *version)
@@ -57,7 +37,5 @@ json_t *aj_features_json(const struct aj_features *f, const char *version)
 		abi >= 1 ? "" : f->landlock_why, "seccomp", "available", f->seccomp,
 		"default_rules", (int)aj_seccomp_default_rules_count, "detail", f->seccomp_why,
 		"mount_api", f->mount_api, "cgroup", cgroup_json(f->cgroup));
-	if (j)
-		json_object_set_new(j, "tiers", tiers_json(f));
 	return j;
 }

@@ -10,8 +10,8 @@
  *
  * A ruleset owns copies of the texts it was built from; aj_egress_rules_free() releases them.
  */
-#ifndef AJ_EGRESS_RULES_H
-#define AJ_EGRESS_RULES_H
+#ifndef AJ_RULES_EGRESS_H
+#define AJ_RULES_EGRESS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "egress/rules.h"
+#include "rules/egress.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

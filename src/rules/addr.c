@@ -1,4 +1,4 @@
-#include "egress/addr.h"
+#include "rules/addr.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -18,7 +18,7 @@
 #include "common/util.h"
 #include "sandbox/caps.h"
 #include "sandbox/launch.h"
-#include "sandbox/oci.h"
+#include "sandbox/container.h"
 #include "sandbox/seccomp.h"
 
 #ifndef TIOCGPTPEER
@@ -39,7 +39,7 @@ static int send_master(int sock, int master, struct aj_err *err)
 
 /* A pseudo-terminal of the container's own devpts (opened inside its root), the master
  * handed to the caller's console socket; *tty is the slave, owned by the process's user. */
-int aj_oci_console(const struct aj_oci_process *p, int console_fd, int *tty, struct aj_err *err)
+int aj_container_console(const struct aj_container_process *p, int console_fd, int *tty, struct aj_err *err)
 {
 	_cleanup_close_ int master = -1;
 	int unlock = 0;
@@ -62,7 +62,7 @@ int aj_oci_console(const struct aj_oci_process *p, int console_fd, int *tty, str
 	return send_master(console_fd, master, err);
 }
 
-int aj_oci_rlimits(const struct aj_oci_process *p, struct aj_err *err)
+int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *err)
 {
 	for (size_t i = 0; i < p->n_rlimits; i++) {
 		struct rlimit rl = {p->rlimits[i].soft, p->rlimits[i].hard};
@@ -74,7 +74,7 @@ int aj_oci_rlimits(const struct aj_oci_process *p, struct aj_err *err)
 	return 0;
 }
 
-int aj_oci_confine(const struct aj_plan *plan, const struct aj_oci_process *p,
+int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
 		   struct aj_err *err)
 {
 	/* The bounding set and securebits need CAP_SETPCAP; the supplementary groups
@@ -98,7 +98,7 @@ int aj_oci_confine(const struct aj_plan *plan, const struct aj_oci_process *p,
 	return 0;
 }
 
-int aj_oci_exec_process(const struct aj_oci_process *p, int tty, const struct sock_filter *filter,
+int aj_container_exec_process(const struct aj_container_process *p, int tty, const struct sock_filter *filter,
 			size_t filter_len, struct aj_err *err)
 {
 	extern char **environ;
@@ -127,7 +127,7 @@ int aj_oci_exec_process(const struct aj_oci_process *p, int tty, const struct so
 	return errno == ENOENT ? 127 : 126;
 }
 
-int aj_oci_oom_score(pid_t pid, int adj, struct aj_err *err)
+int aj_container_oom_score(pid_t pid, int adj, struct aj_err *err)
 {
 	char path[64], v[16];
 

@@ -1,4 +1,4 @@
-#include "sandbox/features.h"
+#include "host/features.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,28 @@
 
 #include "common/cleanup.h"
 #include "common/util.h"
-#include "sandbox/landlock.h"
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+
+int aj_features_landlock_abi(char *why, size_t why_len)
+{
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+
+	if (abi >= 1)
+		return (int)abi;
+	if (errno == ENOSYS)
+		snprintf(why, why_len, "landlock_create_ruleset: ENOSYS (kernel older than 5.13 or "
+					"built without CONFIG_SECURITY_LANDLOCK)");
+	else if (errno == EOPNOTSUPP)
+		snprintf(why, why_len, "landlock_create_ruleset: EOPNOTSUPP (Landlock is built in but "
+					"not enabled: add landlock to the kernel's lsm= boot option)");
+	else
+		snprintf(why, why_len, "landlock_create_ruleset: %s", strerror(errno));
+	return 0;
+}
 
 static bool has_caps(uint64_t wanted)
 {
@@ -69,7 +90,7 @@ void aj_features_probe(struct aj_features *f, const char *cgroup_parent)
 	memset(f, 0, sizeof *f);
 	f->userns = -1;
 	probe_identity(f);
-	f->landlock_abi = aj_landlock_abi(f->landlock_why, sizeof f->landlock_why);
+	f->landlock_abi = aj_features_landlock_abi(f->landlock_why, sizeof f->landlock_why);
 	probe_seccomp(f);
 	probe_mount_api(f);
 	if (uname(&u) == 0)
@@ -102,6 +123,12 @@ void aj_features_probe_userns(struct aj_features *f)
 	f->userns = child_errno == 0;
 	if (child_errno)
 		aj_userns_diagnose(child_errno, f->userns_why, sizeof f->userns_why);
+}
+
+void aj_features_probe_all(struct aj_features *f, const char *cgroup_parent)
+{
+	aj_features_probe(f, cgroup_parent);
+	aj_features_probe_userns(f);
 }
 
 static long read_long(const char *path)

@@ -2,8 +2,8 @@
  * every launch; the user namespace probe forks and runs only for `agentjail features` or to
  * explain a failure. Nothing here changes the host.
  */
-#ifndef AJ_SANDBOX_FEATURES_H
-#define AJ_SANDBOX_FEATURES_H
+#ifndef AJ_HOST_FEATURES_H
+#define AJ_HOST_FEATURES_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -27,10 +27,14 @@ struct aj_features {
 	const struct aj_cgroup_env *cgroup;
 };
 
+/* The Landlock ABI version this kernel offers, 0 if Landlock is unavailable (why in buf). */
+int aj_features_landlock_abi(char *why, size_t why_len);
 /* Cheap probes. `cgroup_parent` is --cgroup-parent or NULL. */
 void aj_features_probe(struct aj_features *f, const char *cgroup_parent);
 /* The user namespace probe (forks a child that tries unshare(CLONE_NEWUSER)). */
 void aj_features_probe_userns(struct aj_features *f);
+/* Every probe, the user namespace's included: what `agentjail features` and the daemon show. */
+void aj_features_probe_all(struct aj_features *f, const char *cgroup_parent);
 /* Explains why creating a user namespace failed with `errnum`: the cause detected (sysctl,
  * AppArmor, seccomp filter, limit) and the remedies. */
 void aj_userns_diagnose(int errnum, char *buf, size_t len);
@@ -41,8 +45,8 @@ int aj_userns_fail(struct aj_err *err, int errnum, const char *what);
  * carries the "unprivileged_userns" label, or its label cannot be read), err is rewritten as
  * aj_userns_fail() would. Returns -1 either way (for `return aj_userns_explain(...)`). */
 int aj_userns_explain(struct aj_err *err, bool privileged, pid_t pid);
-/* The probes as the JSON document of `agentjail features --json` (features_json.c; new
- * reference). */
+/* The probes as JSON (features_json.c; new reference); policy/plan.h's
+ * aj_plan_features_json() adds the tiers for the whole document. */
 json_t *aj_features_json(const struct aj_features *f, const char *version);
 
 #endif

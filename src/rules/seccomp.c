@@ -1,4 +1,4 @@
-#include "sandbox/seccomp_rules.h"
+#include "rules/seccomp.h"
 
 #include <errno.h>
 #include <linux/seccomp.h>

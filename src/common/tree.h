@@ -3,8 +3,8 @@
  * follows a symlink (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW) and never leaves the tree it was given,
  * so a symlink planted by the sandbox cannot make agentjail read or write a host path.
  */
-#ifndef AJ_WORKSPACE_TREE_H
-#define AJ_WORKSPACE_TREE_H
+#ifndef AJ_COMMON_TREE_H
+#define AJ_COMMON_TREE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "workspace/tree.h"
+#include "common/tree.h"
 
 #include <dirent.h>
 #include <errno.h>

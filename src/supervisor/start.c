@@ -1,0 +1,49 @@
+#include "supervisor/start.h"
+
+#include <stddef.h>
+
+int aj_sv_cgroup_create(const struct aj_plan *plan, const char *name, struct aj_cgroup *cg,
+			struct aj_cgroup_guard *guard, struct aj_err *err)
+{
+	if (!plan->use_cgroup)
+		return 0;
+	cg->env = plan->features->cgroup;
+	if (cg->env->ops->create(cg, name, &plan->cg_limits, err) < 0) {
+		cg->env->ops->destroy(cg, NULL);
+		aj_cgroup_free(cg);
+		return -1;
+	}
+	if (aj_cgroup_guard_start(guard, cg, err) < 0) {
+		cg->env->ops->destroy(cg, NULL);
+		aj_cgroup_free(cg);
+		return -1;
+	}
+	return 1;
+}
+
+void aj_sv_cgroup_remove(struct aj_cgroup *cg, struct aj_cgroup_guard *guard)
+{
+	cg->env->ops->destroy(cg, NULL);
+	aj_cgroup_free(cg);
+	aj_cgroup_guard_release(guard);
+}
+
+int aj_sv_egress_new(struct aj_plan *plan, struct aj_egress **out, struct aj_err *err)
+{
+	char *bundle = NULL, *ca = NULL;
+	size_t bundle_len = 0, ca_len = 0;
+
+	*out = NULL;
+	if (!plan->egress.on)
+		return 0;
+	if (aj_egress_new(plan, out, err) < 0)
+		return -1;
+	if (aj_egress_ca_files(*out, &bundle, &bundle_len, &ca, &ca_len, err) < 0) {
+		aj_egress_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	if (bundle)
+		aj_plan_egress_ca(plan, bundle, bundle_len, ca, ca_len);
+	return 0;
+}
