@@ -115,6 +115,7 @@ static int copy_dir_contents(int src, int dst, int depth, uint64_t *bytes, struc
 	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
 		return aj_err_sys(err, AJ_LAYER_STATE, "read directory");
 	aj_steal_fd(&dup_fd); /* owned by d now */
+	rewinddir(d);         /* the duplicate shares the caller's offset */
 	while (r == 0 && (errno = 0, e = readdir(d)))
 		if (!skip_name(e->d_name))
 			r = copy_entry(src, dst, e->d_name, depth, bytes, err);
@@ -223,6 +224,7 @@ static int remove_contents(int dir, int depth, struct aj_err *err)
 	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
 		return aj_err_sys(err, AJ_LAYER_STATE, "read directory");
 	aj_steal_fd(&dup_fd); /* owned by d now */
+	rewinddir(d);         /* the duplicate shares the caller's offset */
 	while (r == 0 && (e = readdir(d)))
 		if (!skip_name(e->d_name))
 			r = remove_at(dir, e->d_name, depth, err);
@@ -284,6 +286,7 @@ static int merge_dir(int layer, int dst, int depth, uint64_t *bytes, struct aj_e
 	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
 		return aj_err_sys(err, AJ_LAYER_STATE, "read directory");
 	aj_steal_fd(&dup_fd); /* owned by d now */
+	rewinddir(d);         /* the duplicate shares the caller's offset */
 	while (r == 0 && (e = readdir(d)))
 		if (!skip_name(e->d_name))
 			r = merge_entry(layer, dst, e->d_name, depth, bytes, err);
@@ -308,6 +311,7 @@ static int size_dir(int dir, int depth, uint64_t *bytes, struct aj_err *err)
 	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
 		return aj_err_sys(err, AJ_LAYER_STATE, "read directory");
 	aj_steal_fd(&dup_fd); /* owned by d now */
+	rewinddir(d);         /* the duplicate shares the caller's offset */
 	while (r == 0 && (e = readdir(d))) {
 		struct stat st;
 		if (skip_name(e->d_name) || fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
