@@ -32,6 +32,7 @@ enum aj_layer {
 	AJ_LAYER_STATE,
 	AJ_LAYER_API,
 	AJ_LAYER_PROXY,
+	AJ_LAYER_IMAGE, /* image store, registries, layers */
 	AJ_LAYER__COUNT
 };
 
