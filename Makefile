@@ -10,7 +10,9 @@ PKG_CONFIG ?= pkg-config
 # libevent_pthreads and libevent_openssl before libevent, libssl before libcrypto: in the
 # static link each library's symbols must be defined by one after it. zlib: gzip uploads of the
 # E2B API (src/e2b/multipart.c).
-PKGS := libseccomp jansson libevent_openssl libevent_pthreads libevent sqlite3 libssl libcrypto zlib
+# libarchive: image layers (tar, gzip, zstd; src/image/unpack.c).
+PKGS := libseccomp jansson libarchive libevent_openssl libevent_pthreads libevent sqlite3 libssl \
+	libcrypto zlib
 
 SAN ?= 0
 ifeq ($(SAN),1)
@@ -32,7 +34,9 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # links them dynamically, for distributors who want library updates without a rebuild.
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS),1)
-PKG_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs $(PKGS)) -Wl,-Bdynamic -lm
+# libarchive's static archive needs libzstd after it (the readers agentjail uses need nothing
+# else of its dependencies).
+PKG_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs $(PKGS)) -lzstd -Wl,-Bdynamic -lm
 else
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
 endif
