@@ -1,23 +1,21 @@
 /* Policy -> plan. Each section below turns one part of the policy into operations and decides,
- * against the probed features, whether the layers it needs can be enforced here. */
+ * against the probed features, whether the layers it needs can be enforced here. The
+ * sections the tiers build differently are behind the tier's table (struct aj_plan_tier:
+ * plan_namespaces.c, plan_tier.c), chosen once per plan. */
 #include "policy/plan.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/units.h"
 #include "common/util.h"
 #include "policy/plan_internal.h"
-#include "rules/landlock.h"
-#include "rules/seccomp.h"
 
 static const char *const layer_names[AJ_PL__COUNT] = {
 	[AJ_PL_USERNS] = "user-namespace",     [AJ_PL_MOUNTNS] = "mount-namespace",
@@ -112,65 +110,6 @@ struct aj_op *aj_plan_add_op(struct aj_plan *p, int kind, const char *dst, const
 	}
 	p->n_ops++;
 	return op;
-}
-
-static int identity(struct aj_plan *p, struct aj_err *err)
-{
-	const struct aj_features *f = p->features;
-
-	if (p->tier == AJ_TIER_LANDLOCK)
-		return aj_plan_tier_identity(p, err);
-	if (f->root_incapable)
-		return aj_err_set(err, AJ_LAYER_USERNS, EPERM,
-				  "agentjail runs as uid 0 without CAP_SYS_ADMIN, CAP_SETUID and "
-				  "CAP_SETGID, so it can neither map the sandbox to an unprivileged "
-				  "host uid nor keep it from being host root"),
-		       aj_err_hint(err, "run agentjail as an unprivileged user (rootless mode) or "
-					"as root with full capabilities");
-	p->privileged = f->privileged;
-	p->uid = (uint32_t)p->policy->uid;
-	p->gid = (uint32_t)p->policy->gid;
-	if (p->privileged) {
-		p->id_count = 65536; /* id_base is allocated by the launcher */
-	} else {
-		p->id_base = f->uid;
-		p->host_gid_base = f->gid;
-		p->id_count = 1;
-	}
-	aj_plan_set_layer(p, AJ_PL_USERNS, AJ_LS_ENFORCED,
-			  p->privileged ? "sandbox uid %u maps to an unprivileged host uid range "
-					  "allocated per sandbox"
-					: "sandbox uid %u maps to the caller's uid; nothing else is "
-					  "mapped",
-			  p->uid);
-	return 0;
-}
-
-static void namespaces(struct aj_plan *p)
-{
-	p->clone_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
-			 CLONE_NEWUTS;
-	if (p->policy->net_mode != AJ_NET_HOST)
-		p->clone_flags |= CLONE_NEWNET;
-	aj_plan_set_layer(p, AJ_PL_MOUNTNS, AJ_LS_ENFORCED, "private mount tree, pivot_root");
-	aj_plan_set_layer(p, AJ_PL_PIDNS, AJ_LS_ENFORCED,
-			  "host processes invisible; all sandbox processes die with its init");
-	aj_plan_set_layer(p, AJ_PL_IPCNS, AJ_LS_ENFORCED, "private System V IPC and POSIX queues");
-	aj_plan_set_layer(p, AJ_PL_UTSNS, AJ_LS_ENFORCED, "hostname %s", p->policy->hostname);
-	if (p->policy->net_mode == AJ_NET_HOST)
-		aj_plan_set_layer(p, AJ_PL_NETNS, AJ_LS_OFF,
-				  "HOST NETWORK SHARED by policy (network.mode=host): no egress "
-				  "control, host services on loopback are reachable");
-	else if (p->policy->net_mode == AJ_NET_PROXY)
-		aj_plan_set_layer(p, AJ_PL_NETNS, AJ_LS_ENFORCED,
-				  "no interface but loopback: no route out; egress only through "
-				  "the supervisor's proxy (egress-proxy)");
-	else
-		aj_plan_set_layer(p, AJ_PL_NETNS, AJ_LS_ENFORCED,
-				  "no interface but loopback: no route to the host or the "
-				  "internet");
-	aj_plan_set_layer(p, AJ_PL_CGROUPNS, AJ_LS_ENFORCED,
-			  "the sandbox sees its own cgroup as the root");
 }
 
 static bool env_allowed(const struct aj_strv *allow, const char *entry)
@@ -278,127 +217,7 @@ static void rlimits(struct aj_plan *p)
 			  l->file_size ? ", file size limited" : "");
 }
 
-/* Landlock's TCP rules in this tier: none. The network namespace is the boundary: it has no
- * interface but loopback, so nothing a process binds or connects to there is anything but the
- * sandbox's own (and, in proxy mode, the proxy's port, which the supervisor holds). Rules on
- * top would only keep servers from listening on the sandbox's own loopback (test suites,
- * dev servers, Jupyter kernels); they add no boundary (docs/threat-model.md). */
-static void landlock_net(struct aj_plan *p)
-{
-	if (p->policy->net_mode == AJ_NET_HOST)
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_OFF,
-				  "network.mode=host: TCP is not restricted");
-	else
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_OFF,
-				  "not needed: the network namespace holds only the sandbox's own "
-				  "loopback%s, where servers bind and connect on any port",
-				  p->policy->net_mode == AJ_NET_PROXY ? " and the proxy's port" : "");
-}
-
-static int landlock(struct aj_plan *p, struct aj_err *err)
-{
-	int abi = p->features->landlock_abi;
-
-	if (p->tier == AJ_TIER_LANDLOCK)
-		return aj_plan_tier_landlock(p, err);
-	p->landlock_abi = abi;
-	landlock_net(p);
-	if (abi < 1) {
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_SUPPLEMENTAL, "no Landlock");
-		return aj_plan_need(p, AJ_PL_LANDLOCK_FS, "landlock", NULL, AJ_LAYER_LANDLOCK,
-				    p->features->landlock_why,
-				    "boot a kernel with Landlock enabled (5.13+, lsm=...,landlock)",
-				    err);
-	}
-	p->ll_fs = aj_landlock_fs_rights(abi);
-	aj_plan_set_layer(p, AJ_PL_LANDLOCK_FS, AJ_LS_ENFORCED,
-			  "ABI %d: only the paths mounted in are reachable, with the rights "
-			  "listed in the root filesystem",
-			  abi);
-	/* In this tier the pid namespace and the network namespace hold the same boundaries;
-	 * Landlock's scopes are a second lock on the same door when the kernel has them. */
-	if (abi >= 6) {
-		p->ll_scope = AJ_LL_SCOPE_ABSTRACT_UNIX | AJ_LL_SCOPE_SIGNAL;
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_ENFORCED,
-				  "abstract unix sockets and signals scoped to the sandbox");
-	} else if (p->policy->net_mode == AJ_NET_HOST) {
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_SUPPLEMENTAL,
-				  "kernel Landlock ABI %d < 6: with the host network, the host's "
-				  "abstract unix sockets are reachable; signals are confined by the "
-				  "pid namespace",
-				  abi);
-	} else {
-		aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_SUPPLEMENTAL,
-				  "kernel Landlock ABI %d < 6; the network and pid namespaces "
-				  "confine abstract sockets and signals",
-				  abi);
-	}
-	return 0;
-}
-
-static int check_relaxations(const struct aj_sc_profile *prof, const struct aj_strv *allow,
-			     struct aj_err *err)
-{
-	for (size_t i = 0; i < allow->n; i++) {
-		int relaxable = 0;
-		if (!aj_seccomp_group_known(prof, allow->v[i], &relaxable))
-			return aj_err_set(err, AJ_LAYER_POLICY, 0,
-					  "syscalls.allow[%zu]: \"%s\" is not a group of the default "
-					  "seccomp profile",
-					  i, allow->v[i]);
-		if (!relaxable)
-			return aj_err_set(err, AJ_LAYER_POLICY, 0,
-					  "syscalls.allow[%zu]: the \"%s\" group is part of the "
-					  "sandbox boundary and cannot be relaxed",
-					  i, allow->v[i]);
-	}
-	return 0;
-}
-
-static int seccomp(struct aj_plan *p, struct aj_err *err)
-{
-	const struct aj_strv *allow = &p->policy->syscalls_allow;
-	struct aj_sc_profile prof;
-	size_t skipped = 0;
-	int r;
-
-	if (p->tier == AJ_TIER_LANDLOCK)
-		return aj_plan_tier_seccomp(p, err);
-	if (!p->features->seccomp)
-		return aj_plan_need(p, AJ_PL_SECCOMP, "seccomp", NULL, AJ_LAYER_SECCOMP,
-				    p->features->seccomp_why,
-				    "use a kernel with CONFIG_SECCOMP_FILTER", err);
-	if (allow->n == 0) {
-		p->sc_insns = aj_seccomp_default_bpf;
-		p->sc_len = aj_seccomp_default_len;
-		p->sc_rules = aj_seccomp_default_rules_count;
-		aj_plan_set_layer(p, AJ_PL_SECCOMP, AJ_LS_ENFORCED,
-				  "default profile, %zu deny rules (precompiled); 32-bit and x32 "
-				  "syscall ABIs refused",
-				  p->sc_rules);
-		return 0;
-	}
-	if (aj_seccomp_parse(aj_seccomp_default_rules, &prof, err) < 0)
-		return -1;
-	r = check_relaxations(&prof, allow, err);
-	if (r == 0)
-		r = aj_seccomp_compile(&prof, allow, &p->sc_owned, &p->sc_len, &skipped, err);
-	if (r == 0) {
-		size_t kept = 0;
-		for (size_t i = 0; i < prof.n; i++)
-			kept += !aj_strv_contains(allow, prof.rules[i].group);
-		p->sc_insns = p->sc_owned;
-		p->sc_rules = kept - skipped;
-		aj_plan_set_layer(p, AJ_PL_SECCOMP, AJ_LS_ENFORCED,
-				  "default profile minus %zu relaxed group(s), %zu deny rules; "
-				  "32-bit and x32 syscall ABIs refused",
-				  allow->n, p->sc_rules);
-	}
-	aj_seccomp_profile_free(&prof);
-	return r;
-}
-
-static int resources(struct aj_plan *p, struct aj_err *err)
+static int resources(struct aj_plan *p, const struct aj_plan_tier *t, struct aj_err *err)
 {
 	const struct aj_limits *l = &p->policy->limits;
 	const struct aj_cgroup_env *cg = p->features->cgroup;
@@ -422,18 +241,9 @@ static int resources(struct aj_plan *p, struct aj_err *err)
 	} else {
 		p->cg_limits.memory = 0;
 		if (aj_plan_need(p, AJ_PL_MEMORY, "memory", "cgroup", AJ_LAYER_CGROUP,
-				 cg->why[AJ_CG_MEMORY],
-				 p->tier == AJ_TIER_LANDLOCK
-					 ? "run in a delegated cgroup (systemd-run --user --scope -p "
-					   "Delegate=yes), or set limits.memory to null (in this tier, "
-					   "--allow-degraded memory puts a per-process RLIMIT_AS in its "
-					   "place)"
-					 : "run as root, or in a delegated cgroup (systemd-run --user "
-					   "--scope -p Delegate=yes), or set limits.memory to null",
-				 err) < 0)
+				 cg->why[AJ_CG_MEMORY], t->memory_remedy, err) < 0)
 			return -1;
-		if (p->tier == AJ_TIER_LANDLOCK)
-			aj_plan_tier_memory(p);
+		t->memory_degraded(p);
 	}
 	if (!l->cpu_milli)
 		aj_plan_set_layer(p, AJ_PL_CPU, AJ_LS_OFF, "no quota");
@@ -452,19 +262,10 @@ static int resources(struct aj_plan *p, struct aj_err *err)
 	else if (cg->usable[AJ_CG_PIDS])
 		aj_plan_set_layer(p, AJ_PL_PIDS, AJ_LS_ENFORCED, "%lu tasks (cgroup %s)",
 				  (unsigned long)l->pids, aj_cgroup_mode_name(cg->mode));
-	else if (p->tier == AJ_TIER_LANDLOCK) {
+	else {
 		p->cg_limits.pids = 0;
-		if (aj_plan_tier_pids(p, err) < 0)
+		if (t->pids_without_cgroup(p, err) < 0)
 			return -1;
-	} else {
-		/* Since Linux 5.14 RLIMIT_NPROC is counted per user namespace, so in the sandbox's
-		 * fresh namespace it bounds exactly the sandbox's own tasks. */
-		p->cg_limits.pids = 0;
-		aj_plan_add_rlimit(p, RLIMIT_NPROC, l->pids);
-		aj_plan_set_layer(p, AJ_PL_PIDS, AJ_LS_ENFORCED,
-				  "%lu tasks via RLIMIT_NPROC in the sandbox's user namespace (no "
-				  "pids cgroup: %s); hits are not observable",
-				  (unsigned long)l->pids, cg->why[AJ_CG_PIDS]);
 	}
 	p->use_cgroup = cg->mode != AJ_CGROUP_NONE &&
 			(aj_cgroup_needed(&p->cg_limits) || cg->usable[AJ_CG_MEMORY] ||
@@ -511,26 +312,30 @@ static int workspace(struct aj_plan *p, const struct aj_workspace_spec *ws, stru
 	return 0;
 }
 
-/* The namespaces tier's sandbox root: a tmpfs assembled with the new mount API. */
-static int namespace_setup(struct aj_plan *p, struct aj_err *err)
+/* The table of each tier. A tier the table lacks cannot come from the policy parser; it
+ * gets the namespaces tier, the stronger one. */
+const struct aj_plan_tier *aj_plan_tier_of(int tier)
 {
-	if (!p->features->mount_api) {
-		aj_err_set(err, AJ_LAYER_MOUNT, ENOSYS,
-			   "the kernel lacks the mount API agentjail builds the sandbox root with "
-			   "(open_tree, move_mount, mount_setattr)");
-		return aj_err_hint(err, "use Linux 5.12 or later");
-	}
-	namespaces(p);
-	return aj_plan_rootfs(p, err);
+	static const struct aj_plan_tier *const tiers[] = {
+		[AJ_TIER_NAMESPACES] = &aj_plan_namespaces_tier,
+		[AJ_TIER_LANDLOCK] = &aj_plan_landlock_tier,
+	};
+
+	if (tier < 0 || (size_t)tier >= AJ_ARRAY_SIZE(tiers))
+		return &aj_plan_namespaces_tier;
+	return tiers[tier];
 }
 
 int aj_plan_base_layers(struct aj_plan *p, struct aj_err *err)
 {
+	const struct aj_plan_tier *t;
+
 	if (workspace(p, NULL, err) < 0)
 		return -1;
 	if (aj_random_hex(p->id, 8) < 0)
 		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
-	if (identity(p, err) < 0 || landlock(p, err) < 0 || seccomp(p, err) < 0)
+	t = aj_plan_tier_of(p->tier);
+	if (t->identity(p, err) < 0 || t->landlock(p, err) < 0 || t->seccomp(p, err) < 0)
 		return -1;
 	return 0;
 }
@@ -544,6 +349,8 @@ int aj_plan_build(struct aj_plan *p, struct aj_policy *pol, const struct aj_feat
 int aj_plan_build_ex(struct aj_plan *p, struct aj_policy *pol, const struct aj_features *feat,
 		     char *const *argv, const struct aj_workspace_spec *ws, struct aj_err *err)
 {
+	const struct aj_plan_tier *t = aj_plan_tier_of(pol->tier);
+
 	memset(p, 0, sizeof *p);
 	p->policy = pol;
 	p->features = feat;
@@ -552,17 +359,12 @@ int aj_plan_build_ex(struct aj_plan *p, struct aj_policy *pol, const struct aj_f
 		goto fail;
 	if (aj_random_hex(p->id, 8) < 0)
 		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
-	if (identity(p, err) < 0)
+	if (t->identity(p, err) < 0 || t->setup(p, ws, err) < 0)
 		goto fail;
-	if (p->tier == AJ_TIER_LANDLOCK ? aj_plan_tier_setup(p, ws, err) < 0
-					: namespace_setup(p, err) < 0)
-		goto fail;
-	if (process(p, argv, err) < 0 ||
-	    (p->tier == AJ_TIER_LANDLOCK && aj_plan_tier_process(p, err) < 0) ||
-	    aj_plan_network(p, err) < 0)
+	if (process(p, argv, err) < 0 || t->process(p, err) < 0 || aj_plan_network(p, err) < 0)
 		goto fail;
 	rlimits(p);
-	if (landlock(p, err) < 0 || seccomp(p, err) < 0 || resources(p, err) < 0)
+	if (t->landlock(p, err) < 0 || t->seccomp(p, err) < 0 || resources(p, t, err) < 0)
 		goto fail;
 	return 0;
 fail:

@@ -4,6 +4,8 @@
 #ifndef AJ_POLICY_PLAN_INTERNAL_H
 #define AJ_POLICY_PLAN_INTERNAL_H
 
+#include <stdio.h>
+
 #include "policy/plan.h"
 
 /* A layer the policy needs is unavailable: degraded if allow_degraded names `name` (or
@@ -16,17 +18,37 @@ int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err);
 void aj_plan_add_rlimit(struct aj_plan *p, int resource, uint64_t value);
 /* data/rootfs.rules into p->rootfs_text: NUL-separated "KIND PATH -- WHY" lines. */
 int aj_plan_load_rules(struct aj_plan *p, struct aj_err *err);
-/* plan_tier.c: the landlock tier's parts of the plan, called by aj_plan_build_ex in place of
- * (or after) the namespaces tier's. */
-int aj_plan_tier_identity(struct aj_plan *p, struct aj_err *err);
-int aj_plan_tier_setup(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj_err *err);
-int aj_plan_tier_process(struct aj_plan *p, struct aj_err *err);
-int aj_plan_tier_landlock(struct aj_plan *p, struct aj_err *err);
-int aj_plan_tier_seccomp(struct aj_plan *p, struct aj_err *err);
-/* A memory limit without a memory cgroup, accepted as degraded: RLIMIT_AS stands in. */
-void aj_plan_tier_memory(struct aj_plan *p);
-/* A pids limit without a pids cgroup: RLIMIT_NPROC counts the caller's uid, not the sandbox. */
-int aj_plan_tier_pids(struct aj_plan *p, struct aj_err *err);
+/* What the two tiers build differently: one table each, chosen once per plan from the
+ * policy's tier (aj_plan_tier_of()), called by the shared sections of aj_plan_build_ex()
+ * and aj_plan_base_layers() in place of branches on the tier. The namespaces tier's is in
+ * plan_namespaces.c, the landlock tier's in plan_tier.c. */
+struct aj_plan_tier {
+	const char *name; /* the policy's and the plan's name of the tier */
+	/* Whether the tier can run here with the default policy; why not, or what it then
+	 * enforces (`agentjail features`). */
+	bool (*usable)(const struct aj_features *f, char *detail, size_t len);
+	/* Who the sandbox runs as: the identity fields and the user-namespace layer. */
+	int (*identity)(struct aj_plan *p, struct aj_err *err);
+	/* The namespaces and the filesystem (mounts, or Landlock rules on host paths). */
+	int (*setup)(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj_err *err);
+	/* After the process and environment every tier has: what the tier adds to them. */
+	int (*process)(struct aj_plan *p, struct aj_err *err);
+	/* The Landlock layers, and the seccomp program. */
+	int (*landlock)(struct aj_plan *p, struct aj_err *err);
+	int (*seccomp)(struct aj_plan *p, struct aj_err *err);
+	/* A memory limit without a usable memory cgroup: the remedy offered, and (once
+	 * allow_degraded accepted it) what stands in. */
+	const char *memory_remedy;
+	void (*memory_degraded)(struct aj_plan *p);
+	/* A pids limit without a usable pids cgroup: what stands in, or the error. */
+	int (*pids_without_cgroup)(struct aj_plan *p, struct aj_err *err);
+	/* The plan's seccomp profile name (plan JSON), and the first line of the summary. */
+	const char *(*seccomp_profile)(const struct aj_plan *p);
+	void (*print_header)(const struct aj_plan *p, FILE *f);
+};
+/* The table of `tier` (enum aj_tier). */
+const struct aj_plan_tier *aj_plan_tier_of(int tier);
+extern const struct aj_plan_tier aj_plan_namespaces_tier, aj_plan_landlock_tier;
 /* plan_net.c: the CA files of network.mode "proxy" with credentials (called by
  * aj_plan_rootfs before /etc is sealed), and the proxy's environment, placeholders and
  * layer (after the environment is built). */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "policy/plan.h"
+#include "policy/plan_internal.h"
 #include "rules/landlock.h"
 
 static const char *op_kind_name(int kind)
@@ -163,9 +164,7 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 	json_object_set_new(root, "rootfs", ops);
 	json_object_set_new(root, "limits", limits_json(&p->policy->limits));
 	json_object_set_new(root, "seccomp", json_pack("{s:s, s:I, s:I}", "profile",
-						       p->tier == AJ_TIER_LANDLOCK ? "landlock-tier"
-						       : p->sc_owned		     ? "default-relaxed"
-										     : "default",
+						       aj_plan_tier_of(p->tier)->seccomp_profile(p),
 						       "rules", (json_int_t)p->sc_rules,
 						       "bpf_instructions", (json_int_t)p->sc_len));
 	json_object_set_new(root, "landlock_abi", json_integer(p->landlock_abi));
@@ -176,13 +175,7 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 
 void aj_plan_print(const struct aj_plan *p, FILE *f)
 {
-	if (p->tier == AJ_TIER_LANDLOCK)
-		fprintf(f, "agentjail: sandbox %s, landlock tier (no namespaces), as the caller's "
-			   "uid %u\n",
-			p->id, p->uid);
-	else
-		fprintf(f, "agentjail: sandbox %s, %s mode, sandbox user %s (uid %u)\n", p->id,
-			p->privileged ? "privileged" : "rootless", p->policy->user_name, p->uid);
+	aj_plan_tier_of(p->tier)->print_header(p, f);
 	fprintf(f, "  workspace %s (%s), cwd %s\n", p->policy->workspace,
 		p->policy->workspace_mode == AJ_WS_RO ? "read-only" : "read-write", p->cwd);
 	for (int i = 0; i < AJ_PL__COUNT; i++) {

@@ -6,7 +6,8 @@
  * refused, or marked degraded where the policy accepts it: its rights only add up down a
  * tree, so nothing below a grant can be taken away again (a mask, a read-only path or .git's
  * hooks inside a writable tree). Every namespace layer is "absent", and its detail says what
- * holds that boundary instead and what is lost. */
+ * holds that boundary instead and what is lost. The tier's table of operations
+ * (aj_plan_landlock_tier, plan_internal.h) is at the end. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -75,10 +76,15 @@ const struct aj_tier_row *aj_plan_tier_rows(size_t *n)
 
 const char *aj_plan_tier_name(int tier)
 {
-	return tier == AJ_TIER_LANDLOCK ? "landlock" : "namespaces";
+	return aj_plan_tier_of(tier)->name;
 }
 
-static bool landlock_tier_usable(const struct aj_features *f, char *detail, size_t len)
+bool aj_plan_tier_usable(const struct aj_features *f, int tier, char *detail, size_t len)
+{
+	return aj_plan_tier_of(tier)->usable(f, detail, len);
+}
+
+static bool usable(const struct aj_features *f, char *detail, size_t len)
 {
 	int abi = f->landlock_abi;
 
@@ -98,24 +104,9 @@ static bool landlock_tier_usable(const struct aj_features *f, char *detail, size
 	return f->uid != 0 && abi >= 6 && f->seccomp;
 }
 
-bool aj_plan_tier_usable(const struct aj_features *f, int tier, char *detail, size_t len)
-{
-	if (tier == AJ_TIER_LANDLOCK)
-		return landlock_tier_usable(f, detail, len);
-	if (f->root_incapable)
-		snprintf(detail, len, "root without CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID");
-	else if (!f->mount_api)
-		snprintf(detail, len, "no mount API (Linux 5.12 or later needed)");
-	else if (!f->privileged && f->userns != 1)
-		snprintf(detail, len, "%s", f->userns_why);
-	else
-		snprintf(detail, len, "%s", f->privileged ? "as root" : "user namespaces available");
-	return !f->root_incapable && f->mount_api && (f->privileged || f->userns == 1);
-}
-
 /* ---- identity and namespaces ----------------------------------------------------------- */
 
-int aj_plan_tier_identity(struct aj_plan *p, struct aj_err *err)
+static int identity(struct aj_plan *p, struct aj_err *err)
 {
 	const struct aj_features *f = p->features;
 
@@ -379,8 +370,7 @@ static int filesystem(struct aj_plan *p, struct aj_err *err)
 	return 0;
 }
 
-int aj_plan_tier_setup(struct aj_plan *p, const struct aj_workspace_spec *ws,
-		       struct aj_err *err)
+static int setup(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj_err *err)
 {
 	p->egress.bundle_op = p->egress.ca_op = SIZE_MAX;
 	if ((ws && (ws->persistent || ws->lowers)) || p->policy->managed)
@@ -393,7 +383,7 @@ int aj_plan_tier_setup(struct aj_plan *p, const struct aj_workspace_spec *ws,
 
 /* ---- process --------------------------------------------------------------------------- */
 
-int aj_plan_tier_process(struct aj_plan *p, struct aj_err *err)
+static int process(struct aj_plan *p, struct aj_err *err)
 {
 	const struct aj_policy *pol = p->policy;
 	_cleanup_free_ char *home = NULL, *tmp = NULL;
@@ -513,7 +503,7 @@ static int scopes(struct aj_plan *p, int abi, struct aj_err *err)
 			    probe, "use Linux 6.12 or later", err);
 }
 
-int aj_plan_tier_landlock(struct aj_plan *p, struct aj_err *err)
+static int landlock(struct aj_plan *p, struct aj_err *err)
 {
 	int abi = p->features->landlock_abi;
 	size_t n = 0;
@@ -611,7 +601,7 @@ static int compile(struct aj_plan *p, struct aj_sc_profile *prof, struct aj_err 
 	return r;
 }
 
-int aj_plan_tier_seccomp(struct aj_plan *p, struct aj_err *err)
+static int seccomp(struct aj_plan *p, struct aj_err *err)
 {
 	_cleanup_free_ char *text = NULL;
 	struct aj_sc_profile prof;
@@ -640,7 +630,7 @@ int aj_plan_tier_seccomp(struct aj_plan *p, struct aj_err *err)
 
 /* ---- resources without a cgroup ---------------------------------------------------------- */
 
-void aj_plan_tier_memory(struct aj_plan *p)
+static void memory_degraded(struct aj_plan *p)
 {
 	char size[32], detail[sizeof p->layers[0].detail];
 
@@ -680,7 +670,7 @@ static unsigned long tasks_of(uid_t uid)
 	return n;
 }
 
-int aj_plan_tier_pids(struct aj_plan *p, struct aj_err *err)
+static int pids_without_cgroup(struct aj_plan *p, struct aj_err *err)
 {
 	const struct aj_cgroup_env *cg = p->features->cgroup;
 	uint64_t limit = p->policy->limits.pids;
@@ -706,3 +696,33 @@ int aj_plan_tier_pids(struct aj_plan *p, struct aj_err *err)
 			  now + (unsigned long)limit, p->uid, now, (unsigned long)limit);
 	return 0;
 }
+
+/* ---- description ---------------------------------------------------------------------------- */
+
+static const char *seccomp_profile(const struct aj_plan *p)
+{
+	return "landlock-tier";
+}
+
+static void print_header(const struct aj_plan *p, FILE *f)
+{
+	fprintf(f, "agentjail: sandbox %s, landlock tier (no namespaces), as the caller's uid %u\n",
+		p->id, p->uid);
+}
+
+const struct aj_plan_tier aj_plan_landlock_tier = {
+	.name = "landlock",
+	.usable = usable,
+	.identity = identity,
+	.setup = setup,
+	.process = process,
+	.landlock = landlock,
+	.seccomp = seccomp,
+	.memory_remedy = "run in a delegated cgroup (systemd-run --user --scope -p Delegate=yes), "
+			 "or set limits.memory to null (in this tier, --allow-degraded memory "
+			 "puts a per-process RLIMIT_AS in its place)",
+	.memory_degraded = memory_degraded,
+	.pids_without_cgroup = pids_without_cgroup,
+	.seccomp_profile = seccomp_profile,
+	.print_header = print_header,
+};

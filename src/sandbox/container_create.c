@@ -1,8 +1,6 @@
 /* `create` of an OCI container: the clone, the child's enforcement sequence, and the
  * container's init (see oci.h for the process shape and why there is no monitor). */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,8 +16,8 @@
 #include "common/cleanup.h"
 #include "host/features.h"
 #include "sandbox/mount.h"
-#include "sandbox/netif.h"
 #include "sandbox/container.h"
+#include "sandbox/steps.h"
 #include "sandbox/sync.h"
 #include "sandbox/userns.h"
 
@@ -141,60 +139,36 @@ static void __attribute__((noreturn)) init_main(const struct aj_container_launch
 	}
 }
 
-/* Stdio stays 0-2; what init keeps goes to fixed numbers; every other descriptor the caller
- * had is closed. */
-static int arrange_fds(int sync_fd, int fifo, int lock, int *tty, struct aj_err *err)
-{
-	int keep[4] = {sync_fd, fifo, lock, *tty}, high[4];
-
-	for (int i = 0; i < 4; i++) {
-		high[i] = keep[i] < 0 ? -1 : fcntl(keep[i], F_DUPFD_CLOEXEC, 64);
-		if (keep[i] >= 0 && high[i] < 0)
-			return aj_err_sys(err, AJ_LAYER_PROCESS, "duplicate descriptor %d", keep[i]);
-	}
-	for (int i = 0; i < 4; i++)
-		if (high[i] >= 0 && dup3(high[i], FD_SYNC + i, O_CLOEXEC) < 0)
-			return aj_err_sys(err, AJ_LAYER_PROCESS, "place descriptor %d", FD_SYNC + i);
-	if (close_range(FD_FIRST_FREE, ~0U, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "close inherited descriptors");
-	if (*tty >= 0)
-		*tty = FD_TTY;
-	return 0;
-}
-
-static int become_ns_root(struct aj_err *err)
-{
-	if (setresgid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresuid(0, 0, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_USERNS, "become root of the container's user namespace");
-	return 0;
-}
-
-/* The enforcement sequence, in the order of docs/architecture.md; each step says why it sits
- * where it is. */
+/* The enforcement sequence, in the order of docs/architecture.md: the shared steps of
+ * steps.h, whose comments say why each sits where it does, and the container's own. */
 static int child_setup(struct aj_container_launch *l, int sync_fd, int lock, int *tty,
 		       struct aj_err *err)
 {
-	struct aj_sync_msg go;
+	/* Stdio stays 0-2 (the shim's); what init keeps goes to fixed numbers. */
+	int keep[FD_FIRST_FREE - FD_SYNC] = {sync_fd, l->fifo_fd, lock, -1};
 
 	/* 1. The id maps and the cgroup come from the parent. */
-	if (aj_sync_recv(sync_fd, &go, SETUP_TIMEOUT_MS) < 0 || go.type != AJ_SYNC_GO)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the runtime");
+	if (aj_step_wait_go(sync_fd, "runtime", err) < 0)
+		return -1;
 	/* 2. Nothing inside may read this process's memory while it is root. */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (become_ns_root(err) < 0)
+	aj_step_undumpable();
+	if (aj_step_become_ns_root("container's", err) < 0)
 		return -1;
-	/* 3. After the cgroup was joined, so that it is the namespace's root. */
-	if (l->new_cgroupns && unshare(CLONE_NEWCGROUP) < 0)
-		return aj_err_sys(err, AJ_LAYER_NS, "unshare(CLONE_NEWCGROUP)");
-	if (aj_mount_build_tree_root(l->plan, l->root_readonly, err) < 0)
+	/* 3. A cgroup namespace if the bundle asks for one; the root; loopback, hostname. */
+	if (l->new_cgroupns && aj_step_cgroup_ns(err) < 0)
 		return -1;
-	if (((l->plan->clone_flags & CLONE_NEWNET) && aj_netif_loopback_up(err) < 0) ||
-	    (l->hostname && aj_netif_set_hostname(l->hostname, err) < 0))
+	if (aj_mount_build_tree_root(l->plan, l->root_readonly, err) < 0 ||
+	    aj_step_network(l->plan, l->hostname, err) < 0)
 		return -1;
 	/* 4. The terminal comes from the container's own devpts, so after the mounts. */
 	if (l->console_fd >= 0 && aj_container_console(l->proc, l->console_fd, tty, err) < 0)
 		return -1;
-	if (arrange_fds(sync_fd, l->fifo_fd, lock, tty, err) < 0 || aj_container_rlimits(l->proc, err) < 0)
+	keep[FD_TTY - FD_SYNC] = *tty;
+	if (aj_step_place_fds(keep, FD_FIRST_FREE - FD_SYNC, FD_SYNC, FD_SYNC, err) < 0)
+		return -1;
+	if (*tty >= 0)
+		*tty = FD_TTY;
+	if (aj_container_rlimits(l->proc, err) < 0)
 		return -1;
 	/* With a terminal, the caller's stdio must not stay open in init: go-runc reads
 	 * `create`'s output until end-of-file, which would then never come. */
@@ -202,8 +176,8 @@ static int child_setup(struct aj_container_launch *l, int sync_fd, int lock, int
 		if (dup2(*tty, fd) < 0)
 			return aj_err_sys(err, AJ_LAYER_IO, "terminal as init's stdio");
 	/* 5. init has no controlling terminal; the process gets its own session. */
-	if (setsid() < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "setsid");
+	if (aj_step_new_session(err) < 0)
+		return -1;
 	return aj_container_confine(l->plan, l->proc, err);
 }
 
@@ -213,13 +187,9 @@ static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, 
 	int tty = -1;
 
 	memset(&msg, 0, sizeof msg);
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (child_setup(l, sync_fd, lock, &tty, &msg.err) < 0) {
-		msg.type = AJ_SYNC_ERROR;
-		if (aj_sync_send(sync_fd, &msg) < 0)
-			aj_sync_send(FD_SYNC, &msg);
-		_exit(125);
-	}
+	aj_step_die_with_parent(NULL);
+	if (child_setup(l, sync_fd, lock, &tty, &msg.err) < 0)
+		aj_step_fail(&msg.err, sync_fd);
 	/* From here the container outlives its creator by design: no parent-death signal. */
 	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	msg.type = AJ_SYNC_READY;

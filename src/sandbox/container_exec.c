@@ -2,7 +2,6 @@
  * the container's init (see oci.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "sandbox/container.h"
+#include "sandbox/steps.h"
 
 #define JOIN_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET | \
 		 CLONE_NEWCGROUP)
@@ -26,40 +26,32 @@ struct result {
 	struct aj_err err;
 };
 
-static int keep_fds(int result, int *tty, struct aj_err *err)
-{
-	int hr = fcntl(result, F_DUPFD_CLOEXEC, 64), ht = -1;
-
-	if (hr < 0 || (*tty >= 0 && (ht = fcntl(*tty, F_DUPFD_CLOEXEC, 64)) < 0))
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "duplicate descriptors");
-	if (dup3(hr, FD_RESULT, O_CLOEXEC) < 0 || (ht >= 0 && dup3(ht, FD_TTY, O_CLOEXEC) < 0))
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "place descriptors");
-	if (close_range(FD_FIRST_FREE, ~0U, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "close inherited descriptors");
-	if (*tty >= 0)
-		*tty = FD_TTY;
-	return 0;
-}
-
+/* The shared steps of steps.h, whose comments say why each sits where it does, and the
+ * exec's own. */
 static int child_setup(struct aj_container_launch *l, int pidfd, int go, int *result, int *tty,
 		       struct aj_err *err)
 {
+	int keep[FD_FIRST_FREE - FD_RESULT] = {*result, -1};
 	char c;
 
 	/* 1. The caller moves us into the cgroup first: every later child starts there. */
 	if (read(go, &c, 1) != 1)
 		return aj_err_set(err, AJ_LAYER_PROCESS, EPIPE, "the runtime went away");
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	aj_step_undumpable();
 	/* 2. All of init's namespaces at once; root and cwd become the container's root. */
 	if (setns(pidfd, JOIN_NS) < 0)
 		return aj_err_sys(err, AJ_LAYER_NS, "join the container's namespaces");
-	if (setresgid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresuid(0, 0, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_USERNS, "become root of the container's user namespace");
+	if (aj_step_become_ns_root("container's", err) < 0)
+		return -1;
 	if (l->console_fd >= 0 && aj_container_console(l->proc, l->console_fd, tty, err) < 0)
 		return -1;
-	if (keep_fds(*result, tty, err) < 0)
+	/* Stdio stays 0-2; the result pipe and the terminal go to fixed numbers. */
+	keep[FD_TTY - FD_RESULT] = *tty;
+	if (aj_step_place_fds(keep, FD_FIRST_FREE - FD_RESULT, FD_RESULT, FD_RESULT, err) < 0)
 		return -1;
 	*result = FD_RESULT;
+	if (*tty >= 0)
+		*tty = FD_TTY;
 	if (aj_container_rlimits(l->proc, err) < 0)
 		return -1;
 	return aj_container_confine(l->plan, l->proc, err);
@@ -72,7 +64,7 @@ static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, 
 	int tty = -1;
 
 	memset(&r, 0, sizeof r);
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	aj_step_die_with_parent(NULL);
 	r.code = 125;
 	if (child_setup(l, pidfd, go, &result, &tty, &r.err) == 0) {
 		/* The process outlives the caller (it is the shim's now): a parent-death signal

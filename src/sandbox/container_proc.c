@@ -1,13 +1,11 @@
 /* Steps shared by an OCI container's init and its exec'd processes: the terminal, resource
- * limits, dropping privileges and the final exec. */
+ * limits, dropping privileges and the final exec; made of the module's shared steps
+ * (steps.h) where they are the same as every sandbox's. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -16,10 +14,8 @@
 #include "common/cleanup.h"
 #include "common/fdpass.h"
 #include "common/util.h"
-#include "sandbox/caps.h"
-#include "sandbox/launch.h"
 #include "sandbox/container.h"
-#include "sandbox/seccomp.h"
+#include "sandbox/steps.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)
@@ -64,38 +60,25 @@ int aj_container_console(const struct aj_container_process *p, int console_fd, i
 
 int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *err)
 {
-	for (size_t i = 0; i < p->n_rlimits; i++) {
-		struct rlimit rl = {p->rlimits[i].soft, p->rlimits[i].hard};
-		if (setrlimit(p->rlimits[i].resource, &rl) < 0)
-			return aj_err_sys(err, AJ_LAYER_RLIMIT, "setrlimit(%d, %lu, %lu)",
-					  p->rlimits[i].resource, (unsigned long)rl.rlim_cur,
-					  (unsigned long)rl.rlim_max);
-	}
+	for (size_t i = 0; i < p->n_rlimits; i++)
+		if (aj_step_setrlimit(p->rlimits[i].resource, p->rlimits[i].soft,
+				      p->rlimits[i].hard, err) < 0)
+			return -1;
 	return 0;
 }
 
+/* The shared steps from the user switch to agentjail's filter (steps.h says why each sits
+ * where it does). */
 int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
 		   struct aj_err *err)
 {
-	/* The bounding set and securebits need CAP_SETPCAP; the supplementary groups
-	 * CAP_SETGID: both before the switch to the process's user drops every capability. */
-	if (aj_caps_lock_and_bound(err) < 0)
-		return -1;
-	if (setgroups(p->n_groups, p->groups) < 0)
-		return aj_err_sys(err, AJ_LAYER_CAPS, "setgroups(%zu groups)", p->n_groups);
-	if (aj_caps_become_user(p->uid, p->gid, false, err) < 0)
+	if (aj_step_become_user(p->uid, p->gid, p->groups, p->n_groups, true, err) < 0)
 		return -1;
 	/* Always, whatever process.noNewPrivileges says: Landlock and seccomp need it from an
 	 * unprivileged process, and setuid binaries stay inert. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "prctl(PR_SET_NO_NEW_PRIVS)");
-	/* Landlock after the mounts (its rules open paths of the final tree); seccomp last so
-	 * that the filter need not allow any setup step. */
-	if (plan->landlock_abi > 0 && plan->ll_fs && aj_sandbox_apply_landlock(plan, err) < 0)
+	if (aj_step_no_new_privs(err) < 0 || aj_step_landlock(plan, err) < 0)
 		return -1;
-	if (plan->sc_insns && aj_seccomp_load(plan->sc_insns, plan->sc_len, err) < 0)
-		return -1;
-	return 0;
+	return aj_step_seccomp(plan->sc_insns, plan->sc_len, err);
 }
 
 int aj_container_exec_process(const struct aj_container_process *p, int tty, const struct sock_filter *filter,
@@ -105,8 +88,8 @@ int aj_container_exec_process(const struct aj_container_process *p, int tty, con
 	static char *no_env[] = {NULL};
 	char **envp = p->env.v ? p->env.v : no_env;
 
-	if (setsid() < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "setsid"), 125;
+	if (aj_step_new_session(err) < 0)
+		return 125;
 	if (tty >= 0) {
 		if (ioctl(tty, TIOCSCTTY, 0) < 0)
 			return aj_err_sys(err, AJ_LAYER_IO, "make the terminal controlling"), 125;
@@ -118,7 +101,7 @@ int aj_container_exec_process(const struct aj_container_process *p, int tty, con
 		return aj_err_sys(err, AJ_LAYER_EXEC, "chdir \"%s\"", p->cwd), 126;
 	/* The bundle's filter last of all: it constrains the process, not agentjail's setup
 	 * (execve must be allowed by it, as with any OCI runtime). */
-	if (filter && aj_seccomp_load(filter, filter_len, err) < 0)
+	if (aj_step_seccomp(filter, filter_len, err) < 0)
 		return 125;
 	/* execvpe searches the PATH of the current environment: install the process's. */
 	environ = envp;

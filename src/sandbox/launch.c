@@ -1,15 +1,10 @@
 #include "sandbox/launch.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,213 +13,77 @@
 #include "common/cleanup.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
-#include "sandbox/caps.h"
-#include "sandbox/landlock.h"
+#include "sandbox/launch_internal.h"
 #include "sandbox/mount.h"
-#include "sandbox/netif.h"
-#include "sandbox/seccomp.h"
-#include "sandbox/tier_landlock.h"
+#include "sandbox/steps.h"
 #include "sandbox/userns.h"
 
 #define SETUP_TIMEOUT_MS 30000
 
 /* ---- child side ---------------------------------------------------------------------- */
 
-static int become_namespace_root(struct aj_err *err)
-{
-	if (setresgid(0, 0, 0) < 0 || setgroups(0, NULL) < 0 || setresuid(0, 0, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_USERNS, "become root of the sandbox's user namespace");
-	return 0;
-}
-
-static int apply_rlimits(const struct aj_plan *plan, struct aj_err *err)
-{
-	for (size_t i = 0; i < plan->n_rlimits; i++) {
-		struct rlimit rl = {plan->rlimits[i].value, plan->rlimits[i].value};
-		if (setrlimit(plan->rlimits[i].resource, &rl) < 0)
-			return aj_err_sys(err, AJ_LAYER_RLIMIT, "setrlimit(%d, %lu)",
-					  plan->rlimits[i].resource,
-					  (unsigned long)plan->rlimits[i].value);
-	}
-	return 0;
-}
-
-/* The command's stdio becomes 0-2 and the control socket 3; every other descriptor inherited
- * from the caller is closed. */
-static int arrange_fds(const struct aj_stdio *io, int sync_fd, struct aj_err *err)
-{
-	int fds[4] = {io->in, io->out, io->err, sync_fd};
-	int high[4];
-
-	for (int i = 0; i < 4; i++) {
-		high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 16);
-		if (high[i] < 0)
-			return aj_err_sys(err, AJ_LAYER_PROCESS, "duplicate descriptor %d", fds[i]);
-	}
-	for (int i = 0; i < 4; i++)
-		if (dup3(high[i], i, i == 3 ? O_CLOEXEC : 0) < 0)
-			return aj_err_sys(err, AJ_LAYER_PROCESS, "place descriptor %d", i);
-	if (close_range(4, ~0U, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "close inherited descriptors");
-	return 0;
-}
-
-static int apply_landlock(const struct aj_plan *plan, struct aj_err *err)
-{
-	struct aj_landlock_rule rules[128];
-	struct aj_landlock_spec spec = {
-		.abi = plan->landlock_abi,
-		.handled_fs = plan->ll_fs,
-		.handled_net = plan->ll_net,
-		.scoped = plan->ll_scope,
-		.rules = rules,
-	};
-
-	for (size_t i = 0; i < plan->n_ops; i++) {
-		const struct aj_op *op = &plan->ops[i];
-		if (!op->landlock || access(op->dst, F_OK) < 0)
-			continue; /* an optional entry this host lacks */
-		if (spec.n_rules == AJ_ARRAY_SIZE(rules))
-			return aj_err_set(err, AJ_LAYER_LANDLOCK, E2BIG, "more than %zu rules",
-					  AJ_ARRAY_SIZE(rules));
-		rules[spec.n_rules].path = op->dst;
-		rules[spec.n_rules++].access = op->landlock;
-	}
-	/* TCP rules exist only in the landlock tier (the namespaces tier's network namespace is
-	 * the boundary there): the proxy's port is the one destination left, and the ports
-	 * network.listen names the only ones that may be bound. */
-	if (plan->egress.on) {
-		spec.connect_ports = &plan->egress.port;
-		spec.n_connect_ports = 1;
-	}
-	spec.bind_ports = plan->policy->net_listen.v;
-	spec.n_bind_ports = plan->policy->net_listen.n;
-	return aj_landlock_apply(&spec, err);
-}
-
-/* The proxy's listening socket is made here, in the sandbox's network namespace, so that
- * only the sandbox can reach it; the supervisor accepts on it from outside. */
-static int pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err *err)
-{
-	struct aj_sync_msg m = {.type = AJ_SYNC_LISTENER};
-	int fd = -1;
-
-	if (aj_netif_proxy_listener(plan->egress.port, &fd, err) < 0)
-		return -1;
-	if (aj_sync_send_fd(sync_fd, &m, fd) < 0) {
-		close(fd);
-		return aj_err_sys(err, AJ_LAYER_PROXY, "pass the proxy's socket to the supervisor");
-	}
-	close(fd);
-	return 0;
-}
-
-static bool supervisor_gone(int fd)
-{
-	struct pollfd p = {.fd = fd, .events = 0};
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
-}
-
-/* The enforcement sequence (docs/architecture.md, "The enforcement sequence"). Each step says
- * why it sits where it does. */
+/* The enforcement sequence (docs/architecture.md, "The enforcement sequence"), numbered as
+ * there: the shared steps of steps.h, whose comments say why each sits where it does, and
+ * this tier's own (the root filesystem). */
 static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, int sync_fd,
 			 struct aj_err *err)
 {
-	struct aj_sync_msg go;
+	const int keep[] = {io->in, io->out, io->err, sync_fd};
 
-	/* 1. Wait for the supervisor: switching ids below needs the id maps. */
-	if (aj_sync_recv(sync_fd, &go, SETUP_TIMEOUT_MS) < 0 || go.type != AJ_SYNC_GO)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the supervisor");
-	/*    Nothing inside may read this process's memory or /proc files: in rootless mode it
-	 *    runs as the same host uid as the sandbox user, so only the dumpable flag guards
-	 *    /proc/1/mem and /proc/1/environ (commands become dumpable again on exec). Not
-	 *    before GO: the supervisor writes our id maps through /proc, which non-dumpable
-	 *    would make root's. Nothing runs inside yet. */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* 1. The id maps are written; from then on nothing inside may read this process. */
+	if (aj_step_wait_go(sync_fd, "supervisor", err) < 0)
+		return -1;
+	aj_step_undumpable();
 	aj_proctitle_wipe_environment();
 	aj_trace("child: go");
-	/* 2. Privileged mode: this process is still host uid 0; become root of the new
-	 *    namespace, an unprivileged host uid, before touching any host path. */
-	if (plan->privileged && become_namespace_root(err) < 0)
+	/* 2. Privileged mode: this process is still host uid 0. */
+	if (plan->privileged && aj_step_become_ns_root("sandbox's", err) < 0)
 		return -1;
-	/* 3. After the cgroup was joined, so that the sandbox's cgroup is the namespace's root. */
-	if (unshare(CLONE_NEWCGROUP) < 0)
-		return aj_err_sys(err, AJ_LAYER_NS, "unshare(CLONE_NEWCGROUP)");
-	/* 4. The root filesystem: needs CAP_SYS_ADMIN in our namespaces. */
-	if (aj_mount_build_root(plan, err) < 0)
+	/* 3. The cgroup namespace; 4. the root filesystem (CAP_SYS_ADMIN in our namespaces). */
+	if (aj_step_cgroup_ns(err) < 0 || aj_mount_build_root(plan, err) < 0)
 		return -1;
 	aj_trace("child: root filesystem built");
-	/* 5. Loopback and hostname: need CAP_NET_ADMIN and CAP_SYS_ADMIN in our namespaces. */
-	if (((plan->clone_flags & CLONE_NEWNET) && aj_netif_loopback_up(err) < 0) ||
-	    aj_netif_set_hostname(plan->policy->hostname, err) < 0)
+	/* 5. Loopback and hostname; 5b. the proxy's socket, made in our network namespace. */
+	if (aj_step_network(plan, plan->policy->hostname, err) < 0 ||
+	    aj_step_pass_listener(plan, sync_fd, err) < 0)
 		return -1;
-	/* 5b. The egress proxy's listening socket: after lo is up (127.0.0.1 exists only
-	 *     then), before Landlock, which denies bind, and before the fd shuffle of step 6
-	 *     moves the sync socket. */
-	if (plan->egress.on && pass_listener(plan, sync_fd, err) < 0)
+	/* 6. Stdio at 0-2, the sync socket at 3; 7. the rlimits; 8. a new session. */
+	if (aj_step_place_fds(keep, (int)AJ_ARRAY_SIZE(keep), 0, AJ_STEP_CTL_FD, err) < 0 ||
+	    aj_step_plan_rlimits(plan, err) < 0 || aj_step_new_session(err) < 0)
 		return -1;
-	/* 6. Stdio in place, everything else the caller left open is closed; before the
-	 *    rlimits, which may allow fewer descriptors than the numbers used to shuffle them. */
-	if (arrange_fds(io, sync_fd, err) < 0)
+	/* 9. The sandbox user; rootless, the groups stay (setgroups is denied there). */
+	if (aj_step_become_user(plan->uid, plan->gid, NULL, 0, plan->privileged, err) < 0)
 		return -1;
-	/* 7. Resource limits while we still may set them. */
-	if (apply_rlimits(plan, err) < 0)
+	/* 10. The credential change cleared the parent-death signal. */
+	if (aj_step_die_with_parent(err) < 0 || aj_step_supervisor_alive(AJ_STEP_CTL_FD, err) < 0)
 		return -1;
-	/* 8. A new session without a controlling terminal: the sandbox cannot push input into
-	 *    the caller's terminal (TIOCSTI) nor receive its job-control signals. */
-	if (setsid() < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "setsid");
-	/* 9. Securebits and the bounding set need CAP_SETPCAP: before the switch to the sandbox
-	 *    user, which then clears every remaining capability set. */
-	if (aj_caps_lock_and_bound(err) < 0 ||
-	    aj_caps_become_user(plan->uid, plan->gid, plan->privileged, err) < 0)
+	/* 11. no_new_privs. */
+	if (aj_step_no_new_privs(err) < 0)
 		return -1;
-	/* 10. The credential change cleared the parent-death signal: the sandbox must die with
-	 *     its supervisor, so set it now and check the supervisor did not already go. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "prctl(PR_SET_PDEATHSIG)");
-	if (supervisor_gone(3))
-		return aj_err_set(err, AJ_LAYER_PROCESS, EPIPE, "the supervisor went away");
-	/* 11. no_new_privs: setuid binaries and file capabilities can no longer raise
-	 *     privileges, and Landlock and seccomp accept an unprivileged caller. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "prctl(PR_SET_NO_NEW_PRIVS)");
 	aj_trace("child: user switched");
-	/* 12. Landlock after the mounts: its rules open paths of the final tree. */
-	if (plan->landlock_abi > 0 && plan->ll_fs && apply_landlock(plan, err) < 0)
+	/* 12. Landlock. */
+	if (aj_step_landlock(plan, err) < 0)
 		return -1;
 	aj_trace("child: landlock applied");
-	/* 13. seccomp last, so that the filter need not allow any of the setup above. */
-	if (plan->sc_insns && aj_seccomp_load(plan->sc_insns, plan->sc_len, err) < 0)
-		return -1;
-	return 0;
+	/* 13. seccomp, last. */
+	return aj_step_seccomp(plan->sc_insns, plan->sc_len, err);
 }
 
-void aj_sandbox_child(const struct aj_plan *plan, const struct aj_stdio *io,
-		      const struct aj_cgroup_join *join, int sync_fd)
+static void __attribute__((noreturn))
+namespaces_child(const struct aj_plan *plan, const struct aj_stdio *io,
+		 const struct aj_cgroup_join *join, int sync_fd)
 {
 	struct aj_err err;
-	struct aj_sync_msg msg;
-	int r;
 
 	aj_err_clear(&err);
+	/* The title must not carry the caller's command line into the sandbox's /proc. */
 	aj_proctitle_set("agentjail-init");
 	/* Until step 10 re-arms it for the final credentials. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	/* 0. Into the cgroup before anything else, so that every later process starts there. */
-	r = aj_cgroup_join_self(join);
-	if (r < 0)
-		aj_err_set(&err, AJ_LAYER_CGROUP, -r, "join the sandbox's cgroup");
-	if (r < 0 || enter_sandbox(plan, io, sync_fd, &err) < 0) {
-		memset(&msg, 0, sizeof msg);
-		msg.type = AJ_SYNC_ERROR;
-		msg.err = err;
-		/* sync_fd may already have moved to 3 */
-		if (aj_sync_send(sync_fd, &msg) < 0)
-			aj_sync_send(3, &msg);
-		_exit(125);
-	}
-	aj_init_main(plan, 3);
+	aj_step_die_with_parent(NULL);
+	/* 0. */
+	if (aj_step_join_cgroup(join, &err) < 0 || enter_sandbox(plan, io, sync_fd, &err) < 0)
+		aj_step_fail(&err, sync_fd);
+	aj_init_main(plan, AJ_STEP_CTL_FD);
 }
 
 /* ---- supervisor side ------------------------------------------------------------------ */
@@ -285,9 +144,8 @@ static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandb
 {
 	struct aj_sync_msg go = {.type = AJ_SYNC_GO};
 
-	/* The landlock tier has no user namespace, hence no maps. */
-	if (plan->tier == AJ_TIER_NAMESPACES && aj_userns_write_maps(sb->pid, plan, err) < 0)
-		return aj_userns_explain(err, plan->privileged, sb->pid);
+	if (sb->ops->before_go(plan, sb->pid, err) < 0)
+		return -1;
 	/* Only when CLONE_INTO_CGROUP was not available: before GO, nothing has forked yet. */
 	if (cg && sb->attach_needed && cg->env->ops->attach(cg, sb->pid, err) < 0)
 		return -1;
@@ -297,9 +155,7 @@ static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandb
 		return -1;
 	if (ready->type == AJ_SYNC_ERROR) {
 		*err = ready->err;
-		return plan->tier == AJ_TIER_NAMESPACES
-			       ? aj_userns_explain(err, plan->privileged, sb->pid)
-			       : -1;
+		return sb->ops->explain(plan, sb->pid, err);
 	}
 	if (ready->type != AJ_SYNC_READY)
 		return aj_err_set(err, AJ_LAYER_PROCESS, EPROTO, "unexpected message %u from the "
@@ -310,19 +166,78 @@ static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandb
 	return 0;
 }
 
+/* ---- the namespaces tier's operations ---------------------------------------------------- */
+
+static int namespaces_prepare(const struct aj_plan *plan, struct aj_err *err)
+{
+	return 0; /* the idmapped trees and the id range are made for both tiers */
+}
+
+static int namespaces_fork_failed(int errnum, struct aj_err *err)
+{
+	return aj_userns_fail(err, errnum, "clone into new namespaces");
+}
+
+static int namespaces_explain(const struct aj_plan *plan, pid_t pid, struct aj_err *err)
+{
+	return aj_userns_explain(err, plan->privileged, pid);
+}
+
+static int namespaces_before_go(const struct aj_plan *plan, pid_t pid, struct aj_err *err)
+{
+	if (aj_userns_write_maps(pid, plan, err) < 0)
+		return namespaces_explain(plan, pid, err);
+	return 0;
+}
+
+/* The pid namespace takes every process along with init; nothing was made on the host. */
+static void namespaces_kill_tree(pid_t spare)
+{
+}
+
+static void namespaces_cleanup(const struct aj_plan *plan)
+{
+}
+
+static const struct aj_launch_ops namespaces_launch = {
+	.prepare = namespaces_prepare,
+	.child = namespaces_child,
+	.fork_failed = namespaces_fork_failed,
+	.before_go = namespaces_before_go,
+	.explain = namespaces_explain,
+	.kill_tree = namespaces_kill_tree,
+	.cleanup = namespaces_cleanup,
+};
+
+/* The launcher of the plan's tier. A tier the table lacks cannot come from the policy
+ * parser; it gets the namespaces tier, as the plan builder gives it. */
+static const struct aj_launch_ops *launch_ops(const struct aj_plan *plan)
+{
+	static const struct aj_launch_ops *const tiers[] = {
+		[AJ_TIER_NAMESPACES] = &namespaces_launch,
+		[AJ_TIER_LANDLOCK] = &aj_tier_landlock_launch,
+	};
+
+	if (plan->tier < 0 || (size_t)plan->tier >= AJ_ARRAY_SIZE(tiers))
+		return &namespaces_launch;
+	return tiers[plan->tier];
+}
+
+/* ---- start --------------------------------------------------------------------------------- */
+
 int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_cgroup *cg,
 		     struct aj_sandbox *sb, struct aj_sync_msg *ready, struct aj_err *err)
 {
 	struct aj_cgroup_join join = {.clone_into = -1, .n_tasks = 0};
-	int sv[2];
+	int sv[2], clone_errno;
 
 	memset(sb, 0, sizeof *sb);
 	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
+	sb->ops = launch_ops(plan);
 	if (plan->privileged && aj_idrange_acquire(&plan->id_base, &sb->id_lock_fd, err) < 0)
 		return -1;
 	aj_trace("parent: id range");
-	if (aj_userns_prepare_trees(plan, err) < 0 ||
-	    (plan->tier == AJ_TIER_LANDLOCK && aj_tier_landlock_prepare(plan, err) < 0) ||
+	if (aj_userns_prepare_trees(plan, err) < 0 || sb->ops->prepare(plan, err) < 0 ||
 	    (cg && cg->env->ops->open_join(cg, &join, err) < 0))
 		goto fail;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -339,22 +254,17 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 		sb->attach_needed = true;
 		sb->pid = clone_sandbox(plan->clone_flags, -1, &sb->pidfd);
 	}
+	clone_errno = errno;
 	if (sb->pid == 0) {
 		close(sv[0]);
-		if (plan->tier == AJ_TIER_LANDLOCK)
-			aj_tier_landlock_child(plan, io, &join, sv[1]);
-		aj_sandbox_child(plan, io, &join, sv[1]);
+		sb->ops->child(plan, io, &join, sv[1]);
 	}
 	aj_cgroup_join_close(&join);
 	close(sv[1]);
 	sb->ctl_fd = sv[0];
 	aj_userns_close_trees(plan);
-	if (sb->pid < 0 && plan->tier == AJ_TIER_LANDLOCK) {
-		aj_err_sys(err, AJ_LAYER_PROCESS, "fork the sandbox's keeper");
-		goto fail;
-	}
 	if (sb->pid < 0) {
-		aj_userns_fail(err, errno, "clone into new namespaces");
+		sb->ops->fork_failed(clone_errno, err);
 		goto fail;
 	}
 	aj_trace("parent: cloned");
@@ -394,22 +304,14 @@ void aj_sandbox_release(struct aj_sandbox *sb)
 	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
 }
 
-int aj_sandbox_apply_landlock(const struct aj_plan *plan, struct aj_err *err)
+void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare)
 {
-	return apply_landlock(plan, err);
+	if (sb->ops) /* NULL: aj_sandbox_start() was never called, nothing was launched */
+		sb->ops->kill_tree(spare);
 }
 
-int aj_sandbox_arrange_fds(const struct aj_stdio *io, int sync_fd, struct aj_err *err)
+void aj_sandbox_cleanup(const struct aj_sandbox *sb, const struct aj_plan *plan)
 {
-	return arrange_fds(io, sync_fd, err);
-}
-
-int aj_sandbox_apply_rlimits(const struct aj_plan *plan, struct aj_err *err)
-{
-	return apply_rlimits(plan, err);
-}
-
-int aj_sandbox_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err *err)
-{
-	return pass_listener(plan, sync_fd, err);
+	if (sb->ops)
+		sb->ops->cleanup(plan);
 }

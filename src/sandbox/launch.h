@@ -1,8 +1,11 @@
 /* Launching a sandbox: the supervisor side (clone, id maps, cgroup, handshake) and the
- * ordered enforcement sequence the child runs before it becomes the sandbox's init.
+ * ordered enforcement sequence the child runs before it becomes the sandbox's init. What
+ * the tiers do differently is behind a table of operations (launch_internal.h) that
+ * aj_sandbox_start() chooses once from the plan's tier.
  *
  * The supervisor owns struct aj_sandbox; aj_sandbox_release() closes its descriptors (the
- * sandbox itself dies with its init, see aj_sandbox_kill()).
+ * sandbox itself dies with its init, see aj_sandbox_kill()); its table of operations is
+ * static.
  */
 #ifndef AJ_SANDBOX_LAUNCH_H
 #define AJ_SANDBOX_LAUNCH_H
@@ -20,6 +23,8 @@ struct aj_stdio {
 	int in, out, err;
 };
 
+struct aj_launch_ops;
+
 struct aj_sandbox {
 	pid_t pid;      /* the sandbox's init, as a host pid */
 	int pidfd;      /* of init */
@@ -29,6 +34,7 @@ struct aj_sandbox {
 	bool attach_needed; /* the cgroup must be joined by the supervisor (no clone3) */
 	int proxy_fd;   /* network.mode "proxy": the listening socket inside the sandbox's
 			 * network namespace, made by the child; taken over by the proxy */
+	const struct aj_launch_ops *ops; /* the tier's launcher (launch_internal.h) */
 };
 
 /* Builds and starts the sandbox and its command. On success *ready holds the child's READY
@@ -38,21 +44,14 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 /* SIGKILLs init; the kernel then kills every process of the sandbox's pid namespace. */
 void aj_sandbox_kill(struct aj_sandbox *sb);
 void aj_sandbox_release(struct aj_sandbox *sb);
-/* The plan's Landlock rules (one per operation that grants rights), applied to the calling
- * process; for other launchers of the same plan (src/sandbox/oci.c). */
-int aj_sandbox_apply_landlock(const struct aj_plan *plan, struct aj_err *err);
-/* Steps 6 and 7 of the enforcement sequence, for the landlock tier's launcher
- * (tier_landlock.c): stdio at 0-2 and sync_fd at 3, every other descriptor closed; the
- * plan's rlimits. */
-int aj_sandbox_arrange_fds(const struct aj_stdio *io, int sync_fd, struct aj_err *err);
-int aj_sandbox_apply_rlimits(const struct aj_plan *plan, struct aj_err *err);
-/* Step 5b: the egress proxy's listening socket on 127.0.0.1:plan->egress.port of the
- * caller's network namespace, sent to the supervisor over sync_fd. */
-int aj_sandbox_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err *err);
-
-/* Runs in the cloned child: the enforcement sequence, then init. Never returns. */
-void aj_sandbox_child(const struct aj_plan *plan, const struct aj_stdio *io,
-		      const struct aj_cgroup_join *join, int sync_fd) __attribute__((noreturn));
+/* What the sandbox's tier leaves to the supervisor around the sandbox's end (nothing in the
+ * namespaces tier, whose pid namespace takes every process along; nothing before
+ * aj_sandbox_start()). kill_tree: SIGKILLs and reaps what is left of the sandbox, sparing
+ * `spare` (the cgroup guard; 0 if none), after init was killed. cleanup: once the sandbox
+ * is gone, removes what the launch made on the host (the landlock tier's scratch
+ * directory). */
+void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare);
+void aj_sandbox_cleanup(const struct aj_sandbox *sb, const struct aj_plan *plan);
 
 /* The sandbox's PID 1 (init.c): starts the command, reaps, forwards signals, reports the
  * command's end to the supervisor. `ctl_fd` is descriptor 3. */

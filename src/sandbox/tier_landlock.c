@@ -1,5 +1,9 @@
-/* The landlock tier's launch. Without a pid namespace, the process aj_sandbox_start() forks
- * is no PID 1 whose end takes the sandbox with it. It becomes the sandbox's keeper:
+/* The landlock tier's launch (docs/threat-model.md, "The landlock tier"): a sandbox without
+ * any namespace, for hosts that refuse unprivileged user namespaces. aj_sandbox_start()
+ * forks (no namespace flags) through this tier's table of operations
+ * (aj_tier_landlock_launch, launch_internal.h); the rest of the launch and of the supervisor
+ * is shared. Without a pid namespace, the forked process is no PID 1 whose end takes the
+ * sandbox with it. It becomes the sandbox's keeper:
  *
  *   supervisor      child subreaper: catches what outlives the keeper
  *    └ keeper       "agentjail-init"; no_new_privs, rlimits and cgroup like the sandbox, but
@@ -10,9 +14,11 @@
  *      │            signals, reports the command's end, then kills whatever is left; also
  *      │            when the supervisor disappears.
  *      └ command    Landlock and seccomp applied after the fork, just before exec.
+ *
+ * The scratch directory (plan->scratch, HOME and TMPDIR) is made by the supervisor before
+ * the fork (prepare) and removed once the sandbox is gone (cleanup), or by the keeper when
+ * the supervisor disappears.
  */
-#include "sandbox/tier_landlock.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,15 +38,17 @@
 #include "common/tree.h"
 #include "sandbox/caps.h"
 #include "sandbox/init_internal.h"
+#include "sandbox/launch_internal.h"
 #include "sandbox/proctree.h"
-#include "sandbox/seccomp.h"
+#include "sandbox/steps.h"
 
-#define SETUP_TIMEOUT_MS 30000
-#define CTL_FD 3
+#define CTL_FD AJ_STEP_CTL_FD
 
 /* ---- supervisor side ------------------------------------------------------------------- */
 
-int aj_tier_landlock_prepare(const struct aj_plan *plan, struct aj_err *err)
+/* Before the fork: the supervisor becomes the child subreaper of everything the sandbox
+ * will orphan, and creates the scratch directory. */
+static int prepare(const struct aj_plan *plan, struct aj_err *err)
 {
 	static const char *const subdirs[] = {"home", "tmp"};
 	char path[4200];
@@ -62,7 +70,8 @@ int aj_tier_landlock_prepare(const struct aj_plan *plan, struct aj_err *err)
 	return 0;
 }
 
-void aj_tier_landlock_kill(pid_t spare)
+/* Every process of the sandbox is a descendant of the supervisor but `spare`. */
+static void kill_tree(pid_t spare)
 {
 	unsigned left = aj_proctree_kill(getpid(), spare);
 
@@ -72,7 +81,8 @@ void aj_tier_landlock_kill(pid_t spare)
 			left);
 }
 
-void aj_tier_landlock_cleanup(const struct aj_plan *plan)
+/* Never following what the sandbox left in it. */
+static void cleanup(const struct aj_plan *plan)
 {
 	char parent[4200];
 	const char *name;
@@ -81,7 +91,7 @@ void aj_tier_landlock_cleanup(const struct aj_plan *plan)
 	struct stat st;
 	struct aj_err err;
 
-	if (plan->tier != AJ_TIER_LANDLOCK || !plan->scratch)
+	if (!plan->scratch)
 		return;
 	snprintf(parent, sizeof parent, "%s", plan->scratch);
 	slash = strrchr(parent, '/');
@@ -133,10 +143,8 @@ static void command_child(const struct aj_plan *plan, int report_fd)
 	default_signals();
 	/* 1. A session and process group of its own: the keeper signals the whole group, and
 	 *    no terminal is controlling it (no TIOCSTI into the caller's). */
-	if (setsid() < 0) {
-		aj_err_sys(&r.err, AJ_LAYER_PROCESS, "setsid for the command");
+	if (aj_step_new_session(&r.err) < 0)
 		goto report;
-	}
 	/* 2. The working directory: told apart from a missing program, as in the other tier. */
 	if (chdir(plan->cwd) < 0) {
 		r.stage = 1;
@@ -145,10 +153,10 @@ static void command_child(const struct aj_plan *plan, int report_fd)
 	}
 	/* 3. Landlock: filesystem, TCP, scopes. From here on this process is inside the
 	 *    sandbox's domain and the keeper outside it. */
-	if (aj_sandbox_apply_landlock(plan, &r.err) < 0)
+	if (aj_step_landlock(plan, &r.err) < 0)
 		goto report;
-	/* 4. seccomp last, so that the filter need not allow any of the steps above. */
-	if (plan->sc_insns && aj_seccomp_load(plan->sc_insns, plan->sc_len, &r.err) < 0)
+	/* 4. seccomp last. */
+	if (aj_step_seccomp(plan->sc_insns, plan->sc_len, &r.err) < 0)
 		goto report;
 	/* execvp searches the PATH of its own environment: make it the command's. */
 	environ = (char **)plan->env.v;
@@ -239,7 +247,7 @@ static void control(const struct aj_plan *plan, pid_t cmd)
 		/* The supervisor is gone (killed: it would have waited for us otherwise): take
 		 * the sandbox with us, and its scratch directory, which nobody else will. */
 		aj_proctree_kill(getpid(), 0);
-		aj_tier_landlock_cleanup(plan);
+		cleanup(plan);
 		_exit(1);
 	}
 	if (m.type == AJ_SYNC_SIGNAL && m.status > 0 && m.status < NSIG)
@@ -276,93 +284,70 @@ keeper_loop(const struct aj_plan *plan, int sfd, pid_t cmd, const struct aj_sync
 	}
 }
 
-static bool supervisor_gone(void)
-{
-	struct pollfd p = {.fd = CTL_FD, .events = 0};
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
-}
-
 /* The keeper's enforcement steps (docs/architecture.md, "The landlock tier": the sequence
- * without the namespace ones). The command's own steps follow in command_child(). */
+ * without the namespace ones), the shared ones from steps.h. The command's own steps follow
+ * in command_child(). */
 static int keeper_setup(const struct aj_plan *plan, const struct aj_stdio *io, int sync_fd,
 			struct aj_err *err)
 {
-	struct aj_sync_msg go;
+	const int keep[] = {io->in, io->out, io->err, sync_fd};
 
-	/* 1. Wait for the supervisor: without clone3 it moves us into the cgroup first. No
-	 *    parent-death signal: if the supervisor dies, the keeper must live to clean up. */
-	if (aj_sync_recv(sync_fd, &go, SETUP_TIMEOUT_MS) < 0 || go.type != AJ_SYNC_GO)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the supervisor");
+	/* 1. GO: without clone3 the supervisor moves us into the cgroup first. No parent-death
+	 *    signal: if the supervisor dies, the keeper must live to clean up. */
+	if (aj_step_wait_go(sync_fd, "supervisor", err) < 0)
+		return -1;
 	/* 2. The keeper runs as the sandbox's uid: the dumpable flag (with Landlock's ptrace
 	 *    rule) keeps its memory and /proc files from the command; nothing of the caller's
 	 *    environment stays in its memory. */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	aj_step_undumpable();
 	aj_proctitle_wipe_environment();
-	/* 3. The egress proxy's socket, on the host's loopback (no namespace to make it in);
-	 *    before the descriptor shuffle moves the sync socket. */
-	if (plan->egress.on && aj_sandbox_pass_listener(plan, sync_fd, err) < 0)
+	/* 3. The egress proxy's socket, on the host's loopback (no namespace to make it in). */
+	if (aj_step_pass_listener(plan, sync_fd, err) < 0)
 		return -1;
-	/* 4. Stdio at 0-2 (inherited by the command), the control socket at 3, the rest closed;
-	 *    then the rlimits, which may allow fewer descriptors than the shuffle used. */
-	if (aj_sandbox_arrange_fds(io, sync_fd, err) < 0 || aj_sandbox_apply_rlimits(plan, err) < 0)
+	/* 4. Stdio at 0-2 (inherited by the command), the control socket at 3; the rlimits. */
+	if (aj_step_place_fds(keep, (int)AJ_ARRAY_SIZE(keep), 0, CTL_FD, err) < 0 ||
+	    aj_step_plan_rlimits(plan, err) < 0)
 		return -1;
 	/* 5. Out of the caller's session and away from its terminal. */
-	if (setsid() < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "setsid");
-	/* 6. Capabilities a caller may hold (ambient, from a wrapper's file capabilities). */
+	if (aj_step_new_session(err) < 0)
+		return -1;
+	/* 6. Capabilities a caller may hold (ambient, from a wrapper's file capabilities); the
+	 *    bounding set stays, dropping it needs CAP_SETPCAP. */
 	if (aj_caps_drop_all(err) < 0)
 		return -1;
 	/* 7. Orphans of the sandbox are reparented here, where they can be found. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "prctl(PR_SET_CHILD_SUBREAPER)");
-	/* 8. no_new_privs: setuid binaries and file capabilities cannot raise privileges, and
-	 *    Landlock and seccomp accept the unprivileged command. Inherited by the command. */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "prctl(PR_SET_NO_NEW_PRIVS)");
-	if (supervisor_gone())
-		return aj_err_set(err, AJ_LAYER_PROCESS, EPIPE, "the supervisor went away");
+	/* 8. no_new_privs, inherited by the command; and the supervisor is still there. */
+	if (aj_step_no_new_privs(err) < 0 || aj_step_supervisor_alive(CTL_FD, err) < 0)
+		return -1;
 	return 0;
 }
 
-static void __attribute__((noreturn)) fail(const struct aj_err *err, int fd)
-{
-	struct aj_sync_msg msg;
-
-	memset(&msg, 0, sizeof msg);
-	msg.type = AJ_SYNC_ERROR;
-	msg.err = *err;
-	/* the sync socket may already have moved to 3 */
-	if (aj_sync_send(fd, &msg) < 0)
-		aj_sync_send(CTL_FD, &msg);
-	_exit(125);
-}
-
-void aj_tier_landlock_child(const struct aj_plan *plan, const struct aj_stdio *io,
-			    const struct aj_cgroup_join *join, int sync_fd)
+static void __attribute__((noreturn))
+keeper_child(const struct aj_plan *plan, const struct aj_stdio *io,
+	     const struct aj_cgroup_join *join, int sync_fd)
 {
 	struct aj_sync_msg ready;
 	struct aj_err err;
 	sigset_t mask;
 	pid_t cmd;
-	int r, sfd;
+	int sfd;
 
 	aj_err_clear(&err);
 	aj_proctitle_set("agentjail-init");
-	/* 0. Into the cgroup before anything else, so that every later process starts there. */
-	r = aj_cgroup_join_self(join);
-	if (r < 0)
-		aj_err_set(&err, AJ_LAYER_CGROUP, -r, "join the sandbox's cgroup");
-	if (r < 0 || keeper_setup(plan, io, sync_fd, &err) < 0)
-		fail(&err, sync_fd);
+	/* 0. */
+	if (aj_step_join_cgroup(join, &err) < 0 || keeper_setup(plan, io, sync_fd, &err) < 0)
+		aj_step_fail(&err, sync_fd);
 	aj_trace("keeper: set up");
 	/* Signals are queued for the signalfd from before the command exists. */
 	sfd = aj_init_setup_signals(&mask);
 	if (sfd < 0) {
 		aj_err_sys(&err, AJ_LAYER_PROCESS, "signalfd");
-		fail(&err, CTL_FD);
+		aj_step_fail(&err, CTL_FD);
 	}
 	if (spawn_command(plan, &ready, &cmd, &err) < 0)
-		fail(&err, CTL_FD);
+		aj_step_fail(&err, CTL_FD);
 	aj_sync_send(CTL_FD, &ready);
 	aj_init_detach_stdio();
 	if (cmd < 0)
@@ -372,3 +357,32 @@ void aj_tier_landlock_child(const struct aj_plan *plan, const struct aj_stdio *i
 		       &ready);
 	keeper_loop(plan, sfd, cmd, &ready);
 }
+
+/* ---- the tier's operations ------------------------------------------------------------------ */
+
+static int fork_failed(int errnum, struct aj_err *err)
+{
+	return aj_err_set(err, AJ_LAYER_PROCESS, errnum, "fork the sandbox's keeper");
+}
+
+/* No user namespace: no maps to write. */
+static int before_go(const struct aj_plan *plan, pid_t pid, struct aj_err *err)
+{
+	return 0;
+}
+
+/* The child's error says all there is: no user namespace to diagnose. */
+static int explain(const struct aj_plan *plan, pid_t pid, struct aj_err *err)
+{
+	return -1;
+}
+
+const struct aj_launch_ops aj_tier_landlock_launch = {
+	.prepare = prepare,
+	.child = keeper_child,
+	.fork_failed = fork_failed,
+	.before_go = before_go,
+	.explain = explain,
+	.kill_tree = kill_tree,
+	.cleanup = cleanup,
+};

@@ -20,7 +20,6 @@
 #include "common/util.h"
 #include "egress/egress.h"
 #include "sandbox/launch.h"
-#include "sandbox/tier_landlock.h"
 #include "sandbox/userns.h"
 #include "supervisor/events.h"
 #include "supervisor/gitwatch.h"
@@ -155,12 +154,11 @@ static void maybe_done(struct run_ctx *c)
 		event_base_loopbreak(c->base);
 }
 
-/* The landlock tier has no pid namespace whose end takes every process along: the
- * supervisor, their last subreaper, finds and kills them (sparing its cgroup guard). */
+/* Where no pid namespace takes every process along (the landlock tier), the supervisor,
+ * their last subreaper, finds and kills them, sparing its cgroup guard. */
 static void kill_tree(struct run_ctx *c)
 {
-	if (c->plan->tier == AJ_TIER_LANDLOCK)
-		aj_tier_landlock_kill(c->guard.pid);
+	aj_sandbox_kill_tree(&c->sb, c->guard.pid);
 }
 
 static void kill_sandbox(struct run_ctx *c)
@@ -639,7 +637,7 @@ out:
 	aj_sandbox_kill(&c.sb);
 	kill_tree(&c);
 	aj_sandbox_release(&c.sb);
-	aj_tier_landlock_cleanup(plan);
+	aj_sandbox_cleanup(&c.sb, plan);
 	aj_gitwatch_finish(&c.git);
 	aj_stdin_close(&c.in);
 	aj_egress_free(c.egress);
