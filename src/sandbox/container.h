@@ -85,11 +85,11 @@ int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err
 int aj_container_exec(struct aj_container_launch *l, pid_t *pid, int *status, struct aj_err *err);
 
 /* In the creating process, before the clone: when the rootfs (ops[0]) is an overlayfs, sets
- * ops[0].tree_fd to the same overlay rebuilt over idmapped layers (oci_rootfs.c); this
+ * ops[0].tree_fd to the same overlay rebuilt over idmapped layers (container_rootfs.c); this
  * process moves to a private mount namespace for it. */
 int aj_container_rootfs_tree(struct aj_plan *plan, const char *scratch, struct aj_err *err);
 
-/* Shared by create and exec (oci_proc.c). */
+/* Shared by create and exec (container_proc.c). */
 int aj_container_console(const struct aj_container_process *p, int console_fd, int *tty, struct aj_err *err);
 int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *err);
 int aj_container_oom_score(pid_t pid, int adj, struct aj_err *err);

@@ -225,14 +225,19 @@ static const struct aj_launch_ops *launch_ops(const struct aj_plan *plan)
 
 /* ---- start --------------------------------------------------------------------------------- */
 
+void aj_sandbox_init(struct aj_sandbox *sb)
+{
+	memset(sb, 0, sizeof *sb);
+	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
+}
+
 int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_cgroup *cg,
 		     struct aj_sandbox *sb, struct aj_sync_msg *ready, struct aj_err *err)
 {
 	struct aj_cgroup_join join = {.clone_into = -1, .n_tasks = 0};
 	int sv[2], clone_errno;
 
-	memset(sb, 0, sizeof *sb);
-	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
+	aj_sandbox_init(sb);
 	sb->ops = launch_ops(plan);
 	if (plan->privileged && aj_idrange_acquire(&plan->id_base, &sb->id_lock_fd, err) < 0)
 		return -1;

@@ -37,6 +37,9 @@ struct aj_sandbox {
 	const struct aj_launch_ops *ops; /* the tier's launcher (launch_internal.h) */
 };
 
+/* A sandbox not started (yet): aj_sandbox_kill() and aj_sandbox_release() do nothing to it.
+ * aj_sandbox_start() begins with it; a caller whose exit path may come first calls it too. */
+void aj_sandbox_init(struct aj_sandbox *sb);
 /* Builds and starts the sandbox and its command. On success *ready holds the child's READY
  * message (exec_errno set if the command could not be started). `cg` may be NULL. */
 int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_cgroup *cg,

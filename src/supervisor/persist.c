@@ -426,6 +426,7 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd)
 	struct aj_err err;
 
 	memset(&p, 0, sizeof p);
+	aj_sandbox_init(&p.sb); /* teardown() after an early failure must touch no descriptor */
 	p.listen_fd = -1;
 	p.next_id = 1;
 	snprintf(p.state_dir, sizeof p.state_dir, "%s", state_dir);

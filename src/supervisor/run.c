@@ -580,6 +580,8 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 
 	memset(res, 0, sizeof *res);
 	memset(&c, 0, sizeof c);
+	/* Not started yet: an early failure's exit path must not signal or close descriptor 0. */
+	aj_sandbox_init(&c.sb);
 	c.plan = plan;
 	c.res = res;
 	c.streams[0].fd = c.streams[1].fd = -1;
