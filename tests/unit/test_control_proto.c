@@ -213,7 +213,8 @@ static void errors(void)
 	CHECK_STR(json_string_value(json_object_get(e, "message")), "bind \"/x\"", "the message");
 	CHECK_STR(json_string_value(json_object_get(e, "hint")), "try --allow", "and the hint");
 	CHECK(aj_ctl_take_error(j, &out) == -1 && out.layer == AJ_LAYER_MOUNT &&
-		      out.errnum == EACCES && !strcmp(out.msg, in.msg) && !strcmp(out.hint, in.hint),
+		      out.errnum == EACCES && !strcmp(out.msg, in.msg) &&
+		      !strcmp(out.hint, in.hint),
 	      "the client gets the same error back");
 	CHECK(out.cls == AJ_ERRC_NONE, "with no class of its own");
 	json_decref(j);
@@ -267,11 +268,13 @@ static void *serve(void *arg)
 		reply = json_pack("{s:s}", "event", "output");
 		aj_ctl_send(sv->fd, reply, NULL, 0);
 		json_decref(reply);
-		reply = json_pack("{s:b, s:I, s:i}", "ok", 1, "rid", sv->rids[i] + 1000, "stale", 1);
+		reply = json_pack("{s:b, s:I, s:i}", "ok", 1, "rid", sv->rids[i] + 1000, "stale",
+				  1);
 		aj_ctl_send(sv->fd, reply, NULL, 0);
 		json_decref(reply);
 		if (i == 0)
-			reply = json_pack("{s:b, s:I, s:i}", "ok", 1, "rid", sv->rids[i], "answer", 42);
+			reply = json_pack("{s:b, s:I, s:i}", "ok", 1, "rid", sv->rids[i], "answer",
+					  42);
 		else if (i == 1)
 			reply = json_pack("{s:b, s:I, s:{s:s, s:s, s:i}}", "ok", 0, "rid",
 					  sv->rids[i], "error", "layer", "cgroup", "message",

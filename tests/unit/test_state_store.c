@@ -210,7 +210,8 @@ static void transactions(struct aj_store *s)
 	      "a deleted sandbox is not found");
 	/* Labels go with their sandbox: the same id again starts without them. */
 	aj_strv_push(&r.labels, "team=old");
-	CHECK(aj_store_sandbox_insert(s, &r, &err) == 0 && aj_store_sandbox_delete(s, "t1", &err) == 0,
+	CHECK(aj_store_sandbox_insert(s, &r, &err) == 0 &&
+		      aj_store_sandbox_delete(s, "t1", &err) == 0,
 	      "a labelled sandbox is added and deleted");
 	aj_strv_free(&r.labels);
 	CHECK(aj_store_sandbox_insert(s, &r, &err) == 0 &&
@@ -431,18 +432,18 @@ static int old_database(const char *dir, int version)
 			  " TEXT NOT NULL DEFAULT '', supervisor_pid INTEGER NOT NULL DEFAULT 0,"
 			  " supervisor_start INTEGER NOT NULL DEFAULT 0, socket TEXT NOT NULL"
 			  " DEFAULT '', error TEXT NOT NULL DEFAULT '');"
-			  "CREATE TABLE labels (sandbox_id TEXT NOT NULL REFERENCES sandboxes(id) ON"
-			  " DELETE CASCADE, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY"
+			  "CREATE TABLE labels (sandbox_id TEXT NOT NULL REFERENCES sandboxes(id)"
+			  " ON DELETE CASCADE, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY"
 			  " (sandbox_id, key));"
-			  "CREATE TABLE layers (id TEXT PRIMARY KEY, state TEXT NOT NULL, created_ms"
-			  " INTEGER NOT NULL);"
+			  "CREATE TABLE layers (id TEXT PRIMARY KEY, state TEXT NOT NULL,"
+			  " created_ms INTEGER NOT NULL);"
 			  "CREATE TABLE snapshots (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
 			  " owner TEXT NOT NULL DEFAULT '', source TEXT NOT NULL DEFAULT '', state"
 			  " TEXT NOT NULL, created_ms INTEGER NOT NULL, retention_ms INTEGER NOT"
 			  " NULL DEFAULT 0, size_bytes INTEGER NOT NULL DEFAULT 0);"
-			  "CREATE TABLE stacks (kind TEXT NOT NULL, owner_id TEXT NOT NULL, position"
-			  " INTEGER NOT NULL, layer_id TEXT NOT NULL REFERENCES layers(id), PRIMARY"
-			  " KEY (kind, owner_id, position));"
+			  "CREATE TABLE stacks (kind TEXT NOT NULL, owner_id TEXT NOT NULL,"
+			  " position INTEGER NOT NULL, layer_id TEXT NOT NULL REFERENCES"
+			  " layers(id), PRIMARY KEY (kind, owner_id, position));"
 			  "CREATE INDEX stacks_layer ON stacks(layer_id);"
 			  "CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, time_ms"
 			  " INTEGER NOT NULL, sandbox_id TEXT NOT NULL DEFAULT '', type TEXT NOT"

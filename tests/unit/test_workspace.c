@@ -142,7 +142,8 @@ static void publish(const char *st)
 	CHECK(bytes == 8, "the bytes copied are counted (%llu)", (unsigned long long)bytes);
 	CHECK(has_text("st/sandboxes/" SB "/upper/file", "12345"), "the upper keeps them");
 	CHECK(!exists("st/layers/.tmp-L1"), "no .tmp- directory is left");
-	CHECK(stat(at("st/layers/L1"), &ls) == 0 && stat(at("st/sandboxes/" SB "/upper"), &us) == 0 &&
+	CHECK(stat(at("st/layers/L1"), &ls) == 0 &&
+		      stat(at("st/sandboxes/" SB "/upper"), &us) == 0 &&
 		      ls.st_uid == us.st_uid && (ls.st_mode & 07777) == (us.st_mode & 07777),
 	      "the layer's root has the upper's owner and mode");
 
@@ -374,7 +375,8 @@ static void diff_upper(void)
 		printf("ok - a whiteout is a deletion # SKIP no CAP_MKNOD\n");
 	if (can_opaque)
 		CHECK(aj_strv_contains(&out, "D odir/x") && aj_strv_contains(&out, "D odir/y") &&
-			      aj_strv_contains(&out, "A odir/z") && !aj_strv_contains(&out, "M odir"),
+			      aj_strv_contains(&out, "A odir/z") &&
+			      !aj_strv_contains(&out, "M odir"),
 		      "an opaque directory deletes the lower's entries below it");
 	else
 		printf("ok - an opaque directory # SKIP no user xattrs on %s\n", root);
