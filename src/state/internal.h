@@ -59,7 +59,7 @@ struct state_table {
 	const char *by_ref, *by_owner;
 	size_t size; /* of one record */
 	void (*read)(sqlite3_stmt *st, void *rec); /* the current row into rec (overwritten) */
-	/* What the row does not hold (labels, layers); on failure the caller frees rec. */
+	/* What the row does not hold (labels, layers); on failure the lookups free rec. */
 	int (*load)(struct aj_store *s, void *rec, struct aj_err *err);
 	void (*free)(void *rec);
 };
