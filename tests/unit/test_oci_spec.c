@@ -195,8 +195,14 @@ static void valid(void)
 	CHECK(s.mounts == NULL && s.seccomp == NULL, "free leaves the spec empty");
 	aj_oci_spec_free(&s); /* twice is harmless */
 	json_decref(j);
+}
 
-	j = edited("linux.resources.cpu", "{\"shares\": 2}");
+static void defaults(void)
+{
+	struct aj_oci_spec s;
+	struct aj_err err;
+	json_t *j = edited("linux.resources.cpu", "{\"shares\": 2}");
+
 	CHECK(aj_oci_spec_parse(j, &s, &err) == 0 && s.res.cpu_quota == -1,
 	      "no cpu quota is -1, not 0");
 	aj_oci_spec_free(&s);
@@ -377,6 +383,7 @@ static void linux_fields(void)
 int main(void)
 {
 	valid();
+	defaults();
 	notes();
 	document();
 	process_fields();

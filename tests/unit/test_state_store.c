@@ -286,9 +286,8 @@ static void snapshots(struct aj_store *s)
 static void stacks(struct aj_store *s)
 {
 	struct aj_sandbox_rec r;
-	struct aj_strv ids = {0}, intent = {0};
+	struct aj_strv ids = {0};
 	struct aj_err err;
-	bool deleted = true;
 
 	sandbox(&r, "u1", "user", "bob", 500);
 	aj_strv_push(&r.layers, "L1");
@@ -319,7 +318,14 @@ static void stacks(struct aj_store *s)
 	CHECK(aj_store_layers_in_state(s, "creating", &ids, &err) == 0 && ids.n == 1 &&
 		      !strcmp(ids.v[0], "L3"),
 	      "layers by state");
-	aj_strv_clear(&ids);
+	aj_strv_free(&ids);
+}
+
+static void intents(struct aj_store *s)
+{
+	struct aj_strv ids = {0}, intent = {0};
+	struct aj_err err;
+	bool deleted = true;
 
 	aj_strv_push(&intent, "L4");
 	CHECK(aj_store_restore_intent_set(s, "u1", &intent, &err) == 0 &&
@@ -584,6 +590,7 @@ int main(void)
 		transactions(s);
 		snapshots(s);
 		stacks(s);
+		intents(s);
 		events(s);
 		aj_store_close(s);
 	}

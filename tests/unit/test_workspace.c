@@ -321,12 +321,10 @@ static const char *joined(const struct aj_strv *v)
 	return buf;
 }
 
-static void diff_upper(void)
+/* d1/low under d1/up: an added, a modified and a deleted file, a directory both have, an
+ * opaque one, a lower's symlink where the upper has a directory, an upper's symlink out. */
+static void diff_upper_tree(void)
 {
-	struct aj_strv lowers = {0}, out = {0};
-	struct aj_err err;
-	int calls = 0;
-
 	dir("d1");
 	dir("d1/low");
 	put("d1/low/keep", "k");
@@ -358,6 +356,15 @@ static void diff_upper(void)
 		opaque("d1/up/odir");
 		put("d1/up/odir/z", "z");
 	}
+}
+
+static void diff_upper(void)
+{
+	struct aj_strv lowers = {0}, out = {0};
+	struct aj_err err;
+	int calls = 0;
+
+	diff_upper_tree();
 	aj_strv_push(&lowers, at("d1/low"));
 	CHECK(aj_ws_diff(at("d1/up"), &lowers, collect, &out, &err) == 0, "an upper is diffed");
 	CHECK(aj_strv_contains(&out, "A new") && aj_strv_contains(&out, "M mod") &&
