@@ -245,7 +245,8 @@ void e2b_stream_finish(struct e2b_stream *st, const char *code, const char *mess
  * tst its stat, NULL if dangling). */
 json_t *e2b_entry_json(const char *path, const struct stat *st, const char *target,
 		       const struct stat *tst, const struct e2b_user *u);
-/* Go's os.FileMode.String() of a mode. out: >= 12 bytes. */
+/* Go's os.FileMode.String() of a mode. out: >= 15 bytes (a character device with setuid,
+ * setgid and sticky bits is "Dugctrwxrwxrwx"). */
 void e2b_permissions(mode_t mode, char *out);
 /* Go's os.ProcessState.String() of an exit: "exit status 3", "signal: killed". */
 void e2b_exit_status(bool signaled, int n, char *out, size_t len);

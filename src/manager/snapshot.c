@@ -49,6 +49,7 @@
 #include "common/util.h"
 #include "control/client.h"
 #include "manager/internal.h"
+#include "workspace/diff.h"
 #include "workspace/layers.h"
 
 static const char *owner_of(const struct aj_mgr *m)

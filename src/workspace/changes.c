@@ -12,7 +12,7 @@
 #include "common/cleanup.h"
 #include "common/tree.h"
 #include "common/util.h"
-#include "workspace/layers.h"
+#include "workspace/diff.h"
 
 static bool valid_id(const char *id)
 {

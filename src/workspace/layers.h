@@ -1,5 +1,9 @@
-/* Layered workspaces on the host (docs/sandboxes.md): immutable lower layers plus one writable
- * upper directory per sandbox, stacked by overlayfs inside the sandbox.
+/* Layer storage for layered workspaces on the host (docs/sandboxes.md): immutable lower
+ * layers plus one writable upper directory per sandbox, stacked by overlayfs inside the
+ * sandbox. This header makes, publishes, locks, squashes and removes them; what a sandbox
+ * changed in them is workspace/diff.h's. The state store (state/store.h) records which layers
+ * exist and which stacks use them; these functions only handle the directories, and callers
+ * hold the locks below around each change.
  *
  * Layout under the state directory:
  *   layers/<id>/                an immutable layer
@@ -11,6 +15,10 @@
  *   sandboxes/<id>/lock         flocked by whoever makes or changes the sandbox
  * Files inside layers keep the ids the sandbox sees (0..65535), whatever host id range the
  * sandbox runs under; agentjail maps them with idmapped mounts at start.
+ *
+ * Ownership: every function takes paths (the state directory, ids) the caller keeps, and
+ * leaves no descriptor open but the lock descriptors it returns, which the caller gives back
+ * with aj_ws_layer_unlock() or close(). Errors are in the state layer and name the path.
  */
 #ifndef AJ_WORKSPACE_LAYERS_H
 #define AJ_WORKSPACE_LAYERS_H
@@ -73,21 +81,5 @@ int aj_ws_layer_squash(const char *state, const struct aj_strv *layers, const ch
 int aj_ws_layer_remove(const char *state, const char *layer_id, struct aj_err *err);
 /* Removes layers/.tmp-* left by an interrupted snapshot or fork. */
 int aj_ws_layers_clean_tmp(const char *state, struct aj_err *err);
-
-/* What a sandbox changed relative to its lower layers: calls fn(kind, path) with kind 'A'
- * (added), 'M' (modified) or 'D' (deleted) and paths relative to the workspace root, sorted. */
-int aj_ws_diff(const char *upper_dir, const struct aj_strv *lower_dirs_top_first,
-	       int (*fn)(void *arg, char kind, const char *path), void *arg, struct aj_err *err);
-/* What a persistent sandbox changed since its base: `base_dirs` (bottom first) is the stack it
- * started from, `own_dirs` (bottom first) the layers made on top of it since (snapshots and
- * forks of it while stopped) and `upper_dir` its writable layer. Every path an own layer or
- * the upper has is compared between the merged base and the merged final view: A (only in the
- * final one), D (only in the base; below a directory that is gone, only the directory), M (in
- * both, unless a directory in both); so is every path the layers below have in one of their
- * directories, listed only if deleted (a whiteout or opaque directory hid it). Whiteouts and
- * opaque directories count as overlayfs counts them. Paths relative to the root, sorted. */
-int aj_ws_diff_stack(const struct aj_strv *base_dirs, const struct aj_strv *own_dirs,
-		     const char *upper_dir, int (*fn)(void *arg, char kind, const char *path),
-		     void *arg, struct aj_err *err);
 
 #endif
