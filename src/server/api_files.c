@@ -279,11 +279,11 @@ static void stat_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- mkdir, move ------------------------------------------------------------------------ */
 
-static const struct aj_srv_field mkdir_fields[] = {
-	{"path", AJ_JT_STRING, true},
-	{"parents", AJ_JT_BOOL, false},
-	{"mode", AJ_JT_STRING, false},
-	{NULL, 0, false},
+static const struct aj_jf_field mkdir_fields[] = {
+	AJ_SRV_STRING("path", AJ_JF_REQUIRED),
+	AJ_SRV_BOOL("parents", 0),
+	AJ_SRV_STRING("mode", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static int mkdir_prepare(struct aj_srv_req *r)
@@ -314,10 +314,10 @@ static void mkdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 	close_ctx(&x);
 }
 
-static const struct aj_srv_field move_fields[] = {
-	{"from", AJ_JT_STRING, true},
-	{"to", AJ_JT_STRING, true},
-	{NULL, 0, false},
+static const struct aj_jf_field move_fields[] = {
+	AJ_SRV_STRING("from", AJ_JF_REQUIRED),
+	AJ_SRV_STRING("to", AJ_JF_REQUIRED),
+	AJ_SRV_FIELDS_END,
 };
 
 static int move_prepare(struct aj_srv_req *r)

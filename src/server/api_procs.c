@@ -336,22 +336,32 @@ static void stream_command(struct aj_srv_req *r, struct pdata *d, bool kill_on_c
 
 /* ---- building the spawn request ------------------------------------------------------------- */
 
-static const struct aj_srv_field exec_fields[] = {
-	{"argv", AJ_JT_STRINGS, false},  {"command", AJ_JT_STRING, false},
-	{"env", AJ_JT_LABELS, false},    {"cwd", AJ_JT_STRING, false},
-	{"timeout", AJ_JT_DURATION, false}, {"tty", AJ_JT_BOOL, false},
-	{"rows", AJ_JT_UINT, false},     {"cols", AJ_JT_UINT, false},
-	{"stdin", AJ_JT_STRING, false},  {"stdin_base64", AJ_JT_STRING, false},
-	{NULL, 0, false},
+static const struct aj_jf_field exec_fields[] = {
+	AJ_SRV_STRINGS("argv", 0),
+	AJ_SRV_STRING("command", 0),
+	AJ_SRV_LABELS("env", 0),
+	AJ_SRV_STRING("cwd", 0),
+	AJ_SRV_DURATION("timeout", 0),
+	AJ_SRV_BOOL("tty", 0),
+	AJ_SRV_UINT("rows", 0),
+	AJ_SRV_UINT("cols", 0),
+	AJ_SRV_STRING("stdin", 0),
+	AJ_SRV_STRING("stdin_base64", 0),
+	AJ_SRV_FIELDS_END,
 };
 
-static const struct aj_srv_field process_fields[] = {
-	{"argv", AJ_JT_STRINGS, false},  {"command", AJ_JT_STRING, false},
-	{"env", AJ_JT_LABELS, false},    {"cwd", AJ_JT_STRING, false},
-	{"timeout", AJ_JT_DURATION, false}, {"tty", AJ_JT_BOOL, false},
-	{"rows", AJ_JT_UINT, false},     {"cols", AJ_JT_UINT, false},
-	{"stdin", AJ_JT_BOOL, false},    {"tag", AJ_JT_STRING, false},
-	{NULL, 0, false},
+static const struct aj_jf_field process_fields[] = {
+	AJ_SRV_STRINGS("argv", 0),
+	AJ_SRV_STRING("command", 0),
+	AJ_SRV_LABELS("env", 0),
+	AJ_SRV_STRING("cwd", 0),
+	AJ_SRV_DURATION("timeout", 0),
+	AJ_SRV_BOOL("tty", 0),
+	AJ_SRV_UINT("rows", 0),
+	AJ_SRV_UINT("cols", 0),
+	AJ_SRV_BOOL("stdin", 0),
+	AJ_SRV_STRING("tag", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static json_t *command_argv(struct aj_srv_req *r)
@@ -731,11 +741,11 @@ static void output_done(struct aj_srv_req *r)
 
 /* ---- stdin, signals, terminal size --------------------------------------------------------------- */
 
-static const struct aj_srv_field stdin_fields[] = {
-	{"data", AJ_JT_STRING, false},
-	{"data_base64", AJ_JT_STRING, false},
-	{"eof", AJ_JT_BOOL, false},
-	{NULL, 0, false},
+static const struct aj_jf_field stdin_fields[] = {
+	AJ_SRV_STRING("data", 0),
+	AJ_SRV_STRING("data_base64", 0),
+	AJ_SRV_BOOL("eof", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static int stdin_prepare(struct aj_srv_req *r)
@@ -787,9 +797,9 @@ static const struct {
 	{"CONT", SIGCONT}, {"WINCH", SIGWINCH}, {"ALRM", SIGALRM},
 };
 
-static const struct aj_srv_field signal_fields[] = {
-	{"signal", AJ_JT_STRING, true},
-	{NULL, 0, false},
+static const struct aj_jf_field signal_fields[] = {
+	AJ_SRV_STRING("signal", AJ_JF_REQUIRED),
+	AJ_SRV_FIELDS_END,
 };
 
 static int signal_number(struct aj_srv_req *r, int *sig)
@@ -848,10 +858,10 @@ static void signal_work(struct aj_srv_req *r, struct aj_mgr *m)
 	simple_call(r, m, json_pack("{s:s, s:i}", "op", "signal", "signal", *(int *)r->data));
 }
 
-static const struct aj_srv_field resize_fields[] = {
-	{"rows", AJ_JT_UINT, true},
-	{"cols", AJ_JT_UINT, true},
-	{NULL, 0, false},
+static const struct aj_jf_field resize_fields[] = {
+	AJ_SRV_UINT("rows", AJ_JF_REQUIRED),
+	AJ_SRV_UINT("cols", AJ_JF_REQUIRED),
+	AJ_SRV_FIELDS_END,
 };
 
 static int resize_prepare(struct aj_srv_req *r)

@@ -27,13 +27,18 @@ static void create_data_free(void *p)
 	free(d);
 }
 
-static const struct aj_srv_field create_fields[] = {
-	{"name", AJ_JT_STRING, false},	      {"policy", AJ_JT_OBJECT, false},
-	{"preset", AJ_JT_STRING, false},      {"labels", AJ_JT_LABELS, false},
-	{"from_snapshot", AJ_JT_STRING, false}, {"start", AJ_JT_BOOL, false},
-	{"idle_timeout", AJ_JT_DURATION, false}, {"idle_action", AJ_JT_STRING, false},
-	{"max_lifetime", AJ_JT_DURATION, false}, {"retention", AJ_JT_DURATION, false},
-	{NULL, 0, false},
+static const struct aj_jf_field create_fields[] = {
+	AJ_SRV_STRING("name", 0),
+	AJ_SRV_OBJECT("policy", 0),
+	AJ_SRV_STRING("preset", 0),
+	AJ_SRV_LABELS("labels", 0),
+	AJ_SRV_STRING("from_snapshot", 0),
+	AJ_SRV_BOOL("start", 0),
+	AJ_SRV_DURATION("idle_timeout", 0),
+	AJ_SRV_STRING("idle_action", 0),
+	AJ_SRV_DURATION("max_lifetime", 0),
+	AJ_SRV_DURATION("retention", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static bool nonempty_array(json_t *v)
@@ -278,7 +283,7 @@ static void delete_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- start, stop, pause, resume -------------------------------------------------------- */
 
-static const struct aj_srv_field no_fields[] = {{NULL, 0, false}};
+static const struct aj_jf_field no_fields[] = {AJ_SRV_FIELDS_END};
 
 static int action_prepare(struct aj_srv_req *r)
 {

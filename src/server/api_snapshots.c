@@ -14,10 +14,10 @@ static const char *owner_of(const struct aj_mgr *m)
 
 /* ---- snapshots --------------------------------------------------------------------------- */
 
-static const struct aj_srv_field snapshot_fields[] = {
-	{"name", AJ_JT_STRING, false},
-	{"retention", AJ_JT_DURATION, false},
-	{NULL, 0, false},
+static const struct aj_jf_field snapshot_fields[] = {
+	AJ_SRV_STRING("name", 0),
+	AJ_SRV_DURATION("retention", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static int snapshot_prepare(struct aj_srv_req *r)
@@ -119,11 +119,11 @@ static void snapshot_delete_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- fork -------------------------------------------------------------------------------- */
 
-static const struct aj_srv_field fork_fields[] = {
-	{"count", AJ_JT_UINT, false},
-	{"prefix", AJ_JT_STRING, false},
-	{"start", AJ_JT_BOOL, false},
-	{NULL, 0, false},
+static const struct aj_jf_field fork_fields[] = {
+	AJ_SRV_UINT("count", 0),
+	AJ_SRV_STRING("prefix", 0),
+	AJ_SRV_BOOL("start", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static int fork_prepare(struct aj_srv_req *r)
@@ -215,9 +215,9 @@ static void diff_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- restore ------------------------------------------------------------------------------- */
 
-static const struct aj_srv_field restore_fields[] = {
-	{"snapshot", AJ_JT_STRING, true},
-	{NULL, 0, false},
+static const struct aj_jf_field restore_fields[] = {
+	AJ_SRV_STRING("snapshot", AJ_JF_REQUIRED),
+	AJ_SRV_FIELDS_END,
 };
 
 static int restore_prepare(struct aj_srv_req *r)

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/jfields.h"
 #include "manager/manager.h"
 #include "server/server.h"
 
@@ -144,24 +145,39 @@ json_t *aj_srv_error_json(const struct aj_srv_error *e);
 
 /* ---- request input (json_body.c) ------------------------------------------------------ */
 
-enum aj_srv_jtype {
-	AJ_JT_STRING,
-	AJ_JT_BOOL,
-	AJ_JT_UINT,
-	AJ_JT_OBJECT,
-	AJ_JT_DURATION, /* seconds as a number, or a string such as "30s" */
-	AJ_JT_LABELS,   /* {"key": "value"} */
-	AJ_JT_STRINGS,  /* a non-empty array of strings */
-};
+/* A request body's field table is a table of common/jfields.h rows; these make the rows of
+ * the API's types (flags: 0 or AJ_JF_REQUIRED). The rows only check: handlers read the
+ * values with aj_srv_str() and the like. */
+#define AJ_SRV_STRING(n, fl) {.name = (n), .type = AJ_JF_STRING, .flags = (fl)}
+#define AJ_SRV_BOOL(n, fl) {.name = (n), .type = AJ_JF_BOOL, .flags = (fl)}
+#define AJ_SRV_UINT(n, fl)                                                                     \
+	{.name = (n), .type = AJ_JF_INT, .flags = (fl), .min = 0, .max = INT64_MAX,            \
+	 .expect = "a non-negative integer"}
+#define AJ_SRV_OBJECT(n, fl) {.name = (n), .type = AJ_JF_OBJECT, .flags = (fl)}
+/* seconds as a number, or a string such as "30s" (aj_srv_duration_ms reads it) */
+#define AJ_SRV_DURATION(n, fl)                                                                 \
+	{.name = (n), .type = AJ_JF_ANY, .flags = (fl), .parse = aj_srv_duration_check,        \
+	 .expect = "a duration (seconds, or a string such as \"30s\")"}
+/* {"key": "value"}: label keys, values of at most 255 bytes */
+#define AJ_SRV_LABELS(n, fl)                                                                   \
+	{.name = (n), .type = AJ_JF_MAP, .flags = (fl), .check = aj_srv_label_key_check,       \
+	 .sub = &aj_srv_label_value, .expect = "an object of string values"}
+/* a non-empty array of strings */
+#define AJ_SRV_STRINGS(n, fl)                                                                  \
+	{.name = (n), .type = AJ_JF_ANY, .flags = (fl), .parse = aj_srv_strings_check,         \
+	 .expect = "a non-empty array of strings"}
+#define AJ_SRV_FIELDS_END {.name = NULL}
 
-struct aj_srv_field {
-	const char *name;
-	enum aj_srv_jtype type;
-	bool required;
-};
+int aj_srv_label_key_check(const char *path, const char *key, struct aj_err *err);
+extern const struct aj_jf_field aj_srv_label_value;
+int aj_srv_duration_check(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			  const struct aj_jf_opts *o, struct aj_jf_error *e);
+int aj_srv_strings_check(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			 const struct aj_jf_opts *o, struct aj_jf_error *e);
 
-/* Checks r->body against spec: unknown fields, missing required ones, types. */
-int aj_srv_check_fields(struct aj_srv_req *r, const struct aj_srv_field *spec);
+/* Checks r->body against spec: unknown fields, missing required ones, types; an error is
+ * answered as the API's {"error": {"code", "message", "field"}}. */
+int aj_srv_check_fields(struct aj_srv_req *r, const struct aj_jf_field *spec);
 /* Reads the request body as the route declares it (size, Content-Type, JSON syntax). */
 int aj_srv_read_body(struct aj_srv_req *r);
 const char *aj_srv_str(const struct aj_srv_req *r, const char *field);
