@@ -320,20 +320,20 @@ static const char *const list_query[] = {"label", NULL};
 static const char *const delete_query[] = {"force", NULL};
 
 #define ACTION(verb)                                                                            \
-	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/" verb, AJ_SRV_BODY_JSON, NULL, action_prepare,  \
-	 action_work, NULL}
+	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/" verb, AJ_SRV_BODY_JSON, NULL,       \
+		     action_prepare, action_work, NULL)
 
 const struct aj_srv_route aj_api_sandbox_routes[] = {
-	{EVHTTP_REQ_POST, "/v1/sandboxes", AJ_SRV_BODY_JSON, NULL, create_prepare, create_work,
-	 NULL},
-	{EVHTTP_REQ_GET, "/v1/sandboxes", AJ_SRV_BODY_NONE, list_query, list_prepare, list_work,
-	 NULL},
-	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, NULL, NULL, get_work, NULL},
-	{EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, delete_query, delete_prepare,
-	 delete_work, NULL},
+	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes", AJ_SRV_BODY_JSON, NULL, create_prepare, create_work,
+	 NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes", AJ_SRV_BODY_NONE, list_query, list_prepare, list_work,
+	 NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, NULL, NULL, get_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, delete_query, delete_prepare,
+	 delete_work, NULL),
 	ACTION("start"),
 	ACTION("stop"),
 	ACTION("pause"),
 	ACTION("resume"),
-	{0, NULL, 0, NULL, NULL, NULL, NULL},
+	AJ_SRV_ROUTES_END,
 };

@@ -74,17 +74,56 @@ enum aj_srv_body { AJ_SRV_BODY_NONE, AJ_SRV_BODY_JSON, AJ_SRV_BODY_RAW };
 
 struct aj_srv_req;
 
+/* A route: one row of a front end's table. Both HTTP front ends use it: the API's router
+ * (router.c) reads the body as `body` says and checks the query against `query`; the E2B
+ * router reads bodies and answers errors by `style`, its own (enum e2b_style). */
 struct aj_srv_route {
 	enum evhttp_cmd_type method;
-	const char *pattern;             /* "/v1/sandboxes/{ref}/start"; {ref} and {name} capture */
+	const char *pattern;             /* "/v1/sandboxes/{ref}/start": {NAME} captures a segment */
 	enum aj_srv_body body;
 	const char *const *query;        /* allowed query parameters, NULL-terminated, or NULL */
 	/* Loop thread: checks the input. 0 goes on to work (or replies if there is none), -1
 	 * replies with the error set, 1 means the handler replied or took the request over. */
 	int (*prepare)(struct aj_srv_req *r);
 	void (*work)(struct aj_srv_req *r, struct aj_mgr *m); /* worker thread */
-	void (*done)(struct aj_srv_req *r);                    /* NULL: aj_srv_req_finish */
+	void (*done)(struct aj_srv_req *r);                    /* NULL: the front end's finish */
+	int style; /* a front end's own way of answering errors (E2B: enum e2b_style); 0: none */
 };
+
+#define AJ_SRV_ROUTE(m, p, b, q, pre, wk, dn)                                                  \
+	{.method = (m), .pattern = (p), .body = (b), .query = (q), .prepare = (pre), .work = (wk), \
+	 .done = (dn)}
+#define AJ_SRV_ROUTES_END {.pattern = NULL}
+
+/* ---- matching (route.c) ---------------------------------------------------------------- */
+
+#define AJ_SRV_CAPTURES 2
+
+struct aj_srv_match {
+	const struct aj_srv_route *route; /* the route of the path and method */
+	unsigned methods;                 /* no route: the methods other routes of the path take */
+	char allow[64];                   /* those methods for an Allow header: "GET, DELETE" */
+	size_t n;                         /* captures */
+	struct {
+		char name[16];   /* "ref" for {ref} */
+		char value[256]; /* decoded; never empty, never holding '/' or NUL */
+	} cap[AJ_SRV_CAPTURES];
+};
+
+/* Matches method and path against tables (each ended by a row with a NULL pattern, the list
+ * by NULL). A capture must be shorter than cap_max bytes (0: 256). 0 with m->route set; -1
+ * when there is none: m->methods 0 is a 404, anything else a 405 (m->allow). Paths with empty
+ * segments (a double or trailing slash) match nothing. */
+int aj_srv_route_match(const struct aj_srv_route *const *tables, enum evhttp_cmd_type method,
+		       const char *path, size_t cap_max, struct aj_srv_match *m);
+/* The value {name} captured, or NULL. */
+const char *aj_srv_match_capture(const struct aj_srv_match *m, const char *name);
+const char *aj_srv_method_name(enum evhttp_cmd_type method);
+/* The first query parameter rt does not take, or (*repeated) that is given twice though not
+ * listed in repeatable; NULL if every one is fine. */
+const struct evkeyval *aj_srv_query_bad(const struct aj_srv_route *rt,
+					const struct evkeyvalq *q, const char *const *repeatable,
+					bool *repeated);
 
 struct aj_srv_error {
 	int status;
