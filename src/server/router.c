@@ -15,7 +15,7 @@ static const struct aj_srv_route *const *tables(void)
 {
 	static const struct aj_srv_route *const t[] = {
 		aj_api_meta_routes, aj_api_sandbox_routes, aj_api_snapshot_routes,
-		aj_api_file_routes, aj_api_event_routes,   aj_api_proc_routes, NULL,
+		aj_api_file_routes, aj_api_event_routes,   aj_api_exec_routes, aj_api_proc_routes, NULL,
 	};
 	return t;
 }
