@@ -208,6 +208,49 @@ static void prefix_and_value(void)
 	json_decref(j);
 }
 
+static int check_key(const char *path, const char *s, struct aj_err *err)
+{
+	if (strchr(s, '='))
+		return aj_err_set(err, AJ_LAYER_API, 0, "%s: a key without '='", path);
+	return 0;
+}
+
+static const struct aj_jf_field short_string = {.name = "", .type = AJ_JF_STRING, .max = 3,
+						.expect = "a string of at most 3 bytes"};
+
+static const struct aj_jf_field map_fields[] = {
+	{.name = "labels", .type = AJ_JF_MAP, .check = check_key, .sub = &short_string},
+	{.name = NULL},
+};
+
+static void maps(void)
+{
+	struct aj_jf_opts o = {.layer = AJ_LAYER_API};
+	struct aj_jf_error e;
+	json_t *j;
+
+	j = json_pack("{s:{s:s, s:s}}", "labels", "a", "x", "b", "yy");
+	CHECK(aj_jf_read(map_fields, j, NULL, &o, &e) == 0, "a map of any keys");
+	json_decref(j);
+	j = json_pack("{s:{s:s}}", "labels", "a=b", "x");
+	CHECK(aj_jf_read(map_fields, j, NULL, &o, &e) == -1 && e.problem == AJ_JF_VALUE,
+	      "a key its check refuses");
+	CHECK_STR(e.path, "labels.a=b", "...named by its path");
+	CHECK_STR(e.err.msg, "labels.a=b: a key without '='", "...in the check's words");
+	json_decref(j);
+	j = json_pack("{s:{s:s}}", "labels", "a", "long");
+	CHECK(aj_jf_read(map_fields, j, NULL, &o, &e) == -1 && e.problem == AJ_JF_RANGE &&
+		      !strcmp(e.path, "labels.a"),
+	      "a value its row refuses");
+	CHECK_STR(e.err.msg, "labels.a: expected a string of at most 3 bytes, got a string",
+		  "...with the row's words");
+	json_decref(j);
+	j = json_pack("{s:[]}", "labels");
+	CHECK(aj_jf_read(map_fields, j, NULL, &o, &e) == -1 && e.problem == AJ_JF_TYPE,
+	      "a map must be an object");
+	json_decref(j);
+}
+
 static void writes(void)
 {
 	struct conf c = {0};
@@ -264,6 +307,7 @@ int main(void)
 	reads();
 	problems();
 	prefix_and_value();
+	maps();
 	writes();
 	schema();
 	UNIT_EXIT();
