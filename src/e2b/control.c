@@ -374,21 +374,21 @@ static int health_prepare(struct aj_srv_req *r)
 	return 0;
 }
 
-#define NOT_IMPL(m, p) {m, p, E2B_API, not_implemented, NULL, NULL}
+#define NOT_IMPL(m, p) E2B_ROUTE(m, p, E2B_API, not_implemented, NULL, NULL)
 
-const struct e2b_route e2b_control_routes[] = {
-	{EVHTTP_REQ_GET, "/health", E2B_API, health_prepare, NULL, NULL},
-	{EVHTTP_REQ_POST, "/v2/sandboxes", E2B_API, create_prepare, create_work, NULL},
-	{EVHTTP_REQ_POST, "/sandboxes", E2B_API, create_prepare, create_work, NULL},
-	{EVHTTP_REQ_GET, "/v2/sandboxes", E2B_API, NULL, e2b_list_work, NULL},
-	{EVHTTP_REQ_GET, "/sandboxes", E2B_API, NULL, e2b_list_v1_work, NULL},
-	{EVHTTP_REQ_GET, "/sandboxes/{id}", E2B_API, NULL, get_work, NULL},
-	{EVHTTP_REQ_DELETE, "/sandboxes/{id}", E2B_API, NULL, kill_work, NULL},
-	{EVHTTP_REQ_POST, "/sandboxes/{id}/timeout", E2B_API, NULL, timeout_work, NULL},
-	{EVHTTP_REQ_POST, "/sandboxes/{id}/pause", E2B_API, NULL, pause_work, NULL},
-	{EVHTTP_REQ_POST, "/v2/sandboxes/{id}/connect", E2B_API, NULL, connect_work, NULL},
-	{EVHTTP_REQ_POST, "/sandboxes/{id}/connect", E2B_API, NULL, connect_work, NULL},
-	{EVHTTP_REQ_POST, "/sandboxes/{id}/resume", E2B_API, NULL, resume_work, NULL},
+const struct aj_srv_route e2b_control_routes[] = {
+	E2B_ROUTE(EVHTTP_REQ_GET, "/health", E2B_API, health_prepare, NULL, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/v2/sandboxes", E2B_API, create_prepare, create_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/sandboxes", E2B_API, create_prepare, create_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_GET, "/v2/sandboxes", E2B_API, NULL, e2b_list_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_GET, "/sandboxes", E2B_API, NULL, e2b_list_v1_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_GET, "/sandboxes/{id}", E2B_API, NULL, get_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_DELETE, "/sandboxes/{id}", E2B_API, NULL, kill_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/sandboxes/{id}/timeout", E2B_API, NULL, timeout_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/sandboxes/{id}/pause", E2B_API, NULL, pause_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/v2/sandboxes/{id}/connect", E2B_API, NULL, connect_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/sandboxes/{id}/connect", E2B_API, NULL, connect_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/sandboxes/{id}/resume", E2B_API, NULL, resume_work, NULL),
 	NOT_IMPL(EVHTTP_REQ_GET, "/sandboxes/{id}/metrics"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/sandboxes/metrics"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/sandboxes/{id}/logs"),
@@ -406,5 +406,5 @@ const struct e2b_route e2b_control_routes[] = {
 	NOT_IMPL(EVHTTP_REQ_DELETE, "/templates/{id}"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/volumes"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/secrets"),
-	{0, NULL, 0, NULL, NULL, NULL},
+	E2B_ROUTES_END,
 };

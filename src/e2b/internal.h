@@ -50,21 +50,18 @@ enum e2b_style {
 	E2B_STREAM, /* Connect server stream: HTTP 200, the error in the end-stream envelope */
 };
 
-struct e2b_route {
-	enum evhttp_cmd_type method;
-	const char *path; /* "/sandboxes/{id}/pause"; {id} captures one segment */
-	enum e2b_style style;
-	/* As in struct aj_srv_route: prepare on the loop thread (0 on to work, -1 failed, 1 taken
-	 * over), work on a worker, done back on the loop (NULL: e2b_finish). */
-	int (*prepare)(struct aj_srv_req *r);
-	void (*work)(struct aj_srv_req *r, struct aj_mgr *m);
-	void (*done)(struct aj_srv_req *r);
-};
+/* E2B's routes are rows of the server's route type (server/frontend.h) with their style; the
+ * body is read by the style, not by the row's body kind. prepare on the loop thread (0 on to
+ * work, -1 failed, 1 taken over), work on a worker, done back on the loop (NULL:
+ * e2b_finish). */
+#define E2B_ROUTE(m, p, st, pre, wk, dn)                                                       \
+	{.method = (m), .pattern = (p), .style = (st), .prepare = (pre), .work = (wk),         \
+	 .done = (dn)}
+#define E2B_ROUTES_END {.pattern = NULL}
 
 /* The request's E2B side, r->data. */
 struct e2b_req {
 	struct aj_e2b *e2b;
-	const struct e2b_route *rt;
 	enum e2b_style style;
 	char id[64];               /* the sandbox: {id} of the path, or E2b-Sandbox-Id */
 	char user[64];             /* envd: the user asked for; "" the sandbox's own */
@@ -89,11 +86,11 @@ static inline struct e2b_req *e2b_of(struct aj_srv_req *r)
 
 /* ---- routes (one table per file, ended by a NULL path) -------------------------------- */
 
-extern const struct e2b_route e2b_control_routes[];
-extern const struct e2b_route e2b_envd_routes[];
-extern const struct e2b_route e2b_process_routes[];
-extern const struct e2b_route e2b_fs_routes[];
-extern const struct e2b_route e2b_watch_routes[];
+extern const struct aj_srv_route e2b_control_routes[];
+extern const struct aj_srv_route e2b_envd_routes[];
+extern const struct aj_srv_route e2b_process_routes[];
+extern const struct aj_srv_route e2b_fs_routes[];
+extern const struct aj_srv_route e2b_watch_routes[];
 
 /* ---- keys and tokens (keys.c) ---------------------------------------------------------- */
 

@@ -210,15 +210,15 @@ static void update_work(struct aj_srv_req *r, struct aj_mgr *m)
 	json_decref(p);
 }
 
-const struct e2b_route e2b_process_routes[] = {
-	{EVHTTP_REQ_POST, "/process.Process/Start", E2B_STREAM, e2b_start_prepare, e2b_start_work,
-	 e2b_follow_done},
-	{EVHTTP_REQ_POST, "/process.Process/Connect", E2B_STREAM, NULL, e2b_connect_work,
-	 e2b_follow_done},
-	{EVHTTP_REQ_POST, "/process.Process/List", E2B_UNARY, NULL, list_work, NULL},
-	{EVHTTP_REQ_POST, "/process.Process/SendInput", E2B_UNARY, NULL, input_work, NULL},
-	{EVHTTP_REQ_POST, "/process.Process/CloseStdin", E2B_UNARY, NULL, close_stdin_work, NULL},
-	{EVHTTP_REQ_POST, "/process.Process/SendSignal", E2B_UNARY, NULL, signal_work, NULL},
-	{EVHTTP_REQ_POST, "/process.Process/Update", E2B_UNARY, NULL, update_work, NULL},
-	{0, NULL, 0, NULL, NULL, NULL},
+const struct aj_srv_route e2b_process_routes[] = {
+	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/Start", E2B_STREAM, e2b_start_prepare, e2b_start_work,
+	 e2b_follow_done),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/Connect", E2B_STREAM, NULL, e2b_connect_work,
+	 e2b_follow_done),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/List", E2B_UNARY, NULL, list_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/SendInput", E2B_UNARY, NULL, input_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/CloseStdin", E2B_UNARY, NULL, close_stdin_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/SendSignal", E2B_UNARY, NULL, signal_work, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/Update", E2B_UNARY, NULL, update_work, NULL),
+	E2B_ROUTES_END,
 };

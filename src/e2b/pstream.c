@@ -54,47 +54,58 @@ static struct follow_req *follow_req(struct aj_srv_req *r, bool start)
 
 /* ---- Start ------------------------------------------------------------------------------------- */
 
-static bool strings(json_t *a)
+/* StartRequest as rows of common/jfields.h; fields envd has and agentjail does not read are
+ * left alone, as protobuf JSON readers do. */
+static const struct aj_jf_field env_value = {.name = "", .type = AJ_JF_STRING};
+
+static const struct aj_jf_field start_process_fields[] = {
+	{.name = "cmd", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED, .min = 1, .max = INT64_MAX},
+	{.name = "args", .type = AJ_JF_ARRAY},
+	{.name = "envs", .type = AJ_JF_MAP, .sub = &env_value},
+	{.name = "cwd", .type = AJ_JF_STRING},
+	{.name = NULL},
+};
+
+static int pty_size(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		    const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	size_t i;
-	json_t *v;
-
-	if (!json_is_array(a))
-		return false;
-	json_array_foreach(a, i, v) if (!json_is_string(v)) return false;
-	return true;
-}
-
-static bool string_map(json_t *o)
-{
-	const char *k;
-	json_t *v;
-
-	if (!json_is_object(o))
-		return false;
-	json_object_foreach(o, k, v) if (!json_is_string(v)) return false;
-	return true;
-}
-
-static int check_start(struct aj_srv_req *r, json_t *p, json_t *pty)
-{
-	json_t *cwd = json_object_get(p, "cwd"), *args = json_object_get(p, "args");
-	json_t *envs = json_object_get(p, "envs"), *tag = json_object_get(e2b_of(r)->msg, "tag");
-	json_t *in = json_object_get(e2b_of(r)->msg, "stdin");
 	unsigned rows, cols;
+
+	if (e2b_pty_size(v, &rows, &cols))
+		return 0;
+	return aj_jf_fail(e, AJ_JF_VALUE, f, path, v, "pty.size: expected rows and cols of 0-65535");
+}
+
+static const struct aj_jf_field start_pty_fields[] = {
+	{.name = "size", .type = AJ_JF_ANY, .parse = pty_size},
+	{.name = NULL},
+};
+
+static const struct aj_jf_field start_fields[] = {
+	{.name = "process", .type = AJ_JF_OBJECT, .flags = AJ_JF_REQUIRED,
+	 .sub = start_process_fields},
+	{.name = "tag", .type = AJ_JF_STRING},
+	{.name = "stdin", .type = AJ_JF_BOOL},
+	{.name = "pty", .type = AJ_JF_OBJECT, .sub = start_pty_fields},
+	{.name = NULL},
+};
+
+/* envd's words: the command first, then one message for any other field of the wrong type,
+ * then the terminal's size. */
+static int check_start(struct aj_srv_req *r, json_t *p)
+{
+	struct aj_jf_opts o = {.layer = AJ_LAYER_API, .flags = AJ_JF_IGNORE_UNKNOWN};
+	struct aj_jf_error e;
 
 	if (!json_is_string(json_object_get(p, "cmd")) || !json_string_length(json_object_get(p, "cmd")))
 		return e2b_rpc_fail(r, "invalid_argument", "process.cmd is required");
-	if ((args && !strings(args)) || (envs && !string_map(envs)) ||
-	    (cwd && !json_is_string(cwd)) || (tag && !json_is_string(tag)) ||
-	    (in && !json_is_boolean(in)) || (pty && !json_is_object(pty)))
-		return e2b_rpc_fail(r, "invalid_argument",
-				    "expected process {cmd, args: [string], envs: {string}, cwd}, "
-				    "tag, stdin: bool, pty: {size}");
-	if (!e2b_pty_size(json_object_get(pty, "size"), &rows, &cols))
-		return e2b_rpc_fail(r, "invalid_argument", "pty.size: expected rows and cols of "
-							   "0-65535");
-	return 0;
+	if (aj_jf_read(start_fields, e2b_of(r)->msg, NULL, &o, &e) == 0)
+		return 0;
+	if (e.problem == AJ_JF_VALUE && !strcmp(e.path, "pty.size"))
+		return e2b_rpc_fail(r, "invalid_argument", "%s", e.err.msg);
+	return e2b_rpc_fail(r, "invalid_argument",
+			    "expected process {cmd, args: [string], envs: {string}, cwd}, "
+			    "tag, stdin: bool, pty: {size}");
 }
 
 /* The supervisor's spawn request, all but the cwd (resolved against the user's home). */
@@ -135,7 +146,7 @@ int e2b_start_prepare(struct aj_srv_req *r)
 	json_t *pty = json_object_get(e2b_of(r)->msg, "pty");
 	struct follow_req *f = follow_req(r, true);
 
-	if (!f || check_start(r, p, pty) < 0)
+	if (!f || check_start(r, p) < 0)
 		return -1;
 	f->spawn = spawn_request(r, p, pty);
 	return f->spawn ? 0 : e2b_rpc_fail(r, "internal", "out of memory");

@@ -2,8 +2,9 @@
  * (docs/e2b-protocol.md 3.1): a request with E2b-Sandbox-Id and E2b-Sandbox-Port is for the
  * sandbox side (envd's REST and Connect services, authenticated by the sandbox's access
  * token); /files with a signature and no such headers is a signed URL; everything else is the
- * control plane (X-API-KEY). Then the route's table, the query, the Connect headers, the body,
- * and prepare, work and done as in the server's own router. */
+ * control plane (X-API-KEY). Then the route's table (the server's route type and matcher,
+ * server/frontend.h), the query, the Connect headers, the body, and prepare, work and done as
+ * in the server's own router. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +16,6 @@
 
 #include "common/base64.h"
 #include "e2b/internal.h"
-
-#define MAX_SEGS 6
 
 static void req_data_free(void *p)
 {
@@ -32,17 +31,10 @@ static void req_data_free(void *p)
 	free(x);
 }
 
-static void req_work(struct aj_srv_job *j, struct aj_mgr *m)
-{
-	struct aj_srv_req *r = (struct aj_srv_req *)j;
-
-	e2b_of(r)->rt->work(r, m);
-}
-
 static void req_done(struct aj_srv_job *j)
 {
 	struct aj_srv_req *r = (struct aj_srv_req *)j;
-	const struct e2b_route *rt = e2b_of(r)->rt;
+	const struct aj_srv_route *rt = r->route;
 
 	if (rt->done && !r->failed)
 		rt->done(r);
@@ -52,58 +44,33 @@ static void req_done(struct aj_srv_job *j)
 
 /* ---- routes ------------------------------------------------------------------------------ */
 
-static const struct e2b_route *const control_tables[] = {e2b_control_routes, NULL};
-static const struct e2b_route *const sandbox_tables[] = {e2b_envd_routes, e2b_process_routes,
+static const struct aj_srv_route *const control_tables[] = {e2b_control_routes, NULL};
+static const struct aj_srv_route *const sandbox_tables[] = {e2b_envd_routes, e2b_process_routes,
 							 e2b_fs_routes, e2b_watch_routes, NULL};
 
-/* path against pattern, segment by segment; {id} captures into id. */
-static bool match(const char *pattern, const char *path, char *id, size_t id_len)
-{
-	while (*pattern && *path) {
-		size_t pn = strcspn(pattern + 1, "/") + 1, n = strcspn(path + 1, "/") + 1;
-		if (pattern[0] != '/' || path[0] != '/')
-			return false;
-		if (!strncmp(pattern, "/{id}", pn)) {
-			if (n < 2 || n - 1 >= id_len)
-				return false;
-			snprintf(id, id_len, "%.*s", (int)(n - 1), path + 1);
-		} else if (pn != n || strncmp(pattern, path, n)) {
-			return false;
-		}
-		pattern += pn;
-		path += n;
-	}
-	return !*pattern && !*path;
-}
-
-static int find_route(struct aj_srv_req *r, const struct e2b_route *const *tables,
+/* The shared matcher (server/route.c); an {id} longer than the request's room names no
+ * route. */
+static int find_route(struct aj_srv_req *r, const struct aj_srv_route *const *tables,
 		      const char *path)
 {
 	struct e2b_req *x = e2b_of(r);
 	enum evhttp_cmd_type method = evhttp_request_get_command(r->req);
-	char id[sizeof x->id];
-	bool other_method = false;
+	struct aj_srv_match m;
+	const char *id;
 
-	for (const struct e2b_route *const *t = tables; *t; t++)
-		for (const struct e2b_route *rt = *t; rt->path; rt++) {
-			if (!match(rt->path, path, id, sizeof id))
-				continue;
-			if (rt->method != method) {
-				other_method = true;
-				continue;
-			}
-			x->rt = rt;
-			x->style = rt->style;
-			if (strstr(rt->path, "{id}"))
-				snprintf(x->id, sizeof x->id, "%s", id);
-			return 0;
-		}
+	if (aj_srv_route_match(tables, method, path, sizeof x->id, &m) == 0) {
+		r->route = m.route;
+		x->style = (enum e2b_style)m.route->style;
+		if ((id = aj_srv_match_capture(&m, "id")))
+			snprintf(x->id, sizeof x->id, "%s", id);
+		return 0;
+	}
 	/* A Connect procedure this server does not have is "unimplemented" in Connect's terms. */
 	if (!strncmp(path, "/process.Process/", 17) || !strncmp(path, "/filesystem.Filesystem/", 23)) {
 		x->style = E2B_UNARY;
 		return e2b_rpc_fail(r, "unimplemented", "%s is not implemented", path + 1);
 	}
-	if (other_method)
+	if (m.methods)
 		return e2b_fail(r, 405, "%s is not allowed on %s",
 				method == EVHTTP_REQ_GET ? "GET" : "this method", path);
 	return e2b_fail(r, 404, "no such route: %s", path);
@@ -314,19 +281,18 @@ static int route(struct aj_srv_req *r, const char *path)
 static void dispatch(struct aj_srv_req *r)
 {
 	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(r->req));
-	struct e2b_req *x = e2b_of(r);
 	int rc;
 
 	if (!path || route(r, path) < 0) {
 		e2b_finish(r);
 		return;
 	}
-	rc = x->rt->prepare ? x->rt->prepare(r) : 0;
+	rc = r->route->prepare ? r->route->prepare(r) : 0;
 	if (rc > 0)
 		return;
-	if (rc < 0 || !x->rt->work) {
-		if (rc == 0 && x->rt->done)
-			x->rt->done(r);
+	if (rc < 0 || !r->route->work) {
+		if (rc == 0 && r->route->done)
+			r->route->done(r);
 		else
 			e2b_finish(r);
 		return;
@@ -358,8 +324,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 	x->ctl = -1;
 	r->data = x;
 	r->data_free = req_data_free;
-	r->job.work = req_work;
-	r->job.done = req_done;
+	r->job.done = req_done; /* the server's job.work runs r->route's work */
 	dispatch(r);
 }
 

@@ -591,14 +591,14 @@ void e2b_watchers_free(struct aj_e2b *e)
 	}
 }
 
-const struct e2b_route e2b_watch_routes[] = {
-	{EVHTTP_REQ_POST, "/filesystem.Filesystem/WatchDir", E2B_STREAM, NULL, watch_work,
-	 watch_done},
-	{EVHTTP_REQ_POST, "/filesystem.Filesystem/CreateWatcher", E2B_UNARY, NULL, watch_work,
-	 create_done},
-	{EVHTTP_REQ_POST, "/filesystem.Filesystem/GetWatcherEvents", E2B_UNARY, get_events_prepare,
-	 NULL, NULL},
-	{EVHTTP_REQ_POST, "/filesystem.Filesystem/RemoveWatcher", E2B_UNARY, remove_prepare, NULL,
-	 NULL},
-	{0, NULL, 0, NULL, NULL, NULL},
+const struct aj_srv_route e2b_watch_routes[] = {
+	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/WatchDir", E2B_STREAM, NULL, watch_work,
+	 watch_done),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/CreateWatcher", E2B_UNARY, NULL, watch_work,
+	 create_done),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/GetWatcherEvents", E2B_UNARY, get_events_prepare,
+	 NULL, NULL),
+	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/RemoveWatcher", E2B_UNARY, remove_prepare, NULL,
+	 NULL),
+	E2B_ROUTES_END,
 };

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/jfields.h"
 #include "manager/manager.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp.h"
@@ -74,19 +75,19 @@ void aj_mcp_call_progress(struct aj_mcp_call *c, double progress, const char *me
 
 /* ---- tools.c: the tool table ---------------------------------------------------------------- */
 
-enum aj_mcp_ptype { AJ_MCP_STRING, AJ_MCP_INT, AJ_MCP_BOOL };
-
-struct aj_mcp_param {
-	const char *name;
-	enum aj_mcp_ptype type;
-	bool required;
-	long long min, max, dflt; /* AJ_MCP_INT */
-	const char *description;
-};
+/* A tool's parameters are a table of common/jfields.h rows: the engine checks the arguments
+ * and makes the inputSchema from the same rows. */
+#define AJ_MCP_STRING(n, fl, text) {.name = (n), .type = AJ_JF_STRING, .flags = (fl), .doc = (text)}
+#define AJ_MCP_BOOL(n, fl, text) {.name = (n), .type = AJ_JF_BOOL, .flags = (fl), .doc = (text)}
+/* JSON Schema's integer: 30.0 is one, 1.5 is not. */
+#define AJ_MCP_INT(n, fl, lo, hi, d, text)                                                      \
+	{.name = (n), .type = AJ_JF_INT, .flags = (fl) | AJ_JF_INTEGRAL, .min = (lo), .max = (hi), \
+	 .dflt = (d), .doc = (text)}
+#define AJ_MCP_PARAMS_END {.name = NULL}
 
 struct aj_mcp_tool {
 	const char *name, *title, *description;
-	const struct aj_mcp_param *params; /* ends with a NULL name */
+	const struct aj_jf_field *params; /* ends with a NULL name */
 	const char *output_schema;         /* JSON text, NULL: none */
 	bool read_only, destructive, idempotent;
 	json_t *(*run)(struct aj_mcp_call *c, json_t *args);

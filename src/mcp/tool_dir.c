@@ -10,11 +10,11 @@
 
 #define MAX_ENTRIES 2000
 
-static const struct aj_mcp_param params[] = {
-	{"path", AJ_MCP_STRING, false, 0, 0, 0,
+static const struct aj_jf_field params[] = {
+	AJ_MCP_STRING("path", 0,
 	 "Directory to list: absolute, or relative to the sandbox's working directory "
-	 "(default: the working directory)."},
-	{NULL, 0, false, 0, 0, 0, NULL},
+	 "(default: the working directory)."),
+	AJ_MCP_PARAMS_END,
 };
 
 struct listing {

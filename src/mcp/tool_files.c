@@ -65,13 +65,13 @@ static json_t *fs_error(const struct aj_err *err, const char *tool, const char *
 
 /* ---- read_file ---------------------------------------------------------------------------- */
 
-static const struct aj_mcp_param read_params[] = {
-	{"path", AJ_MCP_STRING, true, 0, 0, 0,
-	 "File to read: absolute, or relative to the sandbox's working directory."},
-	{"offset", AJ_MCP_INT, false, 1, 1000000000, 1,
-	 "Line number to start at (1 is the first line)."},
-	{"limit", AJ_MCP_INT, false, 1, 100000, 2000, "Largest number of lines to return."},
-	{NULL, 0, false, 0, 0, 0, NULL},
+static const struct aj_jf_field read_params[] = {
+	AJ_MCP_STRING("path", AJ_JF_REQUIRED,
+	 "File to read: absolute, or relative to the sandbox's working directory."),
+	AJ_MCP_INT("offset", 0, 1, 1000000000, 1,
+	 "Line number to start at (1 is the first line)."),
+	AJ_MCP_INT("limit", 0, 1, 100000, 2000, "Largest number of lines to return."),
+	AJ_MCP_PARAMS_END,
 };
 
 struct reader {
@@ -222,13 +222,13 @@ const struct aj_mcp_tool aj_mcp_tool_read_file = {
 
 /* ---- write_file ---------------------------------------------------------------------------- */
 
-static const struct aj_mcp_param write_params[] = {
-	{"path", AJ_MCP_STRING, true, 0, 0, 0,
+static const struct aj_jf_field write_params[] = {
+	AJ_MCP_STRING("path", AJ_JF_REQUIRED,
 	 "File to write: absolute, or relative to the sandbox's working directory. Missing "
-	 "parent directories are created."},
-	{"content", AJ_MCP_STRING, true, 0, 0, 0,
-	 "The file's whole new content (an existing file is replaced)."},
-	{NULL, 0, false, 0, 0, 0, NULL},
+	 "parent directories are created."),
+	AJ_MCP_STRING("content", AJ_JF_REQUIRED,
+	 "The file's whole new content (an existing file is replaced)."),
+	AJ_MCP_PARAMS_END,
 };
 
 static json_t *run_write(struct aj_mcp_call *c, json_t *args)
@@ -261,15 +261,15 @@ const struct aj_mcp_tool aj_mcp_tool_write_file = {
 
 /* ---- edit_file ----------------------------------------------------------------------------- */
 
-static const struct aj_mcp_param edit_params[] = {
-	{"path", AJ_MCP_STRING, true, 0, 0, 0,
-	 "File to change: absolute, or relative to the sandbox's working directory."},
-	{"old_string", AJ_MCP_STRING, true, 0, 0, 0,
+static const struct aj_jf_field edit_params[] = {
+	AJ_MCP_STRING("path", AJ_JF_REQUIRED,
+	 "File to change: absolute, or relative to the sandbox's working directory."),
+	AJ_MCP_STRING("old_string", AJ_JF_REQUIRED,
 	 "Exact text to replace, including whitespace and indentation. It must occur exactly once "
-	 "unless replace_all is true: include enough surrounding lines to make it unique."},
-	{"new_string", AJ_MCP_STRING, true, 0, 0, 0, "The text to put in its place."},
-	{"replace_all", AJ_MCP_BOOL, false, 0, 0, 0, "Replace every occurrence of old_string."},
-	{NULL, 0, false, 0, 0, 0, NULL},
+	 "unless replace_all is true: include enough surrounding lines to make it unique."),
+	AJ_MCP_STRING("new_string", AJ_JF_REQUIRED, "The text to put in its place."),
+	AJ_MCP_BOOL("replace_all", 0, "Replace every occurrence of old_string."),
+	AJ_MCP_PARAMS_END,
 };
 
 static size_t count_occurrences(const char *data, size_t len, const char *pat, size_t plen)

@@ -16,18 +16,18 @@
 #define OUTPUT_CAP (256 * 1024) /* per stream */
 #define PROGRESS_EVERY_US (10 * 1000000ull)
 
-static const struct aj_mcp_param params[] = {
-	{"command", AJ_MCP_STRING, true, 0, 0, 0,
+static const struct aj_jf_field params[] = {
+	AJ_MCP_STRING("command", AJ_JF_REQUIRED,
 	 "The shell command line, run as `/bin/sh -c COMMAND` (pipes, redirections, && and ; "
 	 "work). Each call is a new shell: cd and variables do not carry over to the next call; "
-	 "processes started in the background keep running."},
-	{"timeout_seconds", AJ_MCP_INT, false, 1, 1800, 120,
+	 "processes started in the background keep running."),
+	AJ_MCP_INT("timeout_seconds", 0, 1, 1800, 120,
 	 "Kill the command and everything it started after this many seconds (exit code 124). "
-	 "The sandbox's policy may set a lower limit, which then applies."},
-	{"cwd", AJ_MCP_STRING, false, 0, 0, 0,
+	 "The sandbox's policy may set a lower limit, which then applies."),
+	AJ_MCP_STRING("cwd", 0,
 	 "Directory to run in, absolute or relative to the sandbox's working directory "
-	 "(default: the working directory)."},
-	{NULL, 0, false, 0, 0, 0, NULL},
+	 "(default: the working directory)."),
+	AJ_MCP_PARAMS_END,
 };
 
 static const char output_schema[] =

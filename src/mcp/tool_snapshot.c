@@ -5,11 +5,11 @@
 
 #include "mcp/internal.h"
 
-static const struct aj_mcp_param snapshot_params[] = {
-	{"name", AJ_MCP_STRING, false, 0, 0, 0,
+static const struct aj_jf_field snapshot_params[] = {
+	AJ_MCP_STRING("name", 0,
 	 "Name for the snapshot: 1-63 of A-Z a-z 0-9 _ . - (default: generated). Names are "
-	 "unique; pass it to restore later."},
-	{NULL, 0, false, 0, 0, 0, NULL},
+	 "unique; pass it to restore later."),
+	AJ_MCP_PARAMS_END,
 };
 
 /* A running sandbox is frozen while its files are copied. Where it cannot be (no freezer
@@ -79,10 +79,10 @@ const struct aj_mcp_tool aj_mcp_tool_snapshot = {
 	.run = run_snapshot,
 };
 
-static const struct aj_mcp_param restore_params[] = {
-	{"snapshot", AJ_MCP_STRING, true, 0, 0, 0,
-	 "Name of a snapshot taken of this sandbox (by the snapshot tool)."},
-	{NULL, 0, false, 0, 0, 0, NULL},
+static const struct aj_jf_field restore_params[] = {
+	AJ_MCP_STRING("snapshot", AJ_JF_REQUIRED,
+	 "Name of a snapshot taken of this sandbox (by the snapshot tool)."),
+	AJ_MCP_PARAMS_END,
 };
 
 /* Only this sandbox's own snapshots: another sandbox's could carry another task's files. */

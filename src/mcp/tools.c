@@ -1,6 +1,6 @@
-/* The tool table: each tool's parameters are data (struct aj_mcp_param), from which both the
- * JSON Schema that tools/list shows and the checks tools/call applies are made, so the two
- * cannot disagree. */
+/* The tool table: each tool's parameters are data (rows of common/jfields.h), from which both
+ * the JSON Schema that tools/list shows and the checks tools/call applies are made by the one
+ * engine, so the two cannot disagree. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,44 +23,14 @@ const struct aj_mcp_tool *aj_mcp_tool_find(const char *name)
 	return NULL;
 }
 
-static const struct aj_mcp_param *find_param(const struct aj_mcp_tool *t, const char *name)
-{
-	for (const struct aj_mcp_param *p = t->params; p->name; p++)
-		if (!strcmp(p->name, name))
-			return p;
-	return NULL;
-}
-
-static json_t *param_schema(const struct aj_mcp_param *p)
-{
-	static const char *const type_names[] = {"string", "integer", "boolean"};
-	json_t *s = json_pack("{s:s, s:s}", "type", type_names[p->type], "description",
-			      p->description);
-
-	if (s && p->type == AJ_MCP_INT)
-		json_object_update_new(s, json_pack("{s:I, s:I, s:I}", "minimum", (json_int_t)p->min,
-						    "maximum", (json_int_t)p->max, "default",
-						    (json_int_t)p->dflt));
-	if (s && p->type == AJ_MCP_BOOL)
-		json_object_set_new(s, "default", json_false());
-	return s;
-}
-
 static json_t *tool_json(const struct aj_mcp_tool *t)
 {
-	json_t *props = json_object(), *req = json_array(), *j;
+	json_t *j = json_pack("{s:s, s:s, s:s, s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name", t->name,
+			      "title", t->title, "description", t->description, "inputSchema",
+			      aj_jf_schema(t->params), "annotations", "title", t->title,
+			      "readOnlyHint", t->read_only, "destructiveHint", t->destructive,
+			      "idempotentHint", t->idempotent, "openWorldHint", 0);
 
-	for (const struct aj_mcp_param *p = t->params; p->name; p++) {
-		json_object_set_new(props, p->name, param_schema(p));
-		if (p->required)
-			json_array_append_new(req, json_string(p->name));
-	}
-	j = json_pack("{s:s, s:s, s:s, s:{s:s, s:o, s:o, s:b}, s:{s:s, s:b, s:b, s:b, s:b}}",
-		      "name", t->name, "title", t->title, "description", t->description,
-		      "inputSchema", "type", "object", "properties", props, "required", req,
-		      "additionalProperties", 0, "annotations", "title", t->title, "readOnlyHint",
-		      t->read_only, "destructiveHint", t->destructive, "idempotentHint",
-		      t->idempotent, "openWorldHint", 0);
 	if (j && t->output_schema) {
 		json_t *o = json_loads(t->output_schema, 0, NULL);
 		if (!o) {
@@ -86,44 +56,41 @@ json_t *aj_mcp_tools_list(void)
 	return a ? json_pack("{s:o}", "tools", a) : NULL;
 }
 
-static int check_one(const struct aj_mcp_param *p, json_t *v, char *why, size_t why_len)
-{
-	if (p->type == AJ_MCP_STRING && !json_is_string(v))
-		return snprintf(why, why_len, "arguments.%s: expected a string", p->name), -1;
-	if (p->type == AJ_MCP_BOOL && !json_is_boolean(v))
-		return snprintf(why, why_len, "arguments.%s: expected true or false", p->name), -1;
-	if (p->type == AJ_MCP_INT) {
-		/* 30.0 is an integer to JSON Schema; 1.5 is not. */
-		double d = json_number_value(v);
-		if (!json_is_number(v) || !(d >= (double)p->min && d <= (double)p->max) ||
-		    d != (double)(long long)d)
-			return snprintf(why, why_len, "arguments.%s: expected an integer from %lld to %lld",
-					p->name, p->min, p->max),
-			       -1;
-	}
-	return 0;
-}
-
+/* The engine's problem in the words MCP clients have always been given. */
 int aj_mcp_check_args(const struct aj_mcp_tool *t, json_t *args, char *why, size_t why_len)
 {
-	const char *k;
-	json_t *v;
+	static const char prefix[] = "arguments";
+	struct aj_jf_opts o = {.layer = AJ_LAYER_USAGE, .prefix = prefix};
+	struct aj_jf_error e;
+	const struct aj_jf_field *p;
 
-	json_object_foreach(args, k, v) {
-		const struct aj_mcp_param *p = find_param(t, k);
-		if (!p) {
-			snprintf(why, why_len, "arguments.%.200s: %s takes no such argument", k, t->name);
-			return -1;
-		}
-		if (check_one(p, v, why, why_len) < 0)
-			return -1;
+	if (aj_jf_read(t->params, args, NULL, &o, &e) == 0)
+		return 0;
+	p = e.field;
+	switch (e.problem) {
+	case AJ_JF_UNKNOWN:
+		snprintf(why, why_len, "arguments.%.200s: %s takes no such argument",
+			 e.path + sizeof prefix, t->name);
+		break;
+	case AJ_JF_MISSING:
+		snprintf(why, why_len, "%s: missing (%s needs it)", e.path, t->name);
+		break;
+	case AJ_JF_TYPE:
+	case AJ_JF_RANGE:
+		if (p && p->type == AJ_JF_INT)
+			snprintf(why, why_len, "%s: expected an integer from %lld to %lld", e.path,
+				 p->min, p->max);
+		else
+			snprintf(why, why_len, "%s: expected %s", e.path,
+				 p ? aj_jf_expect(p) : "an object");
+		break;
+	case AJ_JF_VALUE:
+	case AJ_JF_NOMEM:
+	case AJ_JF_NONE:
+		snprintf(why, why_len, "%s", e.err.msg);
+		break;
 	}
-	for (const struct aj_mcp_param *p = t->params; p->name; p++)
-		if (p->required && !json_object_get(args, p->name)) {
-			snprintf(why, why_len, "arguments.%s: missing (%s needs it)", p->name, t->name);
-			return -1;
-		}
-	return 0;
+	return -1;
 }
 
 const char *aj_mcp_arg_str(json_t *args, const char *name)
@@ -134,7 +101,7 @@ const char *aj_mcp_arg_str(json_t *args, const char *name)
 long long aj_mcp_arg_int(const struct aj_mcp_tool *t, json_t *args, const char *name)
 {
 	json_t *v = json_object_get(args, name);
-	const struct aj_mcp_param *p = find_param(t, name);
+	const struct aj_jf_field *p = aj_jf_find(t->params, name);
 
 	if (!v)
 		return p ? p->dflt : 0;

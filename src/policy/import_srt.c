@@ -15,30 +15,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jfields.h"
 #include "common/util.h"
 #include "policy/import_srt_internal.h"
 #include "policy/policy.h"
 #include "rules/egress.h"
 
-enum srt_kind {
-	K_SECTION, /* an object read with its own table */
-	K_LIST,    /* an array, each element handled by `each` */
-	K_FALSE,   /* a boolean: false is srt's default and says nothing; true has no equivalent */
-	K_EMPTY,   /* an array or object: empty says nothing; anything else has no equivalent */
-	K_DROP,    /* configures srt itself or its reports, no permission: dropped with a note */
-	K_REFUSE,  /* any value has no equivalent */
-};
+/* Every srt field is a row of common/jfields.h, read by its engine. What a row does with
+ * its value is one of these kinds, its `doc` saying why (for SRT_FALSE, SRT_EMPTY and
+ * SRT_REFUSE: why agentjail has no equivalent; for SRT_DROP: why dropping it weakens
+ * nothing):
+ *   SRT_SECTION  an object read with its own table
+ *   SRT_LIST     an array, each element handled by an element row (SRT_EACH)
+ *   SRT_FALSE    a boolean: false is srt's default and says nothing; true has no equivalent
+ *   SRT_EMPTY    an array or object: empty says nothing; anything else has no equivalent
+ *   SRT_DROP     configures srt itself or its reports, no permission: dropped with a note
+ *   SRT_REFUSE   any value has no equivalent
+ * The engine's callbacks get the struct srt_import as the read's arg. */
+static int srt_false(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		     const struct aj_jf_opts *o, struct aj_jf_error *e);
+static int srt_empty(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		     const struct aj_jf_opts *o, struct aj_jf_error *e);
+static int srt_drop(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		    const struct aj_jf_opts *o, struct aj_jf_error *e);
+static int srt_refuse(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e);
 
-struct srt_field {
-	const char *name;
-	enum srt_kind kind;
-	const struct srt_field *sub; /* K_SECTION */
-	int (*each)(struct srt_import *im, const char *path, json_t *el, struct aj_err *err);
-	const char *why; /* K_FALSE, K_EMPTY, K_REFUSE: why agentjail has no equivalent;
-			    K_DROP: why dropping it weakens nothing */
-};
+#define SRT_SECTION(n, table) {.name = (n), .type = AJ_JF_OBJECT, .sub = (table)}
+#define SRT_LIST(n, el) {.name = (n), .type = AJ_JF_ARRAY, .sub = &(el)}
+#define SRT_FALSE(n, why) {.name = (n), .type = AJ_JF_BOOL, .parse = srt_false, .doc = (why)}
+#define SRT_EMPTY(n, why) {.name = (n), .type = AJ_JF_ANY, .parse = srt_empty, .doc = (why)}
+#define SRT_DROP(n, why) {.name = (n), .type = AJ_JF_ANY, .parse = srt_drop, .doc = (why)}
+#define SRT_REFUSE(n, why) {.name = (n), .type = AJ_JF_ANY, .parse = srt_refuse, .doc = (why)}
+#define SRT_END {.name = NULL}
 
-#define SRT_END {NULL, K_DROP, NULL, NULL, NULL}
+/* An element row whose parse is fn(im, path, el, err). */
+#define SRT_EACH(row, fn)                                                                      \
+	static int row##_parse(const struct aj_jf_field *f, const char *path, json_t *v,       \
+			       void *dst, const struct aj_jf_opts *o, struct aj_jf_error *e)    \
+	{                                                                                      \
+		return fn(o->arg, path, v, &e->err);                                           \
+	}                                                                                      \
+	static const struct aj_jf_field row = {.name = "", .type = AJ_JF_ANY,                  \
+					       .parse = row##_parse}
 
 void srt_note(struct srt_import *im, const char *fmt, ...)
 {
@@ -227,33 +246,36 @@ static int denied_domain(struct srt_import *im, const char *path, json_t *el, st
 	return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
 }
 
-static const struct srt_field network_fields[] = {
-	{"allowedDomains", K_LIST, NULL, allowed_domain, NULL},
-	{"deniedDomains", K_LIST, NULL, denied_domain, NULL},
-	{"deniedDomainReasons", K_DROP, NULL, NULL,
-	 "texts srt shows when it denies a host; agentjail's proxy answers 403 naming the rule"},
-	{"strictAllowlist", K_DROP, NULL, NULL,
-	 "agentjail never asks: a host no rule allows is denied"},
-	{"allowUnixSockets", K_EMPTY, NULL, NULL,
+SRT_EACH(allowed_domain_el, allowed_domain);
+SRT_EACH(denied_domain_el, denied_domain);
+
+static const struct aj_jf_field network_fields[] = {
+	SRT_LIST("allowedDomains", allowed_domain_el),
+	SRT_LIST("deniedDomains", denied_domain_el),
+	SRT_DROP("deniedDomainReasons",
+	 "texts srt shows when it denies a host; agentjail's proxy answers 403 naming the rule"),
+	SRT_DROP("strictAllowlist",
+	 "agentjail never asks: a host no rule allows is denied"),
+	SRT_EMPTY("allowUnixSockets",
 	 "agentjail keeps no list of host unix sockets to let through: a sandbox reaches none "
-	 "outside the paths it is granted"},
-	{"allowAllUnixSockets", K_FALSE, NULL, NULL,
-	 "agentjail does not lift its confinement of unix sockets"},
-	{"allowLocalBinding", K_DROP, NULL, NULL,
+	 "outside the paths it is granted"),
+	SRT_FALSE("allowAllUnixSockets",
+	 "agentjail does not lift its confinement of unix sockets"),
+	SRT_DROP("allowLocalBinding",
 	 "a sandbox binds only on its own loopback, in its own network namespace, which nothing "
-	 "outside reaches unless a port is published"},
-	{"allowMachLookup", K_EMPTY, NULL, NULL, "macOS XPC services"},
-	{"httpProxyPort", K_REFUSE, NULL, NULL,
+	 "outside reaches unless a port is published"),
+	SRT_EMPTY("allowMachLookup", "macOS XPC services"),
+	SRT_REFUSE("httpProxyPort",
 	 "agentjail always filters through its own egress proxy; it cannot hand the sandbox's "
-	 "traffic to another proxy that does the filtering"},
-	{"socksProxyPort", K_REFUSE, NULL, NULL,
+	 "traffic to another proxy that does the filtering"),
+	SRT_REFUSE("socksProxyPort",
 	 "agentjail always filters through its own egress proxy; it cannot hand the sandbox's "
-	 "traffic to another proxy that does the filtering"},
-	{"mitmProxy", K_REFUSE, NULL, NULL, "agentjail's proxy routes no host to another proxy"},
-	{"parentProxy", K_REFUSE, NULL, NULL, "agentjail's proxy connects out directly"},
-	{"tlsTerminate", K_REFUSE, NULL, NULL,
-	 "agentjail terminates TLS only for hosts a credential is bound to (see credentials)"},
-	{"filterRequest", K_REFUSE, NULL, NULL, "agentjail has no per-request filter"},
+	 "traffic to another proxy that does the filtering"),
+	SRT_REFUSE("mitmProxy", "agentjail's proxy routes no host to another proxy"),
+	SRT_REFUSE("parentProxy", "agentjail's proxy connects out directly"),
+	SRT_REFUSE("tlsTerminate",
+	 "agentjail terminates TLS only for hosts a credential is bound to (see credentials)"),
+	SRT_REFUSE("filterRequest", "agentjail has no per-request filter"),
 	SRT_END,
 };
 
@@ -265,20 +287,25 @@ static const struct srt_field network_fields[] = {
 		const char *v = string_el(path, el, err);                                      \
 		return v ? srt_add_path(im, &im->list, path, v, err) : -1;                     \
 	}
-PATH_LIST(deny_read_el, deny_read)
-PATH_LIST(allow_read_el, allow_read)
-PATH_LIST(allow_write_el, allow_write)
-PATH_LIST(deny_write_el, deny_write)
+PATH_LIST(deny_read_path, deny_read)
+PATH_LIST(allow_read_path, allow_read)
+PATH_LIST(allow_write_path, allow_write)
+PATH_LIST(deny_write_path, deny_write)
 
-static const struct srt_field filesystem_fields[] = {
-	{"denyRead", K_LIST, NULL, deny_read_el, NULL},
-	{"allowRead", K_LIST, NULL, allow_read_el, NULL},
-	{"allowWrite", K_LIST, NULL, allow_write_el, NULL},
-	{"denyWrite", K_LIST, NULL, deny_write_el, NULL},
-	{"disabled", K_FALSE, NULL, NULL, "agentjail always confines the filesystem"},
-	{"allowGitConfig", K_FALSE, NULL, NULL,
+SRT_EACH(deny_read_el, deny_read_path);
+SRT_EACH(allow_read_el, allow_read_path);
+SRT_EACH(allow_write_el, allow_write_path);
+SRT_EACH(deny_write_el, deny_write_path);
+
+static const struct aj_jf_field filesystem_fields[] = {
+	SRT_LIST("denyRead", deny_read_el),
+	SRT_LIST("allowRead", allow_read_el),
+	SRT_LIST("allowWrite", allow_write_el),
+	SRT_LIST("denyWrite", deny_write_el),
+	SRT_FALSE("disabled", "agentjail always confines the filesystem"),
+	SRT_FALSE("allowGitConfig",
 	 "agentjail keeps .git/config read-only in a writable workspace together with .git/hooks "
-	 "(filesystem.protect_git) and cannot lift one without the other"},
+	 "(filesystem.protect_git) and cannot lift one without the other"),
 	SRT_END,
 };
 
@@ -371,79 +398,54 @@ static int credential_env(struct srt_import *im, const char *path, json_t *el, s
 	return 0;
 }
 
-static const struct srt_field credentials_fields[] = {
-	{"files", K_LIST, NULL, credential_file, NULL},
-	{"envVars", K_LIST, NULL, credential_env, NULL},
-	{"awsPairs", K_EMPTY, NULL, NULL, "agentjail does not re-sign AWS SigV4 requests"},
-	{"allowPlaintextInject", K_DROP, NULL, NULL,
-	 "it matters only for masked credentials, which are refused"},
-	{"sigv4", K_DROP, NULL, NULL, "it matters only for masked credentials, which are refused"},
+SRT_EACH(credential_file_el, credential_file);
+SRT_EACH(credential_env_el, credential_env);
+
+static const struct aj_jf_field credentials_fields[] = {
+	SRT_LIST("files", credential_file_el),
+	SRT_LIST("envVars", credential_env_el),
+	SRT_EMPTY("awsPairs", "agentjail does not re-sign AWS SigV4 requests"),
+	SRT_DROP("allowPlaintextInject",
+	 "it matters only for masked credentials, which are refused"),
+	SRT_DROP("sigv4", "it matters only for masked credentials, which are refused"),
 	SRT_END,
 };
 
 /* ---- the top level ------------------------------------------------------------------------- */
 
-static const struct srt_field top_fields[] = {
-	{"network", K_SECTION, network_fields, NULL, NULL},
-	{"filesystem", K_SECTION, filesystem_fields, NULL, NULL},
-	{"credentials", K_SECTION, credentials_fields, NULL, NULL},
-	{"ignoreViolations", K_DROP, NULL, NULL,
-	 "it silences srt's violation reports and grants nothing"},
-	{"enableWeakerNestedSandbox", K_FALSE, NULL, NULL,
+static const struct aj_jf_field top_fields[] = {
+	SRT_SECTION("network", network_fields),
+	SRT_SECTION("filesystem", filesystem_fields),
+	SRT_SECTION("credentials", credentials_fields),
+	SRT_DROP("ignoreViolations",
+	 "it silences srt's violation reports and grants nothing"),
+	SRT_FALSE("enableWeakerNestedSandbox",
 	 "agentjail has no weaker mode for running inside containers; where those refuse user "
-	 "namespaces, choose `--tier landlock` explicitly"},
-	{"enableWeakerNetworkIsolation", K_FALSE, NULL, NULL,
-	 "macOS: opens com.apple.trustd.agent to the sandbox"},
-	{"allowAppleEvents", K_FALSE, NULL, NULL,
-	 "macOS: lets the sandbox start applications outside it"},
-	{"allowPty", K_DROP, NULL, NULL,
-	 "every agentjail sandbox has pseudo-terminals of its own (a private devpts)"},
-	{"ripgrep", K_DROP, NULL, NULL, "where srt finds a helper program"},
-	{"seccomp", K_DROP, NULL, NULL, "where srt finds a helper program"},
-	{"bwrapPath", K_DROP, NULL, NULL, "where srt finds a helper program"},
-	{"socatPath", K_DROP, NULL, NULL, "where srt finds a helper program"},
-	{"javaAgentJarPath", K_DROP, NULL, NULL, "where srt finds a helper program"},
-	{"windows", K_DROP, NULL, NULL, "srt's Windows backend"},
-	{"mandatoryDenySearchDepth", K_DROP, NULL, NULL,
+	 "namespaces, choose `--tier landlock` explicitly"),
+	SRT_FALSE("enableWeakerNetworkIsolation",
+	 "macOS: opens com.apple.trustd.agent to the sandbox"),
+	SRT_FALSE("allowAppleEvents",
+	 "macOS: lets the sandbox start applications outside it"),
+	SRT_DROP("allowPty",
+	 "every agentjail sandbox has pseudo-terminals of its own (a private devpts)"),
+	SRT_DROP("ripgrep", "where srt finds a helper program"),
+	SRT_DROP("seccomp", "where srt finds a helper program"),
+	SRT_DROP("bwrapPath", "where srt finds a helper program"),
+	SRT_DROP("socatPath", "where srt finds a helper program"),
+	SRT_DROP("javaAgentJarPath", "where srt finds a helper program"),
+	SRT_DROP("windows", "srt's Windows backend"),
+	SRT_DROP("mandatoryDenySearchDepth",
 	 "how deep srt searches for dotfiles to keep read-only; see the note on its built-in "
-	 "protections"},
-	{"git", K_DROP, NULL, NULL,
-	 "git's safe.directory; agentjail shows the workspace as owned by the sandbox user"},
+	 "protections"),
+	SRT_DROP("git",
+	 "git's safe.directory; agentjail shows the workspace as owned by the sandbox user"),
 	SRT_END,
 };
 
-static int walk(struct srt_import *im, const struct srt_field *table, const char *prefix,
-		json_t *obj, struct aj_err *err);
-
-static int unknown_field(const struct srt_field *table, const char *path, struct aj_err *err)
+static int srt_false(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		     const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	char list[512] = "";
-
-	for (const struct srt_field *f = table; f->name; f++) {
-		strncat(list, f == table ? "" : ", ", sizeof list - strlen(list) - 1);
-		strncat(list, f->name, sizeof list - strlen(list) - 1);
-	}
-	return aj_err_set(err, AJ_LAYER_POLICY, 0,
-			  "%s: unknown field, refused so that nothing is silently lost (srt fields "
-			  "known here: %s)",
-			  path, list);
-}
-
-static int each(struct srt_import *im, const struct srt_field *f, const char *path, json_t *v,
-		struct aj_err *err)
-{
-	char elpath[256];
-	size_t i;
-	json_t *el;
-
-	if (!json_is_array(v))
-		return type_error(path, "an array", v, err);
-	json_array_foreach(v, i, el) {
-		snprintf(elpath, sizeof elpath, "%s[%zu]", path, i);
-		if (f->each(im, elpath, el, err) < 0)
-			return -1;
-	}
-	return 0;
+	return json_is_false(v) ? 0 : no_equivalent(path, f->doc, &e->err);
 }
 
 /* srt's defaults: nothing to say about them. */
@@ -454,55 +456,54 @@ static bool says_nothing(const json_t *v)
 	       (json_is_object(v) && json_object_size(v) == 0);
 }
 
-static int apply(struct srt_import *im, const struct srt_field *f, const char *path, json_t *v,
-		 struct aj_err *err)
+static int srt_empty(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		     const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	switch (f->kind) {
-	case K_SECTION:
-		if (!json_is_object(v))
-			return type_error(path, "an object", v, err);
-		return walk(im, f->sub, path, v, err);
-	case K_LIST:
-		return each(im, f, path, v, err);
-	case K_FALSE:
-		if (!json_is_boolean(v))
-			return type_error(path, "true or false", v, err);
-		return json_is_false(v) ? 0 : no_equivalent(path, f->why, err);
-	case K_EMPTY:
-		if (!json_is_array(v) && !json_is_object(v))
-			return type_error(path, "an array or an object", v, err);
-		if (says_nothing(v))
-			return 0;
-		return no_equivalent(path, f->why, err);
-	case K_DROP:
-		if (!says_nothing(v))
-			srt_note(im, "%s: dropped (%s)", path, f->why);
+	if (!json_is_array(v) && !json_is_object(v))
+		return type_error(path, "an array or an object", v, &e->err);
+	if (says_nothing(v))
 		return 0;
-	case K_REFUSE:
-		return no_equivalent(path, f->why, err);
-	}
-	return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "%s: unhandled field kind", path);
+	return no_equivalent(path, f->doc, &e->err);
 }
 
-static int walk(struct srt_import *im, const struct srt_field *table, const char *prefix,
-		json_t *obj, struct aj_err *err)
+static int srt_drop(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		    const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	const char *key;
-	json_t *v;
-	char path[256];
-
-	json_object_foreach(obj, key, v) {
-		const struct srt_field *f = table;
-
-		snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "", key);
-		while (f->name && strcmp(f->name, key) != 0)
-			f++;
-		if (!f->name)
-			return unknown_field(table, path, err);
-		if (apply(im, f, path, v, err) < 0)
-			return -1;
-	}
+	if (!says_nothing(v))
+		srt_note(o->arg, "%s: dropped (%s)", path, f->doc);
 	return 0;
+}
+
+static int srt_refuse(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	return no_equivalent(path, f->doc, &e->err);
+}
+
+/* The engine's problems in the words of srt imports: unknown fields refused with the list of
+ * the fields known here, types named as srt's schema does ("a number"). */
+static int walk(struct srt_import *im, json_t *srt, struct aj_err *err)
+{
+	struct aj_jf_opts o = {.layer = AJ_LAYER_POLICY, .arg = im};
+	struct aj_jf_error e;
+	char list[512] = "";
+
+	if (aj_jf_read(top_fields, srt, NULL, &o, &e) == 0)
+		return 0;
+	if (e.problem == AJ_JF_TYPE)
+		return type_error(e.path, aj_jf_expect(e.field), e.value, err);
+	if (e.problem != AJ_JF_UNKNOWN) {
+		*err = e.err;
+		return -1;
+	}
+	for (const struct aj_jf_field *f = e.table; f->name; f++) {
+		strncat(list, f == e.table ? "" : ", ", sizeof list - strlen(list) - 1);
+		strncat(list, f->name, sizeof list - strlen(list) - 1);
+	}
+	return aj_err_set(err, AJ_LAYER_POLICY, 0,
+			  "%s: unknown field, refused so that nothing is silently lost (srt fields "
+			  "known here: %s)",
+			  e.path, list);
 }
 
 /* ---- the policy document ------------------------------------------------------------------- */
@@ -599,7 +600,7 @@ json_t *aj_policy_import_srt(json_t *srt, const struct aj_srt_ctx *ctx, struct a
 		import_free(&im);
 		return NULL;
 	}
-	if (walk(&im, top_fields, "", srt, err) == 0 && srt_convert_fs(&im, err) == 0) {
+	if (walk(&im, srt, err) == 0 && srt_convert_fs(&im, err) == 0) {
 		doc = policy_json(&im);
 		if (!doc)
 			aj_err_sys(err, AJ_LAYER_POLICY, "srt settings: building the policy");

@@ -1,6 +1,7 @@
-/* Policy JSON <-> struct aj_policy, driven by one field table so that parsing, unknown-field
- * errors and printing the effective policy cannot drift apart. Adding a field means adding
- * one row here and one paragraph in docs/policy.md.
+/* Policy JSON <-> struct aj_policy, driven by one field table (read and printed by the
+ * engine of common/jfields.h) so that parsing, unknown-field errors and printing the
+ * effective policy cannot drift apart. Adding a field means adding one row here and one
+ * paragraph in docs/policy.md.
  */
 #include "policy/policy.h"
 
@@ -11,40 +12,11 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/jfields.h"
 #include "common/util.h"
 #include "rules/addr.h"
 #include "rules/egress.h"
 
-enum fkind {
-	F_OBJECT,
-	F_VERSION,
-	F_PRESET, /* applied before the other fields; only type-checked here */
-	F_STRING,
-	F_BOOL,
-	F_SIZE,
-	F_DURATION,
-	F_COUNT,
-	F_CPUS,
-	F_ID,
-	F_STRV,
-	F_ENVMAP,
-	F_ENUM,
-	F_CREDS, /* credentials.c */
-	F_PORTS,
-};
-
-typedef int (*check_fn)(const char *path, const char *value, struct aj_err *err);
-
-struct field {
-	const char *name;
-	enum fkind kind;
-	size_t off;
-	const struct field *sub;        /* F_OBJECT: NULL-name-terminated table */
-	const char *const *enum_names;  /* F_ENUM: NULL-terminated, index is the value */
-	check_fn check;                 /* F_STRING and each F_STRV element */
-};
-
-#define FIELD_END {NULL, F_OBJECT, 0, NULL, NULL, NULL}
 #define OFF(m) offsetof(struct aj_policy, m)
 
 static int check_abs_path(const char *path, const char *v, struct aj_err *err)
@@ -115,363 +87,311 @@ static int check_cidr(const char *path, const char *v, struct aj_err *err)
 	return 0;
 }
 
-static const char *const ws_modes[] = {"rw", "ro", NULL};
-static const char *const net_modes[] = {"none", "host", "proxy", NULL};
-static const char *const output_actions[] = {"truncate", "kill", NULL};
-static const char *const tiers[] = {"namespaces", "landlock", NULL};
+/* ---- the policy's own kinds of value --------------------------------------------------- */
 
-static const struct field filesystem_fields[] = {
-	{"workspace", F_STRING, OFF(workspace), NULL, NULL, NULL},
-	{"workspace_mode", F_ENUM, OFF(workspace_mode), NULL, ws_modes, NULL},
-	{"mount", F_STRING, OFF(workspace_mount), NULL, NULL, check_abs_path},
-	{"protect_git", F_BOOL, OFF(protect_git), NULL, NULL, NULL},
-	{"read_only", F_STRV, OFF(read_only), NULL, NULL, check_abs_path},
-	{"read_write", F_STRV, OFF(read_write), NULL, NULL, check_abs_path},
-	{"mask", F_STRV, OFF(mask), NULL, NULL, check_abs_path},
-	FIELD_END,
-};
-
-static const struct field user_fields[] = {
-	{"uid", F_ID, OFF(uid), NULL, NULL, NULL},
-	{"gid", F_ID, OFF(gid), NULL, NULL, NULL},
-	{"name", F_STRING, OFF(user_name), NULL, NULL, check_name},
-	{"home", F_STRING, OFF(home), NULL, NULL, check_abs_path},
-	{"shell", F_STRING, OFF(shell), NULL, NULL, check_abs_path},
-	FIELD_END,
-};
-
-static const struct field environment_fields[] = {
-	{"allow", F_STRV, OFF(env_allow), NULL, NULL, check_env_pattern},
-	{"set", F_ENVMAP, OFF(env_set), NULL, NULL, NULL},
-	FIELD_END,
-};
-
-static const struct field network_fields[] = {
-	{"mode", F_ENUM, OFF(net_mode), NULL, net_modes, NULL},
-	{"allow", F_STRV, OFF(net_allow), NULL, NULL, check_rule},
-	{"deny", F_STRV, OFF(net_deny), NULL, NULL, check_rule},
-	{"allow_private", F_STRV, OFF(net_allow_private), NULL, NULL, check_cidr},
-	{"max_connections", F_COUNT, OFF(net_max_connections), NULL, NULL, NULL},
-	{"max_bytes", F_SIZE, OFF(net_max_bytes), NULL, NULL, NULL},
-	{"listen", F_PORTS, OFF(net_listen), NULL, NULL, NULL},
-	FIELD_END,
-};
-
-static const struct field limits_fields[] = {
-	{"memory", F_SIZE, OFF(limits.memory), NULL, NULL, NULL},
-	{"pids", F_COUNT, OFF(limits.pids), NULL, NULL, NULL},
-	{"cpus", F_CPUS, OFF(limits.cpu_milli), NULL, NULL, NULL},
-	{"timeout", F_DURATION, OFF(limits.timeout_ms), NULL, NULL, NULL},
-	{"file_size", F_SIZE, OFF(limits.file_size), NULL, NULL, NULL},
-	{"open_files", F_COUNT, OFF(limits.open_files), NULL, NULL, NULL},
-	{"output_bytes", F_SIZE, OFF(limits.output_bytes), NULL, NULL, NULL},
-	{"output_action", F_ENUM, OFF(limits.output_action), NULL, output_actions, NULL},
-	{"tmpfs_size", F_SIZE, OFF(limits.tmpfs_size), NULL, NULL, NULL},
-	FIELD_END,
-};
-
-static const struct field syscalls_fields[] = {
-	{"allow", F_STRV, OFF(syscalls_allow), NULL, NULL, check_name},
-	FIELD_END,
-};
-
-static const struct field root_fields[] = {
-	{"version", F_VERSION, 0, NULL, NULL, NULL},
-	{"preset", F_PRESET, 0, NULL, NULL, NULL},
-	{"filesystem", F_OBJECT, 0, filesystem_fields, NULL, NULL},
-	{"cwd", F_STRING, OFF(cwd), NULL, NULL, check_abs_path},
-	{"user", F_OBJECT, 0, user_fields, NULL, NULL},
-	{"hostname", F_STRING, OFF(hostname), NULL, NULL, check_name},
-	{"environment", F_OBJECT, 0, environment_fields, NULL, NULL},
-	{"network", F_OBJECT, 0, network_fields, NULL, NULL},
-	{"credentials", F_CREDS, 0, NULL, NULL, NULL},
-	{"limits", F_OBJECT, 0, limits_fields, NULL, NULL},
-	{"syscalls", F_OBJECT, 0, syscalls_fields, NULL, NULL},
-	{"allow_degraded", F_STRV, OFF(allow_degraded), NULL, NULL, check_name},
-	{"tier", F_ENUM, OFF(tier), NULL, tiers, NULL},
-	FIELD_END,
-};
-
-static const char *kind_expect(const struct field *f)
-{
-	switch (f->kind) {
-	case F_OBJECT: return "an object";
-	case F_VERSION: return "the number 1";
-	case F_PRESET:
-	case F_STRING: return "a string";
-	case F_BOOL: return "true or false";
-	case F_SIZE: return "a size (number of bytes, or a string such as \"512MiB\"), or null";
-	case F_DURATION: return "a duration (seconds, or a string such as \"30s\"), or null";
-	case F_COUNT: return "a non-negative whole number, or null";
-	case F_CPUS: return "a number of CPUs such as 1.5, or null";
-	case F_ID: return "a whole number from 0 to 65535";
-	case F_STRV: return "an array of strings";
-	case F_ENVMAP: return "an object mapping variable names to strings";
-	case F_ENUM: return "one of the listed strings";
-	case F_CREDS: return "an object mapping variable names to credentials";
-	case F_PORTS: return "an array of TCP port numbers (1-65535)";
-	}
-	return "?";
-}
-
-static const char *json_type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	case JSON_NULL: return "null";
-	}
-	return "?";
-}
-
-static int type_error(const char *path, const struct field *f, const json_t *v,
-		      struct aj_err *err)
-{
-	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: expected %s, got %s", path,
-			  kind_expect(f), json_type_name(v));
-}
-
-static int apply_object(struct aj_policy *p, const struct field *table, const char *prefix,
-			json_t *obj, struct aj_err *err);
+enum quantity { Q_SIZE, Q_DURATION, Q_COUNT, Q_CPUS };
 
 /* Numbers given as JSON numbers are taken as bytes / seconds / CPUs; strings go through the
  * same parsers as the CLI flags so "512MiB" means the same in both places. */
-static int apply_quantity(const char *path, const struct field *f, json_t *v, uint64_t *out,
-			  struct aj_err *err)
+static int parse_quantity(enum quantity q, const struct aj_jf_field *f, const char *path,
+			  json_t *v, uint64_t *out, struct aj_jf_error *e)
 {
+	uint64_t scratch;
 	char buf[64];
 
+	if (!out)
+		out = &scratch;
 	if (json_is_null(v)) {
 		*out = 0;
 		return 0;
 	}
 	if (json_is_integer(v) && json_integer_value(v) >= 0)
 		snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-	else if (json_is_real(v) && json_real_value(v) >= 0 && f->kind != F_COUNT &&
-		 f->kind != F_SIZE)
+	else if (json_is_real(v) && json_real_value(v) >= 0 && q != Q_COUNT && q != Q_SIZE)
 		snprintf(buf, sizeof buf, "%.3f", json_real_value(v));
-	else if (json_is_string(v) && f->kind != F_COUNT)
+	else if (json_is_string(v) && q != Q_COUNT)
 		snprintf(buf, sizeof buf, "%s", json_string_value(v));
 	else
-		return type_error(path, f, v, err);
-	if (f->kind == F_SIZE)
-		return aj_policy_parse_size(path, buf, out, err);
-	if (f->kind == F_DURATION)
-		return aj_policy_parse_duration(path, buf, out, err);
-	if (f->kind == F_CPUS)
-		return aj_policy_parse_cpus(path, buf, out, err);
-	return aj_policy_parse_count(path, buf, out, err);
+		return aj_jf_type_error(e, f, path, v);
+	switch (q) {
+	case Q_SIZE: return aj_policy_parse_size(path, buf, out, &e->err);
+	case Q_DURATION: return aj_policy_parse_duration(path, buf, out, &e->err);
+	case Q_CPUS: return aj_policy_parse_cpus(path, buf, out, &e->err);
+	case Q_COUNT: return aj_policy_parse_count(path, buf, out, &e->err);
+	}
+	return -1;
 }
 
-static int apply_strv(const char *path, const struct field *f, json_t *v, struct aj_strv *sv,
-		      struct aj_err *err)
-{
-	size_t i;
-	json_t *el;
-	char elpath[256];
+#define QUANTITY_PARSER(fn, q)                                                                 \
+	static int fn(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,     \
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)                       \
+	{                                                                                      \
+		return parse_quantity(q, f, path, v, dst, e);                                  \
+	}
+QUANTITY_PARSER(parse_size, Q_SIZE)
+QUANTITY_PARSER(parse_duration, Q_DURATION)
+QUANTITY_PARSER(parse_count, Q_COUNT)
+QUANTITY_PARSER(parse_cpus, Q_CPUS)
 
-	if (!json_is_array(v))
-		return type_error(path, f, v, err);
-	aj_strv_clear(sv);
-	json_array_foreach(v, i, el) {
-		snprintf(elpath, sizeof elpath, "%s[%zu]", path, i);
-		if (!json_is_string(el))
-			return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: expected a string, got %s",
-					  elpath, json_type_name(el));
-		if (f->check && f->check(elpath, json_string_value(el), err) < 0)
-			return -1;
-		if (aj_strv_push(sv, json_string_value(el)) < 0)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "%s", elpath);
+/* Numbers with no limit print as null so the document round-trips. */
+static json_t *dump_number(const struct aj_jf_field *f, const void *dst, void *arg)
+{
+	uint64_t u = *(const uint64_t *)dst;
+
+	return u ? json_integer((json_int_t)u) : json_null();
+}
+
+static json_t *dump_duration(const struct aj_jf_field *f, const void *dst, void *arg)
+{
+	uint64_t u = *(const uint64_t *)dst;
+
+	if (!u)
+		return json_null();
+	return u % 1000 ? json_real((double)u / 1000.0) : json_integer((json_int_t)(u / 1000));
+}
+
+static json_t *dump_cpus(const struct aj_jf_field *f, const void *dst, void *arg)
+{
+	uint64_t u = *(const uint64_t *)dst;
+
+	return u ? json_real((double)u / 1000.0) : json_null();
+}
+
+static int parse_version(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			 const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	if (!json_is_integer(v) || json_integer_value(v) != 1)
+		return aj_jf_fail(e, AJ_JF_VALUE, f, path, v,
+				  "%s: this agentjail reads policy version 1", path);
+	return 0;
+}
+
+static json_t *dump_version(const struct aj_jf_field *f, const void *dst, void *arg)
+{
+	return json_integer(1);
+}
+
+/* The preset is applied before the other fields (aj_policy_load); here it is only read. */
+static int parse_preset(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	return 0;
+}
+
+static int parse_envmap(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct aj_strv *sv = dst;
+	const char *key;
+	json_t *val;
+
+	if (!json_is_object(v))
+		return aj_jf_type_error(e, f, path, v);
+	if (sv)
+		aj_strv_clear(sv);
+	json_object_foreach(v, key, val) {
+		if (!aj_policy_env_name_ok(key))
+			return aj_err_set(&e->err, AJ_LAYER_POLICY, 0,
+					  "%s: \"%s\" is not a valid variable name", path, key);
+		if (!json_is_string(val))
+			return aj_err_set(&e->err, AJ_LAYER_POLICY, 0,
+					  "%s.%s: expected a string, got %s", path, key,
+					  aj_jf_type_name(val));
+		if (sv && aj_strv_setenv(sv, key, json_string_value(val)) < 0)
+			return aj_err_sys(&e->err, AJ_LAYER_POLICY, "%s.%s", path, key);
 	}
 	return 0;
 }
 
-static int apply_ports(const char *path, const struct field *f, json_t *v, struct aj_ports *out,
-		       struct aj_err *err)
+static json_t *dump_envmap(const struct aj_jf_field *f, const void *dst, void *arg)
+{
+	const struct aj_strv *sv = dst;
+	json_t *o = json_object();
+
+	for (size_t i = 0; o && i < sv->n; i++) {
+		const char *eq = strchr(sv->v[i], '=');
+		char name[256];
+		size_t n = eq ? (size_t)(eq - sv->v[i]) : 0;
+		if (!eq || n >= sizeof name)
+			continue;
+		memcpy(name, sv->v[i], n);
+		name[n] = '\0';
+		json_object_set_new(o, name, json_string(eq + 1));
+	}
+	return o;
+}
+
+static int parse_ports(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		       const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
 	struct aj_ports ports = {0};
 	size_t i;
 	json_t *el;
 
 	if (!json_is_array(v))
-		return type_error(path, f, v, err);
+		return aj_jf_type_error(e, f, path, v);
 	json_array_foreach(v, i, el) {
 		json_int_t n = json_is_integer(el) ? json_integer_value(el) : 0;
 		size_t k = 0;
 
 		if (n < 1 || n > 65535)
-			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+			return aj_err_set(&e->err, AJ_LAYER_POLICY, 0,
 					  "%s[%zu]: expected a TCP port number (1-65535), got %s", path,
 					  i, json_is_integer(el) ? "a number out of range"
-								  : json_type_name(el));
+								  : aj_jf_type_name(el));
 		while (k < ports.n && ports.v[k] != (uint16_t)n)
 			k++;
 		if (k < ports.n)
 			continue;
 		if (ports.n == AJ_PORTS_MAX)
-			return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: more than %d ports", path,
+			return aj_err_set(&e->err, AJ_LAYER_POLICY, 0, "%s: more than %d ports", path,
 					  AJ_PORTS_MAX);
 		ports.v[ports.n++] = (uint16_t)n;
 	}
-	*out = ports;
+	if (dst)
+		*(struct aj_ports *)dst = ports;
 	return 0;
 }
 
-static int apply_envmap(const char *path, const struct field *f, json_t *v, struct aj_strv *sv,
-			struct aj_err *err)
+static json_t *dump_ports(const struct aj_jf_field *f, const void *dst, void *arg)
 {
-	const char *key;
-	json_t *val;
+	const struct aj_ports *ports = dst;
+	json_t *a = json_array();
 
-	if (!json_is_object(v))
-		return type_error(path, f, v, err);
-	aj_strv_clear(sv);
-	json_object_foreach(v, key, val) {
-		if (!aj_policy_env_name_ok(key))
-			return aj_err_set(err, AJ_LAYER_POLICY, 0,
-					  "%s: \"%s\" is not a valid variable name", path, key);
-		if (!json_is_string(val))
-			return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.%s: expected a string, got %s",
-					  path, key, json_type_name(val));
-		if (aj_strv_setenv(sv, key, json_string_value(val)) < 0)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "%s.%s", path, key);
-	}
-	return 0;
+	for (size_t i = 0; a && i < ports->n; i++)
+		json_array_append_new(a, json_integer(ports->v[i]));
+	return a;
 }
 
-static int apply_enum(const char *path, const struct field *f, json_t *v, int *out,
-		      struct aj_err *err)
+/* credentials.c reads and prints the whole field; dst is the policy (offset 0). */
+static int parse_creds(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		       const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	char list[256] = "";
-
-	if (json_is_string(v))
-		for (int i = 0; f->enum_names[i]; i++)
-			if (strcmp(f->enum_names[i], json_string_value(v)) == 0) {
-				*out = i;
-				return 0;
-			}
-	for (int i = 0; f->enum_names[i]; i++) {
-		strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-		strncat(list, f->enum_names[i], sizeof list - strlen(list) - 1);
-	}
-	if (!json_is_string(v))
-		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: expected one of %s, got %s", path,
-				  list, json_type_name(v));
-	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: expected one of %s, got \"%s\"", path,
-			  list, json_string_value(v));
+	return aj_policy_creds_apply_json(dst, path, v, &e->err);
 }
 
-static int apply_string(const char *path, const struct field *f, json_t *v, char **out,
-			struct aj_err *err)
+static json_t *dump_creds(const struct aj_jf_field *f, const void *dst, void *arg)
 {
-	char *s;
-
-	if (!json_is_string(v))
-		return type_error(path, f, v, err);
-	if (f->check && f->check(path, json_string_value(v), err) < 0)
-		return -1;
-	s = strdup(json_string_value(v));
-	if (!s)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
-	free(*out);
-	*out = s;
-	return 0;
+	return aj_policy_creds_to_json(dst);
 }
 
-static int apply_field(struct aj_policy *p, const struct field *f, const char *path, json_t *v,
-		       struct aj_err *err)
-{
-	char *base = (char *)p + f->off;
+/* ---- the table ----------------------------------------------------------------------------- */
 
-	switch (f->kind) {
-	case F_OBJECT:
-		if (!json_is_object(v))
-			return type_error(path, f, v, err);
-		return apply_object(p, f->sub, path, v, err);
-	case F_VERSION:
-		if (!json_is_integer(v) || json_integer_value(v) != 1)
-			return aj_err_set(err, AJ_LAYER_POLICY, 0,
-					  "%s: this agentjail reads policy version 1", path);
-		return 0;
-	case F_PRESET:
-		return json_is_string(v) ? 0 : type_error(path, f, v, err);
-	case F_STRING:
-		return apply_string(path, f, v, (char **)base, err);
-	case F_BOOL:
-		if (!json_is_boolean(v))
-			return type_error(path, f, v, err);
-		*(bool *)base = json_is_true(v);
-		return 0;
-	case F_SIZE:
-	case F_DURATION:
-	case F_COUNT:
-	case F_CPUS:
-		return apply_quantity(path, f, v, (uint64_t *)base, err);
-	case F_ID:
-		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		    json_integer_value(v) > 65535)
-			return type_error(path, f, v, err);
-		*(uint64_t *)base = (uint64_t)json_integer_value(v);
-		return 0;
-	case F_STRV:
-		return apply_strv(path, f, v, (struct aj_strv *)base, err);
-	case F_ENVMAP:
-		return apply_envmap(path, f, v, (struct aj_strv *)base, err);
-	case F_ENUM:
-		return apply_enum(path, f, v, (int *)base, err);
-	case F_CREDS:
-		return aj_policy_creds_apply_json(p, path, v, err);
-	case F_PORTS:
-		return apply_ports(path, f, v, (struct aj_ports *)base, err);
-	}
-	return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "%s: unhandled field kind", path);
-}
+#define STRING(n, m, chk) {.name = n, .type = AJ_JF_STRING, .off = OFF(m), .check = chk}
+#define STRINGS(n, m, chk) {.name = n, .type = AJ_JF_ARRAY, .off = OFF(m), .check = chk}
+#define BOOLEAN(n, m) {.name = n, .type = AJ_JF_BOOL, .off = OFF(m)}
+#define ENUM(n, m, names) {.name = n, .type = AJ_JF_ENUM, .off = OFF(m), .values = names}
+#define SECTION(n, table) {.name = n, .type = AJ_JF_OBJECT, .sub = table}
+#define ID(n, m)                                                                               \
+	{.name = n, .type = AJ_JF_INT, .off = OFF(m), .min = 0, .max = 65535,                  \
+	 .expect = "a whole number from 0 to 65535"}
+#define OWN(n, m, p, d, words)                                                                 \
+	{.name = n, .type = AJ_JF_ANY, .off = OFF(m), .parse = p, .dump = d, .expect = words}
+#define SIZE(n, m)                                                                             \
+	OWN(n, m, parse_size, dump_number,                                                     \
+	    "a size (number of bytes, or a string such as \"512MiB\"), or null")
+#define DURATION(n, m)                                                                         \
+	OWN(n, m, parse_duration, dump_duration,                                               \
+	    "a duration (seconds, or a string such as \"30s\"), or null")
+#define COUNT(n, m) OWN(n, m, parse_count, dump_number, "a non-negative whole number, or null")
+#define CPUS(n, m) OWN(n, m, parse_cpus, dump_cpus, "a number of CPUs such as 1.5, or null")
+#define FIELD_END {.name = NULL}
 
-static int unknown_field(const struct field *table, const char *path, struct aj_err *err)
-{
-	char list[512] = "";
+static const char *const ws_modes[] = {"rw", "ro", NULL};
+static const char *const net_modes[] = {"none", "host", "proxy", NULL};
+static const char *const output_actions[] = {"truncate", "kill", NULL};
+static const char *const tiers[] = {"namespaces", "landlock", NULL};
 
-	for (const struct field *f = table; f->name; f++) {
-		strncat(list, f == table ? "" : ", ", sizeof list - strlen(list) - 1);
-		strncat(list, f->name, sizeof list - strlen(list) - 1);
-	}
-	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: unknown field (expected one of: %s)", path,
-			  list);
-}
+static const struct aj_jf_field filesystem_fields[] = {
+	STRING("workspace", workspace, NULL),
+	ENUM("workspace_mode", workspace_mode, ws_modes),
+	STRING("mount", workspace_mount, check_abs_path),
+	BOOLEAN("protect_git", protect_git),
+	STRINGS("read_only", read_only, check_abs_path),
+	STRINGS("read_write", read_write, check_abs_path),
+	STRINGS("mask", mask, check_abs_path),
+	FIELD_END,
+};
 
-static int apply_object(struct aj_policy *p, const struct field *table, const char *prefix,
-			json_t *obj, struct aj_err *err)
-{
-	const char *key;
-	json_t *v;
-	char path[256];
+static const struct aj_jf_field user_fields[] = {
+	ID("uid", uid),
+	ID("gid", gid),
+	STRING("name", user_name, check_name),
+	STRING("home", home, check_abs_path),
+	STRING("shell", shell, check_abs_path),
+	FIELD_END,
+};
 
-	json_object_foreach(obj, key, v) {
-		const struct field *f = table;
+static const struct aj_jf_field environment_fields[] = {
+	STRINGS("allow", env_allow, check_env_pattern),
+	OWN("set", env_set, parse_envmap, dump_envmap,
+	    "an object mapping variable names to strings"),
+	FIELD_END,
+};
 
-		snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "", key);
-		while (f->name && strcmp(f->name, key) != 0)
-			f++;
-		if (!f->name)
-			return unknown_field(table, path, err);
-		if (apply_field(p, f, path, v, err) < 0)
-			return -1;
-	}
-	return 0;
-}
+static const struct aj_jf_field network_fields[] = {
+	ENUM("mode", net_mode, net_modes),
+	STRINGS("allow", net_allow, check_rule),
+	STRINGS("deny", net_deny, check_rule),
+	STRINGS("allow_private", net_allow_private, check_cidr),
+	COUNT("max_connections", net_max_connections),
+	SIZE("max_bytes", net_max_bytes),
+	OWN("listen", net_listen, parse_ports, dump_ports,
+	    "an array of TCP port numbers (1-65535)"),
+	FIELD_END,
+};
+
+static const struct aj_jf_field limits_fields[] = {
+	SIZE("memory", limits.memory),
+	COUNT("pids", limits.pids),
+	CPUS("cpus", limits.cpu_milli),
+	DURATION("timeout", limits.timeout_ms),
+	SIZE("file_size", limits.file_size),
+	COUNT("open_files", limits.open_files),
+	SIZE("output_bytes", limits.output_bytes),
+	ENUM("output_action", limits.output_action, output_actions),
+	SIZE("tmpfs_size", limits.tmpfs_size),
+	FIELD_END,
+};
+
+static const struct aj_jf_field syscalls_fields[] = {
+	STRINGS("allow", syscalls_allow, check_name),
+	FIELD_END,
+};
+
+static const struct aj_jf_field root_fields[] = {
+	{.name = "version", .type = AJ_JF_ANY, .parse = parse_version, .dump = dump_version,
+	 .expect = "the number 1"},
+	{.name = "preset", .type = AJ_JF_STRING, .off = OFF(preset), .parse = parse_preset},
+	SECTION("filesystem", filesystem_fields),
+	STRING("cwd", cwd, check_abs_path),
+	SECTION("user", user_fields),
+	STRING("hostname", hostname, check_name),
+	SECTION("environment", environment_fields),
+	SECTION("network", network_fields),
+	{.name = "credentials", .type = AJ_JF_ANY, .off = 0, .parse = parse_creds,
+	 .dump = dump_creds, .expect = "an object mapping variable names to credentials"},
+	SECTION("limits", limits_fields),
+	SECTION("syscalls", syscalls_fields),
+	STRINGS("allow_degraded", allow_degraded, check_name),
+	ENUM("tier", tier, tiers),
+	FIELD_END,
+};
 
 int aj_policy_apply_json(struct aj_policy *p, json_t *root, struct aj_err *err)
 {
+	struct aj_jf_opts o = {.layer = AJ_LAYER_POLICY};
+	struct aj_jf_error e;
+
 	if (!json_is_object(root))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "policy: expected a JSON object at the top level, got %s",
-				  json_type_name(root));
-	return apply_object(p, root_fields, "", root, err);
+				  aj_jf_type_name(root));
+	if (aj_jf_read(root_fields, root, p, &o, &e) < 0) {
+		*err = e.err;
+		return -1;
+	}
+	return 0;
 }
 
 int aj_policy_json_preset(json_t *root, const char **out, struct aj_err *err)
@@ -483,7 +403,7 @@ int aj_policy_json_preset(json_t *root, const char **out, struct aj_err *err)
 		return 0;
 	if (!json_is_string(v))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "preset: expected a string, got %s",
-				  json_type_name(v));
+				  aj_jf_type_name(v));
 	*out = json_string_value(v);
 	return 0;
 }
@@ -541,89 +461,7 @@ int aj_policy_load_text(struct aj_policy *p, const char *text, struct aj_err *er
 	return r;
 }
 
-/* Printing: numbers with no limit print as null so the document round-trips. */
-static json_t *field_to_json(const struct aj_policy *p, const struct field *f);
-
-static json_t *object_to_json(const struct aj_policy *p, const struct field *table)
-{
-	json_t *obj = json_object();
-
-	for (const struct field *f = table; f->name; f++) {
-		json_t *v = field_to_json(p, f);
-		if (v)
-			json_object_set_new(obj, f->name, v);
-	}
-	return obj;
-}
-
-static json_t *strv_to_json(const struct aj_strv *sv)
-{
-	json_t *a = json_array();
-	for (size_t i = 0; i < sv->n; i++)
-		json_array_append_new(a, json_string(sv->v[i]));
-	return a;
-}
-
-static json_t *envmap_to_json(const struct aj_strv *sv)
-{
-	json_t *o = json_object();
-	for (size_t i = 0; i < sv->n; i++) {
-		const char *eq = strchr(sv->v[i], '=');
-		char name[256];
-		size_t n = eq ? (size_t)(eq - sv->v[i]) : 0;
-		if (!eq || n >= sizeof name)
-			continue;
-		memcpy(name, sv->v[i], n);
-		name[n] = '\0';
-		json_object_set_new(o, name, json_string(eq + 1));
-	}
-	return o;
-}
-
-static json_t *field_to_json(const struct aj_policy *p, const struct field *f)
-{
-	const char *base = (const char *)p + f->off;
-	uint64_t u;
-
-	switch (f->kind) {
-	case F_OBJECT: return object_to_json(p, f->sub);
-	case F_VERSION: return json_integer(1);
-	case F_PRESET: return p->preset ? json_string(p->preset) : NULL;
-	case F_STRING: {
-		const char *s = *(char *const *)base;
-		return s ? json_string(s) : NULL;
-	}
-	case F_BOOL: return json_boolean(*(const bool *)base);
-	case F_ID: return json_integer((json_int_t) * (const uint64_t *)base);
-	case F_SIZE:
-	case F_COUNT:
-	case F_DURATION:
-		u = *(const uint64_t *)base;
-		if (!u)
-			return json_null();
-		if (f->kind == F_DURATION)
-			return u % 1000 ? json_real((double)u / 1000.0)
-					: json_integer((json_int_t)(u / 1000));
-		return json_integer((json_int_t)u);
-	case F_CPUS:
-		u = *(const uint64_t *)base;
-		return u ? json_real((double)u / 1000.0) : json_null();
-	case F_STRV: return strv_to_json((const struct aj_strv *)base);
-	case F_ENVMAP: return envmap_to_json((const struct aj_strv *)base);
-	case F_ENUM: return json_string(f->enum_names[*(const int *)base]);
-	case F_CREDS: return aj_policy_creds_to_json(p);
-	case F_PORTS: {
-		const struct aj_ports *ports = (const struct aj_ports *)base;
-		json_t *a = json_array();
-		for (size_t i = 0; i < ports->n; i++)
-			json_array_append_new(a, json_integer(ports->v[i]));
-		return a;
-	}
-	}
-	return NULL;
-}
-
 json_t *aj_policy_to_json(const struct aj_policy *p)
 {
-	return object_to_json(p, root_fields);
+	return aj_jf_write(root_fields, p, NULL);
 }

@@ -257,7 +257,7 @@ static void events_done(struct aj_srv_req *r)
 static const char *const events_query[] = {"after", "limit", "follow", NULL};
 
 const struct aj_srv_route aj_api_event_routes[] = {
-	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/events", AJ_SRV_BODY_NONE, events_query,
-	 events_prepare, events_work, events_done},
-	{0, NULL, 0, NULL, NULL, NULL, NULL},
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/events", AJ_SRV_BODY_NONE, events_query,
+	 events_prepare, events_work, events_done),
+	AJ_SRV_ROUTES_END,
 };

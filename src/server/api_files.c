@@ -279,11 +279,11 @@ static void stat_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- mkdir, move ------------------------------------------------------------------------ */
 
-static const struct aj_srv_field mkdir_fields[] = {
-	{"path", AJ_JT_STRING, true},
-	{"parents", AJ_JT_BOOL, false},
-	{"mode", AJ_JT_STRING, false},
-	{NULL, 0, false},
+static const struct aj_jf_field mkdir_fields[] = {
+	AJ_SRV_STRING("path", AJ_JF_REQUIRED),
+	AJ_SRV_BOOL("parents", 0),
+	AJ_SRV_STRING("mode", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static int mkdir_prepare(struct aj_srv_req *r)
@@ -314,10 +314,10 @@ static void mkdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 	close_ctx(&x);
 }
 
-static const struct aj_srv_field move_fields[] = {
-	{"from", AJ_JT_STRING, true},
-	{"to", AJ_JT_STRING, true},
-	{NULL, 0, false},
+static const struct aj_jf_field move_fields[] = {
+	AJ_SRV_STRING("from", AJ_JF_REQUIRED),
+	AJ_SRV_STRING("to", AJ_JF_REQUIRED),
+	AJ_SRV_FIELDS_END,
 };
 
 static int move_prepare(struct aj_srv_req *r)
@@ -355,19 +355,19 @@ static const char *const remove_query[] = {"path", "recursive", NULL};
 static const char *const stat_query[] = {"path", "follow", NULL};
 
 const struct aj_srv_route aj_api_file_routes[] = {
-	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/files", AJ_SRV_BODY_NONE, read_query,
-	 path_query_prepare, read_work, NULL},
-	{EVHTTP_REQ_PUT, "/v1/sandboxes/{ref}/files", AJ_SRV_BODY_RAW, write_query,
-	 path_query_prepare, write_work, NULL},
-	{EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}/files", AJ_SRV_BODY_NONE, remove_query,
-	 path_query_prepare, remove_work, NULL},
-	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/files/list", AJ_SRV_BODY_NONE, read_query,
-	 path_query_prepare, list_work, NULL},
-	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/files/stat", AJ_SRV_BODY_NONE, stat_query,
-	 path_query_prepare, stat_work, NULL},
-	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/files/mkdir", AJ_SRV_BODY_JSON, NULL, mkdir_prepare,
-	 mkdir_work, NULL},
-	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/files/move", AJ_SRV_BODY_JSON, NULL, move_prepare,
-	 move_work, NULL},
-	{0, NULL, 0, NULL, NULL, NULL, NULL},
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/files", AJ_SRV_BODY_NONE, read_query,
+	 path_query_prepare, read_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_PUT, "/v1/sandboxes/{ref}/files", AJ_SRV_BODY_RAW, write_query,
+	 path_query_prepare, write_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}/files", AJ_SRV_BODY_NONE, remove_query,
+	 path_query_prepare, remove_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/files/list", AJ_SRV_BODY_NONE, read_query,
+	 path_query_prepare, list_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/files/stat", AJ_SRV_BODY_NONE, stat_query,
+	 path_query_prepare, stat_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/files/mkdir", AJ_SRV_BODY_JSON, NULL, mkdir_prepare,
+	 mkdir_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/files/move", AJ_SRV_BODY_JSON, NULL, move_prepare,
+	 move_work, NULL),
+	AJ_SRV_ROUTES_END,
 };

@@ -22,8 +22,8 @@ static int features(struct aj_srv_req *r)
 }
 
 const struct aj_srv_route aj_api_meta_routes[] = {
-	{EVHTTP_REQ_GET, "/v1/health", AJ_SRV_BODY_NONE, NULL, health, NULL, NULL},
-	{EVHTTP_REQ_GET, "/v1/version", AJ_SRV_BODY_NONE, NULL, version, NULL, NULL},
-	{EVHTTP_REQ_GET, "/v1/features", AJ_SRV_BODY_NONE, NULL, features, NULL, NULL},
-	{0, NULL, 0, NULL, NULL, NULL, NULL},
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/health", AJ_SRV_BODY_NONE, NULL, health, NULL, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/version", AJ_SRV_BODY_NONE, NULL, version, NULL, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/features", AJ_SRV_BODY_NONE, NULL, features, NULL, NULL),
+	AJ_SRV_ROUTES_END,
 };

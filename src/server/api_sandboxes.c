@@ -27,13 +27,18 @@ static void create_data_free(void *p)
 	free(d);
 }
 
-static const struct aj_srv_field create_fields[] = {
-	{"name", AJ_JT_STRING, false},	      {"policy", AJ_JT_OBJECT, false},
-	{"preset", AJ_JT_STRING, false},      {"labels", AJ_JT_LABELS, false},
-	{"from_snapshot", AJ_JT_STRING, false}, {"start", AJ_JT_BOOL, false},
-	{"idle_timeout", AJ_JT_DURATION, false}, {"idle_action", AJ_JT_STRING, false},
-	{"max_lifetime", AJ_JT_DURATION, false}, {"retention", AJ_JT_DURATION, false},
-	{NULL, 0, false},
+static const struct aj_jf_field create_fields[] = {
+	AJ_SRV_STRING("name", 0),
+	AJ_SRV_OBJECT("policy", 0),
+	AJ_SRV_STRING("preset", 0),
+	AJ_SRV_LABELS("labels", 0),
+	AJ_SRV_STRING("from_snapshot", 0),
+	AJ_SRV_BOOL("start", 0),
+	AJ_SRV_DURATION("idle_timeout", 0),
+	AJ_SRV_STRING("idle_action", 0),
+	AJ_SRV_DURATION("max_lifetime", 0),
+	AJ_SRV_DURATION("retention", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static bool nonempty_array(json_t *v)
@@ -278,7 +283,7 @@ static void delete_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- start, stop, pause, resume -------------------------------------------------------- */
 
-static const struct aj_srv_field no_fields[] = {{NULL, 0, false}};
+static const struct aj_jf_field no_fields[] = {AJ_SRV_FIELDS_END};
 
 static int action_prepare(struct aj_srv_req *r)
 {
@@ -315,20 +320,20 @@ static const char *const list_query[] = {"label", NULL};
 static const char *const delete_query[] = {"force", NULL};
 
 #define ACTION(verb)                                                                            \
-	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/" verb, AJ_SRV_BODY_JSON, NULL, action_prepare,  \
-	 action_work, NULL}
+	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/" verb, AJ_SRV_BODY_JSON, NULL,       \
+		     action_prepare, action_work, NULL)
 
 const struct aj_srv_route aj_api_sandbox_routes[] = {
-	{EVHTTP_REQ_POST, "/v1/sandboxes", AJ_SRV_BODY_JSON, NULL, create_prepare, create_work,
-	 NULL},
-	{EVHTTP_REQ_GET, "/v1/sandboxes", AJ_SRV_BODY_NONE, list_query, list_prepare, list_work,
-	 NULL},
-	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, NULL, NULL, get_work, NULL},
-	{EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, delete_query, delete_prepare,
-	 delete_work, NULL},
+	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes", AJ_SRV_BODY_JSON, NULL, create_prepare, create_work,
+	 NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes", AJ_SRV_BODY_NONE, list_query, list_prepare, list_work,
+	 NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, NULL, NULL, get_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, delete_query, delete_prepare,
+	 delete_work, NULL),
 	ACTION("start"),
 	ACTION("stop"),
 	ACTION("pause"),
 	ACTION("resume"),
-	{0, NULL, 0, NULL, NULL, NULL, NULL},
+	AJ_SRV_ROUTES_END,
 };

@@ -14,10 +14,10 @@ static const char *owner_of(const struct aj_mgr *m)
 
 /* ---- snapshots --------------------------------------------------------------------------- */
 
-static const struct aj_srv_field snapshot_fields[] = {
-	{"name", AJ_JT_STRING, false},
-	{"retention", AJ_JT_DURATION, false},
-	{NULL, 0, false},
+static const struct aj_jf_field snapshot_fields[] = {
+	AJ_SRV_STRING("name", 0),
+	AJ_SRV_DURATION("retention", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static int snapshot_prepare(struct aj_srv_req *r)
@@ -119,11 +119,11 @@ static void snapshot_delete_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- fork -------------------------------------------------------------------------------- */
 
-static const struct aj_srv_field fork_fields[] = {
-	{"count", AJ_JT_UINT, false},
-	{"prefix", AJ_JT_STRING, false},
-	{"start", AJ_JT_BOOL, false},
-	{NULL, 0, false},
+static const struct aj_jf_field fork_fields[] = {
+	AJ_SRV_UINT("count", 0),
+	AJ_SRV_STRING("prefix", 0),
+	AJ_SRV_BOOL("start", 0),
+	AJ_SRV_FIELDS_END,
 };
 
 static int fork_prepare(struct aj_srv_req *r)
@@ -215,9 +215,9 @@ static void diff_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- restore ------------------------------------------------------------------------------- */
 
-static const struct aj_srv_field restore_fields[] = {
-	{"snapshot", AJ_JT_STRING, true},
-	{NULL, 0, false},
+static const struct aj_jf_field restore_fields[] = {
+	AJ_SRV_STRING("snapshot", AJ_JF_REQUIRED),
+	AJ_SRV_FIELDS_END,
 };
 
 static int restore_prepare(struct aj_srv_req *r)
@@ -246,19 +246,19 @@ static void restore_work(struct aj_srv_req *r, struct aj_mgr *m)
 }
 
 const struct aj_srv_route aj_api_snapshot_routes[] = {
-	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/restore", AJ_SRV_BODY_JSON, NULL, restore_prepare,
-	 restore_work, NULL},
-	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/snapshots", AJ_SRV_BODY_JSON, NULL,
-	 snapshot_prepare, snapshot_work, NULL},
-	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/snapshots", AJ_SRV_BODY_NONE, NULL, NULL,
-	 sandbox_snapshots_work, NULL},
-	{EVHTTP_REQ_GET, "/v1/snapshots", AJ_SRV_BODY_NONE, NULL, NULL, all_snapshots_work, NULL},
-	{EVHTTP_REQ_GET, "/v1/snapshots/{name}", AJ_SRV_BODY_NONE, NULL, NULL, snapshot_get_work,
-	 NULL},
-	{EVHTTP_REQ_DELETE, "/v1/snapshots/{name}", AJ_SRV_BODY_NONE, NULL, NULL,
-	 snapshot_delete_work, NULL},
-	{EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/fork", AJ_SRV_BODY_JSON, NULL, fork_prepare,
-	 fork_work, NULL},
-	{EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/diff", AJ_SRV_BODY_NONE, NULL, NULL, diff_work, NULL},
-	{0, NULL, 0, NULL, NULL, NULL, NULL},
+	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/restore", AJ_SRV_BODY_JSON, NULL, restore_prepare,
+	 restore_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/snapshots", AJ_SRV_BODY_JSON, NULL,
+	 snapshot_prepare, snapshot_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/snapshots", AJ_SRV_BODY_NONE, NULL, NULL,
+	 sandbox_snapshots_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/snapshots", AJ_SRV_BODY_NONE, NULL, NULL, all_snapshots_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/snapshots/{name}", AJ_SRV_BODY_NONE, NULL, NULL, snapshot_get_work,
+	 NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_DELETE, "/v1/snapshots/{name}", AJ_SRV_BODY_NONE, NULL, NULL,
+	 snapshot_delete_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/fork", AJ_SRV_BODY_JSON, NULL, fork_prepare,
+	 fork_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/diff", AJ_SRV_BODY_NONE, NULL, NULL, diff_work, NULL),
+	AJ_SRV_ROUTES_END,
 };

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/jfields.h"
 #include "manager/manager.h"
 #include "server/server.h"
 
@@ -73,17 +74,56 @@ enum aj_srv_body { AJ_SRV_BODY_NONE, AJ_SRV_BODY_JSON, AJ_SRV_BODY_RAW };
 
 struct aj_srv_req;
 
+/* A route: one row of a front end's table. Both HTTP front ends use it: the API's router
+ * (router.c) reads the body as `body` says and checks the query against `query`; the E2B
+ * router reads bodies and answers errors by `style`, its own (enum e2b_style). */
 struct aj_srv_route {
 	enum evhttp_cmd_type method;
-	const char *pattern;             /* "/v1/sandboxes/{ref}/start"; {ref} and {name} capture */
+	const char *pattern;             /* "/v1/sandboxes/{ref}/start": {NAME} captures a segment */
 	enum aj_srv_body body;
 	const char *const *query;        /* allowed query parameters, NULL-terminated, or NULL */
 	/* Loop thread: checks the input. 0 goes on to work (or replies if there is none), -1
 	 * replies with the error set, 1 means the handler replied or took the request over. */
 	int (*prepare)(struct aj_srv_req *r);
 	void (*work)(struct aj_srv_req *r, struct aj_mgr *m); /* worker thread */
-	void (*done)(struct aj_srv_req *r);                    /* NULL: aj_srv_req_finish */
+	void (*done)(struct aj_srv_req *r);                    /* NULL: the front end's finish */
+	int style; /* a front end's own way of answering errors (E2B: enum e2b_style); 0: none */
 };
+
+#define AJ_SRV_ROUTE(m, p, b, q, pre, wk, dn)                                                  \
+	{.method = (m), .pattern = (p), .body = (b), .query = (q), .prepare = (pre), .work = (wk), \
+	 .done = (dn)}
+#define AJ_SRV_ROUTES_END {.pattern = NULL}
+
+/* ---- matching (route.c) ---------------------------------------------------------------- */
+
+#define AJ_SRV_CAPTURES 2
+
+struct aj_srv_match {
+	const struct aj_srv_route *route; /* the route of the path and method */
+	unsigned methods;                 /* no route: the methods other routes of the path take */
+	char allow[64];                   /* those methods for an Allow header: "GET, DELETE" */
+	size_t n;                         /* captures */
+	struct {
+		char name[16];   /* "ref" for {ref} */
+		char value[256]; /* decoded; never empty, never holding '/' or NUL */
+	} cap[AJ_SRV_CAPTURES];
+};
+
+/* Matches method and path against tables (each ended by a row with a NULL pattern, the list
+ * by NULL). A capture must be shorter than cap_max bytes (0: 256). 0 with m->route set; -1
+ * when there is none: m->methods 0 is a 404, anything else a 405 (m->allow). Paths with empty
+ * segments (a double or trailing slash) match nothing. */
+int aj_srv_route_match(const struct aj_srv_route *const *tables, enum evhttp_cmd_type method,
+		       const char *path, size_t cap_max, struct aj_srv_match *m);
+/* The value {name} captured, or NULL. */
+const char *aj_srv_match_capture(const struct aj_srv_match *m, const char *name);
+const char *aj_srv_method_name(enum evhttp_cmd_type method);
+/* The first query parameter rt does not take, or (*repeated) that is given twice though not
+ * listed in repeatable; NULL if every one is fine. */
+const struct evkeyval *aj_srv_query_bad(const struct aj_srv_route *rt,
+					const struct evkeyvalq *q, const char *const *repeatable,
+					bool *repeated);
 
 struct aj_srv_error {
 	int status;
@@ -144,24 +184,39 @@ json_t *aj_srv_error_json(const struct aj_srv_error *e);
 
 /* ---- request input (json_body.c) ------------------------------------------------------ */
 
-enum aj_srv_jtype {
-	AJ_JT_STRING,
-	AJ_JT_BOOL,
-	AJ_JT_UINT,
-	AJ_JT_OBJECT,
-	AJ_JT_DURATION, /* seconds as a number, or a string such as "30s" */
-	AJ_JT_LABELS,   /* {"key": "value"} */
-	AJ_JT_STRINGS,  /* a non-empty array of strings */
-};
+/* A request body's field table is a table of common/jfields.h rows; these make the rows of
+ * the API's types (flags: 0 or AJ_JF_REQUIRED). The rows only check: handlers read the
+ * values with aj_srv_str() and the like. */
+#define AJ_SRV_STRING(n, fl) {.name = (n), .type = AJ_JF_STRING, .flags = (fl)}
+#define AJ_SRV_BOOL(n, fl) {.name = (n), .type = AJ_JF_BOOL, .flags = (fl)}
+#define AJ_SRV_UINT(n, fl)                                                                     \
+	{.name = (n), .type = AJ_JF_INT, .flags = (fl), .min = 0, .max = INT64_MAX,            \
+	 .expect = "a non-negative integer"}
+#define AJ_SRV_OBJECT(n, fl) {.name = (n), .type = AJ_JF_OBJECT, .flags = (fl)}
+/* seconds as a number, or a string such as "30s" (aj_srv_duration_ms reads it) */
+#define AJ_SRV_DURATION(n, fl)                                                                 \
+	{.name = (n), .type = AJ_JF_ANY, .flags = (fl), .parse = aj_srv_duration_check,        \
+	 .expect = "a duration (seconds, or a string such as \"30s\")"}
+/* {"key": "value"}: label keys, values of at most 255 bytes */
+#define AJ_SRV_LABELS(n, fl)                                                                   \
+	{.name = (n), .type = AJ_JF_MAP, .flags = (fl), .check = aj_srv_label_key_check,       \
+	 .sub = &aj_srv_label_value, .expect = "an object of string values"}
+/* a non-empty array of strings */
+#define AJ_SRV_STRINGS(n, fl)                                                                  \
+	{.name = (n), .type = AJ_JF_ANY, .flags = (fl), .parse = aj_srv_strings_check,         \
+	 .expect = "a non-empty array of strings"}
+#define AJ_SRV_FIELDS_END {.name = NULL}
 
-struct aj_srv_field {
-	const char *name;
-	enum aj_srv_jtype type;
-	bool required;
-};
+int aj_srv_label_key_check(const char *path, const char *key, struct aj_err *err);
+extern const struct aj_jf_field aj_srv_label_value;
+int aj_srv_duration_check(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			  const struct aj_jf_opts *o, struct aj_jf_error *e);
+int aj_srv_strings_check(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			 const struct aj_jf_opts *o, struct aj_jf_error *e);
 
-/* Checks r->body against spec: unknown fields, missing required ones, types. */
-int aj_srv_check_fields(struct aj_srv_req *r, const struct aj_srv_field *spec);
+/* Checks r->body against spec: unknown fields, missing required ones, types; an error is
+ * answered as the API's {"error": {"code", "message", "field"}}. */
+int aj_srv_check_fields(struct aj_srv_req *r, const struct aj_jf_field *spec);
 /* Reads the request body as the route declares it (size, Content-Type, JSON syntax). */
 int aj_srv_read_body(struct aj_srv_req *r);
 const char *aj_srv_str(const struct aj_srv_req *r, const char *field);

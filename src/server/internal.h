@@ -53,6 +53,7 @@ extern const struct aj_srv_route aj_api_sandbox_routes[];
 extern const struct aj_srv_route aj_api_snapshot_routes[];
 extern const struct aj_srv_route aj_api_file_routes[];
 extern const struct aj_srv_route aj_api_event_routes[];
+extern const struct aj_srv_route aj_api_exec_routes[];
 extern const struct aj_srv_route aj_api_proc_routes[];
 
 int aj_srv_router_install(struct aj_srv *s, struct evhttp *http, bool remote);

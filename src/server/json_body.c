@@ -1,5 +1,6 @@
-/* Request input: body size and Content-Type per route, JSON syntax, field tables (unknown
- * fields are errors naming the field, as in policy files), and query parameters. */
+/* Request input: body size and Content-Type per route, JSON syntax, field tables (read by
+ * the engine of common/jfields.h; unknown fields are errors naming the field, as in policy
+ * files), and query parameters. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,30 +88,7 @@ int aj_srv_read_body(struct aj_srv_req *r)
 	return 0;
 }
 
-static const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	case JSON_NULL: return "null";
-	}
-	return "?";
-}
-
-static const char *const expect[] = {
-	[AJ_JT_STRING] = "a string",
-	[AJ_JT_BOOL] = "true or false",
-	[AJ_JT_UINT] = "a non-negative integer",
-	[AJ_JT_OBJECT] = "an object",
-	[AJ_JT_DURATION] = "a duration (seconds, or a string such as \"30s\")",
-	[AJ_JT_LABELS] = "an object of string values",
-	[AJ_JT_STRINGS] = "a non-empty array of strings",
-};
+/* ---- field tables: rows of common/jfields.h with the API's types ------------------------ */
 
 static bool label_key_ok(const char *k)
 {
@@ -120,71 +98,69 @@ static bool label_key_ok(const char *k)
 							      "HIJKLMNOPQRSTUVWXYZ0123456789_.-/") == n;
 }
 
-static int check_labels(struct aj_srv_req *r, const char *name, json_t *v)
+int aj_srv_label_key_check(const char *path, const char *key, struct aj_err *err)
 {
-	const char *k;
-	json_t *val;
-	char field[192];
+	if (label_key_ok(key))
+		return 0;
+	return aj_err_set(err, AJ_LAYER_API, EINVAL, "%s: a label key is 1-63 of A-Za-z0-9_.-/",
+			  path);
+}
 
-	json_object_foreach(v, k, val) {
-		snprintf(field, sizeof field, "%s.%s", name, k);
-		if (!label_key_ok(k))
-			return aj_srv_fail(r, 400, "invalid_value", field,
-					   "%s: a label key is 1-63 of A-Za-z0-9_.-/", field);
-		if (!json_is_string(val) || strlen(json_string_value(val)) > 255)
-			return aj_srv_fail(r, 400, "invalid_type", field,
-					   "%s: expected a string of at most 255 bytes, got %s", field,
-					   type_name(val));
+const struct aj_jf_field aj_srv_label_value = {
+	.name = "", .type = AJ_JF_STRING, .min = 0, .max = 255,
+	.expect = "a string of at most 255 bytes"};
+
+int aj_srv_duration_check(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			  const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	if (json_is_string(v) || (json_is_number(v) && json_number_value(v) >= 0))
+		return 0;
+	return aj_jf_type_error(e, f, path, v);
+}
+
+int aj_srv_strings_check(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			 const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	size_t i;
+	json_t *el;
+
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return aj_jf_type_error(e, f, path, v);
+	json_array_foreach(v, i, el) {
+		if (!json_is_string(el))
+			return aj_jf_type_error(e, f, path, v);
 	}
 	return 0;
 }
 
-static bool strings_ok(json_t *v)
+/* The engine's problem as the API answers it: the code, the field, and the message. */
+static int field_error(struct aj_srv_req *r, const struct aj_jf_error *e)
 {
-	size_t i;
-	json_t *e;
-
-	if (!json_is_array(v) || json_array_size(v) == 0)
-		return false;
-	json_array_foreach(v, i, e) if (!json_is_string(e)) return false;
-	return true;
+	switch (e->problem) {
+	case AJ_JF_UNKNOWN:
+		return aj_srv_fail(r, 400, "unknown_field", e->path, "%s: unknown field", e->path);
+	case AJ_JF_MISSING:
+		return aj_srv_fail(r, 400, "missing_field", e->path, "%s: required", e->path);
+	case AJ_JF_TYPE:
+	case AJ_JF_RANGE:
+		return aj_srv_fail(r, 400, "invalid_type", e->path, "%s: expected %s, got %s",
+				   e->path, aj_jf_expect(e->field), aj_jf_type_name(e->value));
+	case AJ_JF_VALUE:
+		return aj_srv_fail(r, 400, "invalid_value", e->path, "%s", e->err.msg);
+	case AJ_JF_NOMEM:
+	case AJ_JF_NONE:
+		break;
+	}
+	return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 }
 
-static bool type_ok(enum aj_srv_jtype t, json_t *v)
+int aj_srv_check_fields(struct aj_srv_req *r, const struct aj_jf_field *spec)
 {
-	switch (t) {
-	case AJ_JT_STRING: return json_is_string(v);
-	case AJ_JT_BOOL: return json_is_boolean(v);
-	case AJ_JT_UINT: return json_is_integer(v) && json_integer_value(v) >= 0;
-	case AJ_JT_OBJECT:
-	case AJ_JT_LABELS: return json_is_object(v);
-	case AJ_JT_STRINGS: return strings_ok(v);
-	case AJ_JT_DURATION:
-		return json_is_string(v) || (json_is_number(v) && json_number_value(v) >= 0);
-	}
-	return false;
-}
+	struct aj_jf_opts o = {.layer = AJ_LAYER_API};
+	struct aj_jf_error e;
 
-int aj_srv_check_fields(struct aj_srv_req *r, const struct aj_srv_field *spec)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(r->body, key, v) {
-		const struct aj_srv_field *f = spec;
-		while (f->name && strcmp(f->name, key))
-			f++;
-		if (!f->name)
-			return aj_srv_fail(r, 400, "unknown_field", key, "%s: unknown field", key);
-		if (!type_ok(f->type, v))
-			return aj_srv_fail(r, 400, "invalid_type", key, "%s: expected %s, got %s",
-					   key, expect[f->type], type_name(v));
-		if (f->type == AJ_JT_LABELS && check_labels(r, key, v) < 0)
-			return -1;
-	}
-	for (const struct aj_srv_field *f = spec; f->name; f++)
-		if (f->required && !json_object_get(r->body, f->name))
-			return aj_srv_fail(r, 400, "missing_field", f->name, "%s: required", f->name);
+	if (aj_jf_read(spec, r->body, NULL, &o, &e) < 0)
+		return field_error(r, &e);
 	return 0;
 }
 

@@ -1,8 +1,8 @@
-/* The route table and the way from an evhttp request to a handler: authentication (TCP
- * listeners only), path matching with {ref}/{name} captures, 404 and 405 (with Allow), query
- * parameters each route declares, the body, then prepare on the loop thread and work on a
- * worker. New endpoints are rows in a table of an api_*.c file; a new table is one line in
- * `tables` below. */
+/* The API's route tables and the way from an evhttp request to a handler: authentication
+ * (TCP listeners only), path matching with {ref}/{name} captures, 404 and 405 (with Allow)
+ * and the query parameters each route declares (the matcher in route.c, shared with the E2B
+ * front end), the body, then prepare on the loop thread and work on a worker. New endpoints
+ * are rows in a table of an api_*.c file; a new table is one line in `tables` below. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@ static const struct aj_srv_route *const *tables(void)
 {
 	static const struct aj_srv_route *const t[] = {
 		aj_api_meta_routes, aj_api_sandbox_routes, aj_api_snapshot_routes,
-		aj_api_file_routes, aj_api_event_routes,   aj_api_proc_routes, NULL,
+		aj_api_file_routes, aj_api_event_routes,   aj_api_exec_routes, aj_api_proc_routes, NULL,
 	};
 	return t;
 }
@@ -25,134 +25,33 @@ struct listener_ctx {
 	bool remote;
 };
 
-#define MAX_SEGS 8
-
-struct path {
-	char *seg[MAX_SEGS];
-	size_t n;
-	char buf[2048];
-};
-
-/* Splits "/v1/sandboxes/x" into segments; empty segments (a double or trailing slash) make
- * the path match nothing. */
-static bool split_path(const char *p, struct path *out)
-{
-	char *save = NULL, *tok;
-
-	out->n = 0;
-	if (!p || p[0] != '/' || strlen(p) >= sizeof out->buf || strstr(p, "//") ||
-	    (strlen(p) > 1 && p[strlen(p) - 1] == '/'))
-		return false;
-	snprintf(out->buf, sizeof out->buf, "%s", p + 1);
-	for (tok = strtok_r(out->buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-		if (out->n == MAX_SEGS)
-			return false;
-		out->seg[out->n++] = tok;
-	}
-	return true;
-}
-
-/* One pattern segment against one (still encoded) path segment; captures are decoded. */
-static bool match_seg(const char *pat, const char *seg, struct aj_srv_req *r)
-{
-	char *dst, *dec;
-	size_t len = 0;
-
-	if (pat[0] != '{')
-		return strcmp(pat, seg) == 0;
-	dst = !strcmp(pat, "{ref}") ? r->ref : r->name;
-	dec = evhttp_uridecode(seg, 0, &len);
-	if (!dec)
-		return false;
-	/* A NUL or slash smuggled in with %00/%2F, or an overlong value, names nothing. */
-	if (len != strlen(dec) || len == 0 || len >= sizeof r->ref || strchr(dec, '/')) {
-		free(dec);
-		return false;
-	}
-	memcpy(dst, dec, len + 1);
-	free(dec);
-	return true;
-}
-
-static bool match_route(const struct aj_srv_route *rt, const struct path *p,
-			struct aj_srv_req *r)
-{
-	char pat[256], *save = NULL, *tok;
-	size_t i = 0;
-
-	snprintf(pat, sizeof pat, "%s", rt->pattern + 1);
-	for (tok = strtok_r(pat, "/", &save); tok; tok = strtok_r(NULL, "/", &save), i++)
-		if (i >= p->n || !match_seg(tok, p->seg[i], r))
-			return false;
-	return i == p->n;
-}
-
-static const char *method_name(enum evhttp_cmd_type m)
-{
-	switch (m) {
-	case EVHTTP_REQ_GET: return "GET";
-	case EVHTTP_REQ_POST: return "POST";
-	case EVHTTP_REQ_PUT: return "PUT";
-	case EVHTTP_REQ_DELETE: return "DELETE";
-	case EVHTTP_REQ_HEAD: return "HEAD";
-	case EVHTTP_REQ_OPTIONS: return "OPTIONS";
-	case EVHTTP_REQ_TRACE: return "TRACE";
-	case EVHTTP_REQ_CONNECT: return "CONNECT";
-	case EVHTTP_REQ_PATCH: return "PATCH";
-	}
-	return "?";
-}
-
-/* The methods some route of this path takes, in a fixed order, for the Allow header. */
-static void format_allow(struct aj_srv_req *r, unsigned methods)
-{
-	static const enum evhttp_cmd_type order[] = {EVHTTP_REQ_GET, EVHTTP_REQ_POST,
-						      EVHTTP_REQ_PUT, EVHTTP_REQ_DELETE};
-
-	r->allow[0] = '\0';
-	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-		if (methods & order[i])
-			snprintf(r->allow + strlen(r->allow), sizeof r->allow - strlen(r->allow),
-				 "%s%s", r->allow[0] ? ", " : "", method_name(order[i]));
-}
-
 static int find_route(struct aj_srv_req *r, const char *path)
 {
 	enum evhttp_cmd_type method = evhttp_request_get_command(r->req);
-	unsigned methods = 0;
-	struct path p;
+	struct aj_srv_match m;
+	const char *ref, *name;
 
-	if (!split_path(path, &p))
+	if (aj_srv_route_match(tables(), method, path, sizeof r->ref, &m) == 0) {
+		r->route = m.route;
+		if ((ref = aj_srv_match_capture(&m, "ref")))
+			snprintf(r->ref, sizeof r->ref, "%s", ref);
+		if ((name = aj_srv_match_capture(&m, "name")))
+			snprintf(r->name, sizeof r->name, "%s", name);
+		return 0;
+	}
+	if (!m.methods)
 		return aj_srv_fail(r, 404, "not_found", NULL, "no such endpoint");
-	for (const struct aj_srv_route *const *t = tables(); *t; t++)
-		for (const struct aj_srv_route *rt = *t; rt->pattern; rt++) {
-			if (!match_route(rt, &p, r))
-				continue;
-			if (rt->method == method) {
-				r->route = rt;
-				return 0;
-			}
-			methods |= (unsigned)rt->method;
-		}
-	if (!methods)
-		return aj_srv_fail(r, 404, "not_found", NULL, "no such endpoint");
-	format_allow(r, methods);
+	snprintf(r->allow, sizeof r->allow, "%s", m.allow);
 	return aj_srv_fail(r, 405, "method_not_allowed", NULL, "%s is not allowed here (allowed: %s)",
-			   method_name(method), r->allow);
-}
-
-static bool query_allowed(const struct aj_srv_route *rt, const char *key)
-{
-	for (const char *const *q = rt->query; q && *q; q++)
-		if (!strcmp(*q, key))
-			return true;
-	return false;
+			   aj_srv_method_name(method), r->allow);
 }
 
 /* Every parameter must be one the route takes, once (labels may repeat). */
 static int parse_query(struct aj_srv_req *r, const char *q)
 {
-	struct evkeyval *kv;
+	static const char *const repeatable[] = {"label", NULL};
+	const struct evkeyval *kv;
+	bool repeated;
 
 	if (!q || !q[0])
 		return 0;
@@ -161,14 +60,13 @@ static int parse_query(struct aj_srv_req *r, const char *q)
 	if (evhttp_parse_query_str(q, &r->query) < 0)
 		return aj_srv_fail(r, 400, "invalid_query", NULL,
 				   "the query string is not NAME=VALUE pairs joined by &");
-	TAILQ_FOREACH(kv, &r->query, next) {
-		if (!query_allowed(r->route, kv->key))
-			return aj_srv_fail(r, 400, "unknown_parameter", kv->key,
-					   "%s: unknown query parameter", kv->key);
-		if (strcmp(kv->key, "label") && evhttp_find_header(&r->query, kv->key) != kv->value)
-			return aj_srv_fail(r, 400, "invalid_value", kv->key,
-					   "%s: given more than once", kv->key);
-	}
+	kv = aj_srv_query_bad(r->route, &r->query, repeatable, &repeated);
+	if (kv && !repeated)
+		return aj_srv_fail(r, 400, "unknown_parameter", kv->key,
+				   "%s: unknown query parameter", kv->key);
+	if (kv)
+		return aj_srv_fail(r, 400, "invalid_value", kv->key, "%s: given more than once",
+				   kv->key);
 	return 0;
 }
 
