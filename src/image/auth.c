@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "common/alloc.h"
 #include "common/base64.h"
 #include "common/cleanup.h"
+#include "common/jfields.h"
 #include "common/util.h"
 
 #define MAX_AUTH_FILE (1 << 20)
@@ -126,31 +128,111 @@ static int decode_auth(const char *b64, const char *what, const char *host, stru
 	return 0;
 }
 
+struct auth_entry {
+	char *auth;
+};
+
+static const struct aj_jf_field entry_rows[] = {
+	{.name = "auth",
+	 .type = AJ_JF_STRING,
+	 .off = offsetof(struct auth_entry, auth),
+	 .max = 4096},
+	{0},
+};
+
+/* The file's entry for the registry: "auths" maps hosts (docker.io also under docker's own
+ * names) to objects whose "auth" is base64(user:password); other members are ignored. */
+static json_t *find_entry(json_t *root, const char *host)
+{
+	const char *alias[] = {host, NULL, NULL};
+	json_t *auths = json_object_get(root, "auths"), *e = NULL;
+
+	if (!strcmp(host, "docker.io")) {
+		alias[1] = "https://index.docker.io/v1/";
+		alias[2] = "registry-1.docker.io";
+	}
+	for (size_t i = 0; json_is_object(auths) && !e && i < 3 && alias[i]; i++)
+		e = json_object_get(auths, alias[i]);
+	return e;
+}
+
 int aj_creds_from_text(const char *text, const char *what, const char *host, struct aj_creds *c,
 		       struct aj_err *err)
 {
 	json_error_t jerr;
-	json_t *root = json_loads(text, 0, &jerr), *auths, *e = NULL, *a;
-	const char *alias[] = {host, NULL, NULL};
+	json_t *root = json_loads(text, 0, &jerr), *e;
+	struct auth_entry entry = {NULL};
+	struct aj_jf_error je;
+	char path[300];
 	int r = 0;
 
 	memset(c, 0, sizeof *c);
 	if (!root)
 		return aj_err_set(err, AJ_LAYER_IMAGE, EINVAL, "%s, line %d: %s", what, jerr.line,
 				  jerr.text);
-	if (!strcmp(host, "docker.io")) {
-		alias[1] = "https://index.docker.io/v1/";
-		alias[2] = "registry-1.docker.io";
+	snprintf(path, sizeof path, "auths.\"%s\"", host);
+	e = find_entry(root, host);
+	if (e && aj_jf_read(entry_rows, e, &entry,
+			    &(struct aj_jf_opts){AJ_LAYER_IMAGE, AJ_JF_IGNORE_UNKNOWN, path, NULL},
+			    &je) < 0) {
+		*err = je.err;
+		r = aj_err_prefix(err, "%s", what);
+	} else if (entry.auth) {
+		r = decode_auth(entry.auth, what, host, c, err);
+		explicit_bzero(entry.auth, strlen(entry.auth));
 	}
-	auths = json_object_get(root, "auths");
-	for (size_t i = 0; json_is_object(auths) && !e && i < 3 && alias[i]; i++)
-		e = json_object_get(auths, alias[i]);
-	a = json_object_get(e, "auth");
-	if (e && !json_is_string(a))
-		r = aj_err_set(err, AJ_LAYER_IMAGE, EINVAL,
-			       "%s: auths.\"%s\": expected an \"auth\" string", what, host);
-	else if (a)
-		r = decode_auth(json_string_value(a), what, host, c, err);
+	free(entry.auth);
+	json_decref(root);
+	return r;
+}
+
+struct token_doc {
+	char *token, *access_token;
+};
+
+static const struct aj_jf_field token_rows[] = {
+	{.name = "token",
+	 .type = AJ_JF_STRING,
+	 .off = offsetof(struct token_doc, token),
+	 .max = 16384},
+	{.name = "access_token",
+	 .type = AJ_JF_STRING,
+	 .off = offsetof(struct token_doc, access_token),
+	 .max = 16384},
+	{0},
+};
+
+int aj_token_parse(const char *body, size_t len, const char *realm, char *out, size_t cap,
+		   struct aj_err *err)
+{
+	json_t *root = body ? json_loadb(body, len, 0, NULL) : NULL;
+	struct token_doc t = {NULL, NULL};
+	struct aj_jf_error je;
+	const char *tok;
+	int r = -1;
+
+	if (!json_is_object(root))
+		aj_err_set(err, AJ_LAYER_IMAGE, EPROTO, "the token service %s: not a JSON object",
+			   realm);
+	else if (aj_jf_read(token_rows, root, &t,
+			    &(struct aj_jf_opts){AJ_LAYER_IMAGE, AJ_JF_IGNORE_UNKNOWN, NULL, NULL},
+			    &je) < 0)
+		*err = je.err, aj_err_prefix(err, "the token service %s", realm);
+	else if (!(tok = t.token ? t.token : t.access_token) || !*tok || strlen(tok) >= cap)
+		aj_err_set(err, AJ_LAYER_IMAGE, EPROTO, "the token service %s gave no token",
+			   realm);
+	else if (strpbrk(tok, "\r\n"))
+		aj_err_set(err, AJ_LAYER_IMAGE, EPROTO,
+			   "the token service %s gave a token with a "
+			   "line break: refused",
+			   realm);
+	else
+		r = 0, snprintf(out, cap, "%s", tok);
+	for (char **p = &t.token; p <= &t.access_token; p++)
+		if (*p) {
+			explicit_bzero(*p, strlen(*p));
+			free(*p);
+		}
 	json_decref(root);
 	return r;
 }

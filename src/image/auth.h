@@ -41,4 +41,8 @@ int aj_creds_from_text(const char *text, const char *what, const char *host, str
 		       struct aj_err *err);
 void aj_creds_wipe(struct aj_creds *c);
 
+/* A token service's answer ({"token": ...} or {"access_token": ...}): the token into out. */
+int aj_token_parse(const char *body, size_t len, const char *realm, char *out, size_t cap,
+		   struct aj_err *err);
+
 #endif

@@ -21,6 +21,7 @@ static const struct {
 	SYM(global_init, "curl_global_init"),
 	SYM(easy_init, "curl_easy_init"),
 	SYM(easy_setopt, "curl_easy_setopt"),
+	SYM(easy_perform, "curl_easy_perform"),
 	SYM(easy_getinfo, "curl_easy_getinfo"),
 	SYM(easy_cleanup, "curl_easy_cleanup"),
 	SYM(easy_strerror, "curl_easy_strerror"),

@@ -14,6 +14,7 @@ struct aj_curl {
 	__typeof__(curl_global_init) *global_init;
 	__typeof__(curl_easy_init) *easy_init;
 	__typeof__(curl_easy_setopt) *easy_setopt;
+	__typeof__(curl_easy_perform) *easy_perform;
 	__typeof__(curl_easy_getinfo) *easy_getinfo;
 	__typeof__(curl_easy_cleanup) *easy_cleanup;
 	__typeof__(curl_easy_strerror) *easy_strerror;
