@@ -1,15 +1,21 @@
 /* Scope-bound cleanup. Variables declared with these attributes are released when they go out
  * of scope; ownership is handed over explicitly with aj_steal_ptr()/aj_steal_fd(), which return
  * the value and reset the variable so that the cleanup becomes a no-op. Always initialise such
- * variables (NULL, -1) at declaration.
+ * variables (NULL, -1, AJ_STRV_INIT) at declaration. One helper per type the code holds:
+ * memory, descriptors, FILE, DIR, jansson values and string vectors here; libevent's and
+ * SQLite's types in the modules that use them (their internal headers).
  */
 #ifndef AJ_COMMON_CLEANUP_H
 #define AJ_COMMON_CLEANUP_H
 
+#include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "common/strv.h"
 
 static inline void aj_freep(void *p)
 {
@@ -31,6 +37,22 @@ static inline void aj_fclosep(FILE **f)
 		fclose(*f);
 }
 
+static inline void aj_closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+static inline void aj_json_decrefp(json_t **j)
+{
+	json_decref(*j);
+}
+
+static inline void aj_strv_freep(struct aj_strv *sv)
+{
+	aj_strv_free(sv);
+}
+
 static inline void *aj_steal_ptr_impl(void **pp)
 {
 	void *p = *pp;
@@ -48,6 +70,9 @@ static inline int aj_steal_fd(int *fd)
 #define _cleanup_free_ __attribute__((cleanup(aj_freep)))
 #define _cleanup_close_ __attribute__((cleanup(aj_closep)))
 #define _cleanup_fclose_ __attribute__((cleanup(aj_fclosep)))
+#define _cleanup_closedir_ __attribute__((cleanup(aj_closedirp)))
+#define _cleanup_json_ __attribute__((cleanup(aj_json_decrefp)))
+#define _cleanup_strv_ __attribute__((cleanup(aj_strv_freep)))
 #define aj_steal_ptr(pp) aj_steal_ptr_impl((void **)(pp))
 
 #define AJ_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -14,6 +14,8 @@ struct aj_strv {
 	size_t cap;
 };
 
+#define AJ_STRV_INIT {NULL, 0, 0}
+
 /* Returns 0, or -1 with errno = ENOMEM. */
 int aj_strv_push(struct aj_strv *sv, const char *s);
 int aj_strv_pushf(struct aj_strv *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
