@@ -46,6 +46,17 @@ static const char *const migrations[] = {
 	"ALTER TABLE sandboxes ADD COLUMN base_depth INTEGER NOT NULL DEFAULT -1;",
 	/* 3: what reaching max_lifetime does: "stop" (as before) or "pause" (E2B's autoPause). */
 	"ALTER TABLE sandboxes ADD COLUMN lifetime_action TEXT NOT NULL DEFAULT 'stop';",
+	/* 4: images (src/state/images.c): the record by manifest digest, the layers it stacks
+	 * (diff_ids, bottom first), the names owners give it. */
+	"CREATE TABLE images (digest TEXT PRIMARY KEY, config TEXT NOT NULL, platform TEXT NOT"
+	" NULL, source TEXT NOT NULL DEFAULT '', created_ms INTEGER NOT NULL, size_bytes INTEGER"
+	" NOT NULL DEFAULT 0);"
+	"CREATE TABLE image_layers (digest TEXT NOT NULL REFERENCES images(digest), position"
+	" INTEGER NOT NULL, diff_id TEXT NOT NULL, PRIMARY KEY (digest, position));"
+	"CREATE INDEX image_layers_diff ON image_layers(diff_id);"
+	"CREATE TABLE image_names (owner TEXT NOT NULL, name TEXT NOT NULL, digest TEXT NOT NULL"
+	" REFERENCES images(digest), PRIMARY KEY (owner, name));"
+	"CREATE INDEX image_names_digest ON image_names(digest);",
 };
 
 int state_db_error(struct aj_store *s, struct aj_err *err, const char *what)

@@ -62,6 +62,18 @@ struct aj_snapshot_rec {
 	struct aj_strv layers; /* bottom first */
 };
 
+/* An image (src/state/images.c): its manifest digest is its id. */
+struct aj_image_rec {
+	char digest[72];   /* the manifest's */
+	char config[72];   /* the config blob's */
+	char platform[96]; /* "linux/amd64" */
+	char source[512];  /* where it came from: a reference, a file */
+	int64_t created_ms; /* when it entered the store */
+	int64_t size_bytes; /* of its unpacked layers */
+	struct aj_strv layers; /* diff_ids, bottom first */
+	struct aj_strv names;  /* the owner's names for it */
+};
+
 int aj_store_open(const char *state_dir, struct aj_store **out, struct aj_err *err);
 void aj_store_close(struct aj_store *s);
 const char *aj_store_dir(const struct aj_store *s);
@@ -105,6 +117,28 @@ int aj_store_snapshot_users(struct aj_store *s, const char *id, struct aj_strv *
 			    struct aj_err *err);
 void aj_snapshot_rec_free(struct aj_snapshot_rec *r);
 void aj_snapshot_recs_free(struct aj_snapshot_rec *r, size_t n);
+
+/* Images. put adds the record and its layers (nothing when it exists); names are the
+ * owner's own ("busybox:latest"); get finds a name, a digest, or 12 or more hex digits of a
+ * digest the owner names. */
+int aj_store_image_put(struct aj_store *s, const struct aj_image_rec *r, struct aj_err *err);
+int aj_store_image_tag(struct aj_store *s, const char *owner, const char *name,
+		       const char *digest, struct aj_err *err);
+int aj_store_image_untag(struct aj_store *s, const char *owner, const char *name,
+			 struct aj_err *err);
+int aj_store_image_get(struct aj_store *s, const char *owner, const char *ref,
+		       struct aj_image_rec *out, struct aj_err *err);
+/* owner NULL: every image, named or not. */
+int aj_store_image_list(struct aj_store *s, const char *owner, struct aj_image_rec **out,
+			size_t *n, struct aj_err *err);
+int aj_store_image_delete(struct aj_store *s, const char *digest, struct aj_err *err);
+/* Every name, of every owner ("OWNER/NAME", the local owner's bare), pointing at digest. */
+int aj_store_image_names_all(struct aj_store *s, const char *digest, struct aj_strv *names,
+			     struct aj_err *err);
+int aj_store_image_layers_used(struct aj_store *s, struct aj_strv *diff_ids,
+			       struct aj_err *err);
+void aj_image_rec_free(struct aj_image_rec *r);
+void aj_image_recs_free(struct aj_image_rec *r, size_t n);
 
 /* Layers: directories under <state>/layers, immutable once "ready". */
 int aj_store_layer_insert(struct aj_store *s, const char *id, const char *state,
