@@ -52,8 +52,8 @@ int aj_step_cgroup_ns(struct aj_err *err);
 int aj_step_network(const struct aj_plan *plan, const char *hostname, struct aj_err *err);
 /* network.mode "proxy": the proxy's listening socket on 127.0.0.1:plan->egress.port of the
  * calling process's network namespace, sent to the supervisor over sync_fd. After loopback
- * is up (127.0.0.1 exists only then), before Landlock, which denies bind, and before the
- * descriptor shuffle moves the sync socket. Nothing without a proxy. */
+ * is up (127.0.0.1 exists only then), before Landlock (in the landlock tier it denies bind)
+ * and seccomp, and before the descriptor shuffle moves the sync socket. Nothing without a proxy. */
 int aj_step_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err *err);
 /* The descriptors the process keeps, at fixed numbers: fds[i] becomes first + i (fds[i] <
  * 0 leaves that number as it is), close-on-exec from number cloexec_from on; every
