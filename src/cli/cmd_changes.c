@@ -7,34 +7,16 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "common/util.h"
 #include "state/store.h"
 #include "workspace/changes.h"
 
-struct changes_cli {
-	bool json, help;
-	const char *state_dir;
-};
-
-static int set_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct changes_cli *c = vctx;
-
-	(void)err;
-	if (strcmp(name, "json") == 0)
-		c->json = true;
-	else if (strcmp(name, "help") == 0)
-		c->help = true;
-	else
-		c->state_dir = v;
-	return 0;
-}
-
 static const struct aj_option options[] = {
-	{"json", 0, NULL, set_opt, "machine-readable output"},
-	{"state-dir", 0, "DIR", set_opt, "state directory (default: see docs/cli.md)"},
-	{"help", 'h', NULL, set_opt, "show this help"},
-	{NULL, 0, NULL, NULL, NULL},
+	AJ_OPTION_JSON("machine-readable output"),
+	AJ_OPTION_STATE_DIR("state directory (default: see docs/cli.md)"),
+	AJ_OPTION_HELP,
+	AJ_OPT_END,
 };
 
 static int list_one(void *arg, const struct aj_changeset *cs)
@@ -66,11 +48,10 @@ static int show_one(void *arg, char kind, const char *path)
 	return 0;
 }
 
-static int run_verb(struct changes_cli *c, const char *state, const char *verb, const char *id,
-		    struct aj_err *err)
+static int run_verb(const char *state, const char *verb, const char *id, struct aj_err *err)
 {
 	struct aj_changeset cs;
-	json_t *out = c->json ? json_array() : NULL;
+	json_t *out = aj_cli.json ? json_array() : NULL;
 	int r;
 
 	if (strcmp(verb, "ls") && strcmp(verb, "show") && strcmp(verb, "apply") &&
@@ -91,11 +72,11 @@ static int run_verb(struct changes_cli *c, const char *state, const char *verb, 
 		r = aj_changes_diff(&cs, show_one, out, NULL, err);
 	} else if (strcmp(verb, "apply") == 0) {
 		r = aj_changes_apply(&cs, err);
-		if (r == 0 && !c->json)
+		if (r == 0 && !aj_cli.json)
 			printf("applied %s to %s\n", cs.id, cs.workspace);
 	} else if (strcmp(verb, "discard") == 0) {
 		r = aj_changes_discard(&cs, err);
-		if (r == 0 && !c->json)
+		if (r == 0 && !aj_cli.json)
 			printf("discarded %s\n", cs.id);
 	} else {
 		json_decref(out);
@@ -113,35 +94,34 @@ static int run_verb(struct changes_cli *c, const char *state, const char *verb, 
 
 int aj_cmd_changes(int argc, char **argv)
 {
-	struct changes_cli c = {false, false, NULL};
 	struct aj_err err;
 	char state[4096];
 	int pos = 1;
 	const char *verb = "ls", *id = NULL;
 
 	aj_err_clear(&err);
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
+	if (aj_args_parse(options, NULL, argc, argv, &pos, &err) < 0)
 		goto fail;
-	if (c.help) {
+	if (aj_cli.help) {
 		aj_args_usage(stdout, "agentjail changes [ls | show ID | apply ID | discard ID]",
 			      "Change sets kept by `agentjail run --overlay review`.", options);
 		return 0;
 	}
 	if (pos < argc)
 		verb = argv[pos++];
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
+	if (aj_args_parse(options, NULL, argc, argv, &pos, &err) < 0)
 		goto fail;
 	if (pos < argc)
 		id = argv[pos++];
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
+	if (aj_args_parse(options, NULL, argc, argv, &pos, &err) < 0)
 		goto fail;
-	if (c.state_dir)
-		snprintf(state, sizeof state, "%s", c.state_dir);
+	if (aj_cli.state_dir)
+		snprintf(state, sizeof state, "%s", aj_cli.state_dir);
 	else if (aj_state_dir_default(state, sizeof state) < 0) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "no state directory: set HOME or --state-dir");
 		goto fail;
 	}
-	if (run_verb(&c, state, verb, id, &err) == 0)
+	if (run_verb(state, verb, id, &err) == 0)
 		return 0;
 fail:
 	aj_err_print(&err, stderr);

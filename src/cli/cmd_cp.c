@@ -245,8 +245,7 @@ static int run_cp(struct cp_ctx *x, char *src_path, char *dst_path, bool to_sand
 
 int aj_cmd_cp(int argc, char **argv)
 {
-	struct aj_cli c = {0};
-	static const struct aj_option options[] = {AJ_CLI_COMMON_OPTIONS, {NULL, 0, NULL, NULL, NULL}};
+	static const struct aj_option options[] = {AJ_CLI_COMMON_OPTIONS, AJ_OPT_END};
 	struct aj_mgr m = {0};
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
@@ -255,9 +254,9 @@ int aj_cmd_cp(int argc, char **argv)
 	int pos = 1, r = 0;
 
 	aj_err_clear(&err);
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(&c, &err);
-	if (c.help) {
+	if (aj_args_parse(options, NULL, argc, argv, &pos, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli.help) {
 		aj_args_usage(stdout, "agentjail cp SRC DST (one of them NAME:PATH)",
 			      "Copy files or directories between the host and a running sandbox.",
 			      options);
@@ -265,7 +264,7 @@ int aj_cmd_cp(int argc, char **argv)
 	}
 	if (argc - pos != 2) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "cp: expected SRC and DST, one as NAME:PATH");
-		return aj_cli_fail(&c, &err);
+		return aj_cli_fail(aj_cli.json, &err);
 	}
 	src = argv[pos];
 	dst = argv[pos + 1];
@@ -274,17 +273,17 @@ int aj_cmd_cp(int argc, char **argv)
 	if (!!rsrc == !!rdst || (rsrc ? rsrc : rdst)[0] != '/') {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0,
 			   "cp: exactly one side must be NAME:/absolute/path in the sandbox");
-		return aj_cli_fail(&c, &err);
+		return aj_cli_fail(aj_cli.json, &err);
 	}
-	if (aj_cli_open(&c, &m, &err) < 0 ||
+	if (aj_cli_open(&m, &err) < 0 ||
 	    (x.ctl = aj_mgr_connect(&m, rsrc ? src : dst, &rec, &err)) < 0) {
-		r = aj_cli_fail(&c, &err);
+		r = aj_cli_fail(aj_cli.json, &err);
 		goto out;
 	}
 	aj_sandbox_rec_free(&rec);
 	if ((rsrc ? run_cp(&x, rsrc, dst, false) : run_cp(&x, src, rdst, true)) < 0)
-		r = aj_cli_fail(&c, &err);
-	else if (c.json)
+		r = aj_cli_fail(aj_cli.json, &err);
+	else if (aj_cli.json)
 		aj_cli_print_json(json_pack("{s:i, s:I}", "files", x.files, "bytes", (json_int_t)x.bytes));
 out:
 	if (x.ctl >= 0)

@@ -17,38 +17,25 @@
 #include "mcp/mcp.h"
 
 struct mcp_cli {
-	struct aj_cli cli;
-	struct aj_pflags pf;
+	struct aj_pflags pf; /* first: the policy rows are recorded there */
 	const char *name, *from;
 	bool create, rm;
 };
 
-static int mcp_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct mcp_cli *c = vctx;
-
-	if (!strcmp(name, "create"))
-		c->create = true;
-	else if (!strcmp(name, "rm"))
-		c->rm = true;
-	else if (!strcmp(name, "name"))
-		c->name = v;
-	else if (!strcmp(name, "from"))
-		c->from = v;
-	else
-		return aj_cli_set_common(vctx, name, v, err);
-	return 0;
-}
-
+#define MC(field) .off = offsetof(struct mcp_cli, field)
 static const struct aj_option mcp_options[] = {
-	{"create", 0, NULL, mcp_opt, "create a sandbox for this session (policy flags apply)"},
-	{"name", 'n', "NAME", mcp_opt, "--create: name of the new sandbox (default: generated)"},
-	{"from", 0, "SNAPSHOT", mcp_opt, "--create: start from a snapshot's workspace"},
-	{"rm", 0, NULL, mcp_opt, "--create: delete the sandbox when the session ends"},
+	{AJ_OPT("create", 0, AJ_OPT_SWITCH), MC(create),
+	 .help = "create a sandbox for this session (policy flags apply)"},
+	{AJ_OPT("name", 'n', AJ_OPT_STRING), MC(name), .metavar = "NAME",
+	 .help = "--create: name of the new sandbox (default: generated)"},
+	{AJ_OPT("from", 0, AJ_OPT_STRING), MC(from), .metavar = "SNAPSHOT",
+	 .complete = AJ_COMP_SNAPSHOT, .help = "--create: start from a snapshot's workspace"},
+	{AJ_OPT("rm", 0, AJ_OPT_SWITCH), MC(rm), .help = "--create: delete the sandbox when the session ends"},
 	AJ_POLICY_FLAG_OPTIONS,
 	AJ_CLI_COMMON_OPTIONS,
-	{NULL, 0, NULL, NULL, NULL},
+	AJ_OPT_END,
 };
+#undef MC
 
 static int check_args(const struct mcp_cli *c, int argc, char **argv, int pos, struct aj_err *err)
 {
@@ -91,7 +78,7 @@ static int serve(struct mcp_cli *c, const char *ref, struct aj_err *err)
 {
 	struct aj_policy pol;
 	struct aj_create_opts co = {0};
-	struct aj_mcp_opts o = {.state_dir = c->cli.state_dir, .ref = ref, .version = AJ_VERSION};
+	struct aj_mcp_opts o = {.state_dir = aj_cli.state_dir, .ref = ref, .version = AJ_VERSION};
 	const char *env = getenv("AGENTJAIL_STATE_DIR");
 	int in = -1, out = -1, rc = -1;
 
@@ -125,11 +112,10 @@ int aj_cmd_mcp(int argc, char **argv)
 	struct aj_err err;
 	int pos = 1;
 
-	c.cli.pf = &c.pf;
 	aj_err_clear(&err);
 	if (aj_args_parse(mcp_options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(&c.cli, &err);
-	if (c.cli.help) {
+		return aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli.help) {
 		aj_args_usage(stdout, "agentjail mcp [OPTIONS] NAME | agentjail mcp --create [--rm] "
 				      "[OPTIONS]",
 			      "Serve the Model Context Protocol on stdin/stdout: a shell, file tools "
@@ -139,6 +125,6 @@ int aj_cmd_mcp(int argc, char **argv)
 	}
 	if (check_args(&c, argc, argv, pos, &err) < 0 ||
 	    serve(&c, c.create ? NULL : argv[pos], &err) < 0)
-		return aj_cli_fail(NULL, &err);
+		return aj_cli_fail(false, &err);
 	return 0;
 }

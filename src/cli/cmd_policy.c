@@ -21,36 +21,25 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "policy/import_srt.h"
 
 struct import_cli {
 	const char *out, *workspace;
-	bool help;
 };
 
-static int set_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct import_cli *c = vctx;
-
-	(void)err;
-	if (strcmp(name, "output") == 0)
-		c->out = v;
-	else if (strcmp(name, "workspace") == 0)
-		c->workspace = v;
-	else
-		c->help = true;
-	return 0;
-}
-
 static const struct aj_option import_options[] = {
-	{"output", 'o', "OUT", set_opt, "write the policy to OUT instead of stdout"},
-	{"workspace", 'w', "DIR",
-	 set_opt, "the directory srt would run in (default: the current one): relative paths and "
-		  "\".\" resolve against it, and it becomes filesystem.workspace"},
-	{"help", 'h', NULL, set_opt, "show this help"},
-	{NULL, 0, NULL, NULL, NULL},
+	{AJ_OPT("output", 'o', AJ_OPT_STRING), .off = offsetof(struct import_cli, out),
+	 .metavar = "OUT", .complete = AJ_COMP_FILE,
+	 .help = "write the policy to OUT instead of stdout"},
+	{AJ_OPT("workspace", 'w', AJ_OPT_STRING), .off = offsetof(struct import_cli, workspace),
+	 .metavar = "DIR", .complete = AJ_COMP_DIR,
+	 .help = "the directory srt would run in (default: the current one): relative paths and "
+		 "\".\" resolve against it, and it becomes filesystem.workspace"},
+	AJ_OPTION_HELP,
+	AJ_OPT_END,
 };
 
 /* The canonical form of a path: what the kernel reaches through it (realpath when the path
@@ -282,7 +271,7 @@ static int import_file(const struct import_cli *c, const char *file, struct aj_e
 
 static int cmd_import_srt(int argc, char **argv)
 {
-	struct import_cli c = {NULL, NULL, false};
+	struct import_cli c = {NULL, NULL};
 	const char *file = NULL;
 	struct aj_err err;
 	int pos = 1;
@@ -294,7 +283,7 @@ static int cmd_import_srt(int argc, char **argv)
 		file = argv[pos++];
 	if (aj_args_parse(import_options, &c, argc, argv, &pos, &err) < 0)
 		goto fail;
-	if (c.help) {
+	if (aj_cli.help) {
 		aj_args_usage(stdout, "agentjail policy import-srt FILE [-o OUT] [-w DIR]",
 			      "Convert an Anthropic sandbox-runtime (srt) settings file into an "
 			      "agentjail policy.\nWhat has no equivalent is refused (exit 125) naming "

@@ -13,65 +13,57 @@
 
 /* ---- create ----------------------------------------------------------------------------- */
 
+enum idle_action { IDLE_DEFAULT = 0, IDLE_PAUSE, IDLE_STOP };
+static const struct aj_opt_choice idle_actions[] = {
+	{"pause", IDLE_PAUSE}, {"stop", IDLE_STOP}, {NULL, 0}};
+
 struct create_cli {
-	struct aj_cli cli;
-	struct aj_pflags pf;
-	const char *name, *from, *idle_action;
+	struct aj_pflags pf; /* first: the policy rows are recorded there */
+	const char *name, *from;
+	enum idle_action idle_action;
 	struct aj_strv labels;
 	uint64_t idle_ms, lifetime_ms, retention_ms;
 	bool stopped;
 };
 
-static int create_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
+/* --label KEY=VALUE, a key at most once. */
+static int add_label(void *vctx, const struct aj_option *o, const char *v, struct aj_err *err)
 {
-	struct create_cli *c = vctx;
-	char what[48];
+	struct aj_strv *labels = (struct aj_strv *)((char *)vctx + o->off);
+	const char *eq = strchr(v, '=');
 
-	snprintf(what, sizeof what, "--%s", name);
-	if (!strcmp(name, "name"))
-		c->name = v;
-	else if (!strcmp(name, "from"))
-		c->from = v;
-	else if (!strcmp(name, "stopped"))
-		c->stopped = true;
-	else if (!strcmp(name, "label")) {
-		const char *eq = strchr(v, '=');
-		if (!eq || v[0] == '=')
-			return aj_err_set(err, AJ_LAYER_USAGE, 0, "--label: expected KEY=VALUE, got \"%s\"",
-					  v);
-		for (size_t i = 0; i < c->labels.n; i++)
-			if (!strncmp(c->labels.v[i], v, (size_t)(eq - v) + 1))
-				return aj_err_set(err, AJ_LAYER_USAGE, 0,
-						  "--label: key \"%.*s\" is given more than once",
-						  (int)(eq - v), v);
-		aj_strv_push(&c->labels, v);
-	} else if (!strcmp(name, "idle-action")) {
-		if (strcmp(v, "pause") && strcmp(v, "stop"))
+	if (!eq || v[0] == '=')
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--label: expected KEY=VALUE, got \"%s\"", v);
+	for (size_t i = 0; i < labels->n; i++)
+		if (!strncmp(labels->v[i], v, (size_t)(eq - v) + 1))
 			return aj_err_set(err, AJ_LAYER_USAGE, 0,
-					  "--idle-action: expected pause or stop, got \"%s\"", v);
-		c->idle_action = v;
-	} else {
-		uint64_t *out = !strcmp(name, "idle-timeout")   ? &c->idle_ms
-			      : !strcmp(name, "max-lifetime") ? &c->lifetime_ms
-							      : &c->retention_ms;
-		return aj_policy_parse_duration(what, v, out, err);
-	}
-	return 0;
+					  "--label: key \"%.*s\" is given more than once", (int)(eq - v),
+					  v);
+	return aj_strv_push(labels, v) < 0 ? aj_err_sys(err, AJ_LAYER_USAGE, "--label") : 0;
 }
 
+#define CR(field) .off = offsetof(struct create_cli, field)
 static const struct aj_option create_options[] = {
-	{"name", 'n', "NAME", create_opt, "name of the sandbox (default: generated)"},
-	{"label", 'l', "KEY=VALUE", create_opt, "metadata label (repeatable)"},
-	{"from", 0, "SNAPSHOT", create_opt, "start from a snapshot's workspace"},
-	{"stopped", 0, NULL, create_opt, "create without starting it"},
-	{"idle-timeout", 0, "DURATION", create_opt, "pause or stop after this long idle"},
-	{"idle-action", 0, "ACTION", create_opt, "pause (default) or stop when idle"},
-	{"max-lifetime", 0, "DURATION", create_opt, "stop this long after each start"},
-	{"retention", 0, "DURATION", create_opt, "delete this long after stopping (agentjail gc)"},
+	{AJ_OPT("name", 'n', AJ_OPT_STRING), CR(name), .metavar = "NAME",
+	 .help = "name of the sandbox (default: generated)"},
+	{AJ_OPT("label", 'l', AJ_OPT_FUNC), CR(labels), .metavar = "KEY=VALUE", .parse = add_label,
+	 .help = "metadata label (repeatable)"},
+	{AJ_OPT("from", 0, AJ_OPT_STRING), CR(from), .metavar = "SNAPSHOT",
+	 .complete = AJ_COMP_SNAPSHOT, .help = "start from a snapshot's workspace"},
+	{AJ_OPT("stopped", 0, AJ_OPT_SWITCH), CR(stopped), .help = "create without starting it"},
+	{AJ_OPT("idle-timeout", 0, AJ_OPT_DURATION), CR(idle_ms), .metavar = "DURATION",
+	 .help = "pause or stop after this long idle"},
+	{AJ_OPT("idle-action", 0, AJ_OPT_CHOICE), CR(idle_action), .metavar = "ACTION",
+	 .choices = idle_actions, .help = "pause (default) or stop when idle"},
+	{AJ_OPT("max-lifetime", 0, AJ_OPT_DURATION), CR(lifetime_ms), .metavar = "DURATION",
+	 .help = "stop this long after each start"},
+	{AJ_OPT("retention", 0, AJ_OPT_DURATION), CR(retention_ms), .metavar = "DURATION",
+	 .help = "delete this long after stopping (agentjail gc)"},
 	AJ_POLICY_FLAG_OPTIONS,
 	AJ_CLI_COMMON_OPTIONS,
-	{NULL, 0, NULL, NULL, NULL},
+	AJ_OPT_END,
 };
+#undef CR
 
 int aj_cmd_create(int argc, char **argv)
 {
@@ -83,11 +75,10 @@ int aj_cmd_create(int argc, char **argv)
 	struct aj_create_opts o = {0};
 	int pos = 1, rc;
 
-	c.cli.pf = &c.pf;
 	aj_policy_init(&pol);
 	if (aj_args_parse(create_options, &c, argc, argv, &pos, &err) < 0)
 		goto fail;
-	if (c.cli.help) {
+	if (aj_cli.help) {
 		aj_args_usage(stdout, "agentjail create [OPTIONS]",
 			      "Create a persistent sandbox (started unless --stopped); prints its "
 			      "name.",
@@ -98,7 +89,7 @@ int aj_cmd_create(int argc, char **argv)
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "create: unexpected argument \"%s\"", argv[pos]);
 		goto fail;
 	}
-	if (aj_pflags_load(&c.pf, &pol, &err) < 0 || aj_cli_open(&c.cli, &m, &err) < 0)
+	if (aj_pflags_load(&c.pf, &pol, &err) < 0 || aj_cli_open(&m, &err) < 0)
 		goto fail;
 	o.name = c.name;
 	o.policy = &pol;
@@ -108,10 +99,10 @@ int aj_cmd_create(int argc, char **argv)
 	o.idle_timeout_ms = (int64_t)c.idle_ms;
 	o.max_lifetime_ms = (int64_t)c.lifetime_ms;
 	o.retention_ms = (int64_t)c.retention_ms;
-	o.idle_action = c.idle_action;
+	o.idle_action = aj_args_choice_name(idle_actions, (int)c.idle_action);
 	if (aj_mgr_create(&m, &o, &r, &err) < 0)
 		goto fail;
-	if (c.cli.json)
+	if (aj_cli.json)
 		aj_cli_print_json(aj_cli_sandbox_json(&r));
 	else
 		printf("%s\n", r.name);
@@ -120,7 +111,7 @@ int aj_cmd_create(int argc, char **argv)
 	aj_policy_free(&pol);
 	return 0;
 fail:
-	rc = aj_cli_fail(&c.cli, &err);
+	rc = aj_cli_fail(aj_cli.json, &err);
 	aj_mgr_close(&m);
 	aj_policy_free(&pol);
 	return rc;
@@ -129,30 +120,19 @@ fail:
 /* ---- verbs that take sandbox names ------------------------------------------------------ */
 
 struct simple_cli {
-	struct aj_cli cli;
 	bool force;
 };
 
-static int simple_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct simple_cli *c = vctx;
-
-	if (!strcmp(name, "force")) {
-		c->force = true;
-		return 0;
-	}
-	return aj_cli_set_common(vctx, name, v, err);
-}
-
 /* Only rm takes --force: start, stop, pause and resume refuse it rather than ignore it. */
 static const struct aj_option rm_options[] = {
-	{"force", 'f', NULL, simple_opt, "stop a running sandbox first"},
+	{AJ_OPT("force", 'f', AJ_OPT_SWITCH), .off = offsetof(struct simple_cli, force),
+	 .help = "stop a running sandbox first"},
 	AJ_CLI_COMMON_OPTIONS,
-	{NULL, 0, NULL, NULL, NULL},
+	AJ_OPT_END,
 };
 static const struct aj_option simple_options[] = {
 	AJ_CLI_COMMON_OPTIONS,
-	{NULL, 0, NULL, NULL, NULL},
+	AJ_OPT_END,
 };
 
 static int act(struct aj_mgr *m, const char *verb, const char *ref, bool force,
@@ -171,7 +151,7 @@ static int act(struct aj_mgr *m, const char *verb, const char *ref, bool force,
  * the others still run (as docker does). */
 static int cmd_simple(const char *verb, int argc, char **argv)
 {
-	struct simple_cli c = {{0}, false};
+	struct simple_cli c = {false};
 	struct aj_mgr m = {0};
 	struct aj_err err, first;
 	int pos = 1, rc = 0;
@@ -181,27 +161,27 @@ static int cmd_simple(const char *verb, int argc, char **argv)
 
 	aj_err_clear(&first);
 	if (aj_args_parse(opts, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(&c.cli, &err);
-	if (c.cli.help) {
+		return aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli.help) {
 		snprintf(usage, sizeof usage, "agentjail %s [OPTIONS] NAME...", verb);
 		aj_args_usage(stdout, usage, "Act on persistent sandboxes by name or id.", opts);
 		return 0;
 	}
 	if (pos >= argc) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "%s: missing the sandbox name", verb);
-		return aj_cli_fail(&c.cli, &err);
+		return aj_cli_fail(aj_cli.json, &err);
 	}
-	if (aj_cli_open(&c.cli, &m, &err) < 0)
-		return aj_cli_fail(&c.cli, &err);
+	if (aj_cli_open(&m, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	for (; pos < argc; pos++) {
 		if (act(&m, verb, argv[pos], c.force, &err) < 0) {
-			int code = aj_cli_fail(&c.cli, &err);
+			int code = aj_cli_fail(aj_cli.json, &err);
 			rc = rc ? rc : code;
-		} else if (!c.cli.json) {
+		} else if (!aj_cli.json) {
 			printf("%s\n", argv[pos]);
 		}
 	}
-	if (c.cli.json && rc == 0)
+	if (aj_cli.json && rc == 0)
 		aj_cli_print_json(json_pack("{s:b}", "ok", 1));
 	aj_mgr_close(&m);
 	return rc;
@@ -216,31 +196,29 @@ int aj_cmd_rm(int argc, char **argv) { return cmd_simple("rm", argc, argv); }
 /* ---- ls, inspect --------------------------------------------------------------------------- */
 
 struct ls_cli {
-	struct aj_cli cli;
 	struct aj_strv labels;
 };
 
-static int ls_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
+static int ls_label(void *vctx, const struct aj_option *o, const char *v, struct aj_err *err)
 {
-	struct ls_cli *c = vctx;
+	struct aj_strv *labels = (struct aj_strv *)((char *)vctx + o->off);
 
-	if (strcmp(name, "label"))
-		return aj_cli_set_common(vctx, name, v, err);
 	if (!strchr(v, '='))
 		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--label: expected KEY=VALUE, got \"%s\"", v);
-	aj_strv_push(&c->labels, v);
-	return 0;
+	return aj_strv_push(labels, v) < 0 ? aj_err_sys(err, AJ_LAYER_USAGE, "--label") : 0;
 }
 
 static const struct aj_option ls_options[] = {
-	{"label", 'l', "KEY=VALUE", ls_opt, "only sandboxes with this label (repeatable)"},
+	{AJ_OPT("label", 'l', AJ_OPT_FUNC), .off = offsetof(struct ls_cli, labels),
+	 .metavar = "KEY=VALUE", .parse = ls_label,
+	 .help = "only sandboxes with this label (repeatable)"},
 	AJ_CLI_COMMON_OPTIONS,
-	{NULL, 0, NULL, NULL, NULL},
+	AJ_OPT_END,
 };
 
 int aj_cmd_ls(int argc, char **argv)
 {
-	struct ls_cli c = {{0}, {0}};
+	struct ls_cli c = {{0}};
 	struct aj_mgr m = {0};
 	struct aj_sandbox_rec *v = NULL;
 	size_t n = 0;
@@ -248,17 +226,17 @@ int aj_cmd_ls(int argc, char **argv)
 	int pos = 1, rc = 0;
 
 	if (aj_args_parse(ls_options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(&c.cli, &err);
-	if (c.cli.help) {
+		return aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli.help) {
 		aj_args_usage(stdout, "agentjail ls [OPTIONS]", "List persistent sandboxes.",
 			      ls_options);
 		return 0;
 	}
-	if (aj_cli_open(&c.cli, &m, &err) < 0 || aj_mgr_list(&m, &c.labels, &v, &n, &err) < 0) {
-		rc = aj_cli_fail(&c.cli, &err);
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_list(&m, &c.labels, &v, &n, &err) < 0) {
+		rc = aj_cli_fail(aj_cli.json, &err);
 		goto out;
 	}
-	if (c.cli.json) {
+	if (aj_cli.json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, aj_cli_sandbox_json(&v[i]));
@@ -285,26 +263,25 @@ out:
 
 int aj_cmd_inspect(int argc, char **argv)
 {
-	struct aj_cli c = {0};
-	static const struct aj_option options[] = {AJ_CLI_COMMON_OPTIONS, {NULL, 0, NULL, NULL, NULL}};
+	static const struct aj_option options[] = {AJ_CLI_COMMON_OPTIONS, AJ_OPT_END};
 	struct aj_mgr m = {0};
 	struct aj_sandbox_rec r;
 	struct aj_err err;
 	int pos = 1, rc = 0;
 
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(&c, &err);
-	if (c.help) {
+	if (aj_args_parse(options, NULL, argc, argv, &pos, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli.help) {
 		aj_args_usage(stdout, "agentjail inspect NAME",
 			      "Everything known about a sandbox, as JSON.", options);
 		return 0;
 	}
 	if (pos >= argc) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "inspect: missing the sandbox name");
-		return aj_cli_fail(&c, &err);
+		return aj_cli_fail(aj_cli.json, &err);
 	}
-	if (aj_cli_open(&c, &m, &err) < 0 || aj_mgr_get(&m, argv[pos], &r, &err) < 0) {
-		rc = aj_cli_fail(&c, &err);
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_get(&m, argv[pos], &r, &err) < 0) {
+		rc = aj_cli_fail(aj_cli.json, &err);
 	} else {
 		aj_cli_print_json(aj_cli_sandbox_json(&r));
 		aj_sandbox_rec_free(&r);

@@ -10,59 +10,42 @@
 #include "common/util.h"
 
 struct snap_cli {
-	struct aj_cli cli;
 	const char *name;
 	uint64_t retention_ms, count;
-	bool have_count, stopped, follow;
+	bool stopped, follow;
 };
-
-static int snap_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct snap_cli *c = vctx;
-
-	if (!strcmp(name, "name"))
-		c->name = v;
-	else if (!strcmp(name, "retention"))
-		return aj_policy_parse_duration("--retention", v, &c->retention_ms, err);
-	else if (!strcmp(name, "count")) {
-		c->have_count = true; /* --count 0 is an error, not the default */
-		return aj_policy_parse_count("--count", v, &c->count, err);
-	}
-	else if (!strcmp(name, "stopped"))
-		c->stopped = true;
-	else if (!strcmp(name, "follow"))
-		c->follow = true;
-	else
-		return aj_cli_set_common(vctx, name, v, err);
-	return 0;
-}
 
 /* Each verb lists only the options it reads, so that --help is exact and an option another
  * verb takes is refused as unknown rather than ignored. */
-#define END {NULL, 0, NULL, NULL, NULL}
+#define SN(field) .off = offsetof(struct snap_cli, field)
 static const struct aj_option snapshot_options[] = {
-	{"name", 'n', "NAME", snap_opt, "name of the snapshot (default: generated)"},
-	{"retention", 0, "DURATION", snap_opt, "delete it this long after it was made (gc)"},
+	{AJ_OPT("name", 'n', AJ_OPT_STRING), SN(name), .metavar = "NAME",
+	 .help = "name of the snapshot (default: generated)"},
+	{AJ_OPT("retention", 0, AJ_OPT_DURATION), SN(retention_ms), .metavar = "DURATION",
+	 .help = "delete it this long after it was made (gc)"},
 	AJ_CLI_COMMON_OPTIONS,
-	END,
+	AJ_OPT_END,
 };
 static const struct aj_option fork_options[] = {
-	{"name", 'n', "PREFIX", snap_opt, "prefix of the new names"},
-	{"count", 0, "N", snap_opt, "how many sandboxes (default 1)"},
-	{"stopped", 0, NULL, snap_opt, "do not start the new sandboxes"},
+	{AJ_OPT("name", 'n', AJ_OPT_STRING), SN(name), .metavar = "PREFIX",
+	 .help = "prefix of the new names"},
+	/* Checked by the manager (1 to 1000): --count 0 is an error, not the default. */
+	{AJ_OPT("count", 0, AJ_OPT_COUNT), SN(count), .metavar = "N",
+	 .help = "how many sandboxes (default 1)"},
+	{AJ_OPT("stopped", 0, AJ_OPT_SWITCH), SN(stopped), .help = "do not start the new sandboxes"},
 	AJ_CLI_COMMON_OPTIONS,
-	END,
+	AJ_OPT_END,
 };
 static const struct aj_option events_options[] = {
-	{"follow", 'f', NULL, snap_opt, "keep printing new events"},
+	{AJ_OPT("follow", 'f', AJ_OPT_SWITCH), SN(follow), .help = "keep printing new events"},
 	AJ_CLI_COMMON_OPTIONS,
-	END,
+	AJ_OPT_END,
 };
 static const struct aj_option common_options[] = {
 	AJ_CLI_COMMON_OPTIONS,
-	END,
+	AJ_OPT_END,
 };
-#undef END
+#undef SN
 
 /* Parses options and up to `max` positional arguments. */
 static int parse(struct snap_cli *c, const struct aj_option *opts, int argc, char **argv,
@@ -81,7 +64,7 @@ static int parse(struct snap_cli *c, const struct aj_option *opts, int argc, cha
 					  argv[pos]);
 		pos_out[n++] = argv[pos++];
 	}
-	if (c->cli.help) {
+	if (aj_cli.help) {
 		aj_args_usage(stdout, usage, summary, opts);
 		return 1;
 	}
@@ -118,12 +101,12 @@ int aj_cmd_snapshot(int argc, char **argv)
 		      &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	if (aj_cli_open(&c.cli, &m, &err) < 0 ||
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli_open(&m, &err) < 0 ||
 	    aj_mgr_snapshot(&m, args[0], c.name, (int64_t)c.retention_ms, &s, &err) < 0) {
-		r = aj_cli_fail(&c.cli, &err);
+		r = aj_cli_fail(aj_cli.json, &err);
 	} else {
-		if (c.cli.json)
+		if (aj_cli.json)
 			aj_cli_print_json(snapshot_json(&s));
 		else
 			printf("%s\n", s.name);
@@ -146,14 +129,14 @@ int aj_cmd_snapshots(int argc, char **argv)
 		      "List snapshots, or remove ones no sandbox uses.", &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	if (aj_cli_open(&c.cli, &m, &err) < 0)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli_open(&m, &err) < 0)
 		goto fail;
 	if (args[0] && !strcmp(args[0], "rm")) {
 		for (int i = 1; i < 16 && args[i]; i++)
 			if (aj_mgr_snapshot_remove(&m, args[i], &err) < 0)
 				goto fail;
-			else if (!c.cli.json)
+			else if (!aj_cli.json)
 				printf("%s\n", args[i]);
 		aj_mgr_close(&m);
 		return 0;
@@ -165,7 +148,7 @@ int aj_cmd_snapshots(int argc, char **argv)
 	}
 	if (aj_store_snapshot_list(m.store, NULL, &v, &n, &err) < 0)
 		goto fail;
-	if (c.cli.json) {
+	if (aj_cli.json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, snapshot_json(&v[i]));
@@ -180,7 +163,7 @@ int aj_cmd_snapshots(int argc, char **argv)
 	aj_mgr_close(&m);
 	return 0;
 fail:
-	r = aj_cli_fail(&c.cli, &err);
+	r = aj_cli_fail(aj_cli.json, &err);
 	aj_mgr_close(&m);
 	return r;
 }
@@ -198,10 +181,10 @@ int aj_cmd_restore(int argc, char **argv)
 		      &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	if (aj_cli_open(&c.cli, &m, &err) < 0 || aj_mgr_restore(&m, args[0], args[1], &err) < 0)
-		r = aj_cli_fail(&c.cli, &err);
-	else if (c.cli.json)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_restore(&m, args[0], args[1], &err) < 0)
+		r = aj_cli_fail(aj_cli.json, &err);
+	else if (aj_cli.json)
 		aj_cli_print_json(json_pack("{s:b}", "ok", 1));
 	else
 		printf("%s\n", args[0]);
@@ -217,19 +200,22 @@ int aj_cmd_fork(int argc, char **argv)
 	struct aj_strv names = {0};
 	struct aj_err err;
 	unsigned count;
-	int r = parse(&c, fork_options, argc, argv, args, 1, 1,
+	int r;
+
+	c.count = 1; /* the default; --count 0 stays 0, which the manager refuses */
+	r = parse(&c, fork_options, argc, argv, args, 1, 1,
 		      "agentjail fork NAME [--count N] [--name PREFIX]",
 		      "New sandboxes on a sandbox's current workspace, shared copy-on-write.",
 		      &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	/* Past the manager's range stays past it: no wrap-around to a small count. */
-	count = !c.have_count ? 1 : c.count > UINT_MAX ? UINT_MAX : (unsigned)c.count;
-	if (aj_cli_open(&c.cli, &m, &err) < 0 ||
+	count = c.count > UINT_MAX ? UINT_MAX : (unsigned)c.count;
+	if (aj_cli_open(&m, &err) < 0 ||
 	    aj_mgr_fork(&m, args[0], count, c.name, !c.stopped, &names, &err) < 0) {
-		r = aj_cli_fail(&c.cli, &err);
-	} else if (c.cli.json) {
+		r = aj_cli_fail(aj_cli.json, &err);
+	} else if (aj_cli.json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < names.n; i++)
 			json_array_append_new(a, json_string(names.v[i]));
@@ -271,10 +257,10 @@ int aj_cmd_diff(int argc, char **argv)
 		      &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	out = c.cli.json ? json_array() : NULL;
-	if (aj_cli_open(&c.cli, &m, &err) < 0 || aj_mgr_diff(&m, args[0], print_diff, out, &err) < 0)
-		r = aj_cli_fail(&c.cli, &err);
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	out = aj_cli.json ? json_array() : NULL;
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_diff(&m, args[0], print_diff, out, &err) < 0)
+		r = aj_cli_fail(aj_cli.json, &err);
 	else if (out)
 		aj_cli_print_json(json_incref(out));
 	json_decref(out);
@@ -318,9 +304,9 @@ int aj_cmd_events(int argc, char **argv)
 		      "Lifecycle, exec and limit events, as text or JSON lines.", &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	a.json = c.cli.json;
-	if (aj_cli_open(&c.cli, &m, &err) < 0)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	a.json = aj_cli.json;
+	if (aj_cli_open(&m, &err) < 0)
 		goto fail;
 	if (args[0]) {
 		/* A deleted sandbox's events remain; its id is accepted as is. */
@@ -343,7 +329,7 @@ int aj_cmd_events(int argc, char **argv)
 	aj_mgr_close(&m);
 	return 0;
 fail:
-	r = aj_cli_fail(&c.cli, &err);
+	r = aj_cli_fail(aj_cli.json, &err);
 	aj_mgr_close(&m);
 	return r;
 }
@@ -362,10 +348,10 @@ int aj_cmd_gc(int argc, char **argv)
 		      &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	if (aj_cli_open(&c.cli, &m, &err) < 0 || aj_mgr_gc(&m, &rep, &err) < 0) {
-		r = aj_cli_fail(&c.cli, &err);
-	} else if (c.cli.json) {
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_gc(&m, &rep, &err) < 0) {
+		r = aj_cli_fail(aj_cli.json, &err);
+	} else if (aj_cli.json) {
 		aj_cli_print_json(json_pack("{s:i, s:i, s:i, s:i, s:i}", "sandboxes_deleted",
 					    rep.sandboxes_deleted, "snapshots_deleted",
 					    rep.snapshots_deleted, "layers_deleted", rep.layers_deleted,
