@@ -236,61 +236,210 @@ static int take(const struct aj_option *o, void *ctx, const char *value, struct 
 	return aj_err_set(err, AJ_LAYER_INTERNAL, EINVAL, "--%s: unknown target", o->name);
 }
 
+/* Optimal string alignment distance (a transposition costs one), for suggestions. */
+static size_t distance(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b), d[40][40];
+
+	if (la >= 40 || lb >= 40)
+		return 99;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *aj_args_nearest(const char *const *names, size_t count, const char *name, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = n < 4 ? 1 : 2;
+
+	for (size_t i = 0; i < count; i++) {
+		size_t d = distance(name, n, names[i]);
+		if (n >= 3 && strlen(names[i]) > n && strncmp(names[i], name, n) == 0)
+			d = 1; /* a beginning of it: --mem for --memory */
+		if (d <= best_d && (!best || d < best_d)) {
+			best = names[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/* The nearest long name of the verb's table and the shared options. */
+static const char *nearest_option(const struct aj_option *table, const char *name, size_t n)
+{
+	const char *names[256];
+	size_t count = 0;
+
+	for (const struct aj_option *o = table; o && o->name && count < 256; o++)
+		if (!(o->flags & AJ_OPTF_HIDDEN))
+			names[count++] = o->name;
+	return aj_args_nearest(names, count, name, n);
+}
+
+/* Which other verbs take an option of this name ("fork" for --count). */
+static void other_verbs(const char *name, size_t n, const struct aj_option *mine, char *buf,
+			size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (const struct aj_verb *const *v = aj_verbs; *v && off < len; v++)
+		if ((*v)->options != mine && !((*v)->flags & AJ_VERB_HIDDEN) && !(*v)->alias_of &&
+		    aj_args_find((*v)->options, name, n))
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+						(*v)->name);
+}
+
+static int unknown_long(const struct aj_option *table, const char *name, size_t n,
+			struct aj_err *err)
+{
+	const char *near = nearest_option(table, name, n);
+	char others[200];
+
+	aj_err_set(err, AJ_LAYER_USAGE, 0, "unknown option \"--%.*s\"", (int)n, name);
+	if (near)
+		return aj_err_hint(err, "did you mean --%s? see --help for the options of this command",
+				   near);
+	other_verbs(name, n, table, others, sizeof others);
+	if (others[0])
+		return aj_err_hint(err, "--%.*s is an option of %s; see --help for the options of "
+					"this command",
+				   (int)n, name, others);
+	return aj_err_hint(err, "see --help for the options of this command");
+}
+
+/* --name, --name=VALUE, --name VALUE */
+static int parse_long(const struct aj_option *table, void *ctx, int argc, char **argv, int *i,
+		      struct aj_err *err)
+{
+	const char *arg = argv[(*i)++] + 2, *eq = strchr(arg, '='), *value = eq ? eq + 1 : NULL;
+	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+	const struct aj_option *o = aj_args_find(table, arg, n);
+
+	if (!o)
+		return unknown_long(table, arg, n, err);
+	if (o->metavar && !value) {
+		if (*i >= argc)
+			return aj_err_set(err, AJ_LAYER_USAGE, 0, "--%s needs a value (%s)", o->name,
+					  o->metavar);
+		value = argv[(*i)++];
+	} else if (!o->metavar && value) {
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--%s takes no value", o->name);
+	}
+	return take(o, ctx, value, err);
+}
+
+/* -x, -x VALUE, -xVALUE, and clusters of switches (-it) whose last letter may take the next
+ * argument as its value. A letter that takes a value inside a cluster is refused: "-tei"
+ * could be -t -e i or -t -e -i. */
+static int parse_short(const struct aj_option *table, void *ctx, int argc, char **argv, int *i,
+		       struct aj_err *err)
+{
+	const char *arg = argv[(*i)++];
+
+	/* -memory: a long name written with one dash. */
+	if (arg[2] && aj_args_find(table, arg + 1, strlen(arg + 1)))
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "unknown option \"%s\"", arg),
+		       aj_err_hint(err, "did you mean -%s? long options take two dashes", arg);
+	for (const char *p = arg + 1; *p; p++) {
+		const struct aj_option *o = find_short(table, *p);
+		if (!o) {
+			aj_err_set(err, AJ_LAYER_USAGE, 0, "unknown option \"-%c\"%s%s%s", *p,
+				   arg[2] ? " in \"" : "", arg[2] ? arg : "", arg[2] ? "\"" : "");
+			return aj_err_hint(err, "see --help for the options of this command");
+		}
+		if (!o->metavar) {
+			if (take(o, ctx, NULL, err) < 0)
+				return -1;
+			continue;
+		}
+		if (p == arg + 1 && p[1]) /* -m512MiB */
+			return take(o, ctx, p + 1, err);
+		if (p[1])
+			return aj_err_set(err, AJ_LAYER_USAGE, 0,
+					  "-%c takes a value (%s): in \"%s\" write it last, or apart",
+					  *p, o->metavar, arg);
+		if (*i >= argc)
+			return aj_err_set(err, AJ_LAYER_USAGE, 0, "-%c needs a value (%s)", *p,
+					  o->metavar);
+		return take(o, ctx, argv[(*i)++], err);
+	}
+	return 0;
+}
+
+static bool is_option(const char *arg)
+{
+	return arg[0] == '-' && arg[1] != '\0';
+}
+
+static int parse_option(const struct aj_option *table, void *ctx, int argc, char **argv, int *i,
+			struct aj_err *err)
+{
+	return argv[*i][1] == '-' ? parse_long(table, ctx, argc, argv, i, err)
+				  : parse_short(table, ctx, argc, argv, i, err);
+}
+
 int aj_args_parse(const struct aj_option *table, void *ctx, int argc, char **argv, int *pos,
 		  struct aj_err *err)
 {
 	while (*pos < argc) {
-		const char *arg = argv[*pos], *value = NULL, *eq;
-		const struct aj_option *o;
-		char shown[64];
-
-		if (strcmp(arg, "--") == 0) {
+		if (strcmp(argv[*pos], "--") == 0) {
 			(*pos)++;
 			return 0;
 		}
-		if (arg[0] != '-' || arg[1] == '\0')
+		if (!is_option(argv[*pos]))
 			return 0;
-		if (arg[1] == '-') {
-			eq = strchr(arg + 2, '=');
-			o = aj_args_find(table, arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
-			value = eq ? eq + 1 : NULL;
-			snprintf(shown, sizeof shown, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-		} else {
-			o = arg[2] == '\0' ? find_short(table, arg[1]) : NULL;
-			snprintf(shown, sizeof shown, "%s", arg);
-		}
-		if (!o)
-			return aj_err_set(err, AJ_LAYER_USAGE, 0, "unknown option \"%s\"", shown),
-			       aj_err_hint(err, "see --help for the options of this command");
-		(*pos)++;
-		if (o->metavar && !value) {
-			if (*pos >= argc)
-				return aj_err_set(err, AJ_LAYER_USAGE, 0, "%s needs a value (%s)", shown,
-						  o->metavar);
-			value = argv[(*pos)++];
-		} else if (!o->metavar && value) {
-			return aj_err_set(err, AJ_LAYER_USAGE, 0, "%s takes no value", shown);
-		}
-		if (take(o, ctx, value, err) < 0)
+		if (parse_option(table, ctx, argc, argv, pos, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-void aj_args_usage(FILE *f, const char *synopsis, const char *summary,
-		   const struct aj_option *table)
+int aj_verb_parse(const struct aj_verb *v, void *ctx, int argc, char **argv, char ***args,
+		  int *nargs, struct aj_err *err)
 {
-	fprintf(f, "usage: %s\n\n%s\n\noptions:\n", synopsis, summary);
-	for (const struct aj_option *o = table; o->name; o++) {
-		char left[64];
-		if (o->flags & AJ_OPTF_HIDDEN)
-			continue;
-		if (o->short_name)
-			snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name,
-				 o->metavar ? " " : "", o->metavar ? o->metavar : "");
-		else
-			snprintf(left, sizeof left, "    --%s%s%s", o->name, o->metavar ? " " : "",
-				 o->metavar ? o->metavar : "");
-		fprintf(f, "  %-30s %s\n", left, o->help);
+	int i = 1, w = 1;
+
+	if (v->flags & AJ_VERB_OPTS_FIRST) {
+		if (aj_args_parse(v->options, ctx, argc, argv, &i, err) < 0)
+			return -1;
+		w = i;
+	} else {
+		/* Positionals are moved down over the options already consumed, in order. */
+		while (i < argc) {
+			if (strcmp(argv[i], "--") == 0) {
+				for (i++; i < argc;)
+					argv[w++] = argv[i++];
+				break;
+			}
+			if (!is_option(argv[i]))
+				argv[w++] = argv[i++];
+			else if (parse_option(v->options, ctx, argc, argv, &i, err) < 0)
+				return -1;
+		}
+		argc = w;
+		w = 1;
 	}
+	*args = argv + w;
+	*nargs = argc - w;
+	if (aj_cli.help) {
+		aj_verb_usage(stdout, v);
+		return 1;
+	}
+	return 0;
 }

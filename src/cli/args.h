@@ -97,6 +97,47 @@ struct aj_cli {
 };
 extern struct aj_cli aj_cli;
 
+/* A positional argument of a verb, for --help, completions and manual pages. */
+struct aj_arg {
+	const char *metavar;       /* NULL ends a list */
+	enum aj_complete complete;
+	const char *const *words;  /* AJ_COMP_CHOICES: the words it may be, NULL-terminated */
+	bool repeat;               /* any number of them */
+};
+
+#define AJ_VERB_HIDDEN 0x1u     /* not listed, not completed, no manual page */
+#define AJ_VERB_OWN_ARGS 0x2u   /* parses its own arguments (oci: runc's command line) */
+#define AJ_VERB_OPTS_FIRST 0x4u /* options end at the first positional: a command follows */
+
+/* A verb: the row of `agentjail --help`, and everything its --help, completion and manual
+ * page say. Each cmd_*.c defines its verbs; verbs.c lists them. */
+struct aj_verb {
+	const char *name;
+	int (*fn)(const struct aj_verb *v, int argc, char **argv); /* argv[0] is the verb */
+	const char *summary;  /* one line */
+	const char *synopsis; /* usage lines after "agentjail ", separated by '\n' */
+	const char *help;     /* the paragraph --help prints under the synopsis */
+	const struct aj_option *options;
+	const struct aj_arg *args;
+	unsigned flags;       /* AJ_VERB_* */
+	const char *alias_of; /* another verb this one is a form of (ps: ls) */
+	const void *data;     /* the verb's own: what a function shared by several verbs does */
+	const struct aj_verb *const *subs; /* its subcommands (policy import-srt), NULL-ended */
+};
+extern const struct aj_verb *const aj_verbs[]; /* NULL-terminated, in --help order */
+const struct aj_verb *aj_verb_find(const char *name);
+
+/* Parses a verb's command line (argv[0] is the verb): options anywhere before "--" (with
+ * AJ_VERB_OPTS_FIRST only before the first positional, after which everything is the
+ * command's), combined short switches ("-it"), "-xVALUE", "--name=VALUE" and "--name VALUE".
+ * The positionals are left in *args (*nargs of them; pointers into argv, which it may reorder).
+ * With --help it prints the verb's usage to stdout and returns 1; 0 on success; -1 with err
+ * naming the option (and a hint with the nearest one) otherwise. */
+int aj_verb_parse(const struct aj_verb *v, void *ctx, int argc, char **argv, char ***args,
+		  int *nargs, struct aj_err *err);
+/* The verb's usage, as --help prints it. */
+void aj_verb_usage(FILE *f, const struct aj_verb *v);
+
 /* Parses options from argv[*pos] on, stopping at "--" (consumed), at the first non-option
  * argument, or at the end. *pos is left on the first unparsed argument. */
 int aj_args_parse(const struct aj_option *table, void *ctx, int argc, char **argv, int *pos,
@@ -106,10 +147,11 @@ int aj_args_parse(const struct aj_option *table, void *ctx, int argc, char **arg
 int aj_args_apply(const struct aj_option *o, void *base, const char *value, struct aj_err *err);
 /* The row of `table` with long name `name` (length n), NULL if none. */
 const struct aj_option *aj_args_find(const struct aj_option *table, const char *name, size_t n);
+/* The name of names[] nearest to name (length n) for a "did you mean" hint, NULL if none is
+ * near enough. */
+const char *aj_args_nearest(const char *const *names, size_t count, const char *name, size_t n);
 /* The name of the entry of `choices` with `value`, NULL if none. */
 const char *aj_args_choice_name(const struct aj_opt_choice *choices, int value);
-void aj_args_usage(FILE *f, const char *synopsis, const char *summary,
-		   const struct aj_option *table);
 /* The range of a number row as text ("1 to 256", "0 or 1s to 24h"), "" if unbounded. */
 void aj_args_range_text(const struct aj_option *o, char *buf, size_t len);
 

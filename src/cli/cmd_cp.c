@@ -243,31 +243,27 @@ static int run_cp(struct cp_ctx *x, char *src_path, char *dst_path, bool to_sand
 	return get_entry(x, src_path, pd, namebuf, 0);
 }
 
-int aj_cmd_cp(int argc, char **argv)
+static const struct aj_option cp_options[] = {AJ_CLI_COMMON_OPTIONS, AJ_OPT_END};
+
+static int cmd_cp(const struct aj_verb *v, int argc, char **argv)
 {
-	static const struct aj_option options[] = {AJ_CLI_COMMON_OPTIONS, AJ_OPT_END};
 	struct aj_mgr m = {0};
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
 	struct cp_ctx x = {.ctl = -1, .err = &err};
 	char *src, *dst, *rsrc, *rdst;
-	int pos = 1, r = 0;
+	char **args;
+	int nargs, r;
 
 	aj_err_clear(&err);
-	if (aj_args_parse(options, NULL, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(aj_cli.json, &err);
-	if (aj_cli.help) {
-		aj_args_usage(stdout, "agentjail cp SRC DST (one of them NAME:PATH)",
-			      "Copy files or directories between the host and a running sandbox.",
-			      options);
-		return 0;
-	}
-	if (argc - pos != 2) {
+	if ((r = aj_verb_parse(v, NULL, argc, argv, &args, &nargs, &err)) != 0)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (nargs != 2) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "cp: expected SRC and DST, one as NAME:PATH");
 		return aj_cli_fail(aj_cli.json, &err);
 	}
-	src = argv[pos];
-	dst = argv[pos + 1];
+	src = args[0];
+	dst = args[1];
 	rsrc = split_remote(src);
 	rdst = split_remote(dst);
 	if (!!rsrc == !!rdst || (rsrc ? rsrc : rdst)[0] != '/') {
@@ -291,3 +287,15 @@ out:
 	aj_mgr_close(&m);
 	return r;
 }
+
+static const struct aj_arg cp_args[] = {{.metavar = "SRC", .complete = AJ_COMP_FILE}, {.metavar = "DST", .complete = AJ_COMP_FILE}, {.metavar = NULL}};
+const struct aj_verb aj_verb_cp = {
+	.name = "cp",
+	.fn = cmd_cp,
+	.summary = "copy files between the host and a sandbox",
+	.synopsis = "cp [OPTIONS] SRC DST",
+	.help = "Copy files or directories between the host and a running sandbox; one of SRC and "
+		"DST is NAME:/PATH.",
+	.options = cp_options,
+	.args = cp_args,
+};

@@ -237,24 +237,21 @@ out:
 	return code;
 }
 
-int aj_cmd_exec(int argc, char **argv)
+static int cmd_exec(const struct aj_verb *v, int argc, char **argv)
 {
 	static struct exec_cli c;
 	struct aj_err err;
 	const char *ref;
-	int pos = 1, code;
+	char **args;
+	int nargs, pos = 0, code;
 
 	c.env = json_object();
 	c.output_cap = NO_CAP;
 	aj_err_clear(&err);
-	if (aj_args_parse(exec_options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(aj_cli.json, &err) == 0 ? 0 : AJ_EXIT_ERROR;
-	if (aj_cli.help) {
-		aj_args_usage(stdout, "agentjail exec [OPTIONS] NAME [--] CMD [ARGS...]",
-			      "Run a command in a running sandbox; exit with its status.",
-			      exec_options);
-		return 0;
-	}
+	if ((code = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
+		return code > 0 ? 0 : (aj_cli_fail(aj_cli.json, &err), AJ_EXIT_ERROR);
+	argc = nargs;
+	argv = args;
 	if (pos >= argc) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "exec: missing the sandbox name");
 		aj_cli_fail(aj_cli.json, &err);
@@ -283,3 +280,16 @@ int aj_cmd_exec(int argc, char **argv)
 	json_decref(c.env);
 	return code;
 }
+
+static const struct aj_arg exec_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX}, {.metavar = "CMD", .complete = AJ_COMP_COMMAND},
+					  {.metavar = "ARGS", .complete = AJ_COMP_FILE, .repeat = true}, {.metavar = NULL}};
+const struct aj_verb aj_verb_exec = {
+	.name = "exec",
+	.fn = cmd_exec,
+	.summary = "run a command in a running sandbox",
+	.synopsis = "exec [OPTIONS] NAME [--] CMD [ARGS...]",
+	.help = "Run a command in a running sandbox; exit with its status.",
+	.options = exec_options,
+	.args = exec_args,
+	.flags = AJ_VERB_OPTS_FIRST,
+};

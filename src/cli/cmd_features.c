@@ -72,24 +72,22 @@ static void tiers_text(const struct aj_features *f)
 		       aj_plan_layer_name(r[i].layer), r[i].namespaces, r[i].landlock);
 }
 
-int aj_cmd_features(int argc, char **argv)
+static int cmd_features(const struct aj_verb *v, int argc, char **argv)
 {
 	struct features_cli c = {NULL};
 	struct aj_features f;
 	struct aj_err err;
-	int pos = 1;
+	char **args;
+	int nargs, r;
 
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0) {
+	if ((r = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0) {
+		if (r > 0)
+			return 0;
 		aj_err_print(&err, stderr);
 		return 125;
 	}
-	if (aj_cli.help) {
-		aj_args_usage(stdout, "agentjail features [--json]",
-			      "Show what this host's kernel lets agentjail enforce.", options);
-		return 0;
-	}
-	if (pos < argc) {
-		fprintf(stderr, "agentjail: [usage] features: unexpected argument \"%s\"\n", argv[pos]);
+	if (nargs > 0) {
+		fprintf(stderr, "agentjail: [usage] features: unexpected argument \"%s\"\n", args[0]);
 		return 125;
 	}
 	aj_features_probe_all(&f, c.cgroup_parent);
@@ -104,3 +102,12 @@ int aj_cmd_features(int argc, char **argv)
 	}
 	return 0;
 }
+
+const struct aj_verb aj_verb_features = {
+	.name = "features",
+	.fn = cmd_features,
+	.summary = "show what this host can enforce",
+	.synopsis = "features [OPTIONS]",
+	.help = "Show what this host's kernel lets agentjail enforce.",
+	.options = options,
+};

@@ -106,25 +106,30 @@ out:
 	return rc;
 }
 
-int aj_cmd_mcp(int argc, char **argv)
+static int cmd_mcp(const struct aj_verb *v, int argc, char **argv)
 {
 	static struct mcp_cli c;
 	struct aj_err err;
-	int pos = 1;
+	char **args;
+	int nargs, r;
 
 	aj_err_clear(&err);
-	if (aj_args_parse(mcp_options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(aj_cli.json, &err);
-	if (aj_cli.help) {
-		aj_args_usage(stdout, "agentjail mcp [OPTIONS] NAME | agentjail mcp --create [--rm] "
-				      "[OPTIONS]",
-			      "Serve the Model Context Protocol on stdin/stdout: a shell, file tools "
-			      "and snapshots, all acting inside one persistent sandbox (docs/mcp.md).",
-			      mcp_options);
-		return 0;
-	}
-	if (check_args(&c, argc, argv, pos, &err) < 0 ||
-	    serve(&c, c.create ? NULL : argv[pos], &err) < 0)
+	if ((r = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (check_args(&c, nargs, args, 0, &err) < 0 ||
+	    serve(&c, c.create ? NULL : args[0], &err) < 0)
 		return aj_cli_fail(false, &err);
 	return 0;
 }
+
+static const struct aj_arg mcp_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX}, {.metavar = NULL}};
+const struct aj_verb aj_verb_mcp = {
+	.name = "mcp",
+	.fn = cmd_mcp,
+	.summary = "serve MCP (shell and file tools) on stdio for one sandbox",
+	.synopsis = "mcp [OPTIONS] NAME\nmcp --create [--rm] [OPTIONS]",
+	.help = "Serve the Model Context Protocol on stdin/stdout: a shell, file tools and "
+		"snapshots, all acting inside one persistent sandbox (docs/mcp.md).",
+	.options = mcp_options,
+	.args = mcp_args,
+};

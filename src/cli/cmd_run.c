@@ -244,7 +244,7 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 	return 0;
 }
 
-int aj_cmd_run(int argc, char **argv)
+static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 {
 	static struct run_cli c; /* large; one per process */
 	struct aj_policy pol;
@@ -253,27 +253,25 @@ int aj_cmd_run(int argc, char **argv)
 	struct aj_run_result res;
 	struct aj_changeset cs;
 	struct aj_err err;
-	int pos = 1;
+	char **cmd;
+	int ncmd, r;
 	bool have_plan = false;
 
 	memset(&res, 0, sizeof res);
 	aj_err_clear(&err);
 	aj_policy_init(&pol);
-	if (aj_args_parse(run_options, &c, argc, argv, &pos, &err) < 0)
+	if ((r = aj_verb_parse(v, &c, argc, argv, &cmd, &ncmd, &err)) < 0)
 		goto fail;
-	if (aj_cli.help) {
-		aj_args_usage(stdout, "agentjail run [OPTIONS] [--] CMD [ARGS...]",
-			      "Run CMD in a new sandbox; exit with its status (docs/cli.md).",
-			      run_options);
+	if (r > 0) {
 		aj_policy_free(&pol);
 		return 0;
 	}
-	if (pos >= argc) {
+	if (ncmd == 0) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "run: missing the command to run");
 		aj_err_hint(&err, "agentjail run [OPTIONS] -- CMD [ARGS...]");
 		goto fail;
 	}
-	if (prepare(&c, &pol, &feat, &plan, argv + pos, &cs, &err) < 0)
+	if (prepare(&c, &pol, &feat, &plan, cmd, &cs, &err) < 0)
 		goto fail;
 	have_plan = true;
 	if (c.dry_run && c.overlay)
@@ -318,3 +316,15 @@ fail:
 	aj_policy_free(&pol);
 	return AJ_EXIT_ERROR;
 }
+
+static const struct aj_arg run_args[] = {{.metavar = "CMD", .complete = AJ_COMP_COMMAND}, {.metavar = "ARGS", .complete = AJ_COMP_FILE, .repeat = true}, {.metavar = NULL}};
+const struct aj_verb aj_verb_run = {
+	.name = "run",
+	.fn = cmd_run,
+	.summary = "run a command in a new sandbox",
+	.synopsis = "run [OPTIONS] [--] CMD [ARGS...]",
+	.help = "Run CMD in a new sandbox; exit with its status (docs/cli.md).",
+	.options = run_options,
+	.args = run_args,
+	.flags = AJ_VERB_OPTS_FIRST,
+};

@@ -65,7 +65,7 @@ static const struct aj_option create_options[] = {
 };
 #undef CR
 
-int aj_cmd_create(int argc, char **argv)
+static int cmd_create(const struct aj_verb *v, int argc, char **argv)
 {
 	static struct create_cli c;
 	struct aj_policy pol;
@@ -73,20 +73,18 @@ int aj_cmd_create(int argc, char **argv)
 	struct aj_sandbox_rec r;
 	struct aj_err err;
 	struct aj_create_opts o = {0};
-	int pos = 1, rc;
+	char **args;
+	int nargs, rc;
 
 	aj_policy_init(&pol);
-	if (aj_args_parse(create_options, &c, argc, argv, &pos, &err) < 0)
+	if ((rc = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) < 0)
 		goto fail;
-	if (aj_cli.help) {
-		aj_args_usage(stdout, "agentjail create [OPTIONS]",
-			      "Create a persistent sandbox (started unless --stopped); prints its "
-			      "name.",
-			      create_options);
+	if (rc > 0) {
+		aj_policy_free(&pol);
 		return 0;
 	}
-	if (pos < argc) {
-		aj_err_set(&err, AJ_LAYER_USAGE, 0, "create: unexpected argument \"%s\"", argv[pos]);
+	if (nargs > 0) {
+		aj_err_set(&err, AJ_LAYER_USAGE, 0, "create: unexpected argument \"%s\"", args[0]);
 		goto fail;
 	}
 	if (aj_pflags_load(&c.pf, &pol, &err) < 0 || aj_cli_open(&m, &err) < 0)
@@ -117,6 +115,15 @@ fail:
 	return rc;
 }
 
+const struct aj_verb aj_verb_create = {
+	.name = "create",
+	.fn = cmd_create,
+	.summary = "create (and start) a persistent sandbox",
+	.synopsis = "create [OPTIONS]",
+	.help = "Create a persistent sandbox (started unless --stopped); prints its name.",
+	.options = create_options,
+};
+
 /* ---- verbs that take sandbox names ------------------------------------------------------ */
 
 struct simple_cli {
@@ -135,50 +142,58 @@ static const struct aj_option simple_options[] = {
 	AJ_OPT_END,
 };
 
-static int act(struct aj_mgr *m, const char *verb, const char *ref, bool force,
-	       struct aj_err *err)
+typedef int (*act_fn)(struct aj_mgr *m, const char *ref, bool force, struct aj_err *err);
+
+static int act_start(struct aj_mgr *m, const char *ref, bool force, struct aj_err *err)
 {
-	if (!strcmp(verb, "start"))
-		return aj_mgr_start(m, ref, err);
-	if (!strcmp(verb, "stop"))
-		return aj_mgr_stop(m, ref, err);
-	if (!strcmp(verb, "pause") || !strcmp(verb, "resume"))
-		return aj_mgr_pause(m, ref, !strcmp(verb, "pause"), err);
+	(void)force;
+	return aj_mgr_start(m, ref, err);
+}
+static int act_stop(struct aj_mgr *m, const char *ref, bool force, struct aj_err *err)
+{
+	(void)force;
+	return aj_mgr_stop(m, ref, err);
+}
+static int act_pause(struct aj_mgr *m, const char *ref, bool force, struct aj_err *err)
+{
+	(void)force;
+	return aj_mgr_pause(m, ref, true, err);
+}
+static int act_resume(struct aj_mgr *m, const char *ref, bool force, struct aj_err *err)
+{
+	(void)force;
+	return aj_mgr_pause(m, ref, false, err);
+}
+static int act_rm(struct aj_mgr *m, const char *ref, bool force, struct aj_err *err)
+{
 	return aj_mgr_remove(m, ref, force, err);
 }
 
 /* start|stop|pause|resume|rm NAME...: each name in turn; the first failure decides the code,
  * the others still run (as docker does). */
-static int cmd_simple(const char *verb, int argc, char **argv)
+static int cmd_simple(const struct aj_verb *v, int argc, char **argv)
 {
 	struct simple_cli c = {false};
 	struct aj_mgr m = {0};
-	struct aj_err err, first;
-	int pos = 1, rc = 0;
-	char usage[64];
+	struct aj_err err;
+	act_fn act = *(const act_fn *)v->data;
+	char **names;
+	int n, rc;
 
-	const struct aj_option *opts = strcmp(verb, "rm") ? simple_options : rm_options;
-
-	aj_err_clear(&first);
-	if (aj_args_parse(opts, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(aj_cli.json, &err);
-	if (aj_cli.help) {
-		snprintf(usage, sizeof usage, "agentjail %s [OPTIONS] NAME...", verb);
-		aj_args_usage(stdout, usage, "Act on persistent sandboxes by name or id.", opts);
-		return 0;
-	}
-	if (pos >= argc) {
-		aj_err_set(&err, AJ_LAYER_USAGE, 0, "%s: missing the sandbox name", verb);
+	if ((rc = aj_verb_parse(v, &c, argc, argv, &names, &n, &err)) != 0)
+		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (n == 0) {
+		aj_err_set(&err, AJ_LAYER_USAGE, 0, "%s: missing the sandbox name", v->name);
 		return aj_cli_fail(aj_cli.json, &err);
 	}
 	if (aj_cli_open(&m, &err) < 0)
 		return aj_cli_fail(aj_cli.json, &err);
-	for (; pos < argc; pos++) {
-		if (act(&m, verb, argv[pos], c.force, &err) < 0) {
+	for (int i = 0; i < n; i++) {
+		if (act(&m, names[i], c.force, &err) < 0) {
 			int code = aj_cli_fail(aj_cli.json, &err);
 			rc = rc ? rc : code;
 		} else if (!aj_cli.json) {
-			printf("%s\n", argv[pos]);
+			printf("%s\n", names[i]);
 		}
 	}
 	if (aj_cli.json && rc == 0)
@@ -187,11 +202,22 @@ static int cmd_simple(const char *verb, int argc, char **argv)
 	return rc;
 }
 
-int aj_cmd_start(int argc, char **argv) { return cmd_simple("start", argc, argv); }
-int aj_cmd_stop(int argc, char **argv) { return cmd_simple("stop", argc, argv); }
-int aj_cmd_pause(int argc, char **argv) { return cmd_simple("pause", argc, argv); }
-int aj_cmd_resume(int argc, char **argv) { return cmd_simple("resume", argc, argv); }
-int aj_cmd_rm(int argc, char **argv) { return cmd_simple("rm", argc, argv); }
+static const act_fn do_start = act_start, do_stop = act_stop, do_pause = act_pause,
+		    do_resume = act_resume, do_rm = act_rm;
+static const struct aj_arg names_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX, .repeat = true}, {.metavar = NULL}};
+#define SIMPLE(verb, what, opts)                                                              \
+	{.name = #verb, .fn = cmd_simple, .summary = what, .synopsis = #verb " [OPTIONS] NAME...", \
+	 .help = "Act on persistent sandboxes by name or id.", .options = opts,                   \
+	 .args = names_args, .data = &do_##verb}
+const struct aj_verb aj_verb_start =
+	SIMPLE(start, "start a stopped sandbox (a new compute generation)", simple_options);
+const struct aj_verb aj_verb_stop =
+	SIMPLE(stop, "stop a sandbox's compute; its workspace stays", simple_options);
+const struct aj_verb aj_verb_pause =
+	SIMPLE(pause, "freeze a sandbox (processes and memory kept)", simple_options);
+const struct aj_verb aj_verb_resume = SIMPLE(resume, "thaw a paused sandbox", simple_options);
+const struct aj_verb aj_verb_rm = SIMPLE(rm, "delete a sandbox", rm_options);
+#undef SIMPLE
 
 /* ---- ls, inspect --------------------------------------------------------------------------- */
 
@@ -216,21 +242,23 @@ static const struct aj_option ls_options[] = {
 	AJ_OPT_END,
 };
 
-int aj_cmd_ls(int argc, char **argv)
+static int cmd_ls(const struct aj_verb *verb, int argc, char **argv)
 {
 	struct ls_cli c = {{0}};
 	struct aj_mgr m = {0};
 	struct aj_sandbox_rec *v = NULL;
 	size_t n = 0;
 	struct aj_err err;
-	int pos = 1, rc = 0;
+	char **args;
+	int nargs, rc;
 
-	if (aj_args_parse(ls_options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(aj_cli.json, &err);
-	if (aj_cli.help) {
-		aj_args_usage(stdout, "agentjail ls [OPTIONS]", "List persistent sandboxes.",
-			      ls_options);
-		return 0;
+	if ((rc = aj_verb_parse(verb, &c, argc, argv, &args, &nargs, &err)) != 0)
+		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (nargs > 0) {
+		aj_err_set(&err, AJ_LAYER_USAGE, 0, "%s: unexpected argument \"%s\"", verb->name,
+			   args[0]);
+		rc = aj_cli_fail(aj_cli.json, &err);
+		goto out;
 	}
 	if (aj_cli_open(&m, &err) < 0 || aj_mgr_list(&m, &c.labels, &v, &n, &err) < 0) {
 		rc = aj_cli_fail(aj_cli.json, &err);
@@ -261,26 +289,32 @@ out:
 	return rc;
 }
 
-int aj_cmd_inspect(int argc, char **argv)
+const struct aj_verb aj_verb_ls = {
+	.name = "ls",
+	.fn = cmd_ls,
+	.summary = "list persistent sandboxes",
+	.synopsis = "ls [OPTIONS]",
+	.help = "List persistent sandboxes.",
+	.options = ls_options,
+};
+
+static const struct aj_option common_options[] = {AJ_CLI_COMMON_OPTIONS, AJ_OPT_END};
+
+static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 {
-	static const struct aj_option options[] = {AJ_CLI_COMMON_OPTIONS, AJ_OPT_END};
 	struct aj_mgr m = {0};
 	struct aj_sandbox_rec r;
 	struct aj_err err;
-	int pos = 1, rc = 0;
+	char **args;
+	int nargs, rc;
 
-	if (aj_args_parse(options, NULL, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(aj_cli.json, &err);
-	if (aj_cli.help) {
-		aj_args_usage(stdout, "agentjail inspect NAME",
-			      "Everything known about a sandbox, as JSON.", options);
-		return 0;
-	}
-	if (pos >= argc) {
+	if ((rc = aj_verb_parse(v, NULL, argc, argv, &args, &nargs, &err)) != 0)
+		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (nargs == 0) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "inspect: missing the sandbox name");
 		return aj_cli_fail(aj_cli.json, &err);
 	}
-	if (aj_cli_open(&m, &err) < 0 || aj_mgr_get(&m, argv[pos], &r, &err) < 0) {
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_get(&m, args[0], &r, &err) < 0) {
 		rc = aj_cli_fail(aj_cli.json, &err);
 	} else {
 		aj_cli_print_json(aj_cli_sandbox_json(&r));
@@ -290,26 +324,54 @@ int aj_cmd_inspect(int argc, char **argv)
 	return rc;
 }
 
+static const struct aj_arg name_arg[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX}, {.metavar = NULL}};
+const struct aj_verb aj_verb_inspect = {
+	.name = "inspect",
+	.fn = cmd_inspect,
+	.summary = "show a sandbox as JSON",
+	.synopsis = "inspect [OPTIONS] NAME",
+	.help = "Everything known about a sandbox, as JSON.",
+	.options = common_options,
+	.args = name_arg,
+};
+
 /* ---- __supervise ------------------------------------------------------------------------- */
 
-int aj_cmd_supervise(int argc, char **argv)
-{
-	const char *state = NULL, *id = NULL;
-	int ready = -1;
+struct supervise_cli {
+	const char *state_dir;
+	int ready_fd;
+};
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--state-dir") && i + 1 < argc)
-			state = argv[++i];
-		else if (!strcmp(argv[i], "--ready-fd") && i + 1 < argc)
-			ready = atoi(argv[++i]);
-		else
-			id = argv[i];
-	}
-	if (!state || !id) {
+static const struct aj_option supervise_options[] = {
+	{AJ_OPT("state-dir", 0, AJ_OPT_STRING), .off = offsetof(struct supervise_cli, state_dir),
+	 .metavar = "DIR", .help = "the sandbox's state directory"},
+	{AJ_OPT("ready-fd", 0, AJ_OPT_COUNT), .off = offsetof(struct supervise_cli, ready_fd),
+	 .metavar = "FD", .store = AJ_STORE_INT, .help = "closed once the sandbox is up"},
+	AJ_OPT_END,
+};
+
+static int cmd_supervise(const struct aj_verb *v, int argc, char **argv)
+{
+	struct supervise_cli c = {NULL, -1};
+	struct aj_err err;
+	char **args;
+	int nargs;
+
+	if (aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err) != 0 || !c.state_dir ||
+	    nargs != 1) {
 		fprintf(stderr, "agentjail: __supervise is started by agentjail itself\n");
 		return 125;
 	}
-	if (ready >= 0)
-		aj_fd_set_cloexec(ready, true);
-	return aj_supervise(state, id, ready);
+	if (c.ready_fd >= 0)
+		aj_fd_set_cloexec(c.ready_fd, true);
+	return aj_supervise(c.state_dir, args[0], c.ready_fd);
 }
+
+const struct aj_verb aj_verb_supervise = {
+	.name = "__supervise",
+	.fn = cmd_supervise,
+	.summary = "the supervisor of a persistent sandbox (started by agentjail itself)",
+	.synopsis = "__supervise --state-dir DIR [--ready-fd FD] ID",
+	.options = supervise_options,
+	.flags = AJ_VERB_HIDDEN,
+};

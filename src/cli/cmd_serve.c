@@ -70,28 +70,27 @@ static const struct aj_option serve_options[] = {
 #undef SIZE_RANGE
 #undef SECONDS
 
-int aj_cmd_serve(int argc, char **argv)
+static int cmd_serve(const struct aj_verb *v, int argc, char **argv)
 {
 	struct serve_cli c;
 	struct aj_err err;
 	const char *env = getenv("AGENTJAIL_STATE_DIR");
-	int pos = 1, rc = 0;
+	char **args;
+	int nargs, rc = 0;
 
 	memset(&c, 0, sizeof c);
 	aj_srv_config_init(&c.cfg);
 	c.cfg.e2b = &aj_e2b_frontend;
 	c.cfg.version = AJ_VERSION;
-	if (aj_args_parse(serve_options, &c, argc, argv, &pos, &err) < 0)
+	if ((rc = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0) {
+		if (rc > 0) {
+			rc = 0;
+			goto out;
+		}
 		goto fail;
-	if (aj_cli.help) {
-		aj_args_usage(stdout, "agentjail serve [OPTIONS]",
-			      "Serve the HTTP API (docs/api.md) until SIGTERM; sandboxes keep "
-			      "running when it stops.",
-			      serve_options);
-		goto out;
 	}
-	if (pos < argc) {
-		aj_err_set(&err, AJ_LAYER_USAGE, 0, "serve: unexpected argument \"%s\"", argv[pos]);
+	if (nargs > 0) {
+		aj_err_set(&err, AJ_LAYER_USAGE, 0, "serve: unexpected argument \"%s\"", args[0]);
 		goto fail;
 	}
 	c.cfg.state_dir = aj_cli.state_dir ? aj_cli.state_dir : (env && *env ? env : NULL);
@@ -104,3 +103,13 @@ out:
 	aj_strv_free(&c.cfg.e2b_listen);
 	return rc;
 }
+
+const struct aj_verb aj_verb_serve = {
+	.name = "serve",
+	.fn = cmd_serve,
+	.summary = "serve the HTTP API on a unix socket (and TCP with tokens)",
+	.synopsis = "serve [OPTIONS]",
+	.help = "Serve the HTTP API (docs/api.md) until SIGTERM; sandboxes keep running when it "
+		"stops.",
+	.options = serve_options,
+};

@@ -47,29 +47,21 @@ static const struct aj_option common_options[] = {
 };
 #undef SN
 
-/* Parses options and up to `max` positional arguments. */
-static int parse(struct snap_cli *c, const struct aj_option *opts, int argc, char **argv,
-		 const char **pos_out, int max, int min, const char *usage, const char *summary,
-		 struct aj_err *err)
+/* Parses options and min to max positional arguments. */
+static int parse(const struct aj_verb *v, struct snap_cli *c, int argc, char **argv,
+		 const char **pos_out, int max, int min, struct aj_err *err)
 {
-	int pos = 1, n = 0;
+	char **args;
+	int n, r = aj_verb_parse(v, c, argc, argv, &args, &n, err);
 
-	while (pos < argc) {
-		if (aj_args_parse(opts, c, argc, argv, &pos, err) < 0)
-			return -1;
-		if (pos >= argc)
-			break;
-		if (n == max)
-			return aj_err_set(err, AJ_LAYER_USAGE, 0, "unexpected argument \"%s\"",
-					  argv[pos]);
-		pos_out[n++] = argv[pos++];
-	}
-	if (aj_cli.help) {
-		aj_args_usage(stdout, usage, summary, opts);
-		return 1;
-	}
+	if (r)
+		return r;
+	if (n > max)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "unexpected argument \"%s\"", args[max]);
 	if (n < min)
-		return aj_err_set(err, AJ_LAYER_USAGE, 0, "usage: %s", usage);
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "usage: agentjail %s", v->synopsis);
+	for (int i = 0; i < n; i++)
+		pos_out[i] = args[i];
 	return 0;
 }
 
@@ -87,18 +79,14 @@ static json_t *snapshot_json(const struct aj_snapshot_rec *s)
 			 "layers", layers);
 }
 
-int aj_cmd_snapshot(int argc, char **argv)
+static int cmd_snapshot(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1];
 	struct aj_mgr m = {0};
 	struct aj_snapshot_rec s;
 	struct aj_err err;
-	int r = parse(&c, snapshot_options, argc, argv, args, 1, 1,
-		      "agentjail snapshot NAME [--name SNAPSHOT]",
-		      "Freeze a sandbox's workspace into a snapshot (new sandboxes can start "
-		      "from it with create --from).",
-		      &err);
+	int r = parse(v, &c, argc, argv, args, 1, 1, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -116,7 +104,7 @@ int aj_cmd_snapshot(int argc, char **argv)
 	return r;
 }
 
-int aj_cmd_snapshots(int argc, char **argv)
+static int cmd_snapshots(const struct aj_verb *verb, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[16] = {NULL};
@@ -124,9 +112,7 @@ int aj_cmd_snapshots(int argc, char **argv)
 	struct aj_snapshot_rec *v = NULL;
 	size_t n = 0;
 	struct aj_err err;
-	int r = parse(&c, common_options, argc, argv, args, 16, 0,
-		      "agentjail snapshots [ls | rm SNAPSHOT...]",
-		      "List snapshots, or remove ones no sandbox uses.", &err);
+	int r = parse(verb, &c, argc, argv, args, 16, 0, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -168,17 +154,13 @@ fail:
 	return r;
 }
 
-int aj_cmd_restore(int argc, char **argv)
+static int cmd_restore(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[2];
 	struct aj_mgr m = {0};
 	struct aj_err err;
-	int r = parse(&c, common_options, argc, argv, args, 2, 2,
-		      "agentjail restore NAME SNAPSHOT",
-		      "Put a sandbox's workspace back to a snapshot; changes since are discarded. "
-		      "A running sandbox is restarted (its processes end).",
-		      &err);
+	int r = parse(v, &c, argc, argv, args, 2, 2, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -192,7 +174,7 @@ int aj_cmd_restore(int argc, char **argv)
 	return r;
 }
 
-int aj_cmd_fork(int argc, char **argv)
+static int cmd_fork(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1];
@@ -203,10 +185,7 @@ int aj_cmd_fork(int argc, char **argv)
 	int r;
 
 	c.count = 1; /* the default; --count 0 stays 0, which the manager refuses */
-	r = parse(&c, fork_options, argc, argv, args, 1, 1,
-		      "agentjail fork NAME [--count N] [--name PREFIX]",
-		      "New sandboxes on a sandbox's current workspace, shared copy-on-write.",
-		      &err);
+	r = parse(v, &c, argc, argv, args, 1, 1, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -243,18 +222,14 @@ static int print_diff(void *arg, char kind, const char *path)
 	return 0;
 }
 
-int aj_cmd_diff(int argc, char **argv)
+static int cmd_diff(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1];
 	struct aj_mgr m = {0};
 	struct aj_err err;
 	json_t *out = NULL;
-	int r = parse(&c, common_options, argc, argv, args, 1, 1,
-		      "agentjail diff NAME",
-		      "Paths the sandbox added (A), modified (M) or deleted (D) in its workspace "
-		      "since its base.",
-		      &err);
+	int r = parse(v, &c, argc, argv, args, 1, 1, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -290,7 +265,7 @@ static int print_event(void *varg, int64_t seq, int64_t time_ms, const char *san
 	return 0;
 }
 
-int aj_cmd_events(int argc, char **argv)
+static int cmd_events(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1] = {NULL};
@@ -299,9 +274,7 @@ int aj_cmd_events(int argc, char **argv)
 	struct aj_err err;
 	struct events_arg a = {false, 0};
 	char id[33] = "";
-	int r = parse(&c, events_options, argc, argv, args, 1, 0,
-		      "agentjail events [NAME] [--follow] [--json]",
-		      "Lifecycle, exec and limit events, as text or JSON lines.", &err);
+	int r = parse(v, &c, argc, argv, args, 1, 0, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -334,18 +307,14 @@ fail:
 	return r;
 }
 
-int aj_cmd_gc(int argc, char **argv)
+static int cmd_gc(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1];
 	struct aj_mgr m = {0};
 	struct aj_gc_report rep;
 	struct aj_err err;
-	int r = parse(&c, common_options, argc, argv, args, 0, 0,
-		      "agentjail gc",
-		      "Delete stopped sandboxes and snapshots past their retention, unused "
-		      "layers, and what crashes left behind.",
-		      &err);
+	int r = parse(v, &c, argc, argv, args, 0, 0, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -366,3 +335,78 @@ int aj_cmd_gc(int argc, char **argv)
 	aj_mgr_close(&m);
 	return r;
 }
+
+static const struct aj_arg name_arg[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX}, {.metavar = NULL}};
+static const char *const snapshots_words[] = {"ls", "rm", NULL};
+static const struct aj_arg snapshots_args[] = {
+	{.metavar = "ls|rm", .complete = AJ_COMP_CHOICES, .words = snapshots_words}, {.metavar = "SNAPSHOT", .complete = AJ_COMP_SNAPSHOT, .repeat = true},
+	{.metavar = NULL}};
+static const struct aj_arg restore_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX},
+					     {.metavar = "SNAPSHOT", .complete = AJ_COMP_SNAPSHOT}, {.metavar = NULL}};
+
+const struct aj_verb aj_verb_snapshot = {
+	.name = "snapshot",
+	.fn = cmd_snapshot,
+	.summary = "freeze a sandbox's workspace into a snapshot",
+	.synopsis = "snapshot [OPTIONS] NAME",
+	.help = "Freeze a sandbox's workspace into a snapshot (new sandboxes can start from it "
+		"with create --from).",
+	.options = snapshot_options,
+	.args = name_arg,
+};
+const struct aj_verb aj_verb_snapshots = {
+	.name = "snapshots",
+	.fn = cmd_snapshots,
+	.summary = "list or remove snapshots",
+	.synopsis = "snapshots [OPTIONS] [ls]\nsnapshots [OPTIONS] rm SNAPSHOT...",
+	.help = "List snapshots, or remove ones no sandbox uses.",
+	.options = common_options,
+	.args = snapshots_args,
+};
+const struct aj_verb aj_verb_restore = {
+	.name = "restore",
+	.fn = cmd_restore,
+	.summary = "put a sandbox's workspace back to a snapshot",
+	.synopsis = "restore [OPTIONS] NAME SNAPSHOT",
+	.help = "Put a sandbox's workspace back to a snapshot; changes since are discarded. A "
+		"running sandbox is restarted (its processes end).",
+	.options = common_options,
+	.args = restore_args,
+};
+const struct aj_verb aj_verb_fork = {
+	.name = "fork",
+	.fn = cmd_fork,
+	.summary = "new sandboxes sharing a sandbox's workspace copy-on-write",
+	.synopsis = "fork [OPTIONS] NAME",
+	.help = "New sandboxes on a sandbox's current workspace, shared copy-on-write.",
+	.options = fork_options,
+	.args = name_arg,
+};
+const struct aj_verb aj_verb_diff = {
+	.name = "diff",
+	.fn = cmd_diff,
+	.summary = "what a sandbox changed in its workspace",
+	.synopsis = "diff [OPTIONS] NAME",
+	.help = "Paths the sandbox added (A), modified (M) or deleted (D) in its workspace since "
+		"its base.",
+	.options = common_options,
+	.args = name_arg,
+};
+const struct aj_verb aj_verb_events = {
+	.name = "events",
+	.fn = cmd_events,
+	.summary = "show a sandbox's events",
+	.synopsis = "events [OPTIONS] [NAME]",
+	.help = "Lifecycle, exec and limit events, as text or JSON lines.",
+	.options = events_options,
+	.args = name_arg,
+};
+const struct aj_verb aj_verb_gc = {
+	.name = "gc",
+	.fn = cmd_gc,
+	.summary = "apply retention, clean up after crashes",
+	.synopsis = "gc [OPTIONS]",
+	.help = "Delete stopped sandboxes and snapshots past their retention, unused layers, and "
+		"what crashes left behind.",
+	.options = common_options,
+};
