@@ -14,6 +14,30 @@ struct aj_cli aj_cli = {.log_level = AJ_LOG_WARN};
 
 _Static_assert(sizeof(enum aj_log_level) == sizeof(int), "CHOICE rows store an int");
 
+static const struct aj_opt_choice log_levels[] = {
+	{"error", AJ_LOG_ERROR}, {"warn", AJ_LOG_WARN}, {"info", AJ_LOG_INFO},
+	{"debug", AJ_LOG_DEBUG}, {NULL, 0}};
+
+#define G(field) .to = AJ_TO_GLOBAL, .off = offsetof(struct aj_cli, field)
+const struct aj_option aj_cli_options[] = {
+	{AJ_OPT("state-dir", 0, AJ_OPT_STRING), G(state_dir), .metavar = "DIR",
+	 .complete = AJ_COMP_DIR, .help = "state directory (default: see docs/cli.md)"},
+	{AJ_OPT("json", 0, AJ_OPT_SWITCH), G(json), .help = "machine-readable output"},
+	{AJ_OPT("verbose", 'v', AJ_OPT_SWITCH), G(verbose),
+	 .help = "say more about what is done (--log-level info)"},
+	{AJ_OPT("log-level", 0, AJ_OPT_CHOICE), G(log_level), .metavar = "LEVEL",
+	 .choices = log_levels, .help = "what agentjail says on stderr: error, warn (default), info "
+					 "or debug"},
+	{AJ_OPT("help", 'h', AJ_OPT_SWITCH), G(help), .help = "show this help"},
+	AJ_OPT_END,
+};
+#undef G
+
+enum aj_log_level aj_cli_level(void)
+{
+	return aj_cli.verbose && aj_cli.log_level < AJ_LOG_INFO ? AJ_LOG_INFO : aj_cli.log_level;
+}
+
 const struct aj_option *aj_args_find(const struct aj_option *t, const char *name, size_t n)
 {
 	for (; t && t->name; t++)
@@ -28,6 +52,19 @@ static const struct aj_option *find_short(const struct aj_option *t, char c)
 		if (t->short_name && t->short_name == c)
 			return t;
 	return NULL;
+}
+
+/* A verb's row, else a shared one. */
+static const struct aj_option *lookup_long(const struct aj_option *t, const char *name, size_t n)
+{
+	const struct aj_option *o = aj_args_find(t, name, n);
+	return o || t == aj_cli_options ? o : aj_args_find(aj_cli_options, name, n);
+}
+
+static const struct aj_option *lookup_short(const struct aj_option *t, char c)
+{
+	const struct aj_option *o = find_short(t, c);
+	return o || t == aj_cli_options ? o : find_short(aj_cli_options, c);
 }
 
 const char *aj_args_choice_name(const struct aj_opt_choice *c, int value)
@@ -288,6 +325,8 @@ static const char *nearest_option(const struct aj_option *table, const char *nam
 	for (const struct aj_option *o = table; o && o->name && count < 256; o++)
 		if (!(o->flags & AJ_OPTF_HIDDEN))
 			names[count++] = o->name;
+	for (const struct aj_option *o = aj_cli_options; table != aj_cli_options && o->name; o++)
+		names[count++] = o->name;
 	return aj_args_nearest(names, count, name, n);
 }
 
@@ -316,6 +355,9 @@ static int unknown_long(const struct aj_option *table, const char *name, size_t 
 		return aj_err_hint(err, "did you mean --%s? see --help for the options of this command",
 				   near);
 	other_verbs(name, n, table, others, sizeof others);
+	if (others[0] && table == aj_cli_options) /* before the verb */
+		return aj_err_hint(err, "--%.*s is an option of %s: write it after the verb", (int)n,
+				   name, others);
 	if (others[0])
 		return aj_err_hint(err, "--%.*s is an option of %s; see --help for the options of "
 					"this command",
@@ -329,7 +371,7 @@ static int parse_long(const struct aj_option *table, void *ctx, int argc, char *
 {
 	const char *arg = argv[(*i)++] + 2, *eq = strchr(arg, '='), *value = eq ? eq + 1 : NULL;
 	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-	const struct aj_option *o = aj_args_find(table, arg, n);
+	const struct aj_option *o = lookup_long(table, arg, n);
 
 	if (!o)
 		return unknown_long(table, arg, n, err);
@@ -353,11 +395,11 @@ static int parse_short(const struct aj_option *table, void *ctx, int argc, char 
 	const char *arg = argv[(*i)++];
 
 	/* -memory: a long name written with one dash. */
-	if (arg[2] && aj_args_find(table, arg + 1, strlen(arg + 1)))
+	if (arg[2] && lookup_long(table, arg + 1, strlen(arg + 1)))
 		return aj_err_set(err, AJ_LAYER_USAGE, 0, "unknown option \"%s\"", arg),
 		       aj_err_hint(err, "did you mean -%s? long options take two dashes", arg);
 	for (const char *p = arg + 1; *p; p++) {
-		const struct aj_option *o = find_short(table, *p);
+		const struct aj_option *o = lookup_short(table, *p);
 		if (!o) {
 			aj_err_set(err, AJ_LAYER_USAGE, 0, "unknown option \"-%c\"%s%s%s", *p,
 				   arg[2] ? " in \"" : "", arg[2] ? arg : "", arg[2] ? "\"" : "");

@@ -96,6 +96,12 @@ struct aj_cli {
 	enum aj_log_level log_level;
 };
 extern struct aj_cli aj_cli;
+/* Their rows: --state-dir, --json, -v/--verbose, --log-level, -h/--help. Accepted before the
+ * verb (main) and after it by every verb; a verb's own row of the same name (run's
+ * --state-dir, with its own help text) comes first. */
+extern const struct aj_option aj_cli_options[];
+/* The log level in effect: --log-level, raised to info by --verbose. */
+enum aj_log_level aj_cli_level(void);
 
 /* A positional argument of a verb, for --help, completions and manual pages. */
 struct aj_arg {

@@ -14,9 +14,6 @@
 #include "workspace/changes.h"
 
 static const struct aj_option options[] = {
-	AJ_OPTION_JSON("machine-readable output"),
-	AJ_OPTION_STATE_DIR("state directory (default: see docs/cli.md)"),
-	AJ_OPTION_HELP,
 	AJ_OPT_END,
 };
 

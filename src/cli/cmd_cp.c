@@ -243,7 +243,7 @@ static int run_cp(struct cp_ctx *x, char *src_path, char *dst_path, bool to_sand
 	return get_entry(x, src_path, pd, namebuf, 0);
 }
 
-static const struct aj_option cp_options[] = {AJ_CLI_COMMON_OPTIONS, AJ_OPT_END};
+static const struct aj_option cp_options[] = {AJ_OPT_END};
 
 static int cmd_cp(const struct aj_verb *v, int argc, char **argv)
 {

@@ -59,7 +59,6 @@ static const struct aj_option exec_options[] = {
 	 .help = "kill the command after this long (exit 124)"},
 	{AJ_OPT("output-limit", 0, AJ_OPT_SIZE), EX(output_cap), .metavar = "SIZE",
 	 .flags = AJ_OPTF_NONE_OK, .help = "stdout+stderr passed on (default: the policy's)"},
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 #undef EX

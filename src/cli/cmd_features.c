@@ -15,10 +15,8 @@ struct features_cli {
 };
 
 static const struct aj_option options[] = {
-	AJ_OPTION_JSON("machine-readable output"),
 	{AJ_OPT("cgroup-parent", 0, AJ_OPT_STRING), .off = offsetof(struct features_cli, cgroup_parent),
 	 .metavar = "PATH", .help = "probe this cgroup parent instead of the default"},
-	AJ_OPTION_HELP,
 	AJ_OPT_END,
 };
 

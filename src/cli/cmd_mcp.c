@@ -32,7 +32,6 @@ static const struct aj_option mcp_options[] = {
 	 .complete = AJ_COMP_SNAPSHOT, .help = "--create: start from a snapshot's workspace"},
 	{AJ_OPT("rm", 0, AJ_OPT_SWITCH), MC(rm), .help = "--create: delete the sandbox when the session ends"},
 	AJ_POLICY_FLAG_OPTIONS,
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 #undef MC

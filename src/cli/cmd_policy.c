@@ -38,7 +38,6 @@ static const struct aj_option import_options[] = {
 	 .metavar = "DIR", .complete = AJ_COMP_DIR,
 	 .help = "the directory srt would run in (default: the current one): relative paths and "
 		 "\".\" resolve against it, and it becomes filesystem.workspace"},
-	AJ_OPTION_HELP,
 	AJ_OPT_END,
 };
 

@@ -56,7 +56,6 @@ static const struct aj_option run_options[] = {
 	AJ_OPTION_JSON("with --dry-run: print the plan as JSON"),
 	{AJ_OPT("verbose", 'v', AJ_OPT_SWITCH), AJ_G(verbose),
 	 .help = "print what is enforced before running"},
-	AJ_OPTION_HELP,
 	AJ_OPT_END,
 };
 #undef RUN
@@ -255,7 +254,7 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 	struct aj_err err;
 	char **cmd;
 	int ncmd, r;
-	bool have_plan = false;
+	bool have_plan = false, verbose;
 
 	memset(&res, 0, sizeof res);
 	aj_err_clear(&err);
@@ -289,14 +288,15 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 		aj_policy_free(&pol);
 		return 0;
 	}
-	if (aj_cli.verbose)
+	verbose = aj_cli_level() >= AJ_LOG_INFO;
+	if (verbose)
 		aj_plan_print(&plan, stderr);
 	if (plan.tier == AJ_TIER_LANDLOCK && hide_command_line(&c, &err) < 0)
 		goto fail;
-	aj_run(&plan, &(struct aj_run_opts){.events_path = c.events, .verbose = aj_cli.verbose}, &res);
+	aj_run(&plan, &(struct aj_run_opts){.events_path = c.events, .verbose = verbose}, &res);
 	if (res.failed)
 		aj_err_print(&res.err, stderr);
-	if (aj_cli.verbose)
+	if (verbose)
 		print_summary(&res);
 	if (c.overlay)
 		finish_overlay(&c, &cs, &res);

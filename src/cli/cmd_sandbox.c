@@ -60,7 +60,6 @@ static const struct aj_option create_options[] = {
 	{AJ_OPT("retention", 0, AJ_OPT_DURATION), CR(retention_ms), .metavar = "DURATION",
 	 .help = "delete this long after stopping (agentjail gc)"},
 	AJ_POLICY_FLAG_OPTIONS,
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 #undef CR
@@ -134,11 +133,9 @@ struct simple_cli {
 static const struct aj_option rm_options[] = {
 	{AJ_OPT("force", 'f', AJ_OPT_SWITCH), .off = offsetof(struct simple_cli, force),
 	 .help = "stop a running sandbox first"},
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 static const struct aj_option simple_options[] = {
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 
@@ -238,7 +235,6 @@ static const struct aj_option ls_options[] = {
 	{AJ_OPT("label", 'l', AJ_OPT_FUNC), .off = offsetof(struct ls_cli, labels),
 	 .metavar = "KEY=VALUE", .parse = ls_label,
 	 .help = "only sandboxes with this label (repeatable)"},
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 
@@ -298,7 +294,7 @@ const struct aj_verb aj_verb_ls = {
 	.options = ls_options,
 };
 
-static const struct aj_option common_options[] = {AJ_CLI_COMMON_OPTIONS, AJ_OPT_END};
+static const struct aj_option common_options[] = {AJ_OPT_END};
 
 static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 {

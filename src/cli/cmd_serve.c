@@ -63,7 +63,6 @@ static const struct aj_option serve_options[] = {
 	{AJ_OPT("gc-interval", 0, AJ_OPT_DURATION), SRV(gc_interval_s), .metavar = "DURATION",
 	 SECONDS, .flags = AJ_OPTF_ZERO_OK,
 	 .help = "run gc (retention, crash recovery) this often (60s; 0 never)"},
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 #undef SRV

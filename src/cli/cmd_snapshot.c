@@ -23,7 +23,6 @@ static const struct aj_option snapshot_options[] = {
 	 .help = "name of the snapshot (default: generated)"},
 	{AJ_OPT("retention", 0, AJ_OPT_DURATION), SN(retention_ms), .metavar = "DURATION",
 	 .help = "delete it this long after it was made (gc)"},
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 static const struct aj_option fork_options[] = {
@@ -33,16 +32,13 @@ static const struct aj_option fork_options[] = {
 	{AJ_OPT("count", 0, AJ_OPT_COUNT), SN(count), .metavar = "N",
 	 .help = "how many sandboxes (default 1)"},
 	{AJ_OPT("stopped", 0, AJ_OPT_SWITCH), SN(stopped), .help = "do not start the new sandboxes"},
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 static const struct aj_option events_options[] = {
 	{AJ_OPT("follow", 'f', AJ_OPT_SWITCH), SN(follow), .help = "keep printing new events"},
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 static const struct aj_option common_options[] = {
-	AJ_CLI_COMMON_OPTIONS,
 	AJ_OPT_END,
 };
 #undef SN

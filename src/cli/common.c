@@ -1,10 +1,24 @@
 #include "cli/common.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/util.h"
+
+void aj_cli_log(enum aj_log_level level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (level > aj_cli_level())
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "agentjail: %s\n", msg);
+}
 
 int aj_cli_open(struct aj_mgr *m, struct aj_err *err)
 {

@@ -39,6 +39,10 @@ void aj_verb_usage(FILE *f, const struct aj_verb *v)
 			if (!(o->flags & AJ_OPTF_HIDDEN))
 				option_line(f, o);
 	}
+	fprintf(f, "\nglobal options (also before the command):\n");
+	for (const struct aj_option *o = aj_cli_options; o->name; o++)
+		if (!aj_args_find(v->options, o->name, strlen(o->name)))
+			option_line(f, o);
 }
 
 void aj_cli_usage(FILE *f)
@@ -47,6 +51,9 @@ void aj_cli_usage(FILE *f)
 	for (const struct aj_verb *const *v = aj_verbs; *v; v++)
 		if (!((*v)->flags & AJ_VERB_HIDDEN))
 			fprintf(f, "  %-10s %s\n", (*v)->name, (*v)->summary);
+	fprintf(f, "\nglobal options (before or after the command):\n");
+	for (const struct aj_option *o = aj_cli_options; o->name; o++)
+		option_line(f, o);
 	fprintf(f, "\nagentjail COMMAND --help shows a command's options.\n");
 }
 

@@ -38,6 +38,8 @@ static int unknown_command(const char *name)
 int main(int argc, char **argv)
 {
 	const struct aj_verb *v;
+	struct aj_err err;
+	int pos = 1;
 
 	ensure_stdio();
 	aj_trace_init();
@@ -55,8 +57,17 @@ int main(int argc, char **argv)
 	/* containerd's runc shim runs its runtime as BIN --root DIR --log FILE ... VERB. */
 	if (aj_oci_invoked_as_runc(argc, argv))
 		return aj_cmd_oci(argc, argv);
-	v = aj_verb_find(argv[1]);
+	/* The shared options may come before the verb: agentjail --state-dir DIR ls. */
+	if (aj_args_parse(aj_cli_options, NULL, argc, argv, &pos, &err) < 0) {
+		aj_err_print(&err, stderr);
+		return AJ_EXIT_ERROR;
+	}
+	if (pos >= argc) {
+		aj_cli_usage(aj_cli.help ? stdout : stderr);
+		return aj_cli.help ? 0 : AJ_EXIT_ERROR;
+	}
+	v = aj_verb_find(argv[pos]);
 	if (!v)
-		return unknown_command(argv[1]);
-	return v->fn(v, argc - 1, argv + 1);
+		return unknown_command(argv[pos]);
+	return v->fn(v, argc - pos, argv + pos);
 }

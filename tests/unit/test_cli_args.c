@@ -211,6 +211,42 @@ static void errors(void)
 	CHECK_STR(err.msg, "--all takes no value", "is refused");
 }
 
+/* The shared options: every verb takes them, before or after its arguments. */
+static void shared(void)
+{
+	aj_cli.json = aj_cli.verbose = false;
+	aj_cli.state_dir = NULL;
+	aj_cli.log_level = AJ_LOG_WARN;
+	CHECK(parse(&verb, "x --json --state-dir=/s -v") == 0 && aj_cli.json && aj_cli.verbose &&
+		      aj_cli.state_dir && !strcmp(aj_cli.state_dir, "/s") && nargs == 1,
+	      "--json, --state-dir, -v on any verb");
+	CHECK(aj_cli_level() == AJ_LOG_INFO, "--verbose raises the level to info");
+	CHECK(parse(&verb, "--log-level debug") == 0 && aj_cli_level() == AJ_LOG_DEBUG,
+	      "--log-level");
+	CHECK(parse(&verb, "--log-level loud") < 0, "--log-level checks its value");
+	CHECK_STR(err.msg, "--log-level: expected error, warn, info or debug, got \"loud\"",
+		  "... naming the levels");
+	CHECK(parse(&verb, "-iv") == 0 && c.interactive && aj_cli.verbose,
+	      "a cluster mixes the verb's and the shared switches");
+	CHECK(parse(&verb, "--jsno") < 0, "a misspelt shared option");
+	CHECK_CONTAINS(err.hint, "did you mean --json?", "is suggested too");
+	int pos = 1;
+	char *argv[] = {(char *)"agentjail", (char *)"--state-dir", (char *)"/d", (char *)"ls",
+			(char *)"--all", NULL};
+	aj_cli.state_dir = NULL;
+	CHECK(aj_args_parse(aj_cli_options, NULL, 5, argv, &pos, &err) == 0 && pos == 3 &&
+		      !strcmp(aj_cli.state_dir, "/d"),
+	      "before the verb: the shared options, up to the verb");
+	char *argv2[] = {(char *)"agentjail", (char *)"--count", (char *)"3", (char *)"fork", NULL};
+	pos = 1;
+	CHECK(aj_args_parse(aj_cli_options, NULL, 4, argv2, &pos, &err) < 0, "a verb's option before the verb");
+	CHECK_CONTAINS(err.hint, "--count is an option of fork: write it after the verb",
+		       "says where it goes");
+	aj_cli.json = aj_cli.verbose = false;
+	aj_cli.state_dir = NULL;
+	aj_cli.log_level = AJ_LOG_WARN;
+}
+
 /* The real verbs: each table is well formed, and the forms work on them. */
 static void real_verbs(void)
 {
@@ -244,6 +280,7 @@ int main(void)
 	values();
 	deferred();
 	errors();
+	shared();
 	real_verbs();
 	aj_strv_free(&c.list);
 	free(c.owned);
