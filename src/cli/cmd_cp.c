@@ -78,7 +78,7 @@ static int put_entry(struct cp_ctx *x, int hdir, const char *name, const char *d
 	if (S_ISDIR(st.st_mode))
 		return put_tree(x, hdir, name, dst, depth + 1, st.st_mode);
 	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "agentjail: cp: skipping \"%s\" (not a regular file)\n", name);
+		aj_cli_log(AJ_LOG_WARN, "cp: skipping \"%s\" (not a regular file)", name);
 		return 0;
 	}
 	in = openat(hdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -136,7 +136,7 @@ static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char 
 	if (pfd < 0) {
 		if (depth == 0 || x->err->errnum != ENOENT)
 			return -1;
-		fprintf(stderr, "agentjail: cp: skipping \"%s\" (a dangling link)\n", src);
+		aj_cli_log(AJ_LOG_WARN, "cp: skipping \"%s\" (a dangling link)", src);
 		aj_err_clear(x->err);
 		return 0;
 	}

@@ -187,7 +187,7 @@ static enum aj_srt_sock find_socket(const char *path, char *found, size_t len, v
 static void print_note(const char *msg, void *opaque)
 {
 	(void)opaque;
-	fprintf(stderr, "agentjail: note: %s\n", msg);
+	aj_cli_log(AJ_LOG_WARN, "note: %s", msg);
 }
 
 /* srt takes the home from the environment first (Node's os.homedir()), then the password

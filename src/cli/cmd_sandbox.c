@@ -220,6 +220,7 @@ const struct aj_verb aj_verb_rm = SIMPLE(rm, "delete a sandbox", rm_options);
 
 struct ls_cli {
 	struct aj_strv labels;
+	bool all, quiet;
 };
 
 static int ls_label(void *vctx, const struct aj_option *o, const char *v, struct aj_err *err)
@@ -235,12 +236,23 @@ static const struct aj_option ls_options[] = {
 	{AJ_OPT("label", 'l', AJ_OPT_FUNC), .off = offsetof(struct ls_cli, labels),
 	 .metavar = "KEY=VALUE", .parse = ls_label,
 	 .help = "only sandboxes with this label (repeatable)"},
+	{AJ_OPT("all", 'a', AJ_OPT_SWITCH), .off = offsetof(struct ls_cli, all),
+	 .help = "ps: stopped sandboxes too (ls always lists them)"},
+	{AJ_OPT("quiet", 'q', AJ_OPT_SWITCH), .off = offsetof(struct ls_cli, quiet),
+	 .help = "only the names, one per line"},
 	AJ_OPT_END,
 };
 
+/* What ls prints of each sandbox; ps (docker's habit) leaves out stopped ones without -a. */
+static bool listed(const struct aj_verb *verb, const struct ls_cli *c,
+		   const struct aj_sandbox_rec *r)
+{
+	return c->all || !verb->alias_of || strcmp(r->state, AJ_ST_STOPPED) != 0;
+}
+
 static int cmd_ls(const struct aj_verb *verb, int argc, char **argv)
 {
-	struct ls_cli c = {{0}};
+	struct ls_cli c = {{0}, false, false};
 	struct aj_mgr m = {0};
 	struct aj_sandbox_rec *v = NULL;
 	size_t n = 0;
@@ -263,13 +275,20 @@ static int cmd_ls(const struct aj_verb *verb, int argc, char **argv)
 	if (aj_cli.json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, aj_cli_sandbox_json(&v[i]));
+			if (listed(verb, &c, &v[i]))
+				json_array_append_new(a, aj_cli_sandbox_json(&v[i]));
 		aj_cli_print_json(a);
+	} else if (c.quiet) {
+		for (size_t i = 0; i < n; i++)
+			if (listed(verb, &c, &v[i]))
+				printf("%s\n", v[i].name);
 	} else {
 		printf("%-24s %-16s %-9s %4s  %-24s %s\n", "NAME", "ID", "STATE", "GEN", "CREATED",
 		       "LABELS");
 		for (size_t i = 0; i < n; i++) {
 			char ts[40];
+			if (!listed(verb, &c, &v[i]))
+				continue;
 			aj_format_time_ms((uint64_t)v[i].created_ms, ts, sizeof ts);
 			printf("%-24s %-16s %-9s %4lld  %-24s", v[i].name, v[i].id, v[i].state,
 			       (long long)v[i].generation, ts);
@@ -292,6 +311,17 @@ const struct aj_verb aj_verb_ls = {
 	.synopsis = "ls [OPTIONS]",
 	.help = "List persistent sandboxes.",
 	.options = ls_options,
+};
+
+const struct aj_verb aj_verb_ps = {
+	.name = "ps",
+	.fn = cmd_ls,
+	.summary = "list running and paused sandboxes (-a: all), as ls",
+	.synopsis = "ps [OPTIONS]",
+	.help = "List persistent sandboxes that are not stopped (with -a, all of them): ls with "
+		"docker's default.",
+	.options = ls_options,
+	.alias_of = "ls",
 };
 
 static const struct aj_option common_options[] = {AJ_OPT_END};

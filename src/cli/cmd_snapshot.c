@@ -26,8 +26,8 @@ static const struct aj_option snapshot_options[] = {
 	AJ_OPT_END,
 };
 static const struct aj_option fork_options[] = {
-	{AJ_OPT("name", 'n', AJ_OPT_STRING), SN(name), .metavar = "PREFIX",
-	 .help = "prefix of the new names"},
+	{AJ_OPT("name", 'n', AJ_OPT_STRING), SN(name), .metavar = "NAME",
+	 .help = "the new sandbox's name; with --count N, the prefix of NAME-1 ... NAME-N"},
 	/* Checked by the manager (1 to 1000): --count 0 is an error, not the default. */
 	{AJ_OPT("count", 0, AJ_OPT_COUNT), SN(count), .metavar = "N",
 	 .help = "how many sandboxes (default 1)"},
@@ -187,8 +187,11 @@ static int cmd_fork(const struct aj_verb *v, int argc, char **argv)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	/* Past the manager's range stays past it: no wrap-around to a small count. */
 	count = c.count > UINT_MAX ? UINT_MAX : (unsigned)c.count;
+	/* --name N with one fork is that sandbox's name, not a prefix of N-1. */
 	if (aj_cli_open(&m, &err) < 0 ||
-	    aj_mgr_fork(&m, args[0], count, c.name, !c.stopped, &names, &err) < 0) {
+	    (c.name && count == 1
+		     ? aj_mgr_fork_named(&m, args[0], c.name, !c.stopped, &names, &err)
+		     : aj_mgr_fork(&m, args[0], count, c.name, !c.stopped, &names, &err)) < 0) {
 		r = aj_cli_fail(aj_cli.json, &err);
 	} else if (aj_cli.json) {
 		json_t *a = json_array();
