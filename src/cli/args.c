@@ -14,9 +14,22 @@ struct aj_cli aj_cli = {.log_level = AJ_LOG_WARN};
 
 _Static_assert(sizeof(enum aj_log_level) == sizeof(int), "CHOICE rows store an int");
 
-static const struct aj_opt_choice log_levels[] = {
+const struct aj_opt_choice aj_cli_log_levels[] = {
 	{"error", AJ_LOG_ERROR}, {"warn", AJ_LOG_WARN}, {"info", AJ_LOG_INFO},
 	{"debug", AJ_LOG_DEBUG}, {NULL, 0}};
+
+/* --log-level: a choice that also says it was given, so the configuration file's yields. */
+static int set_log_level(void *base, const struct aj_option *o, const char *v, struct aj_err *err)
+{
+	struct aj_cli *c = base;
+	struct aj_option choice = *o;
+
+	choice.type = AJ_OPT_CHOICE;
+	if (aj_args_apply(&choice, base, v, err) < 0)
+		return -1;
+	c->log_level_given = true;
+	return 0;
+}
 
 #define G(field) .to = AJ_TO_GLOBAL, .off = offsetof(struct aj_cli, field)
 const struct aj_option aj_cli_options[] = {
@@ -25,8 +38,8 @@ const struct aj_option aj_cli_options[] = {
 	{AJ_OPT("json", 0, AJ_OPT_SWITCH), G(json), .help = "machine-readable output"},
 	{AJ_OPT("verbose", 'v', AJ_OPT_SWITCH), G(verbose),
 	 .help = "say more about what is done (--log-level info)"},
-	{AJ_OPT("log-level", 0, AJ_OPT_CHOICE), G(log_level), .metavar = "LEVEL",
-	 .choices = log_levels, .help = "what agentjail says on stderr: error, warn (default), info "
+	{AJ_OPT("log-level", 0, AJ_OPT_FUNC), G(log_level), .metavar = "LEVEL",
+	 .parse = set_log_level, .complete = AJ_COMP_CHOICES, .choices = aj_cli_log_levels, .help = "what agentjail says on stderr: error, warn (default), info "
 					 "or debug"},
 	{AJ_OPT("help", 'h', AJ_OPT_SWITCH), G(help), .help = "show this help"},
 	AJ_OPT_END,

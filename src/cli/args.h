@@ -94,12 +94,14 @@ struct aj_cli {
 	const char *state_dir; /* NULL: the environment, the config file, or the default */
 	bool json, verbose, help;
 	enum aj_log_level log_level;
+	bool log_level_given; /* on the command line: the configuration file's does not apply */
 };
 extern struct aj_cli aj_cli;
 /* Their rows: --state-dir, --json, -v/--verbose, --log-level, -h/--help. Accepted before the
  * verb (main) and after it by every verb; a verb's own row of the same name (run's
  * --state-dir, with its own help text) comes first. */
 extern const struct aj_option aj_cli_options[];
+extern const struct aj_opt_choice aj_cli_log_levels[];
 /* The log level in effect: --log-level, raised to info by --verbose. */
 enum aj_log_level aj_cli_level(void);
 
@@ -114,6 +116,7 @@ struct aj_arg {
 #define AJ_VERB_HIDDEN 0x1u     /* not listed, not completed, no manual page */
 #define AJ_VERB_OWN_ARGS 0x2u   /* parses its own arguments (oci: runc's command line) */
 #define AJ_VERB_OPTS_FIRST 0x4u /* options end at the first positional: a command follows */
+#define AJ_VERB_NO_CONFIG 0x8u  /* does not read the configuration file (version, oci) */
 
 /* A verb: the row of `agentjail --help`, and everything its --help, completion and manual
  * page say. Each cmd_*.c defines its verbs; verbs.c lists them. */

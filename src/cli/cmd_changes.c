@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/config.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "state/store.h"
@@ -134,8 +135,8 @@ static int cmd_changes(const struct aj_verb *v, int argc, char **argv)
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "changes: unexpected argument \"%s\"", args[2]);
 		goto fail;
 	}
-	if (aj_cli.state_dir)
-		snprintf(state, sizeof state, "%s", aj_cli.state_dir);
+	if (aj_cli_state_dir(NULL))
+		snprintf(state, sizeof state, "%s", aj_cli_state_dir(NULL));
 	else if (aj_state_dir_default(state, sizeof state) < 0) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "no state directory: set HOME or --state-dir");
 		goto fail;

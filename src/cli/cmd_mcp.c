@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/config.h"
 #include "cli/policy_flags.h"
 #include "mcp/mcp.h"
 
@@ -77,13 +78,11 @@ static int serve(struct mcp_cli *c, const char *ref, struct aj_err *err)
 {
 	struct aj_policy pol;
 	struct aj_create_opts co = {0};
-	struct aj_mcp_opts o = {.state_dir = aj_cli.state_dir, .ref = ref, .version = AJ_VERSION};
-	const char *env = getenv("AGENTJAIL_STATE_DIR");
+	struct aj_mcp_opts o = {.state_dir = aj_cli_state_dir(NULL), .ref = ref,
+				.version = AJ_VERSION};
 	int in = -1, out = -1, rc = -1;
 
 	aj_policy_init(&pol);
-	if (!o.state_dir && env && *env)
-		o.state_dir = env;
 	if (c->create) {
 		if (aj_pflags_load(&c->pf, &pol, err) < 0)
 			goto out;

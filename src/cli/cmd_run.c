@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/config.h"
 #include "cli/policy_flags.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
@@ -126,8 +127,8 @@ static int open_changeset(const struct aj_policy *pol, struct aj_changeset *cs,
 {
 	char state[4096];
 
-	if (aj_cli.state_dir)
-		snprintf(state, sizeof state, "%s", aj_cli.state_dir);
+	if (aj_cli_state_dir(NULL))
+		snprintf(state, sizeof state, "%s", aj_cli_state_dir(NULL));
 	else if (aj_state_dir_default(state, sizeof state) < 0)
 		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--overlay needs a state directory"),
 		       aj_err_hint(err, "set HOME or pass --state-dir");

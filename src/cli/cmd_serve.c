@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/config.h"
 #include "e2b/e2b.h"
 #include "policy/policy.h"
 #include "server/server.h"
@@ -73,7 +74,6 @@ static int cmd_serve(const struct aj_verb *v, int argc, char **argv)
 {
 	struct serve_cli c;
 	struct aj_err err;
-	const char *env = getenv("AGENTJAIL_STATE_DIR");
 	char **args;
 	int nargs, rc = 0;
 
@@ -92,7 +92,7 @@ static int cmd_serve(const struct aj_verb *v, int argc, char **argv)
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "serve: unexpected argument \"%s\"", args[0]);
 		goto fail;
 	}
-	c.cfg.state_dir = aj_cli.state_dir ? aj_cli.state_dir : (env && *env ? env : NULL);
+	c.cfg.state_dir = aj_cli_state_dir(NULL);
 	if (aj_srv_run(&c.cfg, &err) == 0)
 		goto out;
 fail:

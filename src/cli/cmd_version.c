@@ -20,5 +20,5 @@ const struct aj_verb aj_verb_version = {
 	.fn = cmd_version,
 	.summary = "show the version",
 	.synopsis = "version",
-	.flags = AJ_VERB_OWN_ARGS,
+	.flags = AJ_VERB_OWN_ARGS | AJ_VERB_NO_CONFIG,
 };

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/config.h"
 #include "common/util.h"
 
 void aj_cli_log(enum aj_log_level level, const char *fmt, ...)
@@ -22,9 +23,10 @@ void aj_cli_log(enum aj_log_level level, const char *fmt, ...)
 
 int aj_cli_open(struct aj_mgr *m, struct aj_err *err)
 {
-	const char *env = getenv("AGENTJAIL_STATE_DIR");
-	return aj_mgr_open(m, aj_cli.state_dir ? aj_cli.state_dir : (env && *env ? env : NULL), NULL,
-			   err);
+	const char *src, *dir = aj_cli_state_dir(&src);
+
+	aj_cli_log(AJ_LOG_INFO, "state directory %s (%s)", dir ? dir : "(the default)", src);
+	return aj_mgr_open(m, dir, NULL, err);
 }
 
 int aj_cli_fail(bool json, const struct aj_err *err)

@@ -90,5 +90,5 @@ const struct aj_verb aj_verb_help = {
 	.summary = "show the commands, or a command's options",
 	.synopsis = "help [COMMAND]",
 	.args = help_args,
-	.flags = AJ_VERB_OWN_ARGS,
+	.flags = AJ_VERB_OWN_ARGS | AJ_VERB_NO_CONFIG,
 };

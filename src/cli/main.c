@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/config.h"
 #include "common/exitcode.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
@@ -69,5 +70,9 @@ int main(int argc, char **argv)
 	v = aj_verb_find(argv[pos]);
 	if (!v)
 		return unknown_command(argv[pos]);
+	if (!(v->flags & (AJ_VERB_NO_CONFIG | AJ_VERB_HIDDEN)) && aj_cli_config_load(&err) < 0) {
+		aj_err_print(&err, stderr);
+		return AJ_EXIT_ERROR;
+	}
 	return v->fn(v, argc - pos, argv + pos);
 }

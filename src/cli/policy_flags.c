@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/config.h"
 #include "cli/policy_flags.h"
 #include "rules/egress.h"
 
@@ -101,9 +102,29 @@ int aj_pflags_defer(void *vpf, const struct aj_option *o, const char *value, str
 	return 0;
 }
 
+/* The configuration file's limits go under the policy file and the flags: applied to the
+ * defaults before the file is read (presets do not touch limits). */
+static int config_limits(struct aj_policy *p, struct aj_err *err)
+{
+	const struct aj_cli_config *cfg = aj_cli_config();
+	json_t *wrap;
+	int r;
+
+	if (!cfg->limits)
+		return 0;
+	wrap = json_pack("{s:O}", "limits", cfg->limits);
+	r = aj_policy_apply_json(p, wrap, err);
+	json_decref(wrap);
+	return r < 0 ? aj_err_prefix(err, "configuration file \"%s\"", cfg->path) : 0;
+}
+
 int aj_pflags_load(const struct aj_pflags *c, struct aj_policy *p, struct aj_err *err)
 {
-	if (aj_policy_load(p, c->policy_file, c->preset, err) < 0)
+	const struct aj_cli_config *cfg = aj_cli_config();
+	const char *file = c->policy_file ? c->policy_file : cfg->policy;
+	const char *preset = c->preset ? c->preset : cfg->preset;
+
+	if (config_limits(p, err) < 0 || aj_policy_load(p, file, preset, err) < 0)
 		return -1;
 	for (size_t i = 0; i < c->n_pending; i++)
 		if (aj_args_apply(c->pending[i].row, p, c->pending[i].value, err) < 0)

@@ -16,7 +16,7 @@ const struct aj_verb aj_verb_oci = {
 	.synopsis = "oci [--root DIR] [--log FILE] [--log-format text|json] [--systemd-cgroup] "
 		    "VERB ...",
 	.help = "The OCI runtime with runc's command line (docs/cli.md, docs/kubernetes.md).",
-	.flags = AJ_VERB_OWN_ARGS,
+	.flags = AJ_VERB_OWN_ARGS | AJ_VERB_NO_CONFIG,
 };
 
 const struct aj_verb *const aj_verbs[] = {
@@ -26,6 +26,6 @@ const struct aj_verb *const aj_verbs[] = {
 	&aj_verb_snapshot, &aj_verb_snapshots, &aj_verb_restore,  &aj_verb_fork,
 	&aj_verb_diff,	   &aj_verb_cp,	       &aj_verb_rm,	  &aj_verb_events,
 	&aj_verb_gc,	   &aj_verb_changes,   &aj_verb_mcp,	  &aj_verb_serve,
-	&aj_verb_oci,	   &aj_verb_policy,    &aj_verb_features, &aj_verb_version,
+	&aj_verb_config,   &aj_verb_oci,	   &aj_verb_policy,    &aj_verb_features, &aj_verb_version,
 	&aj_verb_help,	   &aj_verb_supervise, NULL,
 };
