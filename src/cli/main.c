@@ -49,10 +49,6 @@ int main(int argc, char **argv)
 		aj_cli_usage(stderr);
 		return AJ_EXIT_ERROR;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		aj_cli_usage(stdout);
-		return 0;
-	}
 	if (strcmp(argv[1], "--version") == 0)
 		return aj_verb_version.fn(&aj_verb_version, argc - 1, argv + 1);
 	/* containerd's runc shim runs its runtime as BIN --root DIR --log FILE ... VERB. */
