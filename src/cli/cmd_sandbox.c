@@ -399,5 +399,5 @@ const struct aj_verb aj_verb_supervise = {
 	.summary = "the supervisor of a persistent sandbox (started by agentjail itself)",
 	.synopsis = "__supervise --state-dir DIR [--ready-fd FD] ID",
 	.options = supervise_options,
-	.flags = AJ_VERB_HIDDEN,
+	.flags = AJ_VERB_HIDDEN | AJ_VERB_NO_CONFIG,
 };

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 	v = aj_verb_find(argv[pos]);
 	if (!v)
 		return unknown_command(argv[pos]);
-	if (!(v->flags & (AJ_VERB_NO_CONFIG | AJ_VERB_HIDDEN)) && aj_cli_config_load(&err) < 0) {
+	if (!(v->flags & AJ_VERB_NO_CONFIG) && aj_cli_config_load(&err) < 0) {
 		aj_err_print(&err, stderr);
 		return AJ_EXIT_ERROR;
 	}
