@@ -55,8 +55,8 @@ HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
 TOOL_SRC := tools/seccomp-compile.c src/common/err.c src/common/util.c src/common/strv.c \
 	src/rules/seccomp.c
 
-.PHONY: all test fuzz lint clean format-check check-layers
-all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN)
+.PHONY: all test fuzz lint clean format-check check-layers man completions
+all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN) man completions
 
 $(BUILD)/agentjail: $(MAIN_OBJ) $(BUILD)/libagentjail.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
@@ -113,6 +113,27 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 
 test: all
 	tests/run
+
+# The manual pages and the shell completions are printed by the binary from its option tables
+# (and, for the pages, docs/cli.md): what they say is what the parser accepts.
+MAN_STAMP := $(BUILD)/man/.stamp
+COMPLETIONS := $(BUILD)/completions/agentjail.bash $(BUILD)/completions/_agentjail \
+	$(BUILD)/completions/agentjail.fish
+man: $(MAN_STAMP)
+completions: $(COMPLETIONS)
+$(MAN_STAMP): $(BUILD)/agentjail docs/cli.md
+	@rm -rf $(BUILD)/man
+	$(BUILD)/agentjail __man $(BUILD)/man docs/cli.md
+	@touch $@
+$(BUILD)/completions/agentjail.bash: $(BUILD)/agentjail
+	@mkdir -p $(dir $@)
+	$(BUILD)/agentjail completion bash >$@.tmp && mv $@.tmp $@
+$(BUILD)/completions/_agentjail: $(BUILD)/agentjail
+	@mkdir -p $(dir $@)
+	$(BUILD)/agentjail completion zsh >$@.tmp && mv $@.tmp $@
+$(BUILD)/completions/agentjail.fish: $(BUILD)/agentjail
+	@mkdir -p $(dir $@)
+	$(BUILD)/agentjail completion fish >$@.tmp && mv $@.tmp $@
 
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
