@@ -5,6 +5,9 @@
 #   make fuzz         libFuzzer harnesses (clang) in build-fuzz/
 #   make lint         clang-tidy and cppcheck over src/
 #   make check-layers the module graph of src/LAYERS (docs/architecture.md)
+#   make install      PREFIX=/usr/local DESTDIR=: the binary, manual pages, completions, the
+#                     systemd unit of agentjail serve, the tmpfiles.d entry, the demo
+#   make uninstall    what make install put there
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 # libevent_pthreads and libevent_openssl before libevent, libssl before libcrypto: in the
@@ -55,7 +58,7 @@ HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
 TOOL_SRC := tools/seccomp-compile.c src/common/err.c src/common/util.c src/common/strv.c \
 	src/rules/seccomp.c
 
-.PHONY: all test fuzz lint clean format-check check-layers man completions
+.PHONY: all test fuzz lint clean format-check check-layers man completions install uninstall
 all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN) man completions
 
 $(BUILD)/agentjail: $(MAIN_OBJ) $(BUILD)/libagentjail.a
@@ -134,6 +137,42 @@ $(BUILD)/completions/_agentjail: $(BUILD)/agentjail
 $(BUILD)/completions/agentjail.fish: $(BUILD)/agentjail
 	@mkdir -p $(dir $@)
 	$(BUILD)/agentjail completion fish >$@.tmp && mv $@.tmp $@
+
+# Where make install puts things. systemd and tmpfiles.d read /usr/local/lib/... as well as
+# /usr/lib/...; the Debian package passes PREFIX=/usr.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+INSTALLED := $(BINDIR)/agentjail $(DATADIR)/bash-completion/completions/agentjail \
+	$(DATADIR)/zsh/vendor-completions/_agentjail \
+	$(DATADIR)/fish/vendor_completions.d/agentjail.fish $(UNITDIR)/agentjail.service \
+	$(TMPFILESDIR)/agentjail.conf $(DATADIR)/agentjail/demo
+
+install: $(BUILD)/agentjail $(MAN_STAMP) $(COMPLETIONS)
+	install -D -m 0755 $(BUILD)/agentjail $(DESTDIR)$(BINDIR)/agentjail
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -D -m 0644 $(BUILD)/completions/agentjail.bash \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/agentjail
+	install -D -m 0644 $(BUILD)/completions/_agentjail \
+		$(DESTDIR)$(DATADIR)/zsh/vendor-completions/_agentjail
+	install -D -m 0644 $(BUILD)/completions/agentjail.fish \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/agentjail.fish
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' data/systemd/agentjail.service.in \
+		>$(DESTDIR)$(UNITDIR)/agentjail.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/agentjail.service
+	install -D -m 0644 data/systemd/agentjail.tmpfiles $(DESTDIR)$(TMPFILESDIR)/agentjail.conf
+	install -D -m 0755 scripts/demo $(DESTDIR)$(DATADIR)/agentjail/demo
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	for p in $(notdir $(wildcard $(BUILD)/man/*.1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$p; done
+	-rmdir $(DESTDIR)$(DATADIR)/agentjail 2>/dev/null
 
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
