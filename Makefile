@@ -8,6 +8,8 @@
 #   make install      PREFIX=/usr/local DESTDIR=: the binary, manual pages, completions, the
 #                     systemd unit of agentjail serve, the tmpfiles.d entry, the demo
 #   make uninstall    what make install put there
+#   make deb          the Debian package, built by dpkg-buildpackage (debian/) in a copy of the
+#                     tree, into $(BUILD)/deb/
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 # libevent_pthreads and libevent_openssl before libevent, libssl before libcrypto: in the
@@ -58,7 +60,7 @@ HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
 TOOL_SRC := tools/seccomp-compile.c src/common/err.c src/common/util.c src/common/strv.c \
 	src/rules/seccomp.c
 
-.PHONY: all test fuzz lint clean format-check check-layers man completions install uninstall
+.PHONY: all test fuzz lint clean format-check check-layers man completions install uninstall deb
 all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN) man completions
 
 $(BUILD)/agentjail: $(MAIN_OBJ) $(BUILD)/libagentjail.a
@@ -173,6 +175,17 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	for p in $(notdir $(wildcard $(BUILD)/man/*.1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$p; done
 	-rmdir $(DESTDIR)$(DATADIR)/agentjail 2>/dev/null
+
+# dpkg-buildpackage runs debian/rules clean, which would remove build/ and build-san/ of this
+# tree: the package is built in a copy of the tracked files instead.
+DEB_DIR := $(BUILD)/deb
+DEB_JOBS ?= 2
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	git ls-files -z | xargs -0 tar -cf - | tar -xf - -C $(DEB_DIR)/src
+	cd $(DEB_DIR)/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u SAN \
+		DEB_BUILD_OPTIONS="nocheck parallel=$(DEB_JOBS)" dpkg-buildpackage -b -us -uc
+	ls $(DEB_DIR)/*.deb
 
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
