@@ -39,7 +39,8 @@ const struct aj_option aj_cli_options[] = {
 	{AJ_OPT("verbose", 'v', AJ_OPT_SWITCH), G(verbose),
 	 .help = "say more about what is done (--log-level info)"},
 	{AJ_OPT("log-level", 0, AJ_OPT_FUNC), G(log_level), .metavar = "LEVEL",
-	 .parse = set_log_level, .complete = AJ_COMP_CHOICES, .choices = aj_cli_log_levels, .help = "what agentjail says on stderr: error, warn (default), info "
+	 .parse = set_log_level, .complete = AJ_COMP_CHOICES, .choices = aj_cli_log_levels,
+	 .help = "what agentjail says on stderr: error, warn (default), info "
 					 "or debug"},
 	{AJ_OPT("help", 'h', AJ_OPT_SWITCH), G(help), .help = "show this help"},
 	AJ_OPT_END,

@@ -113,6 +113,11 @@ struct aj_arg {
 	bool repeat;               /* any number of them */
 };
 
+#define AJ_ARG(m, c) {.metavar = (m), .complete = (c)}
+#define AJ_ARG_REST(m, c) {.metavar = (m), .complete = (c), .repeat = true}
+#define AJ_ARG_WORDS(m, w) {.metavar = (m), .complete = AJ_COMP_CHOICES, .words = (w)}
+#define AJ_ARG_END {.metavar = NULL}
+
 #define AJ_VERB_HIDDEN 0x1u     /* not listed, not completed, no manual page */
 #define AJ_VERB_OWN_ARGS 0x2u   /* parses its own arguments (oci: runc's command line) */
 #define AJ_VERB_OPTS_FIRST 0x4u /* options end at the first positional: a command follows */

@@ -151,7 +151,10 @@ fail:
 
 static const char *const changes_words[] = {"ls", "show", "apply", "discard", NULL};
 static const struct aj_arg changes_args[] = {
-	{.metavar = "ACTION", .complete = AJ_COMP_CHOICES, .words = changes_words}, {.metavar = "ID", .complete = AJ_COMP_NONE}, {.metavar = NULL}};
+	AJ_ARG_WORDS("ACTION", changes_words),
+	AJ_ARG("ID", AJ_COMP_NONE),
+	AJ_ARG_END,
+};
 const struct aj_verb aj_verb_changes = {
 	.name = "changes",
 	.fn = cmd_changes,

@@ -90,7 +90,7 @@ static void each_verb(void (*fn)(const struct aj_verb *v, const char *id, void *
 	}
 }
 
-/* ---- bash ------------------------------------------------------------------------------------- */
+/* ---- bash ---------------------------------------------------------------------------------- */
 
 static void bash_word(const struct aj_verb *v, const struct aj_option *o, void *arg)
 {
@@ -151,6 +151,87 @@ static void bash_values(const struct aj_verb *v, const char *id, void *arg)
 	each_option(v, bash_value, (void *)id);
 }
 
+/* The script's fixed parts; the tables fill in the rest. */
+static const char bash_functions[] = /* %s: the verbs */
+	"_agentjail_names() {\n"
+	"\tlocal sd=()\n"
+	"\t[ -n \"${_agentjail_sd:-}\" ] && sd=(--state-dir \"$_agentjail_sd\")\n"
+	"\tcommand \"${_agentjail_bin:-agentjail}\" \"${sd[@]}\" __complete \"$1\" 2>/dev/null\n"
+	"}\n\n"
+	"# _agentjail_reply KIND [WORDS]: candidates for the word being completed.\n"
+	"_agentjail_reply() {\n"
+	"\tlocal cur=${COMP_WORDS[COMP_CWORD]}\n"
+	"\tcase $1 in\n"
+	"\tfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+	"\tdir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\")) ;;\n"
+	"\tsandbox) COMPREPLY=($(compgen -W \"$(_agentjail_names sandboxes)\" -- \"$cur\")) ;;\n"
+	"\tsnapshot) COMPREPLY=($(compgen -W \"$(_agentjail_names snapshots)\" -- \"$cur\")) ;;\n"
+	"\tcommand) COMPREPLY=($(compgen -c -- \"$cur\" | sort -u)) ;;\n"
+	"\tverb) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n"
+	"\twords) COMPREPLY=($(compgen -W \"$2\" -- \"$cur\")) ;;\n"
+	"\t*) COMPREPLY=() ;;\n"
+	"\tesac\n"
+	"}\n\n";
+static const char bash_main[] =
+	"_agentjail() {\n"
+	"\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+	"\tlocal i=1 verb= w opts vopts args first subs n=0 ended=0 k dashdash=0\n"
+	"\t_agentjail_sd= _agentjail_bin=${COMP_WORDS[0]}\n"
+	"\twhile [ $i -lt $COMP_CWORD ]; do\n"
+	"\t\tw=${COMP_WORDS[i]}\n"
+	"\t\tcase $w in\n"
+	"\t\t--state-dir) _agentjail_sd=${COMP_WORDS[i+1]}; i=$((i + 1)) ;;\n"
+	"\t\t--state-dir=*) _agentjail_sd=${w#*=} ;;\n"
+	"\t\t--log-level) i=$((i + 1)) ;;\n"
+	"\t\t-*) ;;\n"
+	"\t\t*) verb=$w; break ;;\n"
+	"\t\tesac\n"
+	"\t\ti=$((i + 1))\n"
+	"\tdone\n"
+	"\tif [ -z \"$verb\" ]; then\n"
+	"\t\tcase $prev in\n"
+	"\t\t--state-dir) _agentjail_reply dir; return ;;\n"
+	"\t\t--log-level) _agentjail_reply words \"error warn info debug\"; return ;;\n"
+	"\t\tesac\n"
+	"\t\tcase $cur in\n\t\t-*) _agentjail_reply words \"";
+static const char bash_main_rest[] =
+	" --version\" ;;\n"
+	"\t\t*) _agentjail_reply verb ;;\n\t\tesac\n\t\treturn\n\tfi\n"
+	"\t_agentjail_spec \"$verb\"\n"
+	"\t# A subcommand (policy import-srt) has options of its own.\n"
+	"\tif [ -n \"$subs\" ]; then\n"
+	"\t\tfor ((k = i + 1; k < COMP_CWORD; k++)); do\n"
+	"\t\t\tif [[ \" $subs \" == *\" ${COMP_WORDS[k]} \"* ]]; then\n"
+	"\t\t\t\tverb=$verb/${COMP_WORDS[k]} i=$k\n"
+	"\t\t\t\t_agentjail_spec \"$verb\"\n\t\t\t\tbreak\n\t\t\tfi\n\t\tdone\n\tfi\n"
+	"\t# Count the arguments before the word; the value of an option is the option's.\n"
+	"\tfor ((k = i + 1; k < COMP_CWORD; k++)); do\n"
+	"\t\tw=${COMP_WORDS[k]}\n"
+	"\t\tif [ $ended = 0 ] && [ \"$w\" = -- ]; then ended=1\n"
+	"\t\telif [ $dashdash = 0 ] && [ $n = 1 ] && [ \"$first\" = 1 ] &&\n"
+	"\t\t\t[ \"$w\" = -- ]; then dashdash=1 # exec NAME -- CMD\n"
+	"\t\telif [ $ended = 0 ] && [[ $w == -* ]]; then\n"
+	"\t\t\t[[ $w == --state-dir=* ]] && _agentjail_sd=${w#*=}\n"
+	"\t\t\t[ \"$w\" = --state-dir ] && _agentjail_sd=${COMP_WORDS[k+1]}\n"
+	"\t\t\tif [[ \" $vopts \" == *\" $w \"* ]]; then\n"
+	"\t\t\t\tif [ $((k + 1)) = $COMP_CWORD ]; then\n"
+	"\t\t\t\t\t_agentjail_value \"$verb\" \"$w\"\n\t\t\t\t\treturn\n\t\t\t\tfi\n"
+	"\t\t\t\tk=$((k + 1))\n\t\t\tfi\n"
+	"\t\telse\n\t\t\tn=$((n + 1))\n\t\t\t[ \"$first\" = 1 ] && ended=1\n\t\tfi\n"
+	"\tdone\n"
+	"\tif [ $ended = 0 ] && [[ $cur == -* ]]; then\n"
+	"\t\t_agentjail_reply words \"$opts\"\n\t\treturn\n\tfi\n"
+	"\tset -- $args\n"
+	"\tif [ $n -lt $# ]; then shift $n; k=$1\n"
+	"\telse k=${!#}; [[ $k == *'*' ]] || k=none\n\tfi\n"
+	"\tk=${k%'*'}\n"
+	"\tcase $k in\n"
+	"\twords:*) w=${k#words:}; _agentjail_reply words \"${w//,/ }\" ;;\n"
+	"\t*) _agentjail_reply \"$k\" ;;\n"
+	"\tesac\n"
+	"}\n\n"
+	"complete -F _agentjail agentjail\n";
+
 static void completion_bash(void)
 {
 	char verbs[2048] = "";
@@ -164,26 +245,7 @@ static void completion_bash(void)
 	printf("# bash completion for agentjail, printed by `agentjail completion bash` from its\n"
 	       "# option tables. Installed as share/bash-completion/completions/agentjail; or:\n"
 	       "#   source <(agentjail completion bash)\n\n");
-	printf("_agentjail_names() {\n"
-	       "\tlocal sd=()\n"
-	       "\t[ -n \"${_agentjail_sd:-}\" ] && sd=(--state-dir \"$_agentjail_sd\")\n"
-	       "\tcommand \"${_agentjail_bin:-agentjail}\" \"${sd[@]}\" __complete \"$1\" 2>/dev/null\n"
-	       "}\n\n");
-	printf("# _agentjail_reply KIND [WORDS]: candidates for the word being completed.\n"
-	       "_agentjail_reply() {\n"
-	       "\tlocal cur=${COMP_WORDS[COMP_CWORD]}\n"
-	       "\tcase $1 in\n"
-	       "\tfile) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
-	       "\tdir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\")) ;;\n"
-	       "\tsandbox) COMPREPLY=($(compgen -W \"$(_agentjail_names sandboxes)\" -- \"$cur\")) ;;\n"
-	       "\tsnapshot) COMPREPLY=($(compgen -W \"$(_agentjail_names snapshots)\" -- \"$cur\")) ;;\n"
-	       "\tcommand) COMPREPLY=($(compgen -c -- \"$cur\" | sort -u)) ;;\n"
-	       "\tverb) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n"
-	       "\twords) COMPREPLY=($(compgen -W \"$2\" -- \"$cur\")) ;;\n"
-	       "\t*) COMPREPLY=() ;;\n"
-	       "\tesac\n"
-	       "}\n\n",
-	       verbs);
+	printf(bash_functions, verbs);
 	printf("# _agentjail_spec VERB: its options, those that take a value, its arguments' kinds\n"
 	       "# (\"*\": any number), whether its options end at the first argument, its subcommands.\n"
 	       "_agentjail_spec() {\n\topts= vopts= args= first=0 subs=\n\tcase $1 in\n");
@@ -191,63 +253,10 @@ static void completion_bash(void)
 	printf("\tesac\n}\n\n_agentjail_value() {\n\tcase \"$1 $2\" in\n");
 	each_verb(bash_values, NULL);
 	printf("\t*) COMPREPLY=() ;;\n\tesac\n}\n\n");
-	printf("_agentjail() {\n"
-	       "\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-	       "\tlocal i=1 verb= w opts vopts args first subs n=0 ended=0 k dashdash=0\n"
-	       "\t_agentjail_sd= _agentjail_bin=${COMP_WORDS[0]}\n"
-	       "\twhile [ $i -lt $COMP_CWORD ]; do\n"
-	       "\t\tw=${COMP_WORDS[i]}\n"
-	       "\t\tcase $w in\n"
-	       "\t\t--state-dir) _agentjail_sd=${COMP_WORDS[i+1]}; i=$((i + 1)) ;;\n"
-	       "\t\t--state-dir=*) _agentjail_sd=${w#*=} ;;\n"
-	       "\t\t--log-level) i=$((i + 1)) ;;\n"
-	       "\t\t-*) ;;\n"
-	       "\t\t*) verb=$w; break ;;\n"
-	       "\t\tesac\n"
-	       "\t\ti=$((i + 1))\n"
-	       "\tdone\n"
-	       "\tif [ -z \"$verb\" ]; then\n"
-	       "\t\tcase $prev in\n"
-	       "\t\t--state-dir) _agentjail_reply dir; return ;;\n"
-	       "\t\t--log-level) _agentjail_reply words \"error warn info debug\"; return ;;\n"
-	       "\t\tesac\n"
-	       "\t\tcase $cur in\n\t\t-*) _agentjail_reply words \"");
+	fputs(bash_main, stdout);
 	for (const struct aj_option *o = aj_cli_options; o->name; o++)
 		bash_word(NULL, o, &f);
-	printf(" --version\" ;;\n"
-	       "\t\t*) _agentjail_reply verb ;;\n\t\tesac\n\t\treturn\n\tfi\n"
-	       "\t_agentjail_spec \"$verb\"\n"
-	       "\t# A subcommand (policy import-srt) has options of its own.\n"
-	       "\tif [ -n \"$subs\" ]; then\n"
-	       "\t\tfor ((k = i + 1; k < COMP_CWORD; k++)); do\n"
-	       "\t\t\tif [[ \" $subs \" == *\" ${COMP_WORDS[k]} \"* ]]; then\n"
-	       "\t\t\t\tverb=$verb/${COMP_WORDS[k]} i=$k\n"
-	       "\t\t\t\t_agentjail_spec \"$verb\"\n\t\t\t\tbreak\n\t\t\tfi\n\t\tdone\n\tfi\n"
-	       "\t# Count the arguments before the word; the value of an option is the option's.\n"
-	       "\tfor ((k = i + 1; k < COMP_CWORD; k++)); do\n"
-	       "\t\tw=${COMP_WORDS[k]}\n"
-	       "\t\tif [ $ended = 0 ] && [ \"$w\" = -- ]; then ended=1\n"
-	       "\t\telif [ $dashdash = 0 ] && [ $n = 1 ] && [ \"$first\" = 1 ] && [ \"$w\" = -- ]; then dashdash=1\n"
-	       "\t\telif [ $ended = 0 ] && [[ $w == -* ]]; then\n"
-	       "\t\t\t[[ $w == --state-dir=* ]] && _agentjail_sd=${w#*=}\n"
-	       "\t\t\t[ \"$w\" = --state-dir ] && _agentjail_sd=${COMP_WORDS[k+1]}\n"
-	       "\t\t\tif [[ \" $vopts \" == *\" $w \"* ]]; then\n"
-	       "\t\t\t\tif [ $((k + 1)) = $COMP_CWORD ]; then _agentjail_value \"$verb\" \"$w\"; return; fi\n"
-	       "\t\t\t\tk=$((k + 1))\n\t\t\tfi\n"
-	       "\t\telse\n\t\t\tn=$((n + 1))\n\t\t\t[ \"$first\" = 1 ] && ended=1\n\t\tfi\n"
-	       "\tdone\n"
-	       "\tif [ $ended = 0 ] && [[ $cur == -* ]]; then\n"
-	       "\t\t_agentjail_reply words \"$opts\"\n\t\treturn\n\tfi\n"
-	       "\tset -- $args\n"
-	       "\tif [ $n -lt $# ]; then shift $n; k=$1\n"
-	       "\telse k=${!#}; [[ $k == *'*' ]] || k=none\n\tfi\n"
-	       "\tk=${k%%'*'}\n"
-	       "\tcase $k in\n"
-	       "\twords:*) w=${k#words:}; _agentjail_reply words \"${w//,/ }\" ;;\n"
-	       "\t*) _agentjail_reply \"$k\" ;;\n"
-	       "\tesac\n"
-	       "}\n\n"
-	       "complete -F _agentjail agentjail\n");
+	fputs(bash_main_rest, stdout);
 }
 
 /* ---- zsh ------------------------------------------------------------------------------------- */
@@ -372,7 +381,8 @@ static void completion_zsh(void)
 	printf("\t\t'1:command:_agentjail_verbs' \\\n"
 	       "\t\t'*::argument:->args' && return\n"
 	       "\tlocal verb=$line[1]\n"
-	       "\t[[ $verb == policy && $line[2] == import-srt ]] && { verb=policy/import-srt; shift words; (( CURRENT-- )); }\n"
+	       "\tif [[ $verb == policy && $line[2] == import-srt ]]; then\n"
+	       "\t\tverb=policy/import-srt; shift words; (( CURRENT-- ))\n\tfi\n"
 	       "\tcurcontext=${curcontext%%:*}-$verb:\n"
 	       "\tcase $verb in\n");
 	each_verb(zsh_verb, NULL);
@@ -465,61 +475,66 @@ static void fish_verb(const struct aj_verb *v, const char *id, void *arg)
 	}
 }
 
+static const char fish_head[] =
+	"# fish completion for agentjail, printed by `agentjail completion fish` from its\n"
+	"# option tables. Installed as share/fish/vendor_completions.d/agentjail.fish; or:\n"
+	"#   agentjail completion fish | source\n\n"
+	"complete -c agentjail -f\n\n"
+	"function __agentjail_names\n"
+	"\tset -l sd\n"
+	"\tset -l words (commandline -opc)\n"
+	"\tif set -l i (contains -i -- --state-dir $words)\n"
+	"\t\tset sd --state-dir $words[(math $i + 1)]\n"
+	"\tend\n"
+	"\tagentjail $sd __complete $argv[1] 2>/dev/null\n"
+	"end\n\n"
+	"function __agentjail_verbs\n";
+static const char fish_functions[] =
+	"end\n\n"
+	"# The verb (and subcommand) on the line, after the shared options.\n"
+	"function __agentjail_verb\n"
+	"\tset -l words (commandline -opc)\n"
+	"\tset -l skip 0\n"
+	"\tset -l verb\n"
+	"\tfor w in $words[2..-1]\n"
+	"\t\tif test $skip = 1; set skip 0; continue; end\n"
+	"\t\tswitch $w\n"
+	"\t\tcase --state-dir --log-level; set skip 1\n"
+	"\t\tcase '-*'\n"
+	"\t\tcase '*'\n"
+	"\t\t\tif test -z \"$verb\"; set verb $w\n"
+	"\t\t\telse if test \"$verb\" = policy -a \"$w\" = import-srt; set verb policy/import-srt\n"
+	"\t\t\telse; break; end\n"
+	"\t\tend\n"
+	"\tend\n"
+	"\techo $verb\n"
+	"end\n\n"
+	"function __agentjail_verb_is\n\ttest (__agentjail_verb) = $argv[1]\nend\n\n"
+	"# __agentjail_arg_is N [+]: the word is the verb's argument N (or later, with +).\n"
+	"function __agentjail_arg_is\n"
+	"\tset -l words (commandline -opc)\n"
+	"\tset -l n 0\n"
+	"\tset -l seen 0\n"
+	"\tfor w in $words[2..-1]\n"
+	"\t\tswitch $w\n\t\tcase '-*'\n"
+	"\t\tcase '*'\n\t\t\tif test $seen = 1; set n (math $n + 1); end\n"
+	"\t\t\tif test $w = (string split / (__agentjail_verb))[-1]; set seen 1; end\n"
+	"\t\tend\n"
+	"\tend\n"
+	"\tif test \"$argv[2]\" = +; test $n -ge $argv[1]; else; test $n -eq $argv[1]; end\n"
+	"end\n\n"
+	"complete -c agentjail -n 'test -z (__agentjail_verb)' -a '(__agentjail_verbs)'\n";
+
 static void completion_fish(void)
 {
-	printf("# fish completion for agentjail, printed by `agentjail completion fish` from its\n"
-	       "# option tables. Installed as share/fish/vendor_completions.d/agentjail.fish; or:\n"
-	       "#   agentjail completion fish | source\n\n"
-	       "complete -c agentjail -f\n\n"
-	       "function __agentjail_names\n"
-	       "\tset -l sd\n"
-	       "\tset -l words (commandline -opc)\n"
-	       "\tif set -l i (contains -i -- --state-dir $words)\n"
-	       "\t\tset sd --state-dir $words[(math $i + 1)]\n"
-	       "\tend\n"
-	       "\tagentjail $sd __complete $argv[1] 2>/dev/null\n"
-	       "end\n\n"
-	       "function __agentjail_verbs\n");
+	fputs(fish_head, stdout);
 	for (const struct aj_verb *const *v = aj_verbs; *v; v++)
 		if (shown(*v)) {
 			printf("\tprintf '%%s\\t%%s\\n' %s ", (*v)->name);
 			fish_text((*v)->summary);
 			putchar('\n');
 		}
-	printf("end\n\n"
-	       "# The verb (and subcommand) on the line, after the shared options.\n"
-	       "function __agentjail_verb\n"
-	       "\tset -l words (commandline -opc)\n"
-	       "\tset -l skip 0\n"
-	       "\tset -l verb\n"
-	       "\tfor w in $words[2..-1]\n"
-	       "\t\tif test $skip = 1; set skip 0; continue; end\n"
-	       "\t\tswitch $w\n"
-	       "\t\tcase --state-dir --log-level; set skip 1\n"
-	       "\t\tcase '-*'\n"
-	       "\t\tcase '*'\n"
-	       "\t\t\tif test -z \"$verb\"; set verb $w\n"
-	       "\t\t\telse if test \"$verb\" = policy -a \"$w\" = import-srt; set verb policy/import-srt\n"
-	       "\t\t\telse; break; end\n"
-	       "\t\tend\n"
-	       "\tend\n"
-	       "\techo $verb\n"
-	       "end\n\n"
-	       "function __agentjail_verb_is\n\ttest (__agentjail_verb) = $argv[1]\nend\n\n"
-	       "# __agentjail_arg_is N [+]: the word is the verb's argument N (or later, with +).\n"
-	       "function __agentjail_arg_is\n"
-	       "\tset -l words (commandline -opc)\n"
-	       "\tset -l n 0\n"
-	       "\tset -l seen 0\n"
-	       "\tfor w in $words[2..-1]\n"
-	       "\t\tswitch $w\n\t\tcase '-*'\n"
-	       "\t\tcase '*'\n\t\t\tif test $seen = 1; set n (math $n + 1); end\n"
-	       "\t\t\tif test $w = (string split / (__agentjail_verb))[-1]; set seen 1; end\n"
-	       "\t\tend\n"
-	       "\tend\n"
-	       "\tif test \"$argv[2]\" = +; test $n -ge $argv[1]; else; test $n -eq $argv[1]; end\n"
-	       "end\n\n"
-	       "complete -c agentjail -n 'test -z (__agentjail_verb)' -a '(__agentjail_verbs)'\n");
+	fputs(fish_functions, stdout);
 	for (const struct aj_option *o = aj_cli_options; o->name; o++)
 		fish_option(NULL, o, NULL);
 	each_verb(fish_verb, NULL);
@@ -553,7 +568,9 @@ static int cmd_completion(const struct aj_verb *v, int argc, char **argv)
 
 static const char *const shell_words[] = {"bash", "zsh", "fish", NULL};
 static const struct aj_arg completion_args[] = {
-	{.metavar = "SHELL", .complete = AJ_COMP_CHOICES, .words = shell_words}, {.metavar = NULL}};
+	AJ_ARG_WORDS("SHELL", shell_words),
+	AJ_ARG_END,
+};
 static const struct aj_option no_options[] = {AJ_OPT_END};
 const struct aj_verb aj_verb_completion = {
 	.name = "completion",

@@ -288,7 +288,11 @@ out:
 	return r;
 }
 
-static const struct aj_arg cp_args[] = {{.metavar = "SRC", .complete = AJ_COMP_FILE}, {.metavar = "DST", .complete = AJ_COMP_FILE}, {.metavar = NULL}};
+static const struct aj_arg cp_args[] = {
+	AJ_ARG("SRC", AJ_COMP_FILE),
+	AJ_ARG("DST", AJ_COMP_FILE),
+	AJ_ARG_END,
+};
 const struct aj_verb aj_verb_cp = {
 	.name = "cp",
 	.fn = cmd_cp,

@@ -280,8 +280,12 @@ static int cmd_exec(const struct aj_verb *v, int argc, char **argv)
 	return code;
 }
 
-static const struct aj_arg exec_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX}, {.metavar = "CMD", .complete = AJ_COMP_COMMAND},
-					  {.metavar = "ARGS", .complete = AJ_COMP_FILE, .repeat = true}, {.metavar = NULL}};
+static const struct aj_arg exec_args[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG("CMD", AJ_COMP_COMMAND),
+	AJ_ARG_REST("ARGS", AJ_COMP_FILE),
+	AJ_ARG_END,
+};
 const struct aj_verb aj_verb_exec = {
 	.name = "exec",
 	.fn = cmd_exec,

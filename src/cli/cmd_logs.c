@@ -497,8 +497,10 @@ out:
 	return rc;
 }
 
-static const struct aj_arg logs_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX},
-					  {.metavar = NULL}};
+static const struct aj_arg logs_args[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG_END,
+};
 const struct aj_verb aj_verb_logs = {
 	.name = "logs",
 	.fn = cmd_logs,

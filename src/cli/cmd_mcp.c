@@ -31,7 +31,8 @@ static const struct aj_option mcp_options[] = {
 	 .help = "--create: name of the new sandbox (default: generated)"},
 	{AJ_OPT("from", 0, AJ_OPT_STRING), MC(from), .metavar = "SNAPSHOT",
 	 .complete = AJ_COMP_SNAPSHOT, .help = "--create: start from a snapshot's workspace"},
-	{AJ_OPT("rm", 0, AJ_OPT_SWITCH), MC(rm), .help = "--create: delete the sandbox when the session ends"},
+	{AJ_OPT("rm", 0, AJ_OPT_SWITCH), MC(rm),
+	 .help = "--create: delete the sandbox when the session ends"},
 	AJ_POLICY_FLAG_OPTIONS,
 	AJ_OPT_END,
 };
@@ -120,7 +121,10 @@ static int cmd_mcp(const struct aj_verb *v, int argc, char **argv)
 	return 0;
 }
 
-static const struct aj_arg mcp_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX}, {.metavar = NULL}};
+static const struct aj_arg mcp_args[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG_END,
+};
 const struct aj_verb aj_verb_mcp = {
 	.name = "mcp",
 	.fn = cmd_mcp,

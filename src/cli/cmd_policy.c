@@ -293,7 +293,10 @@ fail:
 	return 125;
 }
 
-static const struct aj_arg import_args[] = {{.metavar = "FILE", .complete = AJ_COMP_FILE}, {.metavar = NULL}};
+static const struct aj_arg import_args[] = {
+	AJ_ARG("FILE", AJ_COMP_FILE),
+	AJ_ARG_END,
+};
 static const struct aj_verb import_srt = {
 	.name = "import-srt",
 	.fn = cmd_import_srt,
@@ -337,7 +340,10 @@ static int cmd_policy(const struct aj_verb *v, int argc, char **argv)
 }
 
 static const char *const policy_words[] = {"import-srt", NULL};
-static const struct aj_arg policy_args[] = {{.metavar = "SUBCOMMAND", .complete = AJ_COMP_CHOICES, .words = policy_words}, {.metavar = NULL}};
+static const struct aj_arg policy_args[] = {
+	AJ_ARG_WORDS("SUBCOMMAND", policy_words),
+	AJ_ARG_END,
+};
 const struct aj_verb aj_verb_policy = {
 	.name = "policy",
 	.fn = cmd_policy,

@@ -318,7 +318,11 @@ fail:
 	return AJ_EXIT_ERROR;
 }
 
-static const struct aj_arg run_args[] = {{.metavar = "CMD", .complete = AJ_COMP_COMMAND}, {.metavar = "ARGS", .complete = AJ_COMP_FILE, .repeat = true}, {.metavar = NULL}};
+static const struct aj_arg run_args[] = {
+	AJ_ARG("CMD", AJ_COMP_COMMAND),
+	AJ_ARG_REST("ARGS", AJ_COMP_FILE),
+	AJ_ARG_END,
+};
 const struct aj_verb aj_verb_run = {
 	.name = "run",
 	.fn = cmd_run,

@@ -201,7 +201,10 @@ static int cmd_simple(const struct aj_verb *v, int argc, char **argv)
 
 static const act_fn do_start = act_start, do_stop = act_stop, do_pause = act_pause,
 		    do_resume = act_resume, do_rm = act_rm;
-static const struct aj_arg names_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX, .repeat = true}, {.metavar = NULL}};
+static const struct aj_arg names_args[] = {
+	AJ_ARG_REST("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG_END,
+};
 #define SIMPLE(verb, what, opts)                                                              \
 	{.name = #verb, .fn = cmd_simple, .summary = what, .synopsis = #verb " [OPTIONS] NAME...", \
 	 .help = "Act on persistent sandboxes by name or id.", .options = opts,                   \
@@ -350,7 +353,10 @@ static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 	return rc;
 }
 
-static const struct aj_arg name_arg[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX}, {.metavar = NULL}};
+static const struct aj_arg name_arg[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG_END,
+};
 const struct aj_verb aj_verb_inspect = {
 	.name = "inspect",
 	.fn = cmd_inspect,

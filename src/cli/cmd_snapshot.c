@@ -335,13 +335,21 @@ static int cmd_gc(const struct aj_verb *v, int argc, char **argv)
 	return r;
 }
 
-static const struct aj_arg name_arg[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX}, {.metavar = NULL}};
+static const struct aj_arg name_arg[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG_END,
+};
 static const char *const snapshots_words[] = {"ls", "rm", NULL};
 static const struct aj_arg snapshots_args[] = {
-	{.metavar = "ls|rm", .complete = AJ_COMP_CHOICES, .words = snapshots_words}, {.metavar = "SNAPSHOT", .complete = AJ_COMP_SNAPSHOT, .repeat = true},
-	{.metavar = NULL}};
-static const struct aj_arg restore_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX},
-					     {.metavar = "SNAPSHOT", .complete = AJ_COMP_SNAPSHOT}, {.metavar = NULL}};
+	AJ_ARG_WORDS("ls|rm", snapshots_words),
+	AJ_ARG_REST("SNAPSHOT", AJ_COMP_SNAPSHOT),
+	AJ_ARG_END,
+};
+static const struct aj_arg restore_args[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG("SNAPSHOT", AJ_COMP_SNAPSHOT),
+	AJ_ARG_END,
+};
 
 const struct aj_verb aj_verb_snapshot = {
 	.name = "snapshot",

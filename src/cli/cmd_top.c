@@ -233,8 +233,10 @@ out:
 	return rc;
 }
 
-static const struct aj_arg top_args[] = {{.metavar = "NAME", .complete = AJ_COMP_SANDBOX},
-					 {.metavar = NULL}};
+static const struct aj_arg top_args[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG_END,
+};
 static const struct aj_option top_options[] = {AJ_OPT_END};
 const struct aj_verb aj_verb_top = {
 	.name = "top",

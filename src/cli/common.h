@@ -25,7 +25,8 @@ int aj_cli_open(struct aj_mgr *m, struct aj_err *err);
 int aj_cli_fail(bool json, const struct aj_err *err);
 void aj_cli_print_json(json_t *j); /* consumes j */
 /* "agentjail: MESSAGE" on stderr when the log level is at least `level`. */
-void aj_cli_log(enum aj_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void aj_cli_log(enum aj_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 json_t *aj_cli_sandbox_json(const struct aj_sandbox_rec *r);
 
 #endif

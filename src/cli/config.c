@@ -279,7 +279,9 @@ static int cmd_config(const struct aj_verb *v, int argc, char **argv)
 
 static const char *const config_words[] = {"show", NULL};
 static const struct aj_arg config_args[] = {
-	{.metavar = "show", .complete = AJ_COMP_CHOICES, .words = config_words}, {.metavar = NULL}};
+	AJ_ARG_WORDS("show", config_words),
+	AJ_ARG_END,
+};
 static const struct aj_option config_options[] = {AJ_OPT_END};
 const struct aj_verb aj_verb_config = {
 	.name = "config",

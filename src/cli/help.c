@@ -83,7 +83,10 @@ static int cmd_help(const struct aj_verb *v, int argc, char **argv)
 	return 0;
 }
 
-static const struct aj_arg help_args[] = {{.metavar = "COMMAND", .complete = AJ_COMP_VERB}, {.metavar = NULL}};
+static const struct aj_arg help_args[] = {
+	AJ_ARG("COMMAND", AJ_COMP_VERB),
+	AJ_ARG_END,
+};
 const struct aj_verb aj_verb_help = {
 	.name = "help",
 	.fn = cmd_help,
