@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -118,14 +119,20 @@ static int load_field(const struct field *f, json_t *v, struct aj_err *err)
 
 static int load_doc(struct aj_err *err)
 {
+	struct stat st;
 	json_error_t jerr;
 	const char *key;
 	json_t *v;
 
+	/* A file that cannot even be looked up (missing, or below a directory this user may not
+	 * search, as another user's HOME) is no configuration; one that is there must be read. */
+	if (stat(cfg.path, &st) < 0) {
+		snprintf(cfg.why, sizeof cfg.why, "%s", errno == ENOENT ? "not found" : strerror(errno));
+		aj_cli_log(AJ_LOG_DEBUG, "configuration file \"%s\": %s", cfg.path, cfg.why);
+		return 0;
+	}
 	doc = json_load_file(cfg.path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!doc) {
-		if (access(cfg.path, F_OK) != 0 && errno == ENOENT)
-			return 0;
 		if (jerr.line < 1)
 			return aj_err_set(err, AJ_LAYER_USAGE, 0, "%s", jerr.text);
 		return aj_err_set(err, AJ_LAYER_USAGE, 0, "line %d column %d: %s", jerr.line,
@@ -239,7 +246,7 @@ static void config_show(void)
 
 	if (!out)
 		printf("configuration file: %s (%s)\n\n", cfg.path[0] ? cfg.path : "none",
-		       !cfg.path[0] ? "AGENTJAIL_CONFIG=none" : cfg.found ? "read" : "not found");
+		       !cfg.path[0] ? "AGENTJAIL_CONFIG=none" : cfg.found ? "read" : cfg.why);
 	if (!dir && aj_state_dir_default(def, sizeof def) == 0)
 		dir = def;
 	show_row(out, "state_dir", dir ? json_string(dir) : json_null(), src);

@@ -2,8 +2,9 @@
  * file"). One JSON object, read once per process before the verb's options, from
  * $AGENTJAIL_CONFIG if set (empty or "none": no file), else /etc/agentjail/config.json as
  * root, else $XDG_CONFIG_HOME/agentjail/config.json (~/.config/agentjail/config.json). A
- * missing file is no configuration; a malformed one, an unknown field or a bad value is an
- * error naming the file and the field. The fields are one table (config.c); `agentjail config
+ * file that is not there (or below a directory this user may not search) is no
+ * configuration; one that is there but unreadable or malformed, an unknown field or a bad
+ * value is an error naming the file and the field. The fields are one table (config.c); `agentjail config
  * show` prints what is in effect and where each value came from.
  *
  * Ownership: the process keeps the loaded configuration (static in config.c) until it ends;
@@ -21,6 +22,7 @@
 struct aj_cli_config {
 	char path[4096]; /* the file read, or looked for; "" when AGENTJAIL_CONFIG turned it off */
 	bool found;
+	char why[128];   /* when not found: why ("not found", "Permission denied") */
 	const char *state_dir; /* absolute */
 	const char *policy;    /* a policy file, absolute (relative ones resolve against the
 				* configuration file's directory) */

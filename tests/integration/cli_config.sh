@@ -107,6 +107,18 @@ bad "a bad limit" '{"limits": {"memory": "lots"}}' 'limits.memory'
 bad "an unknown limit" '{"limits": {"memroy": "1G"}}' 'limits.memroy: unknown field'
 bad "a bad log level" '{"log_level": "loud"}' 'log_level: expected error, warn, info or debug'
 bad "a number for a path" '{"state_dir": 5}' 'state_dir: expected a string'
+if ! is_root; then
+	printf '{}' >"$T/unreadable.json"
+	chmod 000 "$T/unreadable.json"
+	AGENTJAIL_CONFIG=$T/unreadable.json aj_run ls
+	expect_eq "a file that is there but unreadable: 125" "$RC" 125
+	expect_contains "... naming it" "$ERR" "configuration file \"$T/unreadable.json\""
+	unset AGENTJAIL_CONFIG
+	HOME=/root aj_run config show
+	export AGENTJAIL_CONFIG=$C
+	expect_eq "a HOME this user may not search: no configuration, no error" "$RC" 0
+	expect_contains "... config show says why" "$OUT" "/root/.config/agentjail/config.json (Permission denied)"
+fi
 AGENTJAIL_CONFIG=$T/bad.json aj_run version
 expect_eq "version does not read the file" "$RC" 0
 AGENTJAIL_CONFIG=$T/bad.json aj_run features --json
