@@ -18,7 +18,9 @@ MK=(make -s -C "$AJ_ROOT" BUILD="$AJ_BUILD")
 [ "$AJ_PASS" = sanitize ] && MK+=(SAN=1)
 # The tree is built already; make install must not need to build anything (the rootless pass
 # cannot write to the build directory).
-if ! "${MK[@]}" -q "$AJ_BUILD/agentjail" man completions 2>/dev/null; then
+BUILT=("$AJ_BUILD/agentjail" "$AJ_BUILD/man/.stamp" "$AJ_BUILD/completions/agentjail.bash"
+	"$AJ_BUILD/completions/_agentjail" "$AJ_BUILD/completions/agentjail.fish")
+if ! "${MK[@]}" -q "${BUILT[@]}" 2>/dev/null; then
 	if [ "$AJ_PASS" = rootless ]; then
 		skip "make install" "the build in $AJ_BUILD is not up to date (make all first)"
 		exit 0
