@@ -210,7 +210,8 @@ static void print_history(struct logs *l)
 {
 	size_t first = 0, skip = 0, lines = 0;
 
-	qsort(l->v, l->n, sizeof *l->v, by_time);
+	if (l->n) /* qsort of no array is undefined */
+		qsort(l->v, l->n, sizeof *l->v, by_time);
 	if (l->c->have_tail) {
 		first = l->n;
 		while (first > 0 && lines + lines_in(&l->v[first - 1]) <= l->c->tail)
