@@ -5,6 +5,11 @@
 #   make fuzz         libFuzzer harnesses (clang) in build-fuzz/
 #   make lint         clang-tidy and cppcheck over src/
 #   make check-layers the module graph of src/LAYERS (docs/architecture.md)
+#   make install      PREFIX=/usr/local DESTDIR=: the binary, manual pages, completions, the
+#                     systemd unit of agentjail serve, the tmpfiles.d entry, the demo
+#   make uninstall    what make install put there
+#   make deb          the Debian package, built by dpkg-buildpackage (debian/) in a copy of the
+#                     tree, into $(BUILD)/deb/
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 # libevent_pthreads and libevent_openssl before libevent, libssl before libcrypto: in the
@@ -59,8 +64,8 @@ HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
 TOOL_SRC := tools/seccomp-compile.c src/common/err.c src/common/util.c src/common/strv.c \
 	src/rules/seccomp.c
 
-.PHONY: all test fuzz lint clean format-check check-layers
-all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN)
+.PHONY: all test fuzz lint clean format-check check-layers man completions install uninstall deb
+all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN) man completions
 
 $(BUILD)/agentjail: $(MAIN_OBJ) $(BUILD)/libagentjail.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS)
@@ -117,6 +122,74 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c
 
 test: all
 	tests/run
+
+# The manual pages and the shell completions are printed by the binary from its option tables
+# (and, for the pages, docs/cli.md): what they say is what the parser accepts.
+MAN_STAMP := $(BUILD)/man/.stamp
+COMPLETIONS := $(BUILD)/completions/agentjail.bash $(BUILD)/completions/_agentjail \
+	$(BUILD)/completions/agentjail.fish
+man: $(MAN_STAMP)
+completions: $(COMPLETIONS)
+$(MAN_STAMP): $(BUILD)/agentjail docs/cli.md
+	@rm -rf $(BUILD)/man
+	$(BUILD)/agentjail __man $(BUILD)/man docs/cli.md
+	@touch $@
+$(BUILD)/completions/agentjail.bash: $(BUILD)/agentjail
+	@mkdir -p $(dir $@)
+	$(BUILD)/agentjail completion bash >$@.tmp && mv $@.tmp $@
+$(BUILD)/completions/_agentjail: $(BUILD)/agentjail
+	@mkdir -p $(dir $@)
+	$(BUILD)/agentjail completion zsh >$@.tmp && mv $@.tmp $@
+$(BUILD)/completions/agentjail.fish: $(BUILD)/agentjail
+	@mkdir -p $(dir $@)
+	$(BUILD)/agentjail completion fish >$@.tmp && mv $@.tmp $@
+
+# Where make install puts things. systemd and tmpfiles.d read /usr/local/lib/... as well as
+# /usr/lib/...; the Debian package passes PREFIX=/usr.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+INSTALLED := $(BINDIR)/agentjail $(DATADIR)/bash-completion/completions/agentjail \
+	$(DATADIR)/zsh/vendor-completions/_agentjail \
+	$(DATADIR)/fish/vendor_completions.d/agentjail.fish $(UNITDIR)/agentjail.service \
+	$(TMPFILESDIR)/agentjail.conf $(DATADIR)/agentjail/demo
+
+install: $(BUILD)/agentjail $(MAN_STAMP) $(COMPLETIONS)
+	install -D -m 0755 $(BUILD)/agentjail $(DESTDIR)$(BINDIR)/agentjail
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -D -m 0644 $(BUILD)/completions/agentjail.bash \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/agentjail
+	install -D -m 0644 $(BUILD)/completions/_agentjail \
+		$(DESTDIR)$(DATADIR)/zsh/vendor-completions/_agentjail
+	install -D -m 0644 $(BUILD)/completions/agentjail.fish \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/agentjail.fish
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' data/systemd/agentjail.service.in \
+		>$(DESTDIR)$(UNITDIR)/agentjail.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/agentjail.service
+	install -D -m 0644 data/systemd/agentjail.tmpfiles $(DESTDIR)$(TMPFILESDIR)/agentjail.conf
+	install -D -m 0755 scripts/demo $(DESTDIR)$(DATADIR)/agentjail/demo
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	for p in $(notdir $(wildcard $(BUILD)/man/*.1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$p; done
+	-rmdir $(DESTDIR)$(DATADIR)/agentjail 2>/dev/null
+
+# dpkg-buildpackage runs debian/rules clean, which would remove build/ and build-san/ of this
+# tree: the package is built in a copy of the tracked files instead.
+DEB_DIR := $(BUILD)/deb
+DEB_JOBS ?= 2
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	git ls-files -z | xargs -0 tar -cf - | tar -xf - -C $(DEB_DIR)/src
+	cd $(DEB_DIR)/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u SAN \
+		DEB_BUILD_OPTIONS="nocheck parallel=$(DEB_JOBS)" dpkg-buildpackage -b -us -uc
+	ls $(DEB_DIR)/*.deb
 
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)

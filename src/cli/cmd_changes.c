@@ -7,34 +7,15 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/config.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 #include "state/store.h"
 #include "workspace/changes.h"
 
-struct changes_cli {
-	bool json, help;
-	const char *state_dir;
-};
-
-static int set_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct changes_cli *c = vctx;
-
-	(void)err;
-	if (strcmp(name, "json") == 0)
-		c->json = true;
-	else if (strcmp(name, "help") == 0)
-		c->help = true;
-	else
-		c->state_dir = v;
-	return 0;
-}
-
 static const struct aj_option options[] = {
-	{"json", 0, NULL, set_opt, "machine-readable output"},
-	{"state-dir", 0, "DIR", set_opt, "state directory (default: see docs/cli.md)"},
-	{"help", 'h', NULL, set_opt, "show this help"},
-	{NULL, 0, NULL, NULL, NULL},
+	AJ_OPT_END,
 };
 
 static int list_one(void *arg, const struct aj_changeset *cs)
@@ -66,85 +47,120 @@ static int show_one(void *arg, char kind, const char *path)
 	return 0;
 }
 
-static int run_verb(struct changes_cli *c, const char *state, const char *verb, const char *id,
-		    struct aj_err *err)
+static int do_ls(const char *state, const char *id, json_t *out, struct aj_err *err)
 {
-	struct aj_changeset cs;
-	json_t *out = c->json ? json_array() : NULL;
-	int r;
-
-	if (strcmp(verb, "ls") && strcmp(verb, "show") && strcmp(verb, "apply") &&
-	    strcmp(verb, "discard")) {
-		json_decref(out);
-		return aj_err_set(err, AJ_LAYER_USAGE, 0,
-				  "changes: unknown action \"%s\" (expected ls, show, apply or discard)",
-				  verb);
-	}
-	if (strcmp(verb, "ls") == 0) {
-		r = aj_changes_list(state, list_one, out, err);
-	} else if (!id) {
-		json_decref(out);
-		return aj_err_set(err, AJ_LAYER_USAGE, 0, "changes %s: missing the change set id", verb);
-	} else if (aj_changes_open(state, id, &cs, err) < 0) {
-		r = -1;
-	} else if (strcmp(verb, "show") == 0) {
-		r = aj_changes_diff(&cs, show_one, out, NULL, err);
-	} else if (strcmp(verb, "apply") == 0) {
-		r = aj_changes_apply(&cs, err);
-		if (r == 0 && !c->json)
-			printf("applied %s to %s\n", cs.id, cs.workspace);
-	} else if (strcmp(verb, "discard") == 0) {
-		r = aj_changes_discard(&cs, err);
-		if (r == 0 && !c->json)
-			printf("discarded %s\n", cs.id);
-	} else {
-		json_decref(out);
-		return aj_err_set(err, AJ_LAYER_USAGE, 0,
-				  "changes: unknown action \"%s\" (expected ls, show, apply or discard)",
-				  verb);
-	}
-	if (out && r == 0) {
-		json_dumpf(out, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-	}
-	json_decref(out);
-	return r;
+	(void)id;
+	return aj_changes_list(state, list_one, out, err);
 }
 
-int aj_cmd_changes(int argc, char **argv)
+static int do_show(const char *state, const char *id, json_t *out, struct aj_err *err)
 {
-	struct changes_cli c = {false, false, NULL};
+	struct aj_changeset cs;
+
+	if (aj_changes_open(state, id, &cs, err) < 0)
+		return -1;
+	return aj_changes_diff(&cs, show_one, out, NULL, err);
+}
+
+static int do_apply(const char *state, const char *id, json_t *out, struct aj_err *err)
+{
+	struct aj_changeset cs;
+
+	if (aj_changes_open(state, id, &cs, err) < 0 || aj_changes_apply(&cs, err) < 0)
+		return -1;
+	if (!out)
+		printf("applied %s to %s\n", cs.id, cs.workspace);
+	return 0;
+}
+
+static int do_discard(const char *state, const char *id, json_t *out, struct aj_err *err)
+{
+	struct aj_changeset cs;
+
+	if (aj_changes_open(state, id, &cs, err) < 0 || aj_changes_discard(&cs, err) < 0)
+		return -1;
+	if (!out)
+		printf("discarded %s\n", cs.id);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(const char *state, const char *id, json_t *out, struct aj_err *err);
+	bool needs_id;
+} actions[] = {
+	{"ls", do_ls, false},
+	{"show", do_show, true},
+	{"apply", do_apply, true},
+	{"discard", do_discard, true},
+};
+
+static int run_verb(const char *state, const char *verb, const char *id, struct aj_err *err)
+{
+	json_t *out = aj_cli.json ? json_array() : NULL;
+	int r = -1;
+
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(actions); i++) {
+		if (strcmp(verb, actions[i].name))
+			continue;
+		if (actions[i].needs_id && !id)
+			r = aj_err_set(err, AJ_LAYER_USAGE, 0, "changes %s: missing the change set id",
+				       verb);
+		else
+			r = actions[i].fn(state, id, out, err);
+		if (out && r == 0) {
+			json_dumpf(out, stdout, JSON_INDENT(2));
+			fputc('\n', stdout);
+		}
+		json_decref(out);
+		return r;
+	}
+	json_decref(out);
+	return aj_err_set(err, AJ_LAYER_USAGE, 0,
+			  "changes: unknown action \"%s\" (expected ls, show, apply or discard)", verb);
+}
+
+static int cmd_changes(const struct aj_verb *v, int argc, char **argv)
+{
 	struct aj_err err;
-	char state[4096];
-	int pos = 1;
-	const char *verb = "ls", *id = NULL;
+	char state[4096], **args;
+	int nargs, r;
 
 	aj_err_clear(&err);
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
-		goto fail;
-	if (c.help) {
-		aj_args_usage(stdout, "agentjail changes [ls | show ID | apply ID | discard ID]",
-			      "Change sets kept by `agentjail run --overlay review`.", options);
+	if ((r = aj_verb_parse(v, NULL, argc, argv, &args, &nargs, &err)) > 0)
 		return 0;
+	if (r < 0)
+		goto fail;
+	if (nargs > 2) {
+		aj_err_set(&err, AJ_LAYER_USAGE, 0, "changes: unexpected argument \"%s\"", args[2]);
+		goto fail;
 	}
-	if (pos < argc)
-		verb = argv[pos++];
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
-		goto fail;
-	if (pos < argc)
-		id = argv[pos++];
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
-		goto fail;
-	if (c.state_dir)
-		snprintf(state, sizeof state, "%s", c.state_dir);
+	if (aj_cli_state_dir(NULL))
+		snprintf(state, sizeof state, "%s", aj_cli_state_dir(NULL));
 	else if (aj_state_dir_default(state, sizeof state) < 0) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "no state directory: set HOME or --state-dir");
 		goto fail;
 	}
-	if (run_verb(&c, state, verb, id, &err) == 0)
+	if (run_verb(state, nargs > 0 ? args[0] : "ls", nargs > 1 ? args[1] : NULL, &err) == 0)
 		return 0;
 fail:
 	aj_err_print(&err, stderr);
 	/* 1 only for an unknown change set: a failed apply can carry ENOENT too. */
 	return err.cls == AJ_ERRC_NOT_FOUND ? 1 : 125;
 }
+
+static const char *const changes_words[] = {"ls", "show", "apply", "discard", NULL};
+static const struct aj_arg changes_args[] = {
+	AJ_ARG_WORDS("ACTION", changes_words),
+	AJ_ARG("ID", AJ_COMP_NONE),
+	AJ_ARG_END,
+};
+const struct aj_verb aj_verb_changes = {
+	.name = "changes",
+	.fn = cmd_changes,
+	.summary = "review, apply or discard what an --overlay run changed",
+	.synopsis = "changes [OPTIONS] [ls | show ID | apply ID | discard ID]",
+	.help = "Change sets kept by `agentjail run --overlay review`.",
+	.options = options,
+	.args = changes_args,
+};

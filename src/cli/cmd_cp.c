@@ -78,7 +78,7 @@ static int put_entry(struct cp_ctx *x, int hdir, const char *name, const char *d
 	if (S_ISDIR(st.st_mode))
 		return put_tree(x, hdir, name, dst, depth + 1, st.st_mode);
 	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "agentjail: cp: skipping \"%s\" (not a regular file)\n", name);
+		aj_cli_log(AJ_LOG_WARN, "cp: skipping \"%s\" (not a regular file)", name);
 		return 0;
 	}
 	in = openat(hdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -136,7 +136,7 @@ static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char 
 	if (pfd < 0) {
 		if (depth == 0 || x->err->errnum != ENOENT)
 			return -1;
-		fprintf(stderr, "agentjail: cp: skipping \"%s\" (a dangling link)\n", src);
+		aj_cli_log(AJ_LOG_WARN, "cp: skipping \"%s\" (a dangling link)", src);
 		aj_err_clear(x->err);
 		return 0;
 	}
@@ -243,48 +243,43 @@ static int run_cp(struct cp_ctx *x, char *src_path, char *dst_path, bool to_sand
 	return get_entry(x, src_path, pd, namebuf, 0);
 }
 
-int aj_cmd_cp(int argc, char **argv)
+static const struct aj_option cp_options[] = {AJ_OPT_END};
+
+static int cmd_cp(const struct aj_verb *v, int argc, char **argv)
 {
-	struct aj_cli c = {0};
-	static const struct aj_option options[] = {AJ_CLI_COMMON_OPTIONS, {NULL, 0, NULL, NULL, NULL}};
 	struct aj_mgr m = {0};
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
 	struct cp_ctx x = {.ctl = -1, .err = &err};
 	char *src, *dst, *rsrc, *rdst;
-	int pos = 1, r = 0;
+	char **args;
+	int nargs, r;
 
 	aj_err_clear(&err);
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(&c, &err);
-	if (c.help) {
-		aj_args_usage(stdout, "agentjail cp SRC DST (one of them NAME:PATH)",
-			      "Copy files or directories between the host and a running sandbox.",
-			      options);
-		return 0;
-	}
-	if (argc - pos != 2) {
+	if ((r = aj_verb_parse(v, NULL, argc, argv, &args, &nargs, &err)) != 0)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (nargs != 2) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "cp: expected SRC and DST, one as NAME:PATH");
-		return aj_cli_fail(&c, &err);
+		return aj_cli_fail(aj_cli.json, &err);
 	}
-	src = argv[pos];
-	dst = argv[pos + 1];
+	src = args[0];
+	dst = args[1];
 	rsrc = split_remote(src);
 	rdst = split_remote(dst);
 	if (!!rsrc == !!rdst || (rsrc ? rsrc : rdst)[0] != '/') {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0,
 			   "cp: exactly one side must be NAME:/absolute/path in the sandbox");
-		return aj_cli_fail(&c, &err);
+		return aj_cli_fail(aj_cli.json, &err);
 	}
-	if (aj_cli_open(&c, &m, &err) < 0 ||
+	if (aj_cli_open(&m, &err) < 0 ||
 	    (x.ctl = aj_mgr_connect(&m, rsrc ? src : dst, &rec, &err)) < 0) {
-		r = aj_cli_fail(&c, &err);
+		r = aj_cli_fail(aj_cli.json, &err);
 		goto out;
 	}
 	aj_sandbox_rec_free(&rec);
 	if ((rsrc ? run_cp(&x, rsrc, dst, false) : run_cp(&x, src, rdst, true)) < 0)
-		r = aj_cli_fail(&c, &err);
-	else if (c.json)
+		r = aj_cli_fail(aj_cli.json, &err);
+	else if (aj_cli.json)
 		aj_cli_print_json(json_pack("{s:i, s:I}", "files", x.files, "bytes", (json_int_t)x.bytes));
 out:
 	if (x.ctl >= 0)
@@ -292,3 +287,19 @@ out:
 	aj_mgr_close(&m);
 	return r;
 }
+
+static const struct aj_arg cp_args[] = {
+	AJ_ARG("SRC", AJ_COMP_FILE),
+	AJ_ARG("DST", AJ_COMP_FILE),
+	AJ_ARG_END,
+};
+const struct aj_verb aj_verb_cp = {
+	.name = "cp",
+	.fn = cmd_cp,
+	.summary = "copy files between the host and a sandbox",
+	.synopsis = "cp [OPTIONS] SRC DST",
+	.help = "Copy files or directories between the host and a running sandbox; one of SRC and "
+		"DST is NAME:/PATH.",
+	.options = cp_options,
+	.args = cp_args,
+};

@@ -24,57 +24,44 @@
 #include "supervisor/output.h"
 
 struct exec_cli {
-	struct aj_cli cli;
 	bool interactive, tty;
 	const char *cwd;
-	uint64_t timeout_ms, output_cap;
-	bool have_cap;
+	uint64_t timeout_ms;
+	uint64_t output_cap; /* NO_CAP: the policy's */
 	json_t *env;
 };
+#define NO_CAP UINT64_MAX
 
-static int exec_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
+/* --env NAME=VALUE into the JSON object of the command's variables. */
+static int exec_env(void *vctx, const struct aj_option *o, const char *v, struct aj_err *err)
 {
-	struct exec_cli *c = vctx;
-	const char *eq;
+	json_t *env = *(json_t **)((char *)vctx + o->off);
+	const char *eq = strchr(v, '=');
 
-	if (!strcmp(name, "interactive"))
-		c->interactive = true;
-	else if (!strcmp(name, "tty"))
-		c->tty = true;
-	else if (!strcmp(name, "cwd"))
-		c->cwd = v;
-	else if (!strcmp(name, "timeout"))
-		return aj_policy_parse_duration("--timeout", v, &c->timeout_ms, err);
-	else if (!strcmp(name, "output-limit")) {
-		c->have_cap = true;
-		c->output_cap = 0;
-		if (!strcmp(v, "none"))
-			return 0;
-		return aj_policy_parse_size("--output-limit", v, &c->output_cap, err);
-	} else if (!strcmp(name, "env")) {
-		eq = strchr(v, '=');
-		if (!eq || eq == v)
-			return aj_err_set(err, AJ_LAYER_USAGE, 0, "--env: expected NAME=VALUE, got \"%s\"",
-					  v);
-		/* jansson copies the key; a NULL value (not UTF-8) makes it fail too. */
-		if (json_object_setn_new(c->env, v, (size_t)(eq - v), json_string(eq + 1)) < 0)
-			return aj_err_set(err, AJ_LAYER_USAGE, 0,
-					  "--env: cannot pass \"%s\" (not UTF-8, or out of memory)", v);
-	} else
-		return aj_cli_set_common(vctx, name, v, err);
+	if (!eq || eq == v)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--env: expected NAME=VALUE, got \"%s\"", v);
+	/* jansson copies the key; a NULL value (not UTF-8) makes it fail too. */
+	if (json_object_setn_new(env, v, (size_t)(eq - v), json_string(eq + 1)) < 0)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "--env: cannot pass \"%s\" (not UTF-8, or out of memory)", v);
 	return 0;
 }
 
+#define EX(field) .off = offsetof(struct exec_cli, field)
 static const struct aj_option exec_options[] = {
-	{"interactive", 'i', NULL, exec_opt, "pass stdin to the command"},
-	{"tty", 't', NULL, exec_opt, "give the command a terminal"},
-	{"env", 'e', "NAME=VALUE", exec_opt, "set a variable for this command (repeatable)"},
-	{"cwd", 'w', "DIR", exec_opt, "working directory (default: the workspace)"},
-	{"timeout", 0, "DURATION", exec_opt, "kill the command after this long (exit 124)"},
-	{"output-limit", 0, "SIZE", exec_opt, "stdout+stderr passed on (default: the policy's)"},
-	AJ_CLI_COMMON_OPTIONS,
-	{NULL, 0, NULL, NULL, NULL},
+	{AJ_OPT("interactive", 'i', AJ_OPT_SWITCH), EX(interactive), .help = "pass stdin to the command"},
+	{AJ_OPT("tty", 't', AJ_OPT_SWITCH), EX(tty), .help = "give the command a terminal"},
+	{AJ_OPT("env", 'e', AJ_OPT_FUNC), EX(env), .metavar = "NAME=VALUE", .parse = exec_env,
+	 .help = "set a variable for this command (repeatable)"},
+	{AJ_OPT("cwd", 'w', AJ_OPT_STRING), EX(cwd), .metavar = "DIR",
+	 .help = "working directory (default: the workspace)"},
+	{AJ_OPT("timeout", 0, AJ_OPT_DURATION), EX(timeout_ms), .metavar = "DURATION",
+	 .help = "kill the command after this long (exit 124)"},
+	{AJ_OPT("output-limit", 0, AJ_OPT_SIZE), EX(output_cap), .metavar = "SIZE",
+	 .flags = AJ_OPTF_NONE_OK, .help = "stdout+stderr passed on (default: the policy's)"},
+	AJ_OPT_END,
 };
+#undef EX
 
 /* Apart, so that a resize cannot overwrite an interrupt that is still to be passed on. */
 static volatile sig_atomic_t pending_sig, pending_winch;
@@ -205,7 +192,7 @@ static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_e
 				  .arg = &s};
 	int ctl = -1, code = -1, interrupted = 0;
 
-	if (aj_cli_open(&c->cli, &m, err) < 0 || (ctl = aj_mgr_connect(&m, ref, &rec, err)) < 0)
+	if (aj_cli_open(&m, err) < 0 || (ctl = aj_mgr_connect(&m, ref, &rec, err)) < 0)
 		goto out;
 	if (!strcmp(rec.state, AJ_ST_PAUSED)) { /* its init is frozen: it could not answer */
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is paused; it must be running",
@@ -215,7 +202,7 @@ static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_e
 		aj_sandbox_rec_free(&rec);
 		goto out;
 	}
-	s.cap.cap = c->have_cap ? c->output_cap : policy_output_cap(&rec);
+	s.cap.cap = c->output_cap != NO_CAP ? c->output_cap : policy_output_cap(&rec);
 	aj_sandbox_rec_free(&rec);
 	/* Caught from before the command starts: one that came while it was being started would
 	 * otherwise end this client (leaving the terminal raw) instead of reaching the command. */
@@ -249,26 +236,24 @@ out:
 	return code;
 }
 
-int aj_cmd_exec(int argc, char **argv)
+static int cmd_exec(const struct aj_verb *v, int argc, char **argv)
 {
 	static struct exec_cli c;
 	struct aj_err err;
 	const char *ref;
-	int pos = 1, code;
+	char **args;
+	int nargs, pos = 0, code;
 
 	c.env = json_object();
+	c.output_cap = NO_CAP;
 	aj_err_clear(&err);
-	if (aj_args_parse(exec_options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(&c.cli, &err) == 0 ? 0 : AJ_EXIT_ERROR;
-	if (c.cli.help) {
-		aj_args_usage(stdout, "agentjail exec [OPTIONS] NAME [--] CMD [ARGS...]",
-			      "Run a command in a running sandbox; exit with its status.",
-			      exec_options);
-		return 0;
-	}
+	if ((code = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
+		return code > 0 ? 0 : (aj_cli_fail(aj_cli.json, &err), AJ_EXIT_ERROR);
+	argc = nargs;
+	argv = args;
 	if (pos >= argc) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "exec: missing the sandbox name");
-		aj_cli_fail(&c.cli, &err);
+		aj_cli_fail(aj_cli.json, &err);
 		return AJ_EXIT_ERROR;
 	}
 	ref = argv[pos++];
@@ -276,7 +261,7 @@ int aj_cmd_exec(int argc, char **argv)
 		pos++;
 	if (pos >= argc) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "exec: missing the command to run");
-		aj_cli_fail(&c.cli, &err);
+		aj_cli_fail(aj_cli.json, &err);
 		return AJ_EXIT_ERROR;
 	}
 	code = run_exec(&c, ref, argv + pos, &err);
@@ -286,7 +271,7 @@ int aj_cmd_exec(int argc, char **argv)
 		 * a command exits with too), or 126/127 when the command could not be started. */
 		if (err.layer != AJ_LAYER_EXEC)
 			aj_err_prefix(&err, "exec");
-		aj_cli_fail(&c.cli, &err);
+		aj_cli_fail(aj_cli.json, &err);
 		code = err.cls == AJ_ERRC_NO_COMMAND ? AJ_EXIT_NOTFOUND
 		     : err.cls == AJ_ERRC_NO_EXEC    ? AJ_EXIT_NOEXEC
 						     : AJ_EXIT_ERROR;
@@ -294,3 +279,20 @@ int aj_cmd_exec(int argc, char **argv)
 	json_decref(c.env);
 	return code;
 }
+
+static const struct aj_arg exec_args[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG("CMD", AJ_COMP_COMMAND),
+	AJ_ARG_REST("ARGS", AJ_COMP_FILE),
+	AJ_ARG_END,
+};
+const struct aj_verb aj_verb_exec = {
+	.name = "exec",
+	.fn = cmd_exec,
+	.summary = "run a command in a running sandbox",
+	.synopsis = "exec [OPTIONS] NAME [--] CMD [ARGS...]",
+	.help = "Run a command in a running sandbox; exit with its status.",
+	.options = exec_options,
+	.args = exec_args,
+	.flags = AJ_VERB_OPTS_FIRST,
+};

@@ -5,34 +5,19 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "host/features.h"
 #include "policy/plan.h"
 #include "rules/seccomp.h"
 
 struct features_cli {
-	bool json, help;
 	const char *cgroup_parent;
 };
 
-static int set_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct features_cli *c = vctx;
-
-	(void)err;
-	if (strcmp(name, "json") == 0)
-		c->json = true;
-	else if (strcmp(name, "help") == 0)
-		c->help = true;
-	else
-		c->cgroup_parent = v;
-	return 0;
-}
-
 static const struct aj_option options[] = {
-	{"json", 0, NULL, set_opt, "machine-readable output"},
-	{"cgroup-parent", 0, "PATH", set_opt, "probe this cgroup parent instead of the default"},
-	{"help", 'h', NULL, set_opt, "show this help"},
-	{NULL, 0, NULL, NULL, NULL},
+	{AJ_OPT("cgroup-parent", 0, AJ_OPT_STRING), .off = offsetof(struct features_cli, cgroup_parent),
+	 .metavar = "PATH", .help = "probe this cgroup parent instead of the default"},
+	AJ_OPT_END,
 };
 
 static const char *yes(bool b)
@@ -85,28 +70,26 @@ static void tiers_text(const struct aj_features *f)
 		       aj_plan_layer_name(r[i].layer), r[i].namespaces, r[i].landlock);
 }
 
-int aj_cmd_features(int argc, char **argv)
+static int cmd_features(const struct aj_verb *v, int argc, char **argv)
 {
-	struct features_cli c = {false, false, NULL};
+	struct features_cli c = {NULL};
 	struct aj_features f;
 	struct aj_err err;
-	int pos = 1;
+	char **args;
+	int nargs, r;
 
-	if (aj_args_parse(options, &c, argc, argv, &pos, &err) < 0) {
+	if ((r = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0) {
+		if (r > 0)
+			return 0;
 		aj_err_print(&err, stderr);
 		return 125;
 	}
-	if (c.help) {
-		aj_args_usage(stdout, "agentjail features [--json]",
-			      "Show what this host's kernel lets agentjail enforce.", options);
-		return 0;
-	}
-	if (pos < argc) {
-		fprintf(stderr, "agentjail: [usage] features: unexpected argument \"%s\"\n", argv[pos]);
+	if (nargs > 0) {
+		fprintf(stderr, "agentjail: [usage] features: unexpected argument \"%s\"\n", args[0]);
 		return 125;
 	}
 	aj_features_probe_all(&f, c.cgroup_parent);
-	if (c.json) {
+	if (aj_cli.json) {
 		json_t *j = aj_plan_features_json(&f, AJ_VERSION);
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
@@ -117,3 +100,12 @@ int aj_cmd_features(int argc, char **argv)
 	}
 	return 0;
 }
+
+const struct aj_verb aj_verb_features = {
+	.name = "features",
+	.fn = cmd_features,
+	.summary = "show what this host can enforce",
+	.synopsis = "features [OPTIONS]",
+	.help = "Show what this host's kernel lets agentjail enforce.",
+	.options = options,
+};

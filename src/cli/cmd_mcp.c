@@ -13,42 +13,30 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/config.h"
 #include "cli/policy_flags.h"
 #include "mcp/mcp.h"
 
 struct mcp_cli {
-	struct aj_cli cli;
-	struct aj_pflags pf;
+	struct aj_pflags pf; /* first: the policy rows are recorded there */
 	const char *name, *from;
 	bool create, rm;
 };
 
-static int mcp_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct mcp_cli *c = vctx;
-
-	if (!strcmp(name, "create"))
-		c->create = true;
-	else if (!strcmp(name, "rm"))
-		c->rm = true;
-	else if (!strcmp(name, "name"))
-		c->name = v;
-	else if (!strcmp(name, "from"))
-		c->from = v;
-	else
-		return aj_cli_set_common(vctx, name, v, err);
-	return 0;
-}
-
+#define MC(field) .off = offsetof(struct mcp_cli, field)
 static const struct aj_option mcp_options[] = {
-	{"create", 0, NULL, mcp_opt, "create a sandbox for this session (policy flags apply)"},
-	{"name", 'n', "NAME", mcp_opt, "--create: name of the new sandbox (default: generated)"},
-	{"from", 0, "SNAPSHOT", mcp_opt, "--create: start from a snapshot's workspace"},
-	{"rm", 0, NULL, mcp_opt, "--create: delete the sandbox when the session ends"},
+	{AJ_OPT("create", 0, AJ_OPT_SWITCH), MC(create),
+	 .help = "create a sandbox for this session (policy flags apply)"},
+	{AJ_OPT("name", 'n', AJ_OPT_STRING), MC(name), .metavar = "NAME",
+	 .help = "--create: name of the new sandbox (default: generated)"},
+	{AJ_OPT("from", 0, AJ_OPT_STRING), MC(from), .metavar = "SNAPSHOT",
+	 .complete = AJ_COMP_SNAPSHOT, .help = "--create: start from a snapshot's workspace"},
+	{AJ_OPT("rm", 0, AJ_OPT_SWITCH), MC(rm),
+	 .help = "--create: delete the sandbox when the session ends"},
 	AJ_POLICY_FLAG_OPTIONS,
-	AJ_CLI_COMMON_OPTIONS,
-	{NULL, 0, NULL, NULL, NULL},
+	AJ_OPT_END,
 };
+#undef MC
 
 static int check_args(const struct mcp_cli *c, int argc, char **argv, int pos, struct aj_err *err)
 {
@@ -91,13 +79,11 @@ static int serve(struct mcp_cli *c, const char *ref, struct aj_err *err)
 {
 	struct aj_policy pol;
 	struct aj_create_opts co = {0};
-	struct aj_mcp_opts o = {.state_dir = c->cli.state_dir, .ref = ref, .version = AJ_VERSION};
-	const char *env = getenv("AGENTJAIL_STATE_DIR");
+	struct aj_mcp_opts o = {.state_dir = aj_cli_state_dir(NULL), .ref = ref,
+				.version = AJ_VERSION};
 	int in = -1, out = -1, rc = -1;
 
 	aj_policy_init(&pol);
-	if (!o.state_dir && env && *env)
-		o.state_dir = env;
 	if (c->create) {
 		if (aj_pflags_load(&c->pf, &pol, err) < 0)
 			goto out;
@@ -119,26 +105,33 @@ out:
 	return rc;
 }
 
-int aj_cmd_mcp(int argc, char **argv)
+static int cmd_mcp(const struct aj_verb *v, int argc, char **argv)
 {
 	static struct mcp_cli c;
 	struct aj_err err;
-	int pos = 1;
+	char **args;
+	int nargs, r;
 
-	c.cli.pf = &c.pf;
 	aj_err_clear(&err);
-	if (aj_args_parse(mcp_options, &c, argc, argv, &pos, &err) < 0)
-		return aj_cli_fail(&c.cli, &err);
-	if (c.cli.help) {
-		aj_args_usage(stdout, "agentjail mcp [OPTIONS] NAME | agentjail mcp --create [--rm] "
-				      "[OPTIONS]",
-			      "Serve the Model Context Protocol on stdin/stdout: a shell, file tools "
-			      "and snapshots, all acting inside one persistent sandbox (docs/mcp.md).",
-			      mcp_options);
-		return 0;
-	}
-	if (check_args(&c, argc, argv, pos, &err) < 0 ||
-	    serve(&c, c.create ? NULL : argv[pos], &err) < 0)
-		return aj_cli_fail(NULL, &err);
+	if ((r = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (check_args(&c, nargs, args, 0, &err) < 0 ||
+	    serve(&c, c.create ? NULL : args[0], &err) < 0)
+		return aj_cli_fail(false, &err);
 	return 0;
 }
+
+static const struct aj_arg mcp_args[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG_END,
+};
+const struct aj_verb aj_verb_mcp = {
+	.name = "mcp",
+	.fn = cmd_mcp,
+	.summary = "serve MCP (shell and file tools) on stdio for one sandbox",
+	.synopsis = "mcp [OPTIONS] NAME\nmcp --create [--rm] [OPTIONS]",
+	.help = "Serve the Model Context Protocol on stdin/stdout: a shell, file tools and "
+		"snapshots, all acting inside one persistent sandbox (docs/mcp.md).",
+	.options = mcp_options,
+	.args = mcp_args,
+};

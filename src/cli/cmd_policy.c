@@ -21,36 +21,24 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "policy/import_srt.h"
 
 struct import_cli {
 	const char *out, *workspace;
-	bool help;
 };
 
-static int set_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct import_cli *c = vctx;
-
-	(void)err;
-	if (strcmp(name, "output") == 0)
-		c->out = v;
-	else if (strcmp(name, "workspace") == 0)
-		c->workspace = v;
-	else
-		c->help = true;
-	return 0;
-}
-
 static const struct aj_option import_options[] = {
-	{"output", 'o', "OUT", set_opt, "write the policy to OUT instead of stdout"},
-	{"workspace", 'w', "DIR",
-	 set_opt, "the directory srt would run in (default: the current one): relative paths and "
-		  "\".\" resolve against it, and it becomes filesystem.workspace"},
-	{"help", 'h', NULL, set_opt, "show this help"},
-	{NULL, 0, NULL, NULL, NULL},
+	{AJ_OPT("output", 'o', AJ_OPT_STRING), .off = offsetof(struct import_cli, out),
+	 .metavar = "OUT", .complete = AJ_COMP_FILE,
+	 .help = "write the policy to OUT instead of stdout"},
+	{AJ_OPT("workspace", 'w', AJ_OPT_STRING), .off = offsetof(struct import_cli, workspace),
+	 .metavar = "DIR", .complete = AJ_COMP_DIR,
+	 .help = "the directory srt would run in (default: the current one): relative paths and "
+		 "\".\" resolve against it, and it becomes filesystem.workspace"},
+	AJ_OPT_END,
 };
 
 /* The canonical form of a path: what the kernel reaches through it (realpath when the path
@@ -199,7 +187,7 @@ static enum aj_srt_sock find_socket(const char *path, char *found, size_t len, v
 static void print_note(const char *msg, void *opaque)
 {
 	(void)opaque;
-	fprintf(stderr, "agentjail: note: %s\n", msg);
+	aj_cli_log(AJ_LOG_WARN, "note: %s", msg);
 }
 
 /* srt takes the home from the environment first (Node's os.homedir()), then the password
@@ -280,61 +268,60 @@ static int import_file(const struct import_cli *c, const char *file, struct aj_e
 	return write_out(c->out, text, err);
 }
 
-static int cmd_import_srt(int argc, char **argv)
+static int cmd_import_srt(const struct aj_verb *v, int argc, char **argv)
 {
-	struct import_cli c = {NULL, NULL, false};
-	const char *file = NULL;
+	struct import_cli c = {NULL, NULL};
 	struct aj_err err;
-	int pos = 1;
+	char **args;
+	int nargs, r;
 
 	aj_err_clear(&err);
-	if (aj_args_parse(import_options, &c, argc, argv, &pos, &err) < 0)
-		goto fail;
-	if (pos < argc)
-		file = argv[pos++];
-	if (aj_args_parse(import_options, &c, argc, argv, &pos, &err) < 0)
-		goto fail;
-	if (c.help) {
-		aj_args_usage(stdout, "agentjail policy import-srt FILE [-o OUT] [-w DIR]",
-			      "Convert an Anthropic sandbox-runtime (srt) settings file into an "
-			      "agentjail policy.\nWhat has no equivalent is refused (exit 125) naming "
-			      "its field; dropped settings get a note on stderr.",
-			      import_options);
+	if ((r = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) > 0)
 		return 0;
-	}
-	if (!file || pos < argc) {
+	if (r < 0)
+		goto fail;
+	if (nargs != 1) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "policy import-srt: %s",
-			   file ? "one settings file only" : "which settings file? (FILE)");
+			   nargs ? "one settings file only" : "which settings file? (FILE)");
 		aj_err_hint(&err, "agentjail policy import-srt FILE [-o OUT]");
 		goto fail;
 	}
-	if (import_file(&c, file, &err) == 0)
+	if (import_file(&c, args[0], &err) == 0)
 		return 0;
 fail:
 	aj_err_print(&err, stderr);
 	return 125;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-} subcommands[] = {
-	{"import-srt", cmd_import_srt,
-	 "convert a sandbox-runtime (srt) settings file into a policy"},
+static const struct aj_arg import_args[] = {
+	AJ_ARG("FILE", AJ_COMP_FILE),
+	AJ_ARG_END,
 };
+static const struct aj_verb import_srt = {
+	.name = "import-srt",
+	.fn = cmd_import_srt,
+	.summary = "convert a sandbox-runtime (srt) settings file into a policy",
+	.synopsis = "policy import-srt FILE [-o OUT] [-w DIR]",
+	.help = "Convert an Anthropic sandbox-runtime (srt) settings file into an agentjail "
+		"policy.\nWhat has no equivalent is refused (exit 125) naming its field; dropped "
+		"settings get a note on stderr.",
+	.options = import_options,
+	.args = import_args,
+};
+static const struct aj_verb *const subcommands[] = {&import_srt, NULL};
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: agentjail policy SUBCOMMAND [OPTIONS]\n\nsubcommands:\n");
-	for (size_t i = 0; i < AJ_ARRAY_SIZE(subcommands); i++)
-		fprintf(f, "  %-12s %s\n", subcommands[i].name, subcommands[i].summary);
+	for (const struct aj_verb *const *s = subcommands; *s; s++)
+		fprintf(f, "  %-12s %s\n", (*s)->name, (*s)->summary);
 	fprintf(f, "\nagentjail policy SUBCOMMAND --help shows its options; docs/policy.md "
 		   "documents the policy format.\n");
 }
 
-int aj_cmd_policy(int argc, char **argv)
+static int cmd_policy(const struct aj_verb *v, int argc, char **argv)
 {
+	(void)v;
 	if (argc < 2) {
 		usage(stderr);
 		return 125;
@@ -344,10 +331,26 @@ int aj_cmd_policy(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	for (size_t i = 0; i < AJ_ARRAY_SIZE(subcommands); i++)
-		if (strcmp(argv[1], subcommands[i].name) == 0)
-			return subcommands[i].fn(argc - 1, argv + 1);
+	for (const struct aj_verb *const *s = subcommands; *s; s++)
+		if (strcmp(argv[1], (*s)->name) == 0)
+			return (*s)->fn(*s, argc - 1, argv + 1);
 	fprintf(stderr, "agentjail: [usage] policy: unknown subcommand \"%s\"\n", argv[1]);
 	usage(stderr);
 	return 125;
 }
+
+static const char *const policy_words[] = {"import-srt", NULL};
+static const struct aj_arg policy_args[] = {
+	AJ_ARG_WORDS("SUBCOMMAND", policy_words),
+	AJ_ARG_END,
+};
+const struct aj_verb aj_verb_policy = {
+	.name = "policy",
+	.fn = cmd_policy,
+	.summary = "work with policy files (import an srt settings file)",
+	.synopsis = "policy SUBCOMMAND [OPTIONS]",
+	.help = "Work with policy files; docs/policy.md documents the format.",
+	.args = policy_args,
+	.flags = AJ_VERB_OWN_ARGS,
+	.subs = subcommands,
+};

@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/config.h"
 #include "cli/policy_flags.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
@@ -21,66 +22,44 @@
 #include "supervisor/run.h"
 #include "workspace/changes.h"
 
+enum overlay_mode { OV_NONE = 0, OV_REVIEW, OV_APPLY, OV_DISCARD };
+
 struct run_cli {
-	struct aj_cli cli; /* first: the shared option callbacks expect it */
-	struct aj_pflags pf;
+	struct aj_pflags pf; /* first: the policy rows are recorded there */
 	const char *report;
 	const char *events;
 	const char *cgroup_parent;
-	const char *state_dir;
-	const char *overlay; /* review, apply or discard; NULL: no overlay */
-	bool verbose, dry_run, json, help;
+	enum overlay_mode overlay;
+	bool dry_run;
 	bool report_refused; /* --report names a place agentjail will not write */
 };
 
-/* ---- options about the run itself ----------------------------------------------------- */
+static const struct aj_opt_choice overlay_modes[] = {
+	{"review", OV_REVIEW}, {"apply", OV_APPLY}, {"discard", OV_DISCARD}, {NULL, 0}};
 
-static int set_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct run_cli *c = vctx;
-
-	if (strcmp(name, "report") == 0)
-		c->report = v;
-	else if (strcmp(name, "events") == 0)
-		c->events = v;
-	else if (strcmp(name, "cgroup-parent") == 0)
-		c->cgroup_parent = v;
-	else if (strcmp(name, "state-dir") == 0)
-		c->state_dir = v;
-	else if (strcmp(name, "overlay") == 0) {
-		if (strcmp(v, "review") && strcmp(v, "apply") && strcmp(v, "discard"))
-			return aj_err_set(err, AJ_LAYER_USAGE, 0,
-					  "--overlay: expected review, apply or discard, got \"%s\"",
-					  v);
-		c->overlay = v;
-	}
-	else if (strcmp(name, "verbose") == 0)
-		c->verbose = true;
-	else if (strcmp(name, "dry-run") == 0)
-		c->dry_run = true;
-	else if (strcmp(name, "json") == 0)
-		c->json = true;
-	else if (strcmp(name, "help") == 0)
-		c->help = true;
-	return 0;
-}
-
+#define RUN(field) .off = offsetof(struct run_cli, field)
 static const struct aj_option run_options[] = {
-	{"workspace", 'w', "DIR", aj_pflags_defer, "the workspace (default: the current directory)"},
+	AJ_WORKSPACE_OPTION,
 	AJ_POLICY_FLAG_OPTIONS,
-	{"overlay", 0, "MODE", set_opt,
-	 "run on an overlay of the workspace, then review (keep the changes for `agentjail "
-	 "changes`), apply (if the command succeeded) or discard them"},
-	{"state-dir", 0, "DIR", set_opt, "where change sets are kept (default: see docs/cli.md)"},
-	{"cgroup-parent", 0, "PATH", set_opt, "cgroup under which the sandbox's cgroup goes"},
-	{"report", 0, "FILE", set_opt, "write the JSON result record to FILE"},
-	{"events", 0, "FILE", set_opt, "append JSON-lines events to FILE"},
-	{"dry-run", 0, NULL, set_opt, "print the plan and exit without running"},
-	{"json", 0, NULL, set_opt, "with --dry-run: print the plan as JSON"},
-	{"verbose", 'v', NULL, set_opt, "print what is enforced before running"},
-	{"help", 'h', NULL, set_opt, "show this help"},
-	{NULL, 0, NULL, NULL, NULL},
+	{AJ_OPT("overlay", 0, AJ_OPT_CHOICE), RUN(overlay), .metavar = "MODE",
+	 .choices = overlay_modes,
+	 .help = "run on an overlay of the workspace, then review (keep the changes for `agentjail "
+		 "changes`), apply (if the command succeeded) or discard them"},
+	AJ_OPTION_STATE_DIR("where change sets are kept (default: see docs/cli.md)"),
+	{AJ_OPT("cgroup-parent", 0, AJ_OPT_STRING), RUN(cgroup_parent), .metavar = "PATH",
+	 .help = "cgroup under which the sandbox's cgroup goes"},
+	{AJ_OPT("report", 0, AJ_OPT_STRING), RUN(report), .metavar = "FILE",
+	 .complete = AJ_COMP_FILE, .help = "write the JSON result record to FILE"},
+	{AJ_OPT("events", 0, AJ_OPT_STRING), RUN(events), .metavar = "FILE",
+	 .complete = AJ_COMP_FILE, .help = "append JSON-lines events to FILE"},
+	{AJ_OPT("dry-run", 0, AJ_OPT_SWITCH), RUN(dry_run),
+	 .help = "print the plan and exit without running"},
+	AJ_OPTION_JSON("with --dry-run: print the plan as JSON"),
+	{AJ_OPT("verbose", 'v', AJ_OPT_SWITCH), AJ_G(verbose),
+	 .help = "print what is enforced before running"},
+	AJ_OPT_END,
 };
+#undef RUN
 
 static void write_report(const char *path, const struct aj_plan *plan,
 			 const struct aj_run_result *res)
@@ -143,13 +122,13 @@ static void print_summary(const struct aj_run_result *res)
 		(double)res->cpu_us / 1000.0, peak);
 }
 
-static int open_changeset(struct run_cli *c, const struct aj_policy *pol,
-			  struct aj_changeset *cs, struct aj_err *err)
+static int open_changeset(const struct aj_policy *pol, struct aj_changeset *cs,
+			  struct aj_err *err)
 {
 	char state[4096];
 
-	if (c->state_dir)
-		snprintf(state, sizeof state, "%s", c->state_dir);
+	if (aj_cli_state_dir(NULL))
+		snprintf(state, sizeof state, "%s", aj_cli_state_dir(NULL));
 	else if (aj_state_dir_default(state, sizeof state) < 0)
 		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--overlay needs a state directory"),
 		       aj_err_hint(err, "set HOME or pass --state-dir");
@@ -177,7 +156,8 @@ static void finish_overlay(struct run_cli *c, struct aj_changeset *cs,
 {
 	struct aj_change_counts n = {0};
 	struct aj_err err;
-	bool apply = strcmp(c->overlay, "apply") == 0 && res->exit_code == 0 && !res->failed;
+	bool apply = c->overlay == OV_APPLY && res->exit_code == 0 && !res->failed;
+	const char *sd = aj_cli.state_dir;
 
 	aj_changes_set_exit(cs, res->exit_code, NULL);
 	fprintf(stderr, "agentjail: changes to %s:\n", cs->workspace);
@@ -191,7 +171,7 @@ static void finish_overlay(struct run_cli *c, struct aj_changeset *cs,
 	res->changes.added = n.added;
 	res->changes.modified = n.modified;
 	res->changes.deleted = n.deleted;
-	if (strcmp(c->overlay, "discard") == 0 ||
+	if (c->overlay == OV_DISCARD ||
 	    (apply && n.added + n.modified + n.deleted == 0)) {
 		res->changes.action = "discarded";
 		if (aj_changes_discard(cs, &err) < 0)
@@ -209,9 +189,9 @@ static void finish_overlay(struct run_cli *c, struct aj_changeset *cs,
 	res->changes.action = "kept";
 	fprintf(stderr, "agentjail: kept as change set %s%s; apply: agentjail changes apply %s%s%s; "
 			"discard: agentjail changes discard %s%s%s\n",
-		cs->id, strcmp(c->overlay, "apply") == 0 ? " (the command failed)" : "", cs->id,
-		c->state_dir ? " --state-dir " : "", c->state_dir ? c->state_dir : "", cs->id,
-		c->state_dir ? " --state-dir " : "", c->state_dir ? c->state_dir : "");
+		cs->id, c->overlay == OV_APPLY ? " (the command failed)" : "", cs->id,
+		sd ? " --state-dir " : "", sd ? sd : "", cs->id, sd ? " --state-dir " : "",
+		sd ? sd : "");
 }
 
 /* Landlock tier: the sandbox sees every host process's command line, this one's included,
@@ -246,7 +226,7 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 	aj_features_probe(feat, c->cgroup_parent);
 	aj_trace("features probed");
 	if (c->overlay) {
-		if (open_changeset(c, pol, cs, err) < 0)
+		if (open_changeset(pol, cs, err) < 0)
 			return -1;
 		aj_strv_push(&lowers, pol->workspace);
 		snprintf(rw, sizeof rw, "%s", cs->dir);
@@ -264,43 +244,40 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 	return 0;
 }
 
-int aj_cmd_run(int argc, char **argv)
+static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 {
 	static struct run_cli c; /* large; one per process */
-	c.cli.pf = &c.pf;
 	struct aj_policy pol;
 	struct aj_features feat;
 	struct aj_plan plan;
 	struct aj_run_result res;
 	struct aj_changeset cs;
 	struct aj_err err;
-	int pos = 1;
-	bool have_plan = false;
+	char **cmd;
+	int ncmd, r;
+	bool have_plan = false, verbose;
 
 	memset(&res, 0, sizeof res);
 	aj_err_clear(&err);
 	aj_policy_init(&pol);
-	if (aj_args_parse(run_options, &c, argc, argv, &pos, &err) < 0)
+	if ((r = aj_verb_parse(v, &c, argc, argv, &cmd, &ncmd, &err)) < 0)
 		goto fail;
-	if (c.help) {
-		aj_args_usage(stdout, "agentjail run [OPTIONS] [--] CMD [ARGS...]",
-			      "Run CMD in a new sandbox; exit with its status (docs/cli.md).",
-			      run_options);
+	if (r > 0) {
 		aj_policy_free(&pol);
 		return 0;
 	}
-	if (pos >= argc) {
+	if (ncmd == 0) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "run: missing the command to run");
 		aj_err_hint(&err, "agentjail run [OPTIONS] -- CMD [ARGS...]");
 		goto fail;
 	}
-	if (prepare(&c, &pol, &feat, &plan, argv + pos, &cs, &err) < 0)
+	if (prepare(&c, &pol, &feat, &plan, cmd, &cs, &err) < 0)
 		goto fail;
 	have_plan = true;
 	if (c.dry_run && c.overlay)
 		aj_changes_discard(&cs, NULL);
 	if (c.dry_run) {
-		if (c.json) {
+		if (aj_cli.json) {
 			json_t *j = aj_plan_to_json(&plan);
 			json_dumpf(j, stdout, JSON_INDENT(2));
 			fputc('\n', stdout);
@@ -312,14 +289,15 @@ int aj_cmd_run(int argc, char **argv)
 		aj_policy_free(&pol);
 		return 0;
 	}
-	if (c.verbose)
+	verbose = aj_cli_level() >= AJ_LOG_INFO;
+	if (verbose)
 		aj_plan_print(&plan, stderr);
 	if (plan.tier == AJ_TIER_LANDLOCK && hide_command_line(&c, &err) < 0)
 		goto fail;
-	aj_run(&plan, &(struct aj_run_opts){.events_path = c.events, .verbose = c.verbose}, &res);
+	aj_run(&plan, &(struct aj_run_opts){.events_path = c.events, .verbose = verbose}, &res);
 	if (res.failed)
 		aj_err_print(&res.err, stderr);
-	if (c.verbose)
+	if (verbose)
 		print_summary(&res);
 	if (c.overlay)
 		finish_overlay(&c, &cs, &res);
@@ -339,3 +317,19 @@ fail:
 	aj_policy_free(&pol);
 	return AJ_EXIT_ERROR;
 }
+
+static const struct aj_arg run_args[] = {
+	AJ_ARG("CMD", AJ_COMP_COMMAND),
+	AJ_ARG_REST("ARGS", AJ_COMP_FILE),
+	AJ_ARG_END,
+};
+const struct aj_verb aj_verb_run = {
+	.name = "run",
+	.fn = cmd_run,
+	.summary = "run a command in a new sandbox",
+	.synopsis = "run [OPTIONS] [--] CMD [ARGS...]",
+	.help = "Run CMD in a new sandbox; exit with its status (docs/cli.md).",
+	.options = run_options,
+	.args = run_args,
+	.flags = AJ_VERB_OPTS_FIRST,
+};

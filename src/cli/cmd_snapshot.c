@@ -10,83 +10,54 @@
 #include "common/util.h"
 
 struct snap_cli {
-	struct aj_cli cli;
 	const char *name;
 	uint64_t retention_ms, count;
-	bool have_count, stopped, follow;
+	bool stopped, follow;
 };
-
-static int snap_opt(void *vctx, const char *name, const char *v, struct aj_err *err)
-{
-	struct snap_cli *c = vctx;
-
-	if (!strcmp(name, "name"))
-		c->name = v;
-	else if (!strcmp(name, "retention"))
-		return aj_policy_parse_duration("--retention", v, &c->retention_ms, err);
-	else if (!strcmp(name, "count")) {
-		c->have_count = true; /* --count 0 is an error, not the default */
-		return aj_policy_parse_count("--count", v, &c->count, err);
-	}
-	else if (!strcmp(name, "stopped"))
-		c->stopped = true;
-	else if (!strcmp(name, "follow"))
-		c->follow = true;
-	else
-		return aj_cli_set_common(vctx, name, v, err);
-	return 0;
-}
 
 /* Each verb lists only the options it reads, so that --help is exact and an option another
  * verb takes is refused as unknown rather than ignored. */
-#define END {NULL, 0, NULL, NULL, NULL}
+#define SN(field) .off = offsetof(struct snap_cli, field)
 static const struct aj_option snapshot_options[] = {
-	{"name", 'n', "NAME", snap_opt, "name of the snapshot (default: generated)"},
-	{"retention", 0, "DURATION", snap_opt, "delete it this long after it was made (gc)"},
-	AJ_CLI_COMMON_OPTIONS,
-	END,
+	{AJ_OPT("name", 'n', AJ_OPT_STRING), SN(name), .metavar = "NAME",
+	 .help = "name of the snapshot (default: generated)"},
+	{AJ_OPT("retention", 0, AJ_OPT_DURATION), SN(retention_ms), .metavar = "DURATION",
+	 .help = "delete it this long after it was made (gc)"},
+	AJ_OPT_END,
 };
 static const struct aj_option fork_options[] = {
-	{"name", 'n', "PREFIX", snap_opt, "prefix of the new names"},
-	{"count", 0, "N", snap_opt, "how many sandboxes (default 1)"},
-	{"stopped", 0, NULL, snap_opt, "do not start the new sandboxes"},
-	AJ_CLI_COMMON_OPTIONS,
-	END,
+	{AJ_OPT("name", 'n', AJ_OPT_STRING), SN(name), .metavar = "NAME",
+	 .help = "the new sandbox's name; with --count N, the prefix of NAME-1 ... NAME-N"},
+	/* Checked by the manager (1 to 1000): --count 0 is an error, not the default. */
+	{AJ_OPT("count", 0, AJ_OPT_COUNT), SN(count), .metavar = "N",
+	 .help = "how many sandboxes (default 1)"},
+	{AJ_OPT("stopped", 0, AJ_OPT_SWITCH), SN(stopped), .help = "do not start the new sandboxes"},
+	AJ_OPT_END,
 };
 static const struct aj_option events_options[] = {
-	{"follow", 'f', NULL, snap_opt, "keep printing new events"},
-	AJ_CLI_COMMON_OPTIONS,
-	END,
+	{AJ_OPT("follow", 'f', AJ_OPT_SWITCH), SN(follow), .help = "keep printing new events"},
+	AJ_OPT_END,
 };
 static const struct aj_option common_options[] = {
-	AJ_CLI_COMMON_OPTIONS,
-	END,
+	AJ_OPT_END,
 };
-#undef END
+#undef SN
 
-/* Parses options and up to `max` positional arguments. */
-static int parse(struct snap_cli *c, const struct aj_option *opts, int argc, char **argv,
-		 const char **pos_out, int max, int min, const char *usage, const char *summary,
-		 struct aj_err *err)
+/* Parses options and min to max positional arguments. */
+static int parse(const struct aj_verb *v, struct snap_cli *c, int argc, char **argv,
+		 const char **pos_out, int max, int min, struct aj_err *err)
 {
-	int pos = 1, n = 0;
+	char **args;
+	int n, r = aj_verb_parse(v, c, argc, argv, &args, &n, err);
 
-	while (pos < argc) {
-		if (aj_args_parse(opts, c, argc, argv, &pos, err) < 0)
-			return -1;
-		if (pos >= argc)
-			break;
-		if (n == max)
-			return aj_err_set(err, AJ_LAYER_USAGE, 0, "unexpected argument \"%s\"",
-					  argv[pos]);
-		pos_out[n++] = argv[pos++];
-	}
-	if (c->cli.help) {
-		aj_args_usage(stdout, usage, summary, opts);
-		return 1;
-	}
+	if (r)
+		return r;
+	if (n > max)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "unexpected argument \"%s\"", args[max]);
 	if (n < min)
-		return aj_err_set(err, AJ_LAYER_USAGE, 0, "usage: %s", usage);
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "usage: agentjail %s", v->synopsis);
+	for (int i = 0; i < n; i++)
+		pos_out[i] = args[i];
 	return 0;
 }
 
@@ -104,26 +75,22 @@ static json_t *snapshot_json(const struct aj_snapshot_rec *s)
 			 "layers", layers);
 }
 
-int aj_cmd_snapshot(int argc, char **argv)
+static int cmd_snapshot(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1];
 	struct aj_mgr m = {0};
 	struct aj_snapshot_rec s;
 	struct aj_err err;
-	int r = parse(&c, snapshot_options, argc, argv, args, 1, 1,
-		      "agentjail snapshot NAME [--name SNAPSHOT]",
-		      "Freeze a sandbox's workspace into a snapshot (new sandboxes can start "
-		      "from it with create --from).",
-		      &err);
+	int r = parse(v, &c, argc, argv, args, 1, 1, &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	if (aj_cli_open(&c.cli, &m, &err) < 0 ||
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli_open(&m, &err) < 0 ||
 	    aj_mgr_snapshot(&m, args[0], c.name, (int64_t)c.retention_ms, &s, &err) < 0) {
-		r = aj_cli_fail(&c.cli, &err);
+		r = aj_cli_fail(aj_cli.json, &err);
 	} else {
-		if (c.cli.json)
+		if (aj_cli.json)
 			aj_cli_print_json(snapshot_json(&s));
 		else
 			printf("%s\n", s.name);
@@ -133,7 +100,7 @@ int aj_cmd_snapshot(int argc, char **argv)
 	return r;
 }
 
-int aj_cmd_snapshots(int argc, char **argv)
+static int cmd_snapshots(const struct aj_verb *verb, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[16] = {NULL};
@@ -141,19 +108,17 @@ int aj_cmd_snapshots(int argc, char **argv)
 	struct aj_snapshot_rec *v = NULL;
 	size_t n = 0;
 	struct aj_err err;
-	int r = parse(&c, common_options, argc, argv, args, 16, 0,
-		      "agentjail snapshots [ls | rm SNAPSHOT...]",
-		      "List snapshots, or remove ones no sandbox uses.", &err);
+	int r = parse(verb, &c, argc, argv, args, 16, 0, &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	if (aj_cli_open(&c.cli, &m, &err) < 0)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli_open(&m, &err) < 0)
 		goto fail;
 	if (args[0] && !strcmp(args[0], "rm")) {
 		for (int i = 1; i < 16 && args[i]; i++)
 			if (aj_mgr_snapshot_remove(&m, args[i], &err) < 0)
 				goto fail;
-			else if (!c.cli.json)
+			else if (!aj_cli.json)
 				printf("%s\n", args[i]);
 		aj_mgr_close(&m);
 		return 0;
@@ -165,7 +130,7 @@ int aj_cmd_snapshots(int argc, char **argv)
 	}
 	if (aj_store_snapshot_list(m.store, NULL, &v, &n, &err) < 0)
 		goto fail;
-	if (c.cli.json) {
+	if (aj_cli.json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, snapshot_json(&v[i]));
@@ -180,28 +145,24 @@ int aj_cmd_snapshots(int argc, char **argv)
 	aj_mgr_close(&m);
 	return 0;
 fail:
-	r = aj_cli_fail(&c.cli, &err);
+	r = aj_cli_fail(aj_cli.json, &err);
 	aj_mgr_close(&m);
 	return r;
 }
 
-int aj_cmd_restore(int argc, char **argv)
+static int cmd_restore(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[2];
 	struct aj_mgr m = {0};
 	struct aj_err err;
-	int r = parse(&c, common_options, argc, argv, args, 2, 2,
-		      "agentjail restore NAME SNAPSHOT",
-		      "Put a sandbox's workspace back to a snapshot; changes since are discarded. "
-		      "A running sandbox is restarted (its processes end).",
-		      &err);
+	int r = parse(v, &c, argc, argv, args, 2, 2, &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	if (aj_cli_open(&c.cli, &m, &err) < 0 || aj_mgr_restore(&m, args[0], args[1], &err) < 0)
-		r = aj_cli_fail(&c.cli, &err);
-	else if (c.cli.json)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_restore(&m, args[0], args[1], &err) < 0)
+		r = aj_cli_fail(aj_cli.json, &err);
+	else if (aj_cli.json)
 		aj_cli_print_json(json_pack("{s:b}", "ok", 1));
 	else
 		printf("%s\n", args[0]);
@@ -209,7 +170,7 @@ int aj_cmd_restore(int argc, char **argv)
 	return r;
 }
 
-int aj_cmd_fork(int argc, char **argv)
+static int cmd_fork(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1];
@@ -217,19 +178,22 @@ int aj_cmd_fork(int argc, char **argv)
 	struct aj_strv names = {0};
 	struct aj_err err;
 	unsigned count;
-	int r = parse(&c, fork_options, argc, argv, args, 1, 1,
-		      "agentjail fork NAME [--count N] [--name PREFIX]",
-		      "New sandboxes on a sandbox's current workspace, shared copy-on-write.",
-		      &err);
+	int r;
+
+	c.count = 1; /* the default; --count 0 stays 0, which the manager refuses */
+	r = parse(v, &c, argc, argv, args, 1, 1, &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	/* Past the manager's range stays past it: no wrap-around to a small count. */
-	count = !c.have_count ? 1 : c.count > UINT_MAX ? UINT_MAX : (unsigned)c.count;
-	if (aj_cli_open(&c.cli, &m, &err) < 0 ||
-	    aj_mgr_fork(&m, args[0], count, c.name, !c.stopped, &names, &err) < 0) {
-		r = aj_cli_fail(&c.cli, &err);
-	} else if (c.cli.json) {
+	count = c.count > UINT_MAX ? UINT_MAX : (unsigned)c.count;
+	/* --name N with one fork is that sandbox's name, not a prefix of N-1. */
+	if (aj_cli_open(&m, &err) < 0 ||
+	    (c.name && count == 1
+		     ? aj_mgr_fork_named(&m, args[0], c.name, !c.stopped, &names, &err)
+		     : aj_mgr_fork(&m, args[0], count, c.name, !c.stopped, &names, &err)) < 0) {
+		r = aj_cli_fail(aj_cli.json, &err);
+	} else if (aj_cli.json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < names.n; i++)
 			json_array_append_new(a, json_string(names.v[i]));
@@ -257,24 +221,20 @@ static int print_diff(void *arg, char kind, const char *path)
 	return 0;
 }
 
-int aj_cmd_diff(int argc, char **argv)
+static int cmd_diff(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1];
 	struct aj_mgr m = {0};
 	struct aj_err err;
 	json_t *out = NULL;
-	int r = parse(&c, common_options, argc, argv, args, 1, 1,
-		      "agentjail diff NAME",
-		      "Paths the sandbox added (A), modified (M) or deleted (D) in its workspace "
-		      "since its base.",
-		      &err);
+	int r = parse(v, &c, argc, argv, args, 1, 1, &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	out = c.cli.json ? json_array() : NULL;
-	if (aj_cli_open(&c.cli, &m, &err) < 0 || aj_mgr_diff(&m, args[0], print_diff, out, &err) < 0)
-		r = aj_cli_fail(&c.cli, &err);
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	out = aj_cli.json ? json_array() : NULL;
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_diff(&m, args[0], print_diff, out, &err) < 0)
+		r = aj_cli_fail(aj_cli.json, &err);
 	else if (out)
 		aj_cli_print_json(json_incref(out));
 	json_decref(out);
@@ -304,7 +264,7 @@ static int print_event(void *varg, int64_t seq, int64_t time_ms, const char *san
 	return 0;
 }
 
-int aj_cmd_events(int argc, char **argv)
+static int cmd_events(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1] = {NULL};
@@ -313,14 +273,12 @@ int aj_cmd_events(int argc, char **argv)
 	struct aj_err err;
 	struct events_arg a = {false, 0};
 	char id[33] = "";
-	int r = parse(&c, events_options, argc, argv, args, 1, 0,
-		      "agentjail events [NAME] [--follow] [--json]",
-		      "Lifecycle, exec and limit events, as text or JSON lines.", &err);
+	int r = parse(v, &c, argc, argv, args, 1, 0, &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	a.json = c.cli.json;
-	if (aj_cli_open(&c.cli, &m, &err) < 0)
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	a.json = aj_cli.json;
+	if (aj_cli_open(&m, &err) < 0)
 		goto fail;
 	if (args[0]) {
 		/* A deleted sandbox's events remain; its id is accepted as is. */
@@ -343,29 +301,25 @@ int aj_cmd_events(int argc, char **argv)
 	aj_mgr_close(&m);
 	return 0;
 fail:
-	r = aj_cli_fail(&c.cli, &err);
+	r = aj_cli_fail(aj_cli.json, &err);
 	aj_mgr_close(&m);
 	return r;
 }
 
-int aj_cmd_gc(int argc, char **argv)
+static int cmd_gc(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1];
 	struct aj_mgr m = {0};
 	struct aj_gc_report rep;
 	struct aj_err err;
-	int r = parse(&c, common_options, argc, argv, args, 0, 0,
-		      "agentjail gc",
-		      "Delete stopped sandboxes and snapshots past their retention, unused "
-		      "layers, and what crashes left behind.",
-		      &err);
+	int r = parse(v, &c, argc, argv, args, 0, 0, &err);
 
 	if (r)
-		return r > 0 ? 0 : aj_cli_fail(&c.cli, &err);
-	if (aj_cli_open(&c.cli, &m, &err) < 0 || aj_mgr_gc(&m, &rep, &err) < 0) {
-		r = aj_cli_fail(&c.cli, &err);
-	} else if (c.cli.json) {
+		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_gc(&m, &rep, &err) < 0) {
+		r = aj_cli_fail(aj_cli.json, &err);
+	} else if (aj_cli.json) {
 		aj_cli_print_json(json_pack("{s:i, s:i, s:i, s:i, s:i}", "sandboxes_deleted",
 					    rep.sandboxes_deleted, "snapshots_deleted",
 					    rep.snapshots_deleted, "layers_deleted", rep.layers_deleted,
@@ -380,3 +334,86 @@ int aj_cmd_gc(int argc, char **argv)
 	aj_mgr_close(&m);
 	return r;
 }
+
+static const struct aj_arg name_arg[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG_END,
+};
+static const char *const snapshots_words[] = {"ls", "rm", NULL};
+static const struct aj_arg snapshots_args[] = {
+	AJ_ARG_WORDS("ls|rm", snapshots_words),
+	AJ_ARG_REST("SNAPSHOT", AJ_COMP_SNAPSHOT),
+	AJ_ARG_END,
+};
+static const struct aj_arg restore_args[] = {
+	AJ_ARG("NAME", AJ_COMP_SANDBOX),
+	AJ_ARG("SNAPSHOT", AJ_COMP_SNAPSHOT),
+	AJ_ARG_END,
+};
+
+const struct aj_verb aj_verb_snapshot = {
+	.name = "snapshot",
+	.fn = cmd_snapshot,
+	.summary = "freeze a sandbox's workspace into a snapshot",
+	.synopsis = "snapshot [OPTIONS] NAME",
+	.help = "Freeze a sandbox's workspace into a snapshot (new sandboxes can start from it "
+		"with create --from).",
+	.options = snapshot_options,
+	.args = name_arg,
+};
+const struct aj_verb aj_verb_snapshots = {
+	.name = "snapshots",
+	.fn = cmd_snapshots,
+	.summary = "list or remove snapshots",
+	.synopsis = "snapshots [OPTIONS] [ls]\nsnapshots [OPTIONS] rm SNAPSHOT...",
+	.help = "List snapshots, or remove ones no sandbox uses.",
+	.options = common_options,
+	.args = snapshots_args,
+};
+const struct aj_verb aj_verb_restore = {
+	.name = "restore",
+	.fn = cmd_restore,
+	.summary = "put a sandbox's workspace back to a snapshot",
+	.synopsis = "restore [OPTIONS] NAME SNAPSHOT",
+	.help = "Put a sandbox's workspace back to a snapshot; changes since are discarded. A "
+		"running sandbox is restarted (its processes end).",
+	.options = common_options,
+	.args = restore_args,
+};
+const struct aj_verb aj_verb_fork = {
+	.name = "fork",
+	.fn = cmd_fork,
+	.summary = "new sandboxes sharing a sandbox's workspace copy-on-write",
+	.synopsis = "fork [OPTIONS] NAME",
+	.help = "New sandboxes on a sandbox's current workspace, shared copy-on-write.",
+	.options = fork_options,
+	.args = name_arg,
+};
+const struct aj_verb aj_verb_diff = {
+	.name = "diff",
+	.fn = cmd_diff,
+	.summary = "what a sandbox changed in its workspace",
+	.synopsis = "diff [OPTIONS] NAME",
+	.help = "Paths the sandbox added (A), modified (M) or deleted (D) in its workspace since "
+		"its base.",
+	.options = common_options,
+	.args = name_arg,
+};
+const struct aj_verb aj_verb_events = {
+	.name = "events",
+	.fn = cmd_events,
+	.summary = "show a sandbox's events",
+	.synopsis = "events [OPTIONS] [NAME]",
+	.help = "Lifecycle, exec and limit events, as text or JSON lines.",
+	.options = events_options,
+	.args = name_arg,
+};
+const struct aj_verb aj_verb_gc = {
+	.name = "gc",
+	.fn = cmd_gc,
+	.summary = "apply retention, clean up after crashes",
+	.synopsis = "gc [OPTIONS]",
+	.help = "Delete stopped sandboxes and snapshots past their retention, unused layers, and "
+		"what crashes left behind.",
+	.options = common_options,
+};

@@ -1,36 +1,24 @@
-/* One entry point per subcommand (one file each). Each returns the process exit code. */
+/* The verbs of the command line, one struct aj_verb each (args.h), defined beside the code
+ * that runs them (one file per group of verbs) and listed in verbs.c. Each verb's function
+ * returns the process exit code. */
 #ifndef AJ_CLI_COMMANDS_H
 #define AJ_CLI_COMMANDS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
+#include "cli/args.h"
 #include "common/version.h"
-#include "oci/oci.h" /* aj_cmd_oci(), aj_oci_invoked_as_runc() */
 
-int aj_cmd_run(int argc, char **argv);
-int aj_cmd_features(int argc, char **argv);
-int aj_cmd_version(int argc, char **argv);
-int aj_cmd_changes(int argc, char **argv);
-int aj_cmd_create(int argc, char **argv);
-int aj_cmd_start(int argc, char **argv);
-int aj_cmd_stop(int argc, char **argv);
-int aj_cmd_pause(int argc, char **argv);
-int aj_cmd_resume(int argc, char **argv);
-int aj_cmd_rm(int argc, char **argv);
-int aj_cmd_ls(int argc, char **argv);
-int aj_cmd_inspect(int argc, char **argv);
-int aj_cmd_supervise(int argc, char **argv);
-int aj_cmd_exec(int argc, char **argv);
-int aj_cmd_snapshot(int argc, char **argv);
-int aj_cmd_snapshots(int argc, char **argv);
-int aj_cmd_fork(int argc, char **argv);
-int aj_cmd_diff(int argc, char **argv);
-int aj_cmd_cp(int argc, char **argv);
-int aj_cmd_events(int argc, char **argv);
-int aj_cmd_gc(int argc, char **argv);
-int aj_cmd_restore(int argc, char **argv);
-int aj_cmd_mcp(int argc, char **argv);
-int aj_cmd_serve(int argc, char **argv);
-int aj_cmd_policy(int argc, char **argv);
+extern const struct aj_verb aj_verb_run, aj_verb_changes, aj_verb_create, aj_verb_start,
+	aj_verb_stop, aj_verb_pause, aj_verb_resume, aj_verb_rm, aj_verb_ls, aj_verb_inspect,
+	aj_verb_supervise, aj_verb_exec, aj_verb_snapshot, aj_verb_snapshots, aj_verb_restore,
+	aj_verb_fork, aj_verb_diff, aj_verb_events, aj_verb_gc, aj_verb_cp, aj_verb_mcp,
+	aj_verb_serve, aj_verb_oci, aj_verb_policy, aj_verb_features, aj_verb_version,
+	aj_verb_help, aj_verb_ps, aj_verb_logs, aj_verb_top, aj_verb_config,
+	aj_verb_completion, aj_verb_complete, aj_verb_man;
+
+/* `agentjail --help`. */
+void aj_cli_usage(FILE *f);
 
 #endif

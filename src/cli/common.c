@@ -1,32 +1,35 @@
 #include "cli/common.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/config.h"
 #include "common/util.h"
 
-int aj_cli_set_common(void *ctx, const char *name, const char *value, struct aj_err *err)
+void aj_cli_log(enum aj_log_level level, const char *fmt, ...)
 {
-	struct aj_cli *c = ctx;
+	char msg[1024];
+	va_list ap;
 
-	(void)err;
-	if (!strcmp(name, "state-dir"))
-		c->state_dir = value;
-	else if (!strcmp(name, "json"))
-		c->json = true;
-	else
-		c->help = true;
-	return 0;
+	if (level > aj_cli_level())
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "agentjail: %s\n", msg);
 }
 
-int aj_cli_open(const struct aj_cli *c, struct aj_mgr *m, struct aj_err *err)
+int aj_cli_open(struct aj_mgr *m, struct aj_err *err)
 {
-	const char *env = getenv("AGENTJAIL_STATE_DIR");
-	return aj_mgr_open(m, c->state_dir ? c->state_dir : (env && *env ? env : NULL), NULL, err);
+	const char *src, *dir = aj_cli_state_dir(&src);
+
+	aj_cli_log(AJ_LOG_INFO, "state directory %s (%s)", dir ? dir : "(the default)", src);
+	return aj_mgr_open(m, dir, NULL, err);
 }
 
-int aj_cli_fail(const struct aj_cli *c, const struct aj_err *err)
+int aj_cli_fail(bool json, const struct aj_err *err)
 {
 	/* From the class only: errnum alone also comes from failed file operations. */
 	int code = err->cls == AJ_ERRC_NOT_FOUND     ? AJ_EXIT_NOTFOUND_OBJ
@@ -40,7 +43,7 @@ int aj_cli_fail(const struct aj_cli *c, const struct aj_err *err)
 	if (shown.cls != AJ_ERRC_NONE)
 		shown.errnum = 0;
 	err = &shown;
-	if (c && c->json) {
+	if (json) {
 		aj_err_format(err, msg, sizeof msg);
 		aj_cli_print_json(json_pack("{s:{s:s, s:s, s:s?, s:i}}", "error", "layer",
 					    aj_layer_name(err->layer), "message", msg, "hint",

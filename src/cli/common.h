@@ -1,5 +1,6 @@
-/* Pieces shared by the sandbox verbs: the options every one takes (--state-dir, --json,
- * --help), error printing with the documented exit codes, and opening the manager. */
+/* Pieces shared by the verbs: rows that give the shared options (args.h, aj_cli_options) a
+ * verb's own help text, error printing with the documented exit codes, the CLI's own messages
+ * by log level, and opening the manager. */
 #ifndef AJ_CLI_COMMON_H
 #define AJ_CLI_COMMON_H
 
@@ -11,25 +12,21 @@
 #include "common/exitcode.h"
 #include "manager/manager.h"
 
-struct aj_pflags;
+/* Rows of a verb that give a shared option a help text of its own (run's --state-dir). */
+#define AJ_G(field) .to = AJ_TO_GLOBAL, .off = offsetof(struct aj_cli, field)
+#define AJ_OPTION_STATE_DIR(h)                                                              \
+	{AJ_OPT("state-dir", 0, AJ_OPT_STRING), AJ_G(state_dir), .metavar = "DIR",             \
+	 .complete = AJ_COMP_DIR, .help = (h)}
+#define AJ_OPTION_JSON(h) {AJ_OPT("json", 0, AJ_OPT_SWITCH), AJ_G(json), .help = (h)}
 
-struct aj_cli {
-	const char *state_dir;
-	bool json, help;
-	struct aj_pflags *pf; /* commands that take policy flags */
-};
-
-#define AJ_CLI_COMMON_OPTIONS                                                                \
-	{"state-dir", 0, "DIR", aj_cli_set_common, "state directory (default: see docs/cli.md)"}, \
-	{"json", 0, NULL, aj_cli_set_common, "machine-readable output"},                        \
-	{"help", 'h', NULL, aj_cli_set_common, "show this help"}
-
-/* Option callback for the common options; ctx must start with a struct aj_cli. */
-int aj_cli_set_common(void *ctx, const char *name, const char *value, struct aj_err *err);
-int aj_cli_open(const struct aj_cli *c, struct aj_mgr *m, struct aj_err *err);
-/* Prints err (to stderr, or as JSON to stdout with --json) and returns the exit code. */
-int aj_cli_fail(const struct aj_cli *c, const struct aj_err *err);
+/* Opens the state directory (--state-dir, else AGENTJAIL_STATE_DIR, else the default). */
+int aj_cli_open(struct aj_mgr *m, struct aj_err *err);
+/* Prints err (to stderr, or as JSON to stdout when json) and returns the exit code. */
+int aj_cli_fail(bool json, const struct aj_err *err);
 void aj_cli_print_json(json_t *j); /* consumes j */
+/* "agentjail: MESSAGE" on stderr when the log level is at least `level`. */
+void aj_cli_log(enum aj_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 json_t *aj_cli_sandbox_json(const struct aj_sandbox_rec *r);
 
 #endif

@@ -75,6 +75,10 @@ int aj_mgr_restore(struct aj_mgr *m, const char *ref, const char *snapshot, stru
  * changes; on a later failure the ones made are removed. Their names go to *names. */
 int aj_mgr_fork(struct aj_mgr *m, const char *ref, unsigned count, const char *prefix,
 		bool start, struct aj_strv *names, struct aj_err *err);
+/* One new sandbox as aj_mgr_fork() makes them, named exactly `name` (the CLI's fork --name N
+ * with a count of 1). */
+int aj_mgr_fork_named(struct aj_mgr *m, const char *ref, const char *name, bool start,
+		      struct aj_strv *names, struct aj_err *err);
 /* What the sandbox changed since its base (the stack it was made with or restored to). */
 int aj_mgr_diff(struct aj_mgr *m, const char *ref,
 		int (*fn)(void *arg, char kind, const char *path), void *arg, struct aj_err *err);

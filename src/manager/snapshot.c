@@ -441,17 +441,21 @@ out:
 	return rc;
 }
 
-/* The new sandboxes' names (prefix-1.., or the source's name, "fork", part of the layer's id
- * and a number), each a valid name nobody has: checked before anything changes. */
+/* The new sandboxes' names (prefix-1.., the one name `exact`, or the source's name, "fork",
+ * part of the layer's id and a number), each a valid name nobody has: checked before anything
+ * changes. */
 static int fork_names(struct aj_mgr *m, const struct aj_sandbox_rec *src, const char *layer,
-		      unsigned count, const char *prefix, struct aj_strv *out, struct aj_err *err)
+		      unsigned count, const char *prefix, bool exact, struct aj_strv *out,
+		      struct aj_err *err)
 {
 	for (unsigned i = 1; i <= count; i++) {
 		struct aj_sandbox_rec other;
 		struct aj_err e;
 		char name[256];
 
-		if (prefix)
+		if (exact)
+			snprintf(name, sizeof name, "%.200s", prefix);
+		else if (prefix)
 			snprintf(name, sizeof name, "%.200s-%u", prefix, i);
 		else
 			snprintf(name, sizeof name, "%.40s-fork-%.6s-%u", src->name, layer, i);
@@ -484,8 +488,8 @@ static void unmake_forks(struct aj_mgr *m, const struct aj_strv *ids)
 		aj_mgr_remove(m, ids->v[i], true, NULL);
 }
 
-int aj_mgr_fork(struct aj_mgr *m, const char *ref, unsigned count, const char *prefix,
-		bool start, struct aj_strv *names, struct aj_err *err)
+static int fork_sandboxes(struct aj_mgr *m, const char *ref, unsigned count, const char *prefix,
+			  bool exact, bool start, struct aj_strv *names, struct aj_err *err)
 {
 	struct aj_sandbox_rec r;
 	struct aj_strv want = {0}, made = {0};
@@ -499,7 +503,7 @@ int aj_mgr_fork(struct aj_mgr *m, const char *ref, unsigned count, const char *p
 	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
 		goto out;
 	if (reread(m, &r, err) < 0 || aj_mgr_new_id(layer, err) < 0 ||
-	    fork_names(m, &r, layer, count, prefix, &want, err) < 0)
+	    fork_names(m, &r, layer, count, prefix, exact, &want, err) < 0)
 		goto unlock;
 	/* The source's state becomes a shared layer once; every fork starts on it with an
 	 * empty upper of its own: constant work per fork, whatever the workspace's size. */
@@ -532,6 +536,18 @@ out:
 	aj_strv_free(&made);
 	aj_sandbox_rec_free(&r);
 	return rc;
+}
+
+int aj_mgr_fork(struct aj_mgr *m, const char *ref, unsigned count, const char *prefix,
+		bool start, struct aj_strv *names, struct aj_err *err)
+{
+	return fork_sandboxes(m, ref, count, prefix, false, start, names, err);
+}
+
+int aj_mgr_fork_named(struct aj_mgr *m, const char *ref, const char *name, bool start,
+		      struct aj_strv *names, struct aj_err *err)
+{
+	return fork_sandboxes(m, ref, 1, name, true, start, names, err);
 }
 
 /* How many layers at the bottom of r's stack are its base. Records made before the base was

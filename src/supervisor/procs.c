@@ -30,6 +30,7 @@ static const char *const stream_names[] = {"stdout", "stderr", "pty"};
 
 struct chunk {
 	uint64_t offset;
+	uint64_t time_ms; /* when it was read: `agentjail logs` orders and filters by it */
 	int stream;
 	size_t len;
 	struct chunk *next;
@@ -181,9 +182,10 @@ static json_t *output_event(const struct proc_io *io, const struct chunk *ch, si
 	if (!b64)
 		return NULL;
 	aj_base64_encode(ch->data + skip, n, b64);
-	ev = json_pack("{s:s, s:I, s:s, s:I, s:I, s:s}", "event", "output", "exec",
+	ev = json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:I}", "event", "output", "exec",
 		       (json_int_t)io->e->id, "stream", stream_names[ch->stream], "offset",
-		       (json_int_t)(ch->offset + skip), "size", (json_int_t)n, "data", b64);
+		       (json_int_t)(ch->offset + skip), "size", (json_int_t)n, "data", b64,
+		       "time_ms", (json_int_t)ch->time_ms);
 	free(b64);
 	return ev;
 }
@@ -250,6 +252,7 @@ static void take_output(struct proc_io *io, int stream, const char *buf, size_t 
 	if (!ch)
 		return;
 	ch->offset = io->total;
+	ch->time_ms = aj_now_realtime_ms();
 	ch->stream = stream;
 	ch->len = n;
 	ch->next = NULL;

@@ -15,7 +15,8 @@
  *   input   {exec, data (base64), eof?} -> {ok}; EAGAIN when the stdin buffer is full.
  *   close_stdin {exec}; resize {exec, rows, cols}; procs {} -> {ok, procs: [...]}.
  * Events to followers:
- *   {"event":"output", exec, stream: "stdout"|"stderr"|"pty", offset, size, data (base64)}
+ *   {"event":"output", exec, stream: "stdout"|"stderr"|"pty", offset, size, data (base64),
+ *    time_ms (when the supervisor read it)}
  *   {"event":"exit", exec, exit_code, status, limit?, wall_ms, cpu_ms, output_truncated}
  * Offsets count every byte the command wrote, both streams together, so a client that lost
  * its connection asks again `from` the last offset it saw plus that event's size.

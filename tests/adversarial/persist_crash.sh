@@ -298,7 +298,7 @@ aj_run rm -f probe
 "$AJ" snapshots rm probe-snap >/dev/null 2>&1
 check "strace probe: the snapshot recreates the upper with mkdir" [ -n "$N_UPPER" ]
 pj_create probe2 --stopped
-strace -o "$STATE/../strace.log" -e trace=mkdir "$AJ" fork probe2 --count 1 --name probe-fork --stopped >/dev/null 2>&1
+strace -o "$STATE/../strace.log" -e trace=mkdir "$AJ" fork probe2 --count 1 --name probe-fork-1 --stopped >/dev/null 2>&1
 N_FORK_UPPER=$(grep "^mkdir(" "$STATE/../strace.log" | grep -n -F '/upper"' | sed -n 2p | cut -d: -f1)
 aj_run rm -f probe2 probe-fork-1
 check "strace probe: a fork makes its own upper with mkdir" [ -n "$N_FORK_UPPER" ]

@@ -82,8 +82,8 @@ case_ "snapshots rm of a snapshot a sandbox was made from" 3 'is in use by sandb
 case_ "create with a taken name" 4 'a sandbox named "up" already exists' create --name up $PJ_FLAGS
 case_ "create --stopped with a taken name" 4 'already exists' create --name down --stopped $PJ_FLAGS
 case_ "snapshot with a taken name" 4 'a snapshot named "snap" already exists' snapshot up --name snap
-is_root && case_ "fork onto a taken name" 4 'a sandbox named "taken-1" already exists' fork up --name taken --stopped
-case_ "fork of a stopped sandbox onto a taken name" 4 'a sandbox named "taken-1" already exists' fork down --name taken --stopped
+is_root && case_ "fork onto a taken name" 4 'a sandbox named "taken-1" already exists' fork up --name taken-1 --stopped
+case_ "fork of a stopped sandbox onto a taken name" 4 'a sandbox named "taken-1" already exists' fork down --name taken-1 --stopped
 
 # ---- bad names: 125 -------------------------------------------------------------------------
 

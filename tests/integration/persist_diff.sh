@@ -34,7 +34,7 @@ aj_run stop p
 aj_run snapshot p --name p-snap
 d p
 expect_eq "after a snapshot of the stopped sandbox: the same" "$OUT" "$BEFORE"
-aj_run fork p --stopped --name pf
+aj_run fork p --stopped --name pf-1
 d p
 expect_eq "after a fork of the stopped sandbox too" "$OUT" "$BEFORE"
 d pf-1
@@ -101,7 +101,7 @@ A later"
 
 if is_root; then
 	pj_x p sh -c 'echo live >live'
-	aj_run fork p --name rf
+	aj_run fork p --name rf-1
 	expect_eq "fork of a running sandbox: exit 0" "$RC" 0
 	d rf-1
 	expect_eq "fork of a running sandbox: nothing changed yet" "$OUT" ""

@@ -184,7 +184,7 @@ expect_contains "diff of a stopped sandbox works too" "$OUT" "M f"
 DIFF_BEFORE=$OUT
 # A fork takes the sandbox's state as the forks' base; the sandbox's own changes since its
 # base are still its changes (as they are when it is forked while running).
-aj_run fork --stopped from-stopped-2 --name dfork
+aj_run fork --stopped from-stopped-2 --name dfork-1
 aj_run diff from-stopped-2
 expect_eq "diff after a fork of the stopped sandbox: still lists its changes" "$OUT" "$DIFF_BEFORE"
 aj_run diff dfork-1
