@@ -16,6 +16,7 @@
 #include "common/jfields.h"
 #include "common/util.h"
 #include "image/pull.h"
+#include "image/ref.h"
 #include "image/tarwrite.h"
 
 #define DOC_MAX (4u << 20)
@@ -644,14 +645,14 @@ static int export_doc(int out, const char *name, const char *text, struct aj_err
 }
 
 static int write_layout(struct aj_images *im, int out, const struct aj_image_rec *rec,
-			const struct aj_manifest *m, struct aj_err *err)
+			const struct aj_manifest *m, const char *name, struct aj_err *err)
 {
 	_cleanup_json_ json_t *index =
 		json_pack("{s:i, s:s, s:[{s:s, s:s, s:I, s:{s:s}}]}", "schemaVersion", 2,
 			  "mediaType", AJ_MT_OCI_INDEX, "manifests", "mediaType",
 			  m->media_type ? m->media_type : AJ_MT_OCI_MANIFEST, "digest", rec->digest,
 			  "size", (json_int_t)aj_blobs_size(&im->blobs, rec->digest), "annotations",
-			  REF_NAME, rec->names.n ? rec->names.v[0] : rec->digest);
+			  REF_NAME, name);
 	_cleanup_free_ char *text = json_dumps(index, JSON_COMPACT);
 
 	if (export_doc(out, "oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}", err) < 0 ||
@@ -665,13 +666,29 @@ static int write_layout(struct aj_images *im, int out, const struct aj_image_rec
 	return aj_tar_end(out, err);
 }
 
+static const char *export_name(const char *ref, const struct aj_image_rec *rec, char *buf,
+			       size_t len)
+{
+	struct aj_image_ref r;
+	char why[128];
+
+	if (!aj_digest_valid(ref) && aj_image_ref_parse(ref, &r, why, sizeof why) == 0) {
+		r.digest[0] = '\0';
+		aj_image_ref_format(&r, buf, len);
+		for (size_t i = 0; i < rec->names.n; i++)
+			if (!strcmp(rec->names.v[i], buf))
+				return buf;
+	}
+	return rec->names.n ? rec->names.v[0] : rec->digest;
+}
+
 int aj_image_export(struct aj_images *im, const char *owner, const char *ref, const char *path,
 		    struct aj_err *err)
 {
 	struct aj_image_rec rec;
 	struct aj_manifest m;
 	_cleanup_free_ char *text = NULL, *tmp = NULL;
-	char what[100];
+	char what[100], name[700];
 	size_t len;
 	int out = 1, r;
 
@@ -693,7 +710,8 @@ int aj_image_export(struct aj_images *im, const char *owner, const char *ref, co
 			goto done;
 		}
 	}
-	r = write_layout(im, out, &rec, &m, err);
+	/* Named as asked: the name given, or (given an id) the image's first one. */
+	r = write_layout(im, out, &rec, &m, export_name(ref, &rec, name, sizeof name), err);
 	if (tmp) {
 		if (r == 0 && (fsync(out) < 0 || rename(tmp, path) < 0))
 			r = aj_err_sys(err, AJ_LAYER_IO, "write \"%s\"", path);

@@ -184,9 +184,14 @@ void aj_image_ref_format(const struct aj_image_ref *r, char *buf, size_t len)
 
 void aj_image_ref_short(const struct aj_image_ref *r, char *buf, size_t len)
 {
-	if (!strcmp(r->registry, AJ_REF_DOCKER_HUB) && !strncmp(r->repo, "library/", 8))
-		snprintf(buf, len, "%s%s%s%s%s", r->repo + 8, r->tag[0] ? ":" : "", r->tag,
-			 r->digest[0] ? "@" : "", r->digest);
-	else
+	const char *repo = r->repo;
+
+	if (strcmp(r->registry, AJ_REF_DOCKER_HUB) != 0) {
 		aj_image_ref_format(r, buf, len);
+		return;
+	}
+	if (!strncmp(repo, "library/", 8))
+		repo += 8;
+	snprintf(buf, len, "%s%s%s%s%s", repo, r->tag[0] ? ":" : "", r->tag,
+		 r->digest[0] ? "@" : "", r->digest);
 }

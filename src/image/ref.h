@@ -24,8 +24,8 @@ struct aj_image_ref {
 int aj_image_ref_parse(const char *s, struct aj_image_ref *r, char *why, size_t why_len);
 /* The canonical name: registry/repo:tag, registry/repo@digest or both. */
 void aj_image_ref_format(const struct aj_image_ref *r, char *buf, size_t len);
-/* The short name users type for docker.io's library images ("busybox:latest"), else the
- * canonical one. */
+/* The name as docker shows it: docker.io's without the registry, its library images without
+ * "library/" ("busybox:latest", "team/app:v1"); others canonical. */
 void aj_image_ref_short(const struct aj_image_ref *r, char *buf, size_t len);
 
 #endif

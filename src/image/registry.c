@@ -173,8 +173,7 @@ static int get(struct aj_registry *r, const char *url, const char *extra, struct
 				  "bytes",
 				  url, rs->max);
 	if (cc != CURLE_OK)
-		return aj_err_set(err, AJ_LAYER_IMAGE, ECONNREFUSED, "GET %s: %s", url,
-				  c->easy_strerror(cc)),
+		return aj_err_set(err, AJ_LAYER_IMAGE, 0, "GET %s: %s", url, c->easy_strerror(cc)),
 		       aj_err_hint(err, r->o.insecure ? "is the registry up?"
 						      : "is the registry up? A registry without "
 							"TLS needs --insecure");
@@ -238,10 +237,16 @@ static int fetch_token(struct aj_registry *r, const struct aj_challenge *ch, str
 	r->auth[0] = '\0';
 	ret = get(r, url, basic[0] ? basic : NULL, &rs, err);
 	explicit_bzero(basic, sizeof basic);
-	if (ret == 0 && rs.status != 200)
+	if (ret == 0 && rs.status != 200) {
 		ret = aj_err_set(err, AJ_LAYER_IMAGE, EACCES,
 				 "the token service %s answered %ld for %s", ch->realm, rs.status,
 				 r->repo);
+		if (rs.status == 401)
+			aj_err_hint(err, r->creds.have ? "check the auth file's credentials for %s"
+						       : "log in with podman login or docker login "
+							 "(or pass --authfile) for %s",
+				    r->host);
+	}
 	if (ret == 0)
 		ret = aj_token_parse(rs.body, rs.len, ch->realm, token, sizeof token, err);
 	if (ret == 0)
@@ -292,6 +297,10 @@ static int get_authed(struct aj_registry *r, const char *url, const char *extra,
 		return -1;
 	if (get(r, url, extra, rs, err) < 0)
 		return -1;
+	if (rs->status == 401 && !strncmp(r->auth, "Authorization: Basic", 20))
+		return aj_err_set(err, AJ_LAYER_IMAGE, EACCES, "%s refused the credentials for %s",
+				  r->host, r->repo),
+		       aj_err_hint(err, "check the auth file's credentials for %s", r->host);
 	if (rs->status == 401)
 		return aj_err_set(err, AJ_LAYER_IMAGE, EACCES, "%s refused access to %s", r->host,
 				  r->repo),

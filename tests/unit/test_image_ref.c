@@ -66,6 +66,9 @@ static void refs(void)
 	CHECK_STR(buf, "docker.io/library/busybox:latest", "the canonical name");
 	aj_image_ref_short(&r, buf, sizeof buf);
 	CHECK_STR(buf, "busybox:latest", "the short name");
+	aj_image_ref_parse("team/app:v1", &r, why, sizeof why);
+	aj_image_ref_short(&r, buf, sizeof buf);
+	CHECK_STR(buf, "team/app:v1", "docker.io's short name drops the registry");
 }
 
 static void blobs(const char *state)
