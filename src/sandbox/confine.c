@@ -4,7 +4,10 @@
 #include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include "common/strv.h"
 
 #include "host/features.h"
 #include "rules/seccomp.h"
@@ -42,6 +45,29 @@ static int keep_caps(uint64_t keep, struct aj_err *err)
 	return 0;
 }
 
+/* The default profile but for its "setid" group: an image's setuid and setgid files (sudo,
+ * passwd, chage) keep their bits in the layer, which is mounted nosuid wherever it is used,
+ * and is owned by the image's ids, which each sandbox maps to its own unprivileged range. */
+static int load_filter(struct aj_err *err)
+{
+	struct aj_sc_profile prof;
+	struct aj_strv relax = AJ_STRV_INIT;
+	struct sock_filter *insns = NULL;
+	size_t len = 0, skipped = 0;
+	int r;
+
+	if (aj_seccomp_parse(aj_seccomp_default_rules, &prof, err) < 0)
+		return -1;
+	aj_strv_push(&relax, "setid");
+	r = aj_seccomp_compile(&prof, &relax, &insns, &len, &skipped, err);
+	aj_strv_free(&relax);
+	aj_seccomp_profile_free(&prof);
+	if (r == 0)
+		r = aj_seccomp_load(insns, len, err);
+	free(insns);
+	return r;
+}
+
 int aj_confine_writer(const char *dir, uint64_t keep, struct aj_err *err)
 {
 	char why[160];
@@ -64,5 +90,5 @@ int aj_confine_writer(const char *dir, uint64_t keep, struct aj_err *err)
 	rule.access = spec.handled_fs & ~AJ_LL_FS_MAKE_BLOCK;
 	if (aj_landlock_apply(&spec, err) < 0)
 		return -1;
-	return aj_seccomp_load(aj_seccomp_default_bpf, aj_seccomp_default_len, err);
+	return load_filter(err);
 }

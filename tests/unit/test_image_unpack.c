@@ -374,7 +374,8 @@ static void confinement(void)
 	char inside[256], outside[256];
 	pid_t pid;
 	int status;
-	const struct ent es[] = {{.path = "ok", .type = AE_IFREG, .perm = 0644, .data = "fine"}};
+	const struct ent es[] = {{.path = "ok", .type = AE_IFREG, .perm = 04755, .data = "fine",
+				  .gid = 42}};
 	struct aj_unpack_result res;
 	struct aj_err err = {0};
 	struct aj_unpack_opts o = {.set_owners = true};
@@ -406,6 +407,14 @@ static void confinement(void)
 	CHECK(aj_image_unpack(fd, inside, &o, &res, &err) == 0 && res.entries == 1 &&
 		      res.diff_id[0] == 's',
 	      "the confined unpacker unpacks and reports (%s)", err.msg);
+	{
+		char p[512];
+		struct stat st;
+		snprintf(p, sizeof p, "%s/ok", inside);
+		CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 04755 && st.st_gid == 42,
+		      "a setuid file keeps its bit through the confined unpacker (0%o)",
+		      (unsigned)(st.st_mode & 07777));
+	}
 	close(fd);
 }
 
