@@ -169,8 +169,9 @@ static int read_string(const struct aj_jf_field *f, const char *path, json_t *v,
 	return 0;
 }
 
-/* An array's elements: strings checked by f->check (sub NULL), or each read by sub[0],
- * which gets the array's dst as its own. */
+/* An array's elements: strings checked by f->check (sub NULL), or each read by sub[0]:
+ * checked, and given to its parse with the array's dst (an element row without a parse
+ * stores nothing: the array's dst is not its to write). */
 static int read_elements(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
 			 const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
@@ -189,7 +190,8 @@ static int read_elements(const struct aj_jf_field *f, const char *path, json_t *
 				return aj_jf_type_error(e, &string_el, elpath, el);
 			if (f->check && f->check(elpath, json_string_value(el), &e->err) < 0)
 				return value_failed(e, f, elpath, el);
-		} else if (read_member(f->sub, elpath, el, NULL, dst, o, e) < 0) {
+		} else if (read_member(f->sub, elpath, el, NULL, f->sub->parse ? dst : NULL, o,
+				       e) < 0) {
 			return -1;
 		}
 	}
@@ -210,7 +212,8 @@ static int read_map(const struct aj_jf_field *f, const char *path, json_t *v, vo
 			snprintf(kpath, sizeof kpath, "%s.%s", path, key);
 		if (f->check && f->check(kpath, key, &e->err) < 0)
 			return value_failed(e, f, kpath, val);
-		if (f->sub && read_member(f->sub, kpath, val, NULL, dst, o, e) < 0)
+		if (f->sub &&
+		    read_member(f->sub, kpath, val, NULL, f->sub->parse ? dst : NULL, o, e) < 0)
 			return -1;
 	}
 	return 0;

@@ -35,10 +35,11 @@ enum aj_jf_type {
 	AJ_JF_INT,    /* int64_t, from min to max (both 0: any) */
 	AJ_JF_ENUM,   /* int: the index of the string in `values` */
 	AJ_JF_OBJECT, /* sub: the members' table, stored into the same base; NULL: any object */
-	AJ_JF_ARRAY,  /* sub[0] reads each element ("path[i]"); min/max bound the count;
-			 elements that are strings without a parse go into a struct aj_strv */
-	AJ_JF_MAP,    /* an object of any keys (check_str checks each), sub[0] reads each
-			 value ("path.KEY") */
+	AJ_JF_ARRAY,  /* sub[0] checks each element ("path[i]") and hands it to its parse, with
+			 the array's dst; min/max bound the count; without sub, the elements
+			 are strings, stored into a struct aj_strv unless the row has a parse */
+	AJ_JF_MAP,    /* an object of any keys (check_str checks each), sub[0] checks each
+			 value ("path.KEY") as for an array */
 };
 
 /* Row flags. */
