@@ -376,7 +376,7 @@ static int health_prepare(struct aj_srv_req *r)
 
 #define NOT_IMPL(m, p) E2B_ROUTE(m, p, E2B_API, not_implemented, NULL, NULL)
 
-const struct aj_srv_route e2b_control_routes[] = {
+const struct e2b_route e2b_control_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_GET, "/health", E2B_API, health_prepare, NULL, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/v2/sandboxes", E2B_API, create_prepare, create_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/sandboxes", E2B_API, create_prepare, create_work, NULL),

@@ -322,7 +322,7 @@ static void upload_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_ok(r, 200, up.out);
 }
 
-const struct aj_srv_route e2b_envd_routes[] = {
+const struct e2b_route e2b_envd_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_GET, "/health", E2B_API, NULL, health_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_GET, "/envs", E2B_API, NULL, envs_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_GET, "/files", E2B_API, NULL, download_work, NULL),

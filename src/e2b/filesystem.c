@@ -276,7 +276,7 @@ static void listdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_ok(r, 200, json_pack("{s:o}", "entries", entries));
 }
 
-const struct aj_srv_route e2b_fs_routes[] = {
+const struct e2b_route e2b_fs_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/Stat", E2B_UNARY, NULL, stat_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/MakeDir", E2B_UNARY, NULL, mkdir_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/Move", E2B_UNARY, NULL, move_work, NULL),

@@ -50,14 +50,26 @@ enum e2b_style {
 	E2B_STREAM, /* Connect server stream: HTTP 200, the error in the end-stream envelope */
 };
 
-/* E2B's routes are rows of the server's route type (server/frontend.h) with their style; the
- * body is read by the style, not by the row's body kind. prepare on the loop thread (0 on to
- * work, -1 failed, 1 taken over), work on a worker, done back on the loop (NULL:
- * e2b_finish). */
+/* An E2B route: a row of the server's route type (server/frontend.h) and the style of its
+ * answers; the body is read by the style, not by the row's body kind. prepare on the loop
+ * thread (0 on to work, -1 failed, 1 taken over), work on a worker, done back on the loop
+ * (NULL: e2b_finish). */
+struct e2b_route {
+	struct aj_srv_route rt; /* first: the server's matcher walks E2B's tables by row size */
+	enum e2b_style style;
+};
+
 #define E2B_ROUTE(m, p, st, pre, wk, dn)                                                       \
-	{.method = (m), .pattern = (p), .style = (st), .prepare = (pre), .work = (wk),         \
-	 .done = (dn)}
-#define E2B_ROUTES_END {.pattern = NULL}
+	{.rt = {.method = (m), .pattern = (p), .prepare = (pre), .work = (wk), .done = (dn)},    \
+	 .style = (st)}
+#define E2B_ROUTES_END {.rt = {.pattern = NULL}}
+#define E2B_TABLE(rows) {&(rows)[0].rt, sizeof *(rows)}
+
+/* The E2B row of a route the E2B router matched (every one is the first member of one). */
+static inline const struct e2b_route *e2b_route_of(const struct aj_srv_route *rt)
+{
+	return (const struct e2b_route *)rt;
+}
 
 /* The request's E2B side, r->data. */
 struct e2b_req {
@@ -86,11 +98,11 @@ static inline struct e2b_req *e2b_of(struct aj_srv_req *r)
 
 /* ---- routes (one table per file, ended by a NULL path) -------------------------------- */
 
-extern const struct aj_srv_route e2b_control_routes[];
-extern const struct aj_srv_route e2b_envd_routes[];
-extern const struct aj_srv_route e2b_process_routes[];
-extern const struct aj_srv_route e2b_fs_routes[];
-extern const struct aj_srv_route e2b_watch_routes[];
+extern const struct e2b_route e2b_control_routes[];
+extern const struct e2b_route e2b_envd_routes[];
+extern const struct e2b_route e2b_process_routes[];
+extern const struct e2b_route e2b_fs_routes[];
+extern const struct e2b_route e2b_watch_routes[];
 
 /* ---- keys and tokens (keys.c) ---------------------------------------------------------- */
 

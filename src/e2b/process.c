@@ -210,7 +210,7 @@ static void update_work(struct aj_srv_req *r, struct aj_mgr *m)
 	json_decref(p);
 }
 
-const struct aj_srv_route e2b_process_routes[] = {
+const struct e2b_route e2b_process_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/Start", E2B_STREAM, e2b_start_prepare, e2b_start_work,
 	 e2b_follow_done),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/Connect", E2B_STREAM, NULL, e2b_connect_work,

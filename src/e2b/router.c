@@ -44,14 +44,16 @@ static void req_done(struct aj_srv_job *j)
 
 /* ---- routes ------------------------------------------------------------------------------ */
 
-static const struct aj_srv_route *const control_tables[] = {e2b_control_routes, NULL};
-static const struct aj_srv_route *const sandbox_tables[] = {e2b_envd_routes, e2b_process_routes,
-							 e2b_fs_routes, e2b_watch_routes, NULL};
+static const struct aj_srv_table control_tables[] = {E2B_TABLE(e2b_control_routes),
+						      AJ_SRV_TABLES_END};
+static const struct aj_srv_table sandbox_tables[] = {
+	E2B_TABLE(e2b_envd_routes), E2B_TABLE(e2b_process_routes), E2B_TABLE(e2b_fs_routes),
+	E2B_TABLE(e2b_watch_routes), AJ_SRV_TABLES_END,
+};
 
 /* The shared matcher (server/route.c); an {id} longer than the request's room names no
  * route. */
-static int find_route(struct aj_srv_req *r, const struct aj_srv_route *const *tables,
-		      const char *path)
+static int find_route(struct aj_srv_req *r, const struct aj_srv_table *tables, const char *path)
 {
 	struct e2b_req *x = e2b_of(r);
 	enum evhttp_cmd_type method = evhttp_request_get_command(r->req);
@@ -60,7 +62,7 @@ static int find_route(struct aj_srv_req *r, const struct aj_srv_route *const *ta
 
 	if (aj_srv_route_match(tables, method, path, sizeof x->id, &m) == 0) {
 		r->route = m.route;
-		x->style = (enum e2b_style)m.route->style;
+		x->style = e2b_route_of(m.route)->style;
 		if ((id = aj_srv_match_capture(&m, "id")))
 			snprintf(x->id, sizeof x->id, "%s", id);
 		return 0;

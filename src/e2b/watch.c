@@ -591,7 +591,7 @@ void e2b_watchers_free(struct aj_e2b *e)
 	}
 }
 
-const struct aj_srv_route e2b_watch_routes[] = {
+const struct e2b_route e2b_watch_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/WatchDir", E2B_STREAM, NULL, watch_work,
 	 watch_done),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/CreateWatcher", E2B_UNARY, NULL, watch_work,

@@ -75,8 +75,11 @@ enum aj_srv_body { AJ_SRV_BODY_NONE, AJ_SRV_BODY_JSON, AJ_SRV_BODY_RAW };
 struct aj_srv_req;
 
 /* A route: one row of a front end's table. Both HTTP front ends use it: the API's router
- * (router.c) reads the body as `body` says and checks the query against `query`; the E2B
- * router reads bodies and answers errors by `style`, its own (enum e2b_style). */
+ * (router.c) reads the body as `body` says and checks the query against `query`. A front end
+ * with data of its own per route makes its rows a struct of its own whose first member is
+ * this one (E2B's struct e2b_route adds how errors are answered), and names the row's size
+ * in its tables (struct aj_srv_table); a matched route is then the first member of the front
+ * end's row. */
 struct aj_srv_route {
 	enum evhttp_cmd_type method;
 	const char *pattern;             /* "/v1/sandboxes/{ref}/start": {NAME} captures a segment */
@@ -87,7 +90,6 @@ struct aj_srv_route {
 	int (*prepare)(struct aj_srv_req *r);
 	void (*work)(struct aj_srv_req *r, struct aj_mgr *m); /* worker thread */
 	void (*done)(struct aj_srv_req *r);                    /* NULL: the front end's finish */
-	int style; /* a front end's own way of answering errors (E2B: enum e2b_style); 0: none */
 };
 
 #define AJ_SRV_ROUTE(m, p, b, q, pre, wk, dn)                                                  \
@@ -96,6 +98,16 @@ struct aj_srv_route {
 #define AJ_SRV_ROUTES_END {.pattern = NULL}
 
 /* ---- matching (route.c) ---------------------------------------------------------------- */
+
+/* A table of routes: its first row and the size of its rows (a struct aj_srv_route, or a
+ * front end's row that begins with one), ended by a row with a NULL pattern. */
+struct aj_srv_table {
+	const struct aj_srv_route *rows;
+	size_t row_size;
+};
+
+#define AJ_SRV_TABLE(rows) {(rows), sizeof *(rows)}
+#define AJ_SRV_TABLES_END {NULL, 0}
 
 #define AJ_SRV_CAPTURES 2
 
@@ -110,11 +122,11 @@ struct aj_srv_match {
 	} cap[AJ_SRV_CAPTURES];
 };
 
-/* Matches method and path against tables (each ended by a row with a NULL pattern, the list
- * by NULL). A capture must be shorter than cap_max bytes (0: 256). 0 with m->route set; -1
- * when there is none: m->methods 0 is a 404, anything else a 405 (m->allow). Paths with empty
- * segments (a double or trailing slash) match nothing. */
-int aj_srv_route_match(const struct aj_srv_route *const *tables, enum evhttp_cmd_type method,
+/* Matches method and path against tables (the list ended by AJ_SRV_TABLES_END). A capture
+ * must be shorter than cap_max bytes (0: 256). 0 with m->route set (a row of one of the
+ * tables); -1 when there is none: m->methods 0 is a 404, anything else a 405 (m->allow).
+ * Paths with empty segments (a double or trailing slash) match nothing. */
+int aj_srv_route_match(const struct aj_srv_table *tables, enum evhttp_cmd_type method,
 		       const char *path, size_t cap_max, struct aj_srv_match *m);
 /* The value {name} captured, or NULL. */
 const char *aj_srv_match_capture(const struct aj_srv_match *m, const char *name);

@@ -106,7 +106,7 @@ static void format_allow(struct aj_srv_match *m)
 				 "%s%s", m->allow[0] ? ", " : "", aj_srv_method_name(order[i]));
 }
 
-int aj_srv_route_match(const struct aj_srv_route *const *tables, enum evhttp_cmd_type method,
+int aj_srv_route_match(const struct aj_srv_table *tables, enum evhttp_cmd_type method,
 		       const char *path, size_t cap_max, struct aj_srv_match *m)
 {
 	struct path p;
@@ -116,8 +116,13 @@ int aj_srv_route_match(const struct aj_srv_route *const *tables, enum evhttp_cmd
 		cap_max = sizeof m->cap[0].value;
 	if (!split_path(path, &p))
 		return -1;
-	for (const struct aj_srv_route *const *t = tables; *t; t++)
-		for (const struct aj_srv_route *rt = *t; rt->pattern; rt++) {
+	for (const struct aj_srv_table *t = tables; t->rows; t++)
+		for (const char *row = (const char *)t->rows;; row += t->row_size) {
+			/* Each row begins with its struct aj_srv_route (frontend.h). */
+			const struct aj_srv_route *rt = (const struct aj_srv_route *)row;
+
+			if (!rt->pattern)
+				break;
 			if (!match_route(rt, &p, cap_max, m))
 				continue;
 			if (rt->method == method) {

@@ -11,11 +11,13 @@
 
 #include "server/internal.h"
 
-static const struct aj_srv_route *const *tables(void)
+static const struct aj_srv_table *tables(void)
 {
-	static const struct aj_srv_route *const t[] = {
-		aj_api_meta_routes, aj_api_sandbox_routes, aj_api_snapshot_routes,
-		aj_api_file_routes, aj_api_event_routes,   aj_api_exec_routes, aj_api_proc_routes, NULL,
+	static const struct aj_srv_table t[] = {
+		AJ_SRV_TABLE(aj_api_meta_routes), AJ_SRV_TABLE(aj_api_sandbox_routes),
+		AJ_SRV_TABLE(aj_api_snapshot_routes), AJ_SRV_TABLE(aj_api_file_routes),
+		AJ_SRV_TABLE(aj_api_event_routes), AJ_SRV_TABLE(aj_api_exec_routes),
+		AJ_SRV_TABLE(aj_api_proc_routes), AJ_SRV_TABLES_END,
 	};
 	return t;
 }
