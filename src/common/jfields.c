@@ -76,6 +76,8 @@ int aj_jf_fail(struct aj_jf_error *e, enum aj_jf_problem problem, const struct a
 int aj_jf_type_error(struct aj_jf_error *e, const struct aj_jf_field *f, const char *path,
 		     const json_t *v)
 {
+	if (f->refusal)
+		return aj_jf_fail(e, AJ_JF_TYPE, f, path, v, "%s: %s", path, f->refusal);
 	return aj_jf_fail(e, AJ_JF_TYPE, f, path, v, "%s: expected %s, got %s", path,
 			  aj_jf_expect(f), aj_jf_type_name(v));
 }
@@ -147,6 +149,9 @@ static int enum_index(const struct aj_jf_field *f, const char *path, json_t *v,
 		strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
 		strncat(list, f->values[i], sizeof list - strlen(list) - 1);
 	}
+	if (f->refusal)
+		return aj_jf_fail(e, json_is_string(v) ? AJ_JF_RANGE : AJ_JF_TYPE, f, path, v,
+				  "%s: %s", path, f->refusal);
 	if (!json_is_string(v))
 		return aj_jf_fail(e, AJ_JF_TYPE, f, path, v, "%s: expected one of %s, got %s",
 				  path, list, aj_jf_type_name(v));
@@ -335,7 +340,8 @@ static int read_field(const struct aj_jf_field *f, json_t *v, void *base, const 
 	if (!absent(f, v, o))
 		return read_member(f, path, v, base, dst, o, e);
 	if (f->flags & AJ_JF_REQUIRED)
-		return aj_jf_fail(e, AJ_JF_MISSING, f, path, NULL, "%s: required", path);
+		return aj_jf_fail(e, AJ_JF_MISSING, f, path, NULL, "%s: %s", path,
+				  f->refusal ? f->refusal : "required");
 	if ((f->flags & AJ_JF_SEES_ABSENT) && f->parse && f->parse(f, path, NULL, dst, o, e) < 0)
 		return value_failed(e, f, path, NULL);
 	return 0;

@@ -117,6 +117,10 @@ struct aj_jf_field {
 	aj_jf_dump_fn dump;
 	const char *expect; /* the words after "expected" ("a size such as 512MiB"); NULL: the
 			       type's own ("a string") */
+	const char *refusal; /* what any refusal of this member by the engine says after its
+				path (missing, wrong type, out of range), for an API that words
+				each field's refusals alike ("a path is required"); NULL: the
+				engine's words for each problem */
 	const char *doc;    /* JSON Schema's description */
 	long long dflt;     /* INT, BOOL: the default JSON Schema shows */
 };

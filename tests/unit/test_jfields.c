@@ -356,6 +356,35 @@ static void apart_refused(const char *text, const char *path)
 	json_decref(j);
 }
 
+static const struct aj_jf_field refusal_fields[] = {
+	{.name = "path", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED,
+	 .refusal = "a path is required"},
+	{.name = "depth", .type = AJ_JF_INT, .min = 0, .max = 9, .refusal = "expected 0 to 9"},
+	{.name = "mode", .type = AJ_JF_ENUM, .values = modes, .refusal = "fast or slow"},
+	{.name = NULL},
+};
+
+static void one_refusal(const char *text, enum aj_jf_problem problem, const char *msg)
+{
+	struct aj_jf_opts o = {.layer = AJ_LAYER_API};
+	struct aj_jf_error e;
+	json_t *j = json_loads(text, 0, NULL);
+
+	CHECK(aj_jf_read(refusal_fields, j, NULL, &o, &e) == -1 && e.problem == problem,
+	      "%s is refused (problem %d)", text, e.problem);
+	CHECK_STR(e.err.msg, msg, "%s: in the row's own words", text);
+	json_decref(j);
+}
+
+static void refusals(void)
+{
+	one_refusal("{}", AJ_JF_MISSING, "path: a path is required");
+	one_refusal("{\"path\": 1}", AJ_JF_TYPE, "path: a path is required");
+	one_refusal("{\"path\": \"/\", \"depth\": 10}", AJ_JF_RANGE, "depth: expected 0 to 9");
+	one_refusal("{\"path\": \"/\", \"mode\": \"x\"}", AJ_JF_RANGE, "mode: fast or slow");
+	one_refusal("{\"path\": \"/\", \"mode\": 2}", AJ_JF_TYPE, "mode: fast or slow");
+}
+
 static void paths_apart(void)
 {
 	apart_refused("{\"list\": [\"a\", 1]}", "list: [1]");
@@ -424,6 +453,7 @@ int main(void)
 	maps();
 	table_order();
 	paths_apart();
+	refusals();
 	writes();
 	schema();
 	UNIT_EXIT();
