@@ -12,6 +12,7 @@
  * the stream ends with deadline_exceeded); a Connect's stream just ends. */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,14 +191,24 @@ void e2b_start_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- Connect ---------------------------------------------------------------------------------- */
 
+struct connect_msg {
+	struct e2b_selector sel;
+};
+
+static const struct aj_jf_field connect_fields[] = {
+	E2B_SELECTOR_ROW(struct connect_msg, sel),
+	{.name = NULL},
+};
+
 void e2b_connect_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct e2b_req *x = e2b_of(r);
 	struct follow_req *f = follow_req(r, false);
+	struct connect_msg msg = {{false, 0, NULL}};
 	json_t *p, *reply = NULL;
 
-	if (!f || e2b_sandbox_open(r, m) < 0 ||
-	    !(p = e2b_proc_find(r, json_object_get(x->msg, "process"))))
+	if (!f || e2b_read_msg(r, connect_fields, &msg) < 0 || e2b_sandbox_open(r, m) < 0 ||
+	    !(p = e2b_proc_find(r, &msg.sel)))
 		return;
 	f->exec = (uint64_t)json_integer_value(json_object_get(p, "exec"));
 	json_decref(p);

@@ -11,6 +11,7 @@
  * relative to the watched directory. A watcher ends when the sandbox stops (its supervisor
  * connection closes) or the watched directory goes; a stream also at Connect-Timeout-Ms. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,17 @@ struct wsetup {
 	int ifd, root_wd;
 	char root[E2B_PATH_MAX + 1];
 	struct aj_strv dirs; /* "WD:REL" of the directories watched at start */
+	const char *path;    /* the message's (borrowed) */
+	bool recursive;
+};
+
+static const struct aj_jf_field watch_fields[] = {
+	{.name = "path", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED,
+	 .off = offsetof(struct wsetup, path), .parse = e2b_keep_string,
+	 .refusal = "a directory is required"},
+	{.name = "recursive", .type = AJ_JF_BOOL, .flags = AJ_JF_NULLABLE,
+	 .off = offsetof(struct wsetup, recursive), .refusal = "expected true or false"},
+	{.name = NULL},
 };
 
 static void wsetup_free(void *p)
@@ -344,16 +356,11 @@ static void watch_tree(int ctl, struct wsetup *s)
 static int watch_open(struct aj_srv_req *r, struct aj_mgr *m, struct wsetup *s)
 {
 	struct e2b_req *x = e2b_of(r);
-	json_t *path = json_object_get(x->msg, "path"), *rec = json_object_get(x->msg, "recursive");
 	struct e2b_user u;
 	struct aj_err err;
 
-	if (!json_is_string(path))
-		return e2b_rpc_fail(r, "invalid_argument", "path: a directory is required");
-	if (rec && !json_is_boolean(rec) && !json_is_null(rec))
-		return e2b_rpc_fail(r, "invalid_argument", "recursive: expected true or false");
-	if (e2b_sandbox_open(r, m) < 0 || e2b_user_resolve(r, &u) < 0 ||
-	    e2b_path(r, &u, json_string_value(path), s->root, sizeof s->root) < 0)
+	if (e2b_read_msg(r, watch_fields, s) < 0 || e2b_sandbox_open(r, m) < 0 ||
+	    e2b_user_resolve(r, &u) < 0 || e2b_path(r, &u, s->path, s->root, sizeof s->root) < 0)
 		return -1;
 	s->ifd = aj_fs_watch(x->ctl, s->root, -1, MASK, &s->root_wd, &err);
 	if (s->ifd < 0 && err.errnum == ENOENT)
@@ -362,7 +369,7 @@ static int watch_open(struct aj_srv_req *r, struct aj_mgr *m, struct wsetup *s)
 		return e2b_rpc_fail(r, "invalid_argument", "path '%s' is not a directory", s->root);
 	if (s->ifd < 0)
 		return e2b_fail_err(r, &err);
-	if (json_is_true(json_object_get(x->msg, "recursive")))
+	if (s->recursive)
 		watch_tree(x->ctl, s);
 	aj_fd_set_nonblock(x->ctl, true);
 	return 0;
@@ -403,7 +410,7 @@ static struct e2b_watcher *watcher_new(struct aj_srv_req *r, bool stream)
 	snprintf(w->sandbox, sizeof w->sandbox, "%s", x->id);
 	snprintf(w->sock, sizeof w->sock, "%s", x->rec.socket);
 	snprintf(w->root, sizeof w->root, "%s", s->root);
-	w->recursive = json_is_true(json_object_get(x->msg, "recursive"));
+	w->recursive = s->recursive;
 	add_dir(w, s->root_wd, "");
 	for (size_t i = 0; i < s->dirs.n; i++)
 		add_dir(w, atoi(s->dirs.v[i]), strchr(s->dirs.v[i], ':') + 1);
@@ -493,14 +500,18 @@ static void watch_done(struct aj_srv_req *r)
 
 /* ---- CreateWatcher, GetWatcherEvents, RemoveWatcher -------------------------------------------- */
 
+static const struct aj_jf_field watcher_fields[] = {
+	{.name = "watcherId", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED, .off = 0,
+	 .parse = e2b_keep_string, .refusal = "a string is required"},
+	{.name = NULL},
+};
+
 static struct e2b_watcher **find_watcher(struct aj_srv_req *r)
 {
-	const char *id = json_string_value(json_object_get(e2b_of(r)->msg, "watcherId"));
+	const char *id = NULL;
 
-	if (!id) {
-		e2b_rpc_fail(r, "invalid_argument", "watcherId: a string is required");
+	if (e2b_read_msg(r, watcher_fields, &id) < 0)
 		return NULL;
-	}
 	for (struct e2b_watcher **pw = &e2b_of(r)->e2b->watchers; *pw; pw = &(*pw)->next)
 		if (!strcmp((*pw)->id, id) && !strcmp((*pw)->sandbox, e2b_of(r)->id))
 			return pw;
