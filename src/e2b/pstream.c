@@ -302,21 +302,18 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	for (int i = 0; i < 64 && !fo->ended && !fo->closing; i++) {
-		int fds[AJ_CTL_MAX_FDS];
-		size_t n = 0;
 		json_t *m = NULL;
 
 		if (!e2b_stream_writable(fo->st)) {
 			event_del(fo->ev); /* on_drain reads on */
 			return;
 		}
-		if (aj_ctl_recv(fo->ctl, &m, fds, &n, 0) < 0) {
+		/* No descriptors wanted: any that come are closed. */
+		if (aj_ctl_recv(fo->ctl, &m, NULL, NULL, 0) < 0) {
 			if (errno != EAGAIN && errno != ETIMEDOUT && errno != EPROTO)
 				end(fo, "unavailable", "the sandbox stopped");
 			return;
 		}
-		for (size_t k = 0; k < n; k++)
-			close(fds[k]);
 		take(fo, m);
 		json_decref(m);
 	}

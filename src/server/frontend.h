@@ -11,10 +11,15 @@
  * stream that took the request over (aj_srv_stream_end). Between aj_srv_pool_submit() and
  * the job's done callback the request belongs to a worker: the loop thread does not touch it,
  * and the worker touches nothing of libevent's. Bodies travel as (pointer, length).
+ *
+ * Memory: allocations abort when memory runs out (common/alloc.h), so nothing here answers
+ * "out of memory"; a function's resources are released by their cleanup attributes
+ * (common/cleanup.h, and _cleanup_event_ and _cleanup_evbuffer_ below).
  */
 #ifndef AJ_SERVER_FRONTEND_H
 #define AJ_SERVER_FRONTEND_H
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -26,6 +31,23 @@
 #include "common/jfields.h"
 #include "manager/manager.h"
 #include "server/server.h"
+
+/* Scope-bound cleanup (common/cleanup.h) of the libevent objects the front ends hold: an
+ * event and a buffer. Requests, connections and bufferevents are libevent's own. */
+static inline void aj_event_freep(struct event **ev)
+{
+	if (*ev)
+		event_free(*ev);
+}
+
+static inline void aj_evbuffer_freep(struct evbuffer **b)
+{
+	if (*b)
+		evbuffer_free(*b);
+}
+
+#define _cleanup_event_ __attribute__((cleanup(aj_event_freep)))
+#define _cleanup_evbuffer_ __attribute__((cleanup(aj_evbuffer_freep)))
 
 #define AJ_SRV_OWNER_MAX 129
 /* A stream stops producing while more than this is queued for a slow client. */
@@ -173,7 +195,9 @@ struct aj_srv_req {
 void aj_srv_req_finish(struct aj_srv_req *r);
 /* A request object for req, counted in flight; its job runs r->route's work and done unless
  * the caller sets job.work and job.done itself (the E2B router does). */
-struct aj_srv_req *aj_srv_req_new(struct aj_srv *s, struct evhttp_request *req, bool remote);
+__attribute__((returns_nonnull)) struct aj_srv_req *aj_srv_req_new(struct aj_srv *s,
+								   struct evhttp_request *req,
+								   bool remote);
 void aj_srv_req_free(struct aj_srv_req *r);
 /* Replies to a request the router did not take (503 while stopping, say). */
 void aj_srv_reply_early(struct aj_srv *s, struct evhttp_request *req, const struct aj_srv_error *e);
@@ -274,12 +298,13 @@ struct aj_srv_stream_cbs {
 	void *arg;
 };
 
-struct aj_srv_stream *aj_srv_stream_start(struct aj_srv_req *r, int status,
-					  const struct aj_srv_stream_cbs *cbs);
+__attribute__((returns_nonnull)) struct aj_srv_stream *
+aj_srv_stream_start(struct aj_srv_req *r, int status, const struct aj_srv_stream_cbs *cbs);
 /* The same with another media type, for bodies written with aj_srv_stream_write (E2B's
  * Connect envelopes). */
-struct aj_srv_stream *aj_srv_stream_start_as(struct aj_srv_req *r, int status, const char *ctype,
-					     const struct aj_srv_stream_cbs *cbs);
+__attribute__((returns_nonnull)) struct aj_srv_stream *
+aj_srv_stream_start_as(struct aj_srv_req *r, int status, const char *ctype,
+		       const struct aj_srv_stream_cbs *cbs);
 /* Writes len bytes as they are. -1 once the client is gone. */
 int aj_srv_stream_write(struct aj_srv_stream *st, const void *data, size_t len);
 /* Writes one value as a line (consumes j). -1 once the client is gone. */
