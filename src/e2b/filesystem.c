@@ -232,7 +232,7 @@ struct listing {
 	const struct fsctx *c;
 	const char *dir;
 	json_t *entries;
-	struct aj_strv subdirs; /* of this directory, listed after it */
+	struct aj_strv *subdirs; /* of this directory, listed after it */
 	bool full;
 };
 
@@ -251,7 +251,7 @@ static int on_entry(void *arg, const struct aj_fs_entry *e)
 	json_array_append_new(l->entries, entry(e2b_of(l->r)->ctl, path, &e->st, e->link, &l->c->u));
 	/* Symlinks are not followed below the root, as envd's walk. */
 	if (S_ISDIR(e->st.st_mode))
-		aj_strv_push(&l->subdirs, path);
+		aj_strv_push(l->subdirs, path);
 	return 0;
 }
 
@@ -260,20 +260,18 @@ static int on_entry(void *arg, const struct aj_fs_entry *e)
 static int list_dir(struct aj_srv_req *r, const struct fsctx *c, const char *dir, unsigned depth,
 		    json_t *entries, bool *full)
 {
-	struct listing l = {r, c, dir, entries, {0}, false};
+	_cleanup_strv_ struct aj_strv subdirs = AJ_STRV_INIT;
+	struct listing l = {r, c, dir, entries, &subdirs, false};
 	struct aj_err err;
 	int rc = aj_fs_list(e2b_of(r)->ctl, dir, on_entry, &l, &err);
 
-	if (rc < 0 && dir == c->path) {
-		aj_strv_free(&l.subdirs);
+	if (rc < 0 && dir == c->path)
 		return err.errnum == ENOTDIR ? e2b_rpc_fail(r, "invalid_argument",
 							    "path '%s' is not a directory", dir)
 					     : fail_path(r, &err, dir);
-	}
 	*full = *full || l.full;
-	for (size_t i = 0; depth > 1 && !*full && i < l.subdirs.n; i++)
-		list_dir(r, c, l.subdirs.v[i], depth - 1, entries, full);
-	aj_strv_free(&l.subdirs);
+	for (size_t i = 0; depth > 1 && !*full && i < subdirs.n; i++)
+		list_dir(r, c, subdirs.v[i], depth - 1, entries, full);
 	return 0;
 }
 

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "e2b/e2b.h"
 #include "server/frontend.h"
 

@@ -210,7 +210,7 @@ static int read_body(struct aj_srv_req *r, const char *path)
 					      "larger than the limit of %zu bytes", len, max);
 	x->raw = len ? (const char *)evbuffer_pullup(in, -1) : "";
 	x->raw_len = len;
-	if (!x->raw)
+	if (!x->raw) /* libevent's allocation */
 		return e2b_fail(r, 500, "out of memory");
 	if (x->style == E2B_STREAM) {
 		if (!media_type_is(ct, "application/connect+json"))
@@ -313,15 +313,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	r = aj_srv_req_new(e->srv, req, true);
-	x = r ? calloc(1, sizeof *x) : NULL;
-	if (!x) {
-		if (r) {
-			r->req = NULL;
-			aj_srv_req_free(r);
-		}
-		e2b_reply_early(e->srv, req, 500, "out of memory");
-		return;
-	}
+	x = aj_xcalloc(1, sizeof *x);
 	x->e2b = e;
 	x->ctl = -1;
 	r->data = x;
@@ -351,10 +343,8 @@ static void destroy(void *state)
 static int create(struct aj_srv *s, void **state, struct aj_err *err)
 {
 	const struct aj_srv_config *c = aj_srv_cfg(s);
-	struct aj_e2b *e = calloc(1, sizeof *e);
+	struct aj_e2b *e = aj_xcalloc(1, sizeof *e);
 
-	if (!e)
-		return aj_err_sys(err, AJ_LAYER_API, "E2B API");
 	e->srv = s;
 	e->next_watcher = 1;
 	*state = e;

@@ -64,17 +64,12 @@ struct e2b_watcher {
 
 static void add_dir(struct e2b_watcher *w, int wd, const char *rel)
 {
-	struct wdir *nd;
-
 	for (size_t i = 0; i < w->n_dirs; i++)
 		if (w->dirs[i].wd == wd)
 			return; /* the same directory again (moved back) */
-	nd = realloc(w->dirs, (w->n_dirs + 1) * sizeof *nd);
-	if (!nd)
-		return;
-	w->dirs = nd;
+	w->dirs = aj_xrealloc(w->dirs, (w->n_dirs + 1) * sizeof *w->dirs);
 	w->dirs[w->n_dirs].wd = wd;
-	w->dirs[w->n_dirs++].rel = strdup(rel);
+	w->dirs[w->n_dirs++].rel = aj_xstrdup(rel);
 }
 
 static const char *rel_of(const struct e2b_watcher *w, int wd)
@@ -129,15 +124,13 @@ struct addjob {
 static void add_work(struct aj_srv_job *j, struct aj_mgr *m)
 {
 	struct addjob *a = (struct addjob *)j;
-	int ctl = aj_ctl_connect(a->sock, NULL);
+	_cleanup_close_ int ctl = aj_ctl_connect(a->sock, NULL);
 
 	(void)m;
 	for (size_t i = 0; i < a->paths.n; i++)
 		if (ctl < 0 || aj_fs_watch(ctl, a->paths.v[i], a->ifd, MASK | IN_DONT_FOLLOW,
 					   &a->wds[i], NULL) < 0)
 			a->wds[i] = -1;
-	if (ctl >= 0)
-		close(ctl);
 }
 
 static void submit_adds(struct e2b_watcher *w);
@@ -167,12 +160,8 @@ static void submit_adds(struct e2b_watcher *w)
 
 	if (w->job || !w->pending.n || w->ended)
 		return;
-	a = calloc(1, sizeof *a);
-	if (!a || !(a->wds = calloc(w->pending.n, sizeof *a->wds))) {
-		free(a);
-		aj_strv_clear(&w->pending);
-		return;
-	}
+	a = aj_xcalloc(1, sizeof *a);
+	a->wds = aj_xcalloc(w->pending.n, sizeof *a->wds);
 	a->job.work = add_work;
 	a->job.done = add_done;
 	a->w = w;
@@ -334,7 +323,7 @@ static int on_subdir(void *arg, const struct aj_fs_entry *e)
  * MAX_WATCHES; each watch is added by init, not followed through symlinks. */
 static void watch_tree(int ctl, struct wsetup *s)
 {
-	struct aj_strv queue = {0};
+	_cleanup_strv_ struct aj_strv queue = AJ_STRV_INIT;
 	size_t rootlen = strlen(s->root) + (strcmp(s->root, "/") ? 1 : 0);
 	char line[E2B_PATH_MAX + 32];
 
@@ -350,7 +339,6 @@ static void watch_tree(int ctl, struct wsetup *s)
 		}
 		aj_fs_list(ctl, queue.v[q], on_subdir, &sd, NULL);
 	}
-	aj_strv_free(&queue);
 }
 
 static int watch_open(struct aj_srv_req *r, struct aj_mgr *m, struct wsetup *s)
@@ -377,12 +365,8 @@ static int watch_open(struct aj_srv_req *r, struct aj_mgr *m, struct wsetup *s)
 
 static void watch_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	struct wsetup *s = calloc(1, sizeof *s);
+	struct wsetup *s = aj_xcalloc(1, sizeof *s);
 
-	if (!s) {
-		e2b_rpc_fail(r, "internal", "out of memory");
-		return;
-	}
 	s->ifd = -1;
 	e2b_of(r)->x = s;
 	e2b_of(r)->x_free = wsetup_free;
@@ -398,15 +382,12 @@ static struct e2b_watcher *watcher_new(struct aj_srv_req *r, bool stream)
 {
 	struct e2b_req *x = e2b_of(r);
 	struct wsetup *s = x->x;
-	struct e2b_watcher *w = calloc(1, sizeof *w);
+	struct e2b_watcher *w = aj_xcalloc(1, sizeof *w);
 	struct event_base *base = aj_srv_base(r->srv);
 
-	if (!w)
-		return NULL;
 	w->e2b = x->e2b;
-	w->ifd = s->ifd;
-	w->ctl = x->ctl;
-	s->ifd = x->ctl = -1;
+	w->ifd = aj_steal_fd(&s->ifd);
+	w->ctl = aj_steal_fd(&x->ctl);
 	snprintf(w->sandbox, sizeof w->sandbox, "%s", x->id);
 	snprintf(w->sock, sizeof w->sock, "%s", x->rec.socket);
 	snprintf(w->root, sizeof w->root, "%s", s->root);
@@ -418,7 +399,7 @@ static struct e2b_watcher *watcher_new(struct aj_srv_req *r, bool stream)
 	w->ev_ctl = event_new(base, w->ctl, EV_READ | EV_PERSIST, on_ctl_end, w);
 	w->closer = stream ? event_new(base, -1, 0, on_closer, w) : NULL;
 	w->events = stream ? NULL : json_array();
-	if (!w->ev_in || !w->ev_ctl || (stream ? !w->closer : !w->events)) {
+	if (!w->ev_in || !w->ev_ctl || (stream && !w->closer)) { /* libevent's allocations */
 		watcher_free(w);
 		return NULL;
 	}
