@@ -76,6 +76,8 @@ int aj_jf_fail(struct aj_jf_error *e, enum aj_jf_problem problem, const struct a
 int aj_jf_type_error(struct aj_jf_error *e, const struct aj_jf_field *f, const char *path,
 		     const json_t *v)
 {
+	if (f->refusal)
+		return aj_jf_fail(e, AJ_JF_TYPE, f, path, v, "%s: %s", path, f->refusal);
 	return aj_jf_fail(e, AJ_JF_TYPE, f, path, v, "%s: expected %s, got %s", path,
 			  aj_jf_expect(f), aj_jf_type_name(v));
 }
@@ -147,6 +149,9 @@ static int enum_index(const struct aj_jf_field *f, const char *path, json_t *v,
 		strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
 		strncat(list, f->values[i], sizeof list - strlen(list) - 1);
 	}
+	if (f->refusal)
+		return aj_jf_fail(e, json_is_string(v) ? AJ_JF_RANGE : AJ_JF_TYPE, f, path, v,
+				  "%s: %s", path, f->refusal);
 	if (!json_is_string(v))
 		return aj_jf_fail(e, AJ_JF_TYPE, f, path, v, "%s: expected one of %s, got %s",
 				  path, list, aj_jf_type_name(v));
@@ -169,8 +174,9 @@ static int read_string(const struct aj_jf_field *f, const char *path, json_t *v,
 	return 0;
 }
 
-/* An array's elements: strings checked by f->check (sub NULL), or each read by sub[0],
- * which gets the array's dst as its own. */
+/* An array's elements: strings checked by f->check (sub NULL), or each read by sub[0]:
+ * checked, and given to its parse with the array's dst (an element row without a parse
+ * stores nothing: the array's dst is not its to write). */
 static int read_elements(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
 			 const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
@@ -180,13 +186,17 @@ static int read_elements(const struct aj_jf_field *f, const char *path, json_t *
 	json_t *el;
 
 	json_array_foreach(v, i, el) {
-		snprintf(elpath, sizeof elpath, "%s[%zu]", path, i);
+		if (f->flags & AJ_JF_ELEMS_APART)
+			snprintf(elpath, sizeof elpath, "%s: [%zu]", path, i);
+		else
+			snprintf(elpath, sizeof elpath, "%s[%zu]", path, i);
 		if (!f->sub) {
 			if (!json_is_string(el))
 				return aj_jf_type_error(e, &string_el, elpath, el);
 			if (f->check && f->check(elpath, json_string_value(el), &e->err) < 0)
 				return value_failed(e, f, elpath, el);
-		} else if (read_member(f->sub, elpath, el, NULL, dst, o, e) < 0) {
+		} else if (read_member(f->sub, elpath, el, NULL, f->sub->parse ? dst : NULL, o,
+				       e) < 0) {
 			return -1;
 		}
 	}
@@ -201,10 +211,14 @@ static int read_map(const struct aj_jf_field *f, const char *path, json_t *v, vo
 	json_t *val;
 
 	json_object_foreach(v, key, val) {
-		snprintf(kpath, sizeof kpath, "%s.%s", path, key);
+		if (f->flags & AJ_JF_ELEMS_APART)
+			snprintf(kpath, sizeof kpath, "%s: \"%s\"", path, key);
+		else
+			snprintf(kpath, sizeof kpath, "%s.%s", path, key);
 		if (f->check && f->check(kpath, key, &e->err) < 0)
 			return value_failed(e, f, kpath, val);
-		if (f->sub && read_member(f->sub, kpath, val, NULL, dst, o, e) < 0)
+		if (f->sub &&
+		    read_member(f->sub, kpath, val, NULL, f->sub->parse ? dst : NULL, o, e) < 0)
 			return -1;
 	}
 	return 0;
@@ -301,41 +315,92 @@ static int unknown_field(const struct aj_jf_field *table, const char *path, json
 	return -1;
 }
 
-static void join(char *out, const char *prefix, const char *name)
+/* The path of a member: "prefix.name", or "prefix: name" for a row named apart. */
+static void join(char *out, const char *prefix, const struct aj_jf_field *f, const char *name)
 {
-	snprintf(out, AJ_JF_PATH_MAX, "%s%s%s", prefix, prefix[0] ? "." : "", name);
+	const char *sep = !prefix[0] ? "" : f && (f->flags & AJ_JF_NAMED_APART) ? ": " : ".";
+
+	snprintf(out, AJ_JF_PATH_MAX, "%s%s%s", prefix, sep, name);
 }
 
-static int read_object(const struct aj_jf_field *table, json_t *obj, void *base,
-		       const char *prefix, const struct aj_jf_opts *o, struct aj_jf_error *e)
+static bool absent(const struct aj_jf_field *f, const json_t *v, const struct aj_jf_opts *o)
 {
-	bool null_absent = o->flags & AJ_JF_NULL_ABSENT;
+	return !v || (json_is_null(v) &&
+		      ((o->flags & AJ_JF_NULL_ABSENT) || (f->flags & AJ_JF_NULLABLE)));
+}
+
+/* One row's member, present or not: read; or missing; or its parse told of the absence. */
+static int read_field(const struct aj_jf_field *f, json_t *v, void *base, const char *prefix,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	char path[AJ_JF_PATH_MAX];
+	void *dst = base ? (char *)base + f->off : NULL;
+
+	join(path, prefix, f, f->name);
+	if (!absent(f, v, o))
+		return read_member(f, path, v, base, dst, o, e);
+	if (f->flags & AJ_JF_REQUIRED)
+		return aj_jf_fail(e, AJ_JF_MISSING, f, path, NULL, "%s: %s", path,
+				  f->refusal ? f->refusal : "required");
+	if ((f->flags & AJ_JF_SEES_ABSENT) && f->parse && f->parse(f, path, NULL, dst, o, e) < 0)
+		return value_failed(e, f, path, NULL);
+	return 0;
+}
+
+static int find_unknown(const struct aj_jf_field *table, json_t *obj, const char *prefix,
+			struct aj_jf_error *e)
+{
 	char path[AJ_JF_PATH_MAX];
 	const char *key;
 	json_t *v;
 
 	json_object_foreach(obj, key, v) {
+		if (aj_jf_find(table, key))
+			continue;
+		join(path, prefix, NULL, key);
+		return unknown_field(table, path, v, e);
+	}
+	return 0;
+}
+
+/* In the table's order: members no row names first, then each row at its turn. */
+static int read_in_table_order(const struct aj_jf_field *table, json_t *obj, void *base,
+			       const char *prefix, const struct aj_jf_opts *o,
+			       struct aj_jf_error *e)
+{
+	if (!(o->flags & AJ_JF_IGNORE_UNKNOWN) && find_unknown(table, obj, prefix, e) < 0)
+		return -1;
+	for (const struct aj_jf_field *f = table; f->name; f++)
+		if (read_field(f, json_object_get(obj, f->name), base, prefix, o, e) < 0)
+			return -1;
+	return 0;
+}
+
+static int read_object(const struct aj_jf_field *table, json_t *obj, void *base,
+		       const char *prefix, const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	char path[AJ_JF_PATH_MAX];
+	const char *key;
+	json_t *v;
+
+	if (o->flags & AJ_JF_TABLE_ORDER)
+		return read_in_table_order(table, obj, base, prefix, o, e);
+	json_object_foreach(obj, key, v) {
 		const struct aj_jf_field *f = aj_jf_find(table, key);
 
-		join(path, prefix, key);
 		if (!f) {
 			if (o->flags & AJ_JF_IGNORE_UNKNOWN)
 				continue;
+			join(path, prefix, NULL, key);
 			return unknown_field(table, path, v, e);
 		}
-		if (null_absent && json_is_null(v))
-			continue;
-		if (read_member(f, path, v, base, base ? (char *)base + f->off : NULL, o, e) < 0)
+		if (!absent(f, v, o) && read_field(f, v, base, prefix, o, e) < 0)
 			return -1;
 	}
 	for (const struct aj_jf_field *f = table; f->name; f++) {
-		if (!(f->flags & AJ_JF_REQUIRED))
-			continue;
 		v = json_object_get(obj, f->name);
-		if (v && !(null_absent && json_is_null(v)))
-			continue;
-		join(path, prefix, f->name);
-		return aj_jf_fail(e, AJ_JF_MISSING, f, path, NULL, "%s: required", path);
+		if (absent(f, v, o) && read_field(f, NULL, base, prefix, o, e) < 0)
+			return -1;
 	}
 	return 0;
 }

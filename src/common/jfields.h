@@ -35,20 +35,32 @@ enum aj_jf_type {
 	AJ_JF_INT,    /* int64_t, from min to max (both 0: any) */
 	AJ_JF_ENUM,   /* int: the index of the string in `values` */
 	AJ_JF_OBJECT, /* sub: the members' table, stored into the same base; NULL: any object */
-	AJ_JF_ARRAY,  /* sub[0] reads each element ("path[i]"); min/max bound the count;
-			 elements that are strings without a parse go into a struct aj_strv */
-	AJ_JF_MAP,    /* an object of any keys (check_str checks each), sub[0] reads each
-			 value ("path.KEY") */
+	AJ_JF_ARRAY,  /* sub[0] checks each element ("path[i]") and hands it to its parse, with
+			 the array's dst; min/max bound the count; without sub, the elements
+			 are strings, stored into a struct aj_strv unless the row has a parse */
+	AJ_JF_MAP,    /* an object of any keys (check_str checks each), sub[0] checks each
+			 value ("path.KEY") as for an array */
 };
 
 /* Row flags. */
-#define AJ_JF_REQUIRED 0x1u /* absent is an error */
-#define AJ_JF_INTEGRAL 0x2u /* AJ_JF_INT: a number without a fraction counts (30.0), as
-			       JSON Schema's "integer" */
+#define AJ_JF_REQUIRED 0x1u    /* absent is an error */
+#define AJ_JF_INTEGRAL 0x2u    /* AJ_JF_INT: a number without a fraction counts (30.0), as
+				  JSON Schema's "integer" */
+#define AJ_JF_NULLABLE 0x4u    /* a null value of this member counts as absent (what the
+				  AJ_JF_NULL_ABSENT option says of every member) */
+#define AJ_JF_SEES_ABSENT 0x8u /* the row's parse is called for an absent member too, with v
+				  NULL: a default, or a requirement in the row's own words */
+/* Paths as OCI's config.json errors write them: */
+#define AJ_JF_NAMED_APART 0x10u /* the member is "object: name", not "object.name" */
+#define AJ_JF_ELEMS_APART 0x20u /* ARRAY, MAP: the elements are "path: [3]" and
+				   "path: \"key\"", not "path[3]" and "path.key" */
 
 /* Read options. */
 #define AJ_JF_IGNORE_UNKNOWN 0x1u /* fields no row names are skipped (OCI's rule) */
 #define AJ_JF_NULL_ABSENT 0x2u    /* a null member counts as absent */
+#define AJ_JF_TABLE_ORDER 0x4u    /* members are read in the table's order, an absent one at
+				     its turn: a row's check may rely on the rows above it (OCI:
+				     the namespaces before the sysctls that need one) */
 
 enum aj_jf_problem {
 	AJ_JF_NONE,
@@ -81,8 +93,9 @@ struct aj_jf_field;
 
 /* A row's own reading of a value that passed the engine's checks of its type, range and
  * elements; it replaces the engine's store. dst is base + off, NULL when the read has no
- * base (a check only). Returns 0, or -1 after aj_jf_fail() (or an aj_err_* setter on
- * &e->err: the problem is then AJ_JF_VALUE). */
+ * base (a check only); v is NULL for an absent member of an AJ_JF_SEES_ABSENT row. Returns
+ * 0, or -1 after aj_jf_fail() (or an aj_err_* setter on &e->err: the problem is then
+ * AJ_JF_VALUE, and the error's errno is the setter's). */
 typedef int (*aj_jf_parse_fn)(const struct aj_jf_field *f, const char *path, json_t *v,
 			      void *dst, const struct aj_jf_opts *o, struct aj_jf_error *e);
 /* A row's own printing of dst; NULL leaves the member out. */
@@ -104,13 +117,17 @@ struct aj_jf_field {
 	aj_jf_dump_fn dump;
 	const char *expect; /* the words after "expected" ("a size such as 512MiB"); NULL: the
 			       type's own ("a string") */
+	const char *refusal; /* what any refusal of this member by the engine says after its
+				path (missing, wrong type, out of range), for an API that words
+				each field's refusals alike ("a path is required"); NULL: the
+				engine's words for each problem */
 	const char *doc;    /* JSON Schema's description */
 	long long dflt;     /* INT, BOOL: the default JSON Schema shows */
 };
 
 /* Reads obj (an object) against table into base (NULL: checks only, nothing is stored).
- * Members are taken in the object's order; required ones are checked after. 0, or -1 with e
- * filled. */
+ * Members are taken in the object's order and absent ones (required, AJ_JF_SEES_ABSENT)
+ * after, or all in the table's order with AJ_JF_TABLE_ORDER. 0, or -1 with e filled. */
 int aj_jf_read(const struct aj_jf_field *table, json_t *obj, void *base,
 	       const struct aj_jf_opts *o, struct aj_jf_error *e);
 /* Reads one value against one row, as for a member at path (for a parse that reads its own

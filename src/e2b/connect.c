@@ -54,21 +54,18 @@ struct e2b_stream {
 static int send_envelope(struct e2b_stream *st, unsigned char flags, json_t *msg)
 {
 	/* A length-prefixed frame, not a string: the JSON goes straight after the header. */
-	size_t n = msg ? json_dumpb(msg, NULL, 0, JSON_COMPACT) : 0;
-	unsigned char *buf = n ? malloc(n + 5) : NULL;
-	int rc = -1;
+	_cleanup_json_ json_t *m = msg;
+	size_t n = m ? json_dumpb(m, NULL, 0, JSON_COMPACT) : 0;
+	_cleanup_free_ unsigned char *buf = n ? aj_xmalloc(n + 5) : NULL;
 
-	if (buf && json_dumpb(msg, (char *)buf + 5, n, JSON_COMPACT) == n) {
-		buf[0] = flags;
-		buf[1] = (unsigned char)(n >> 24);
-		buf[2] = (unsigned char)(n >> 16);
-		buf[3] = (unsigned char)(n >> 8);
-		buf[4] = (unsigned char)n;
-		rc = aj_srv_stream_write(st->st, buf, n + 5);
-	}
-	json_decref(msg);
-	free(buf);
-	return rc;
+	if (!buf || json_dumpb(m, (char *)buf + 5, n, JSON_COMPACT) != n)
+		return -1;
+	buf[0] = flags;
+	buf[1] = (unsigned char)(n >> 24);
+	buf[2] = (unsigned char)(n >> 16);
+	buf[3] = (unsigned char)(n >> 8);
+	buf[4] = (unsigned char)n;
+	return aj_srv_stream_write(st->st, buf, n + 5);
 }
 
 int e2b_stream_send(struct e2b_stream *st, json_t *msg)
@@ -133,6 +130,14 @@ static void free_timers(struct e2b_stream *st)
 	free(st->keepalive);
 }
 
+/* A stream that never started: its timers and itself. */
+static void stream_freep(struct e2b_stream **st)
+{
+	if (*st)
+		free_timers(*st);
+	free(*st);
+}
+
 /* The client's keepalive interval, but short enough that the daemon's --read-timeout, which
  * also closes a response that has been silent that long, never ends a quiet stream: the SDK
  * asks for 50 s, the default read timeout is 30 s. A tick sends only after a whole quiet
@@ -165,22 +170,19 @@ static int arm(struct e2b_stream *st, struct aj_srv_req *r)
 struct e2b_stream *e2b_stream_start(struct aj_srv_req *r, const char *keepalive,
 				    const struct e2b_stream_cbs *cbs)
 {
-	struct e2b_stream *st = calloc(1, sizeof *st);
+	__attribute__((cleanup(stream_freep))) struct e2b_stream *st = aj_xcalloc(1, sizeof *st);
 	struct aj_srv_stream_cbs scbs = {on_drain, on_close, st};
 
-	if (st)
-		st->cbs = *cbs;
-	if (!st || !(st->keepalive = strdup(keepalive)) || arm(st, r) < 0 ||
-	    !(st->st = aj_srv_stream_start_as(r, 200, "application/connect+json", &scbs))) {
-		if (st)
-			free_timers(st);
-		free(st);
+	st->cbs = *cbs;
+	st->keepalive = aj_xstrdup(keepalive);
+	if (arm(st, r) < 0) { /* libevent's allocations */
 		e2b_rpc_fail(r, "internal", "out of memory");
 		e2b_finish(r);
 		return NULL;
 	}
+	st->st = aj_srv_stream_start_as(r, 200, "application/connect+json", &scbs);
 	st->quiet = true;
-	return st;
+	return aj_steal_ptr(&st);
 }
 
 void e2b_stream_finish(struct e2b_stream *st, const char *code, const char *message)

@@ -14,15 +14,21 @@
  * rule): pausing clears its lifetime, connect sets a new one before resuming it. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/util.h"
 #include "e2b/internal.h"
 #include "policy/policy.h"
 
 /* ---- shared ---------------------------------------------------------------------------------- */
+
+struct timeout_doc {
+	int64_t s;
+};
 
 static int fail_mgr(struct aj_srv_req *r, const struct aj_err *e)
 {
@@ -70,22 +76,46 @@ static int find_live(struct aj_srv_req *r, struct aj_mgr *m, bool for_connect)
 	return not_found(r, for_connect);
 }
 
-/* The timeout of a body, in seconds: required or defaulted, within the daemon's maximum. */
-static int timeout_s(struct aj_srv_req *r, bool required, int64_t *out)
+/* A body's timeout in seconds, within the daemon's maximum; dst: an int64_t. */
+static int read_timeout(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	json_t *t = json_object_get(e2b_of(r)->msg, "timeout");
+	const struct aj_srv_req *r = o->arg;
 	int max = aj_srv_cfg(r->srv)->e2b_max_timeout_s;
 
-	*out = E2B_DEFAULT_TIMEOUT_S;
-	if (!t && !required)
-		return 0;
-	if (!json_is_integer(t) || json_integer_value(t) < 0)
-		return e2b_fail(r, 400, "Error when parsing request: timeout must be a non-negative "
-					"integer of seconds");
-	if (json_integer_value(t) > max)
-		return e2b_fail(r, 400, "Timeout cannot be greater than %d hours%s", max / 3600,
-				max % 3600 ? " (and some minutes)" : "");
-	*out = json_integer_value(t);
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return aj_jf_fail(e, AJ_JF_VALUE, f, path, v,
+				  "Error when parsing request: timeout must be a non-negative "
+				  "integer of seconds");
+	if (json_integer_value(v) > max)
+		return aj_jf_fail(e, AJ_JF_VALUE, f, path, v,
+				  "Timeout cannot be greater than %d hours%s", max / 3600,
+				  max % 3600 ? " (and some minutes)" : "");
+	*(int64_t *)dst = json_integer_value(v);
+	return 0;
+}
+
+#define TIMEOUT_ROW(fl, base, m)                                                               \
+	{.name = "timeout", .type = AJ_JF_ANY, .flags = (fl), .off = offsetof(base, m),          \
+	 .parse = read_timeout}
+
+static const struct aj_jf_field timeout_required[] = {
+	TIMEOUT_ROW(AJ_JF_SEES_ABSENT, struct timeout_doc, s),
+	{.name = NULL},
+};
+static const struct aj_jf_field timeout_optional[] = {
+	TIMEOUT_ROW(0, struct timeout_doc, s),
+	{.name = NULL},
+};
+
+/* The timeout of a body, in seconds: required or defaulted. */
+static int timeout_s(struct aj_srv_req *r, bool required, int64_t *out)
+{
+	struct timeout_doc t = {E2B_DEFAULT_TIMEOUT_S};
+
+	if (e2b_read_msg(r, required ? timeout_required : timeout_optional, &t) < 0)
+		return -1;
+	*out = t.s;
 	return 0;
 }
 
@@ -104,6 +134,12 @@ struct create {
 	struct aj_policy pol;
 	struct aj_strv labels;
 	struct aj_create_opts o;
+	/* The body (borrowed from the request's JSON). */
+	const char *template_id;
+	bool auto_pause;
+	int64_t timeout_s;
+	json_t *internet; /* allow_internet_access: true, false, or anything else (no say) */
+	json_t *env_vars; /* checked: variable names and strings */
 };
 
 static void create_free(void *p)
@@ -115,23 +151,90 @@ static void create_free(void *p)
 	free(c);
 }
 
-/* What E2B offers and a policy here has no counterpart for is refused, never dropped. */
-static int unsupported(struct aj_srv_req *r, json_t *b)
+static int read_template(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			 const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	static const char *const fields[] = {"network", "iam", "mcp", "volumeMounts", NULL};
-	json_t *ar = json_object_get(b, "autoResume");
-
-	for (const char *const *f = fields; *f; f++)
-		if (json_object_get(b, *f) && !json_is_null(json_object_get(b, *f)))
-			return e2b_fail(r, 400, "%s is not supported by agentjail's E2B API: a "
-						"template's policy sets what a sandbox may do "
-						"(docs/e2b.md)",
-					*f);
-	if (json_is_true(json_object_get(ar, "enabled")))
-		return e2b_fail(r, 400, "autoResume is not supported: resume a paused sandbox with "
-					"Sandbox.connect");
+	if (!json_is_string(v))
+		return aj_jf_fail(e, AJ_JF_VALUE, f, path, v,
+				  "Error when parsing request: templateID is required");
+	*(const char **)dst = json_string_value(v);
 	return 0;
 }
+
+/* What E2B offers and a policy here has no counterpart for is refused, never dropped. */
+static int refuse_unsupported(const struct aj_jf_field *f, const char *path, json_t *v,
+			      void *dst, const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	return aj_jf_fail(e, AJ_JF_VALUE, f, path, v,
+			  "%s is not supported by agentjail's E2B API: a template's policy sets what "
+			  "a sandbox may do (docs/e2b.md)",
+			  path);
+}
+
+static int refuse_auto_resume(const struct aj_jf_field *f, const char *path, json_t *v,
+			      void *dst, const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	if (!json_is_true(v))
+		return 0;
+	return aj_jf_fail(e, AJ_JF_VALUE, f, path, v, "autoResume is not supported: resume a paused "
+			  "sandbox with Sandbox.connect");
+}
+
+/* autoResume.enabled: only true is refused; anything else is no auto-resume. */
+static const struct aj_jf_field auto_resume_rows[] = {
+	{.name = "enabled", .type = AJ_JF_ANY, .parse = refuse_auto_resume},
+	{.name = NULL},
+};
+
+static int read_auto_resume(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			    const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	if (!json_is_object(v))
+		return 0;
+	return aj_jf_read(auto_resume_rows, v, NULL,
+			  &(struct aj_jf_opts){o->layer, o->flags, "autoResume", o->arg}, e);
+}
+
+static int keep_json(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		     const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	*(json_t **)dst = v;
+	return 0;
+}
+
+static int check_env_name(const char *path, const char *name, struct aj_err *err)
+{
+	if (aj_policy_env_name_ok(name))
+		return 0;
+	return aj_err_set(err, AJ_LAYER_API, EINVAL, "%s: expected a variable name and a string",
+			  path);
+}
+
+static const struct aj_jf_field env_value = {.name = "", .type = AJ_JF_STRING,
+					     .refusal = "expected a variable name and a string"};
+
+#define C(m) offsetof(struct create, m)
+#define UNSUPPORTED(n)                                                                         \
+	{.name = (n), .type = AJ_JF_ANY, .flags = AJ_JF_NULLABLE, .parse = refuse_unsupported}
+/* In the order the body has always been checked. */
+static const struct aj_jf_field create_fields[] = {
+	{.name = "templateID", .type = AJ_JF_ANY, .flags = AJ_JF_SEES_ABSENT, .off = C(template_id),
+	 .parse = read_template},
+	{.name = "autoPause", .type = AJ_JF_BOOL, .off = C(auto_pause),
+	 .refusal = "expected true or false"},
+	UNSUPPORTED("network"),
+	UNSUPPORTED("iam"),
+	UNSUPPORTED("mcp"),
+	UNSUPPORTED("volumeMounts"),
+	{.name = "autoResume", .type = AJ_JF_ANY, .parse = read_auto_resume},
+	TIMEOUT_ROW(0, struct create, timeout_s),
+	{.name = "allow_internet_access", .type = AJ_JF_ANY, .off = C(internet), .parse = keep_json},
+	{.name = "envVars", .type = AJ_JF_MAP, .off = C(env_vars), .check = check_env_name,
+	 .sub = &env_value, .parse = keep_json, .refusal = "expected an object of strings"},
+	{.name = "metadata", .type = AJ_JF_ANY, .off = C(labels), .parse = e2b_metadata_labels},
+	{.name = NULL},
+};
+#undef C
 
 static bool can_pause(const struct aj_srv *s)
 {
@@ -146,80 +249,55 @@ static bool can_pause(const struct aj_srv *s)
 	return false;
 }
 
-static int env_vars(struct aj_srv_req *r, struct create *c, json_t *env)
+static int create_policy(struct aj_srv_req *r, struct create *c)
 {
-	const char *k;
-	json_t *v;
-
-	if (env && !json_is_object(env))
-		return e2b_fail(r, 400, "envVars: expected an object of strings");
-	json_object_foreach(env, k, v) {
-		if (!aj_policy_env_name_ok(k) || !json_is_string(v))
-			return e2b_fail(r, 400, "envVars.%s: expected a variable name and a string",
-					k);
-		aj_strv_setenv(&c->pol.env_set, k, json_string_value(v));
-	}
-	return 0;
-}
-
-static int create_policy(struct aj_srv_req *r, struct create *c, const char *tmpl)
-{
-	json_t *pol = e2b_template(e2b_of(r)->e2b, tmpl), *net;
-	const char *preset = NULL;
+	json_t *pol = e2b_template(e2b_of(r)->e2b, c->template_id), *v;
+	const char *preset = NULL, *k;
 	struct aj_err err;
 
 	if (!pol)
 		return e2b_fail(r, 400, "template '%s' is not available: agentjail sandboxes are not "
 					"made from images, a template names a policy (\"base\" and "
 					"those of --e2b-templates; docs/e2b.md)",
-				tmpl);
+				c->template_id);
 	if (aj_policy_json_preset(pol, &preset, &err) < 0 ||
 	    aj_policy_apply_preset(&c->pol, preset ? preset : "workspace-write", &err) < 0 ||
 	    aj_policy_apply_json(&c->pol, pol, &err) < 0)
 		return fail_mgr(r, &err);
-	net = json_object_get(e2b_of(r)->msg, "allow_internet_access");
-	if (json_is_false(net))
+	if (json_is_false(c->internet))
 		c->pol.net_mode = AJ_NET_NONE;
-	else if (json_is_true(net) && c->pol.net_mode == AJ_NET_NONE)
+	else if (json_is_true(c->internet) && c->pol.net_mode == AJ_NET_NONE)
 		return e2b_fail(r, 400, "allow_internet_access: template '%s' gives its sandboxes no "
 					"network; use a template whose policy has one",
-				tmpl);
-	return env_vars(r, c, json_object_get(e2b_of(r)->msg, "envVars"));
+				c->template_id);
+	json_object_foreach(c->env_vars, k, v)
+		aj_strv_setenv(&c->pol.env_set, k, json_string_value(v));
+	return 0;
 }
 
 static int create_prepare(struct aj_srv_req *r)
 {
 	struct e2b_req *x = e2b_of(r);
-	struct create *c = calloc(1, sizeof *c);
-	const char *tmpl = json_string_value(json_object_get(x->msg, "templateID"));
-	json_t *ap = json_object_get(x->msg, "autoPause");
-	int64_t secs;
+	struct create *c = aj_xcalloc(1, sizeof *c);
 	char label[200];
 
-	if (!c)
-		return e2b_fail(r, 500, "out of memory");
 	aj_policy_init(&c->pol);
+	c->timeout_s = E2B_DEFAULT_TIMEOUT_S;
 	x->x = c;
 	x->x_free = create_free;
-	if (!tmpl)
-		return e2b_fail(r, 400, "Error when parsing request: templateID is required");
-	if (ap && !json_is_boolean(ap))
-		return e2b_fail(r, 400, "autoPause: expected true or false");
-	if (unsupported(r, x->msg) < 0 || timeout_s(r, false, &secs) < 0 ||
-	    create_policy(r, c, tmpl) < 0 ||
-	    e2b_metadata_labels(r, json_object_get(x->msg, "metadata"), &c->labels) < 0)
+	if (e2b_read_msg(r, create_fields, c) < 0 || create_policy(r, c) < 0)
 		return -1;
-	if (json_is_true(ap) && !can_pause(r->srv))
+	if (c->auto_pause && !can_pause(r->srv))
 		return e2b_fail(r, 400, "lifecycle.onTimeout 'pause' needs the cgroup freezer, which "
 					"this host does not give agentjail (rootless without a "
 					"delegated cgroup?); use 'kill'");
-	snprintf(label, sizeof label, "%s=%s", E2B_LABEL_TEMPLATE, tmpl);
+	snprintf(label, sizeof label, "%s=%s", E2B_LABEL_TEMPLATE, c->template_id);
 	aj_strv_push(&c->labels, label);
 	c->o.labels = &c->labels;
 	c->o.policy = &c->pol;
 	c->o.start = true;
-	c->o.max_lifetime_ms = secs ? secs * 1000 : 1;
-	c->o.lifetime_action = json_is_true(ap) ? "pause" : "stop";
+	c->o.max_lifetime_ms = c->timeout_s ? c->timeout_s * 1000 : 1;
+	c->o.lifetime_action = c->auto_pause ? "pause" : "stop";
 	c->o.retention_ms = 1;
 	return 0;
 }
@@ -376,7 +454,7 @@ static int health_prepare(struct aj_srv_req *r)
 
 #define NOT_IMPL(m, p) E2B_ROUTE(m, p, E2B_API, not_implemented, NULL, NULL)
 
-const struct aj_srv_route e2b_control_routes[] = {
+const struct e2b_route e2b_control_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_GET, "/health", E2B_API, health_prepare, NULL, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/v2/sandboxes", E2B_API, create_prepare, create_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/sandboxes", E2B_API, create_prepare, create_work, NULL),

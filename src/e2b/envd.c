@@ -185,7 +185,7 @@ static void download_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct e2b_user u;
 	struct stat st;
 	struct aj_err err;
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (files_open(r, m, "read", aj_srv_query(r, "path"), &u, path) < 0)
 		return;
@@ -198,16 +198,13 @@ static void download_work(struct aj_srv_req *r, struct aj_mgr *m)
 			e2b_fail_err(r, &err);
 	} else if (fstat(fd, &st) < 0) {
 		e2b_fail(r, 500, "stat '%s': %s", path, strerror(errno));
-		close(fd);
 	} else if (!S_ISREG(st.st_mode)) {
-		close(fd);
 		e2b_fail(r, 400, "path '%s' is a directory", path);
 	} else if ((uint64_t)st.st_size > aj_srv_cfg(r->srv)->max_download) {
-		close(fd);
 		e2b_fail(r, 413, "'%s' is %lld bytes, more than the download limit of %zu", path,
 			 (long long)st.st_size, aj_srv_cfg(r->srv)->max_download);
 	} else {
-		r->file_fd = fd;
+		r->file_fd = aj_steal_fd(&fd);
 		r->file_len = (uint64_t)st.st_size;
 	}
 }
@@ -272,9 +269,9 @@ static int upload_raw(struct aj_srv_req *r, struct upload *up)
 	const char *enc = evhttp_find_header(evhttp_request_get_input_headers(r->req),
 					     "Content-Encoding");
 	const char *q = aj_srv_query(r, "path");
-	char path[E2B_PATH_MAX + 1], why[160], *plain = NULL;
+	char path[E2B_PATH_MAX + 1], why[160];
+	_cleanup_free_ char *plain = NULL;
 	size_t plain_len = 0;
-	int rc;
 
 	if (!q)
 		return e2b_fail(r, 400, "the path query parameter is required for a raw body upload");
@@ -284,12 +281,9 @@ static int upload_raw(struct aj_srv_req *r, struct upload *up)
 	    e2b_gunzip(x->raw, x->raw_len, aj_srv_cfg(r->srv)->max_upload, &plain, &plain_len, why,
 		       sizeof why) < 0)
 		return e2b_fail(r, 400, "the gzip body: %s", why);
-	rc = e2b_path(r, up->u, q, path, sizeof path) < 0 || add_written(up, path) < 0 ||
-			     write_one(r, path, plain ? plain : x->raw, plain ? plain_len : x->raw_len) < 0
-		     ? -1
-		     : 0;
-	free(plain);
-	return rc;
+	if (e2b_path(r, up->u, q, path, sizeof path) < 0 || add_written(up, path) < 0)
+		return -1;
+	return write_one(r, path, plain ? plain : x->raw, plain ? plain_len : x->raw_len);
 }
 
 static void upload_work(struct aj_srv_req *r, struct aj_mgr *m)
@@ -322,7 +316,7 @@ static void upload_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_ok(r, 200, up.out);
 }
 
-const struct aj_srv_route e2b_envd_routes[] = {
+const struct e2b_route e2b_envd_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_GET, "/health", E2B_API, NULL, health_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_GET, "/envs", E2B_API, NULL, envs_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_GET, "/files", E2B_API, NULL, download_work, NULL),

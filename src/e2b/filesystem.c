@@ -5,6 +5,8 @@
  * the watcher calls are in watch.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +25,43 @@ struct fsctx {
 	char path[E2B_PATH_MAX + 1];
 };
 
-/* The sandbox, its user and the request's "path" field (or `field`). */
-static int fs_open(struct aj_srv_req *r, struct aj_mgr *m, const char *field, struct fsctx *c)
-{
-	json_t *v = json_object_get(e2b_of(r)->msg, field);
+/* The calls' messages (strings borrowed from the request's). */
+struct fs_msg {
+	const char *path, *source, *destination;
+	uint64_t depth; /* ListDir: 0 is 1 */
+};
 
-	if (!json_is_string(v))
-		return e2b_rpc_fail(r, "invalid_argument", "%s: a path is required", field);
+#define FS_PATH(n, m) E2B_PATH_ROW(n, struct fs_msg, m)
+#define FS_END {.name = NULL}
+
+static const struct aj_jf_field path_fields[] = {FS_PATH("path", path), FS_END};
+static const struct aj_jf_field move_fields[] = {
+	FS_PATH("destination", destination),
+	FS_PATH("source", source),
+	FS_END,
+};
+static const struct aj_jf_field listdir_fields[] = {
+	{.name = "depth", .type = AJ_JF_ANY, .off = offsetof(struct fs_msg, depth),
+	 .max = UINT32_MAX, .parse = e2b_pb_uint_parse, .refusal = "expected an unsigned integer"},
+	FS_PATH("path", path),
+	FS_END,
+};
+
+/* The sandbox, its user and the path `in` as the sandbox's. */
+static int fs_open(struct aj_srv_req *r, struct aj_mgr *m, const char *in, struct fsctx *c)
+{
 	if (e2b_sandbox_open(r, m) < 0 || e2b_user_resolve(r, &c->u) < 0)
 		return -1;
-	return e2b_path(r, &c->u, json_string_value(v), c->path, sizeof c->path);
+	return e2b_path(r, &c->u, in, c->path, sizeof c->path);
+}
+
+/* The message read with fields, then the sandbox and the path. */
+static int fs_open_msg(struct aj_srv_req *r, struct aj_mgr *m, const struct aj_jf_field *fields,
+		       struct fs_msg *msg, struct fsctx *c)
+{
+	if (e2b_read_msg(r, fields, msg) < 0)
+		return -1;
+	return fs_open(r, m, msg->path, c);
 }
 
 static int fail_path(struct aj_srv_req *r, const struct aj_err *err, const char *path)
@@ -111,21 +140,23 @@ static int lstat_entry(struct aj_srv_req *r, const struct fsctx *c, json_t **out
 
 static void stat_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
+	struct fs_msg msg = {0};
 	struct fsctx c;
 	json_t *e = NULL;
 
-	if (fs_open(r, m, "path", &c) == 0 && lstat_entry(r, &c, &e) == 0)
+	if (fs_open_msg(r, m, path_fields, &msg, &c) == 0 && lstat_entry(r, &c, &e) == 0)
 		aj_srv_ok(r, 200, json_pack("{s:o}", "entry", e));
 }
 
 static void mkdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
+	struct fs_msg msg = {0};
 	struct fsctx c;
 	struct stat st;
 	struct aj_err err;
 	json_t *e = NULL;
 
-	if (fs_open(r, m, "path", &c) < 0)
+	if (fs_open_msg(r, m, path_fields, &msg, &c) < 0)
 		return;
 	if (aj_fs_stat(e2b_of(r)->ctl, c.path, false, &st, NULL) == 0) {
 		if (S_ISDIR(st.st_mode))
@@ -156,20 +187,16 @@ static int make_parent(struct aj_srv_req *r, const char *path)
 
 static void move_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
+	struct fs_msg msg = {0};
 	struct fsctx from, to;
 	struct stat st;
 	struct aj_err err;
 	json_t *e = NULL;
 
-	if (!json_is_string(json_object_get(e2b_of(r)->msg, "destination"))) {
-		e2b_rpc_fail(r, "invalid_argument", "destination: a path is required");
-		return;
-	}
-	if (fs_open(r, m, "source", &from) < 0)
+	if (e2b_read_msg(r, move_fields, &msg) < 0 || fs_open(r, m, msg.source, &from) < 0)
 		return;
 	to.u = from.u;
-	if (e2b_path(r, &to.u, json_string_value(json_object_get(e2b_of(r)->msg, "destination")),
-		     to.path, sizeof to.path) < 0)
+	if (e2b_path(r, &to.u, msg.destination, to.path, sizeof to.path) < 0)
 		return;
 	if (aj_fs_stat(e2b_of(r)->ctl, from.path, false, &st, &err) < 0) {
 		fail_path(r, &err, from.path);
@@ -186,10 +213,11 @@ static void move_work(struct aj_srv_req *r, struct aj_mgr *m)
 /* rm -rf: a missing path is success, as envd's. */
 static void remove_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
+	struct fs_msg msg = {0};
 	struct fsctx c;
 	struct aj_err err;
 
-	if (fs_open(r, m, "path", &c) < 0)
+	if (fs_open_msg(r, m, path_fields, &msg, &c) < 0)
 		return;
 	if (aj_fs_remove(e2b_of(r)->ctl, c.path, true, &err) < 0 && err.errnum != ENOENT)
 		e2b_fail_err(r, &err);
@@ -204,7 +232,7 @@ struct listing {
 	const struct fsctx *c;
 	const char *dir;
 	json_t *entries;
-	struct aj_strv subdirs; /* of this directory, listed after it */
+	struct aj_strv *subdirs; /* of this directory, listed after it */
 	bool full;
 };
 
@@ -223,7 +251,7 @@ static int on_entry(void *arg, const struct aj_fs_entry *e)
 	json_array_append_new(l->entries, entry(e2b_of(l->r)->ctl, path, &e->st, e->link, &l->c->u));
 	/* Symlinks are not followed below the root, as envd's walk. */
 	if (S_ISDIR(e->st.st_mode))
-		aj_strv_push(&l->subdirs, path);
+		aj_strv_push(l->subdirs, path);
 	return 0;
 }
 
@@ -232,38 +260,32 @@ static int on_entry(void *arg, const struct aj_fs_entry *e)
 static int list_dir(struct aj_srv_req *r, const struct fsctx *c, const char *dir, unsigned depth,
 		    json_t *entries, bool *full)
 {
-	struct listing l = {r, c, dir, entries, {0}, false};
+	_cleanup_strv_ struct aj_strv subdirs = AJ_STRV_INIT;
+	struct listing l = {r, c, dir, entries, &subdirs, false};
 	struct aj_err err;
 	int rc = aj_fs_list(e2b_of(r)->ctl, dir, on_entry, &l, &err);
 
-	if (rc < 0 && dir == c->path) {
-		aj_strv_free(&l.subdirs);
+	if (rc < 0 && dir == c->path)
 		return err.errnum == ENOTDIR ? e2b_rpc_fail(r, "invalid_argument",
 							    "path '%s' is not a directory", dir)
 					     : fail_path(r, &err, dir);
-	}
 	*full = *full || l.full;
-	for (size_t i = 0; depth > 1 && !*full && i < l.subdirs.n; i++)
-		list_dir(r, c, l.subdirs.v[i], depth - 1, entries, full);
-	aj_strv_free(&l.subdirs);
+	for (size_t i = 0; depth > 1 && !*full && i < subdirs.n; i++)
+		list_dir(r, c, subdirs.v[i], depth - 1, entries, full);
 	return 0;
 }
 
 static void listdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	uint64_t d;
+	struct fs_msg msg = {0};
 	unsigned depth;
 	json_t *entries;
 	struct fsctx c;
 	bool full = false;
 
-	if (!e2b_pb_uint(json_object_get(e2b_of(r)->msg, "depth"), UINT32_MAX, &d)) {
-		e2b_rpc_fail(r, "invalid_argument", "depth: expected an unsigned integer");
+	if (fs_open_msg(r, m, listdir_fields, &msg, &c) < 0)
 		return;
-	}
-	depth = d ? (unsigned)(d > MAX_DEPTH ? MAX_DEPTH : d) : 1;
-	if (fs_open(r, m, "path", &c) < 0)
-		return;
+	depth = msg.depth ? (unsigned)(msg.depth > MAX_DEPTH ? MAX_DEPTH : msg.depth) : 1;
 	entries = json_array();
 	if (list_dir(r, &c, c.path, depth, entries, &full) < 0)
 		json_decref(entries);
@@ -276,7 +298,7 @@ static void listdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_ok(r, 200, json_pack("{s:o}", "entries", entries));
 }
 
-const struct aj_srv_route e2b_fs_routes[] = {
+const struct e2b_route e2b_fs_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/Stat", E2B_UNARY, NULL, stat_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/MakeDir", E2B_UNARY, NULL, mkdir_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/Move", E2B_UNARY, NULL, move_work, NULL),

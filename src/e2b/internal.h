@@ -17,9 +17,12 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "e2b/e2b.h"
 #include "server/frontend.h"
 
@@ -50,14 +53,26 @@ enum e2b_style {
 	E2B_STREAM, /* Connect server stream: HTTP 200, the error in the end-stream envelope */
 };
 
-/* E2B's routes are rows of the server's route type (server/frontend.h) with their style; the
- * body is read by the style, not by the row's body kind. prepare on the loop thread (0 on to
- * work, -1 failed, 1 taken over), work on a worker, done back on the loop (NULL:
- * e2b_finish). */
+/* An E2B route: a row of the server's route type (server/frontend.h) and the style of its
+ * answers; the body is read by the style, not by the row's body kind. prepare on the loop
+ * thread (0 on to work, -1 failed, 1 taken over), work on a worker, done back on the loop
+ * (NULL: e2b_finish). */
+struct e2b_route {
+	struct aj_srv_route rt; /* first: the server's matcher walks E2B's tables by row size */
+	enum e2b_style style;
+};
+
 #define E2B_ROUTE(m, p, st, pre, wk, dn)                                                       \
-	{.method = (m), .pattern = (p), .style = (st), .prepare = (pre), .work = (wk),         \
-	 .done = (dn)}
-#define E2B_ROUTES_END {.pattern = NULL}
+	{.rt = {.method = (m), .pattern = (p), .prepare = (pre), .work = (wk), .done = (dn)},    \
+	 .style = (st)}
+#define E2B_ROUTES_END {.rt = {.pattern = NULL}}
+#define E2B_TABLE(rows) {&(rows)[0].rt, sizeof *(rows)}
+
+/* The E2B row of a route the E2B router matched (every one is the first member of one). */
+static inline const struct e2b_route *e2b_route_of(const struct aj_srv_route *rt)
+{
+	return (const struct e2b_route *)rt;
+}
 
 /* The request's E2B side, r->data. */
 struct e2b_req {
@@ -86,11 +101,11 @@ static inline struct e2b_req *e2b_of(struct aj_srv_req *r)
 
 /* ---- routes (one table per file, ended by a NULL path) -------------------------------- */
 
-extern const struct aj_srv_route e2b_control_routes[];
-extern const struct aj_srv_route e2b_envd_routes[];
-extern const struct aj_srv_route e2b_process_routes[];
-extern const struct aj_srv_route e2b_fs_routes[];
-extern const struct aj_srv_route e2b_watch_routes[];
+extern const struct e2b_route e2b_control_routes[];
+extern const struct e2b_route e2b_envd_routes[];
+extern const struct e2b_route e2b_process_routes[];
+extern const struct e2b_route e2b_fs_routes[];
+extern const struct e2b_route e2b_watch_routes[];
 
 /* ---- keys and tokens (keys.c) ---------------------------------------------------------- */
 
@@ -140,10 +155,11 @@ bool e2b_id_ok(const char *id);
 /* The value of label key of rec, or NULL. */
 const char *e2b_label(const struct aj_sandbox_rec *rec, const char *key);
 bool e2b_is_ours(const struct aj_sandbox_rec *rec);
-/* metadata (an object of strings) as labels "KEY=VALUE" with keys percent-encoded so that
- * any E2B key survives and none collides with the module's own "e2b/" labels; -1 with the
- * request failed (400). */
-int e2b_metadata_labels(struct aj_srv_req *r, json_t *metadata, struct aj_strv *labels);
+/* A row's parse (common/jfields.h): metadata, an object of strings, as labels "KEY=VALUE"
+ * into the struct aj_strv at dst, keys percent-encoded so that any E2B key survives and none
+ * collides with the module's own "e2b/" labels; refused in E2B's words. */
+int e2b_metadata_labels(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			const struct aj_jf_opts *o, struct aj_jf_error *e);
 json_t *e2b_metadata_json(const struct aj_sandbox_rec *rec);
 /* endAt in ms: the end of the lifetime, as the supervisor counts it. */
 int64_t e2b_end_ms(const struct aj_sandbox_rec *rec);
@@ -184,9 +200,11 @@ int e2b_path(struct aj_srv_req *r, const struct e2b_user *u, const char *in, cha
 
 /* A call to the request's supervisor (x->ctl); -1 with the request failed in Connect terms. */
 int e2b_proc_call(struct aj_srv_req *r, json_t *req, json_t **reply);
+struct e2b_selector;
 /* The running command a ProcessSelector names (a new reference of the supervisor's record),
- * or NULL with the request failed (not_found for ended and unknown ones, as envd). */
-json_t *e2b_proc_find(struct aj_srv_req *r, json_t *sel);
+ * or NULL with the request failed (invalid_argument for a selector that names none,
+ * not_found for ended and unknown ones, as envd). */
+json_t *e2b_proc_find(struct aj_srv_req *r, const struct e2b_selector *sel);
 /* Start and Connect: the blocking part on a worker, then e2b_follow_done streams. */
 int e2b_start_prepare(struct aj_srv_req *r);
 void e2b_start_work(struct aj_srv_req *r, struct aj_mgr *m);
@@ -250,9 +268,43 @@ void e2b_exit_status(bool signaled, int n, char *out, size_t len);
 /* An unsigned integer field of a request (uint32 and the like): a JSON number or a string of
  * digits, as proto3 JSON allows, at most max; absent or null is 0. false for anything else. */
 bool e2b_pb_uint(json_t *v, uint64_t max, uint64_t *out);
+/* The same as a row's parse (common/jfields.h): at most the row's max, into a uint64_t at
+ * dst; refused as "PATH: <the row's refusal>". */
+int e2b_pb_uint_parse(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e);
 /* A PTY's size {"rows", "cols"} (absent: 0, the default): false unless both are unsigned
  * integers a terminal can have (at most 65535). */
 bool e2b_pty_size(json_t *size, unsigned *rows, unsigned *cols);
+
+/* Every request's message, or JSON body (none reads as {}), is read against a table of rows
+ * of common/jfields.h into base (NULL: checks only), in the table's order, fields no row names
+ * ignored (protobuf JSON's rule, and E2B's API's). A refusal is in the row's words: "PATH:
+ * <refusal>" (the row's refusal member) for a missing member or one of the wrong type or
+ * range, or what its parse said; the request fails in its style (400, or invalid_argument).
+ * The rows' callbacks get the request as the options' arg. */
+int e2b_read_msg(struct aj_srv_req *r, const struct aj_jf_field *rows, void *base);
+
+/* The parse of an AJ_JF_STRING row that keeps the string where it is: a const char * at dst,
+ * borrowed from the message, which lives as long as the request. */
+int e2b_keep_string(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		    const struct aj_jf_opts *o, struct aj_jf_error *e);
+#define E2B_PATH_ROW(n, base, m)                                                               \
+	{.name = (n), .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED, .off = offsetof(base, m),   \
+	 .parse = e2b_keep_string, .refusal = "a path is required"}
+
+/* A ProcessSelector as read: a pid, a tag, both or neither (e2b_proc_find needs one). */
+struct e2b_selector {
+	bool have_pid;
+	int64_t pid;
+	const char *tag; /* borrowed from the message */
+};
+/* The parse of a "process" row (AJ_JF_ANY) into a struct e2b_selector at dst: lenient, as the
+ * calls always were: what is not a selector selects nothing. */
+int e2b_read_selector(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e);
+#define E2B_SELECTOR_ROW(base, m)                                                              \
+	{.name = "process", .type = AJ_JF_ANY, .off = offsetof(base, m),                       \
+	 .parse = e2b_read_selector}
 
 /* ---- watchers (watch.c) ----------------------------------------------------------------- */
 

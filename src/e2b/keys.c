@@ -135,7 +135,8 @@ static int make_secret(struct aj_e2b *e, const char *path, struct aj_err *err)
 {
 	unsigned char s[sizeof e->secret];
 	char tmp[4200];
-	int fd, r = 0;
+	_cleanup_close_ int fd = -1;
+	int r = 0;
 
 	if (getrandom(s, sizeof s, 0) != (ssize_t)sizeof s)
 		return aj_err_sys(err, AJ_LAYER_API, "getrandom");
@@ -145,7 +146,6 @@ static int make_secret(struct aj_e2b *e, const char *path, struct aj_err *err)
 		return aj_err_sys(err, AJ_LAYER_API, "create \"%s\"", tmp);
 	if (aj_write_all(fd, s, sizeof s) < 0 || fsync(fd) < 0)
 		r = aj_err_sys(err, AJ_LAYER_API, "write \"%s\"", tmp);
-	close(fd);
 	if (r == 0 && link(tmp, path) < 0 && errno != EEXIST)
 		r = aj_err_sys(err, AJ_LAYER_API, "create \"%s\"", path);
 	unlink(tmp);
@@ -218,16 +218,10 @@ void e2b_signature(const char *path, const char *op, const char *user, const cha
 {
 	unsigned char d[32];
 	char b64[48];
-	char *raw = NULL;
-	int n = asprintf(&raw, "%s:%s:%s:%s%s%s", path, op, user, token, exp ? ":" : "",
-			 exp ? exp : "");
+	_cleanup_free_ char *raw = aj_xasprintf("%s:%s:%s:%s%s%s", path, op, user, token,
+						exp ? ":" : "", exp ? exp : "");
 
-	if (n < 0) {
-		snprintf(out, 64, "-"); /* no signature matches */
-		return;
-	}
-	sha256(raw, (size_t)n, d);
-	free(raw);
+	sha256(raw, strlen(raw), d);
 	aj_base64_encode(d, sizeof d, b64);
 	b64[strcspn(b64, "=")] = '\0';
 	snprintf(out, 64, "v1_%s", b64);

@@ -48,30 +48,26 @@ static char *unescape(const char *s)
 
 static int parse_metadata(struct aj_srv_req *r, struct filter *f, const char *q)
 {
-	char *all = unescape(q), *save = NULL, *pair;
-	int rc = 0;
+	_cleanup_free_ char *all = unescape(q);
+	char *save = NULL, *pair;
 
 	f->meta = json_object();
 	if (!all)
 		return bad(r, "metadata");
-	for (pair = strtok_r(all, "&", &save); pair && rc == 0; pair = strtok_r(NULL, "&", &save)) {
-		char *eq = strchr(pair, '='), *k, *v;
-		if (!eq) {
-			rc = e2b_fail(r, 400, "invalid key value pair in query");
-			break;
-		}
+	for (pair = strtok_r(all, "&", &save); pair; pair = strtok_r(NULL, "&", &save)) {
+		char *eq = strchr(pair, '=');
+		_cleanup_free_ char *k = NULL, *v = NULL;
+
+		if (!eq)
+			return e2b_fail(r, 400, "invalid key value pair in query");
 		*eq = '\0';
 		k = unescape(pair);
 		v = unescape(eq + 1);
-		if (k && v)
-			json_object_set_new(f->meta, k, json_string(v));
-		else
-			rc = bad(r, "metadata");
-		free(k);
-		free(v);
+		if (!k || !v)
+			return bad(r, "metadata");
+		json_object_set_new(f->meta, k, json_string(v));
 	}
-	free(all);
-	return rc;
+	return 0;
 }
 
 static int parse_states(struct aj_srv_req *r, struct filter *f, const char *q)
@@ -155,12 +151,8 @@ static int list_prepare_(struct aj_srv_req *r, struct filter *f)
 
 static struct filter *list_prepare(struct aj_srv_req *r)
 {
-	struct filter *f = calloc(1, sizeof *f);
+	struct filter *f = aj_xcalloc(1, sizeof *f);
 
-	if (!f) {
-		e2b_fail(r, 500, "out of memory");
-		return NULL;
-	}
 	e2b_of(r)->x = f;
 	e2b_of(r)->x_free = filter_free;
 	return list_prepare_(r, f) < 0 ? NULL : f;
@@ -229,7 +221,7 @@ static size_t collect(struct aj_mgr *m, const struct filter *f, struct aj_sandbo
 static void list(struct aj_srv_req *r, struct aj_mgr *m, struct filter *f, bool paged)
 {
 	struct aj_sandbox_rec *v = NULL;
-	const struct aj_sandbox_rec **sel;
+	_cleanup_free_ const struct aj_sandbox_rec **sel = NULL;
 	struct aj_err err;
 	size_t n = 0, k, i = 0;
 	json_t *a;
@@ -238,9 +230,9 @@ static void list(struct aj_srv_req *r, struct aj_mgr *m, struct filter *f, bool 
 		e2b_fail(r, 500, "%s", err.msg);
 		return;
 	}
-	sel = calloc(n + 1, sizeof *sel);
+	sel = aj_xcalloc(n + 1, sizeof *sel);
 	a = json_array();
-	k = sel ? collect(m, f, v, n, sel) : 0;
+	k = collect(m, f, v, n, sel);
 	/* Past the cursor: the first sandbox that sorts after the last one of the page before. */
 	while (f->have_cursor && i < k &&
 	       (f->asc ? 1 : -1) * cmp_key(sel[i]->started_ms, sel[i]->id, f->cur_started,
@@ -252,7 +244,6 @@ static void list(struct aj_srv_req *r, struct aj_mgr *m, struct filter *f, bool 
 		snprintf(e2b_of(r)->next_token, sizeof e2b_of(r)->next_token, "%lld-%s",
 			 (long long)sel[i - 1]->started_ms, sel[i - 1]->id);
 	aj_srv_ok(r, 200, a);
-	free(sel);
 	aj_sandbox_recs_free(v, n);
 }
 

@@ -145,30 +145,31 @@ int e2b_multipart(const char *body, size_t len, const char *ctype,
 	return -1;
 }
 
+/* inflateEnd is safe on a stream inflateInit2 never set up (its state is NULL). */
+static void inflate_endp(z_stream *zs)
+{
+	inflateEnd(zs);
+}
+
 int e2b_gunzip(const char *in, size_t n, size_t max, char **out, size_t *out_len, char *why,
 	       size_t why_len)
 {
-	z_stream zs;
+	__attribute__((cleanup(inflate_endp))) z_stream zs;
 	size_t cap = n * 4 + 64;
-	char *buf;
+	_cleanup_free_ char *buf = NULL;
 	int r = Z_OK;
 
 	memset(&zs, 0, sizeof zs);
 	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
 		return snprintf(why, why_len, "zlib: out of memory"), -1;
-	buf = malloc(cap);
-	if (!buf) {
-		inflateEnd(&zs);
-		return snprintf(why, why_len, "out of memory"), -1;
-	}
+	buf = aj_xmalloc(cap);
 	zs.next_in = (Bytef *)in;
 	zs.avail_in = (uInt)n;
 	while (r == Z_OK) {
 		if (zs.total_out == cap) {
-			char *nb = cap >= max + 1 ? NULL : realloc(buf, cap * 2);
-			if (!nb)
-				break;
-			buf = nb;
+			if (cap >= max + 1)
+				break; /* past the limit: refused below */
+			buf = aj_xrealloc(buf, cap * 2);
 			cap *= 2;
 		}
 		zs.next_out = (Bytef *)buf + zs.total_out;
@@ -180,14 +181,11 @@ int e2b_gunzip(const char *in, size_t n, size_t max, char **out, size_t *out_len
 			r = Z_OK; /* out of room: grow */
 	}
 	*out_len = zs.total_out;
-	inflateEnd(&zs);
 	if (r != Z_STREAM_END || *out_len > max) {
-		snprintf(why, why_len, "%s", !buf ? "out of memory"
-					     : *out_len >= max ? "inflates to more than the upload limit"
-							       : "not a complete gzip stream");
-		free(buf);
+		snprintf(why, why_len, "%s", *out_len >= max ? "inflates to more than the upload limit"
+							     : "not a complete gzip stream");
 		return -1;
 	}
-	*out = buf;
+	*out = aj_steal_ptr(&buf);
 	return 0;
 }

@@ -1,13 +1,16 @@
 /* Protobuf JSON of envd's messages (docs/e2b-protocol.md 6.3, 8.1): EntryInfo with int64 as
- * a string, enums by name, RFC 3339 timestamps; and the strings envd takes from Go (file
- * modes, process states), which E2B clients may show or compare. */
+ * a string, enums by name, RFC 3339 timestamps; the strings envd takes from Go (file modes,
+ * process states), which E2B clients may show or compare; and the reading of requests'
+ * messages and JSON bodies by the field-table engine, in E2B's words. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/cleanup.h"
 #include "e2b/internal.h"
 
 /* Go's os.FileMode.String(): type letters in Go's order, then rwx triples. */
@@ -147,17 +150,104 @@ bool e2b_pb_uint(json_t *v, uint64_t max, uint64_t *out)
 	return true;
 }
 
+int e2b_pb_uint_parse(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	uint64_t n;
+
+	if (!e2b_pb_uint(v, (uint64_t)f->max, &n))
+		return aj_jf_fail(e, AJ_JF_VALUE, f, path, v, "%s: %s", path,
+				  f->refusal ? f->refusal : "expected an unsigned integer");
+	if (dst)
+		*(uint64_t *)dst = n;
+	return 0;
+}
+
+struct pty_size {
+	uint64_t rows, cols;
+};
+
+static const struct aj_jf_field pty_size_rows[] = {
+	{.name = "rows", .type = AJ_JF_ANY, .off = offsetof(struct pty_size, rows), .max = 65535,
+	 .parse = e2b_pb_uint_parse},
+	{.name = "cols", .type = AJ_JF_ANY, .off = offsetof(struct pty_size, cols), .max = 65535,
+	 .parse = e2b_pb_uint_parse},
+	{.name = NULL},
+};
+
 bool e2b_pty_size(json_t *size, unsigned *rows, unsigned *cols)
 {
-	uint64_t r, c;
+	struct aj_jf_opts o = {AJ_LAYER_API, AJ_JF_IGNORE_UNKNOWN, NULL, NULL};
+	struct pty_size sz = {0, 0};
+	struct aj_jf_error e;
 
 	*rows = *cols = 0;
-	if (size && !json_is_null(size) && !json_is_object(size))
+	if (!size || json_is_null(size))
+		return true;
+	if (!json_is_object(size) || aj_jf_read(pty_size_rows, size, &sz, &o, &e) < 0)
 		return false;
-	if (!e2b_pb_uint(json_object_get(size, "rows"), 65535, &r) ||
-	    !e2b_pb_uint(json_object_get(size, "cols"), 65535, &c))
-		return false;
-	*rows = (unsigned)r;
-	*cols = (unsigned)c;
+	*rows = (unsigned)sz.rows;
+	*cols = (unsigned)sz.cols;
 	return true;
+}
+
+/* ---- reading messages --------------------------------------------------------------------- */
+
+int e2b_read_msg(struct aj_srv_req *r, const struct aj_jf_field *rows, void *base)
+{
+	struct e2b_req *x = e2b_of(r);
+	struct aj_jf_opts o = {AJ_LAYER_API, AJ_JF_IGNORE_UNKNOWN | AJ_JF_TABLE_ORDER, NULL, r};
+	_cleanup_json_ json_t *none = x->msg ? NULL : json_object();
+	struct aj_jf_error e;
+
+	if (aj_jf_read(rows, x->msg ? x->msg : none, base, &o, &e) == 0)
+		return 0;
+	if (x->style == E2B_API)
+		return e2b_fail(r, 400, "%s", e.err.msg);
+	return e2b_rpc_fail(r, "invalid_argument", "%s", e.err.msg);
+}
+
+int e2b_keep_string(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		    const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	*(const char **)dst = json_string_value(v);
+	return 0;
+}
+
+/* dst: the selector (both rows at offset 0). */
+static int keep_pid(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		    const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct e2b_selector *sel = dst;
+
+	if (json_is_integer(v)) {
+		sel->have_pid = true;
+		sel->pid = json_integer_value(v);
+	}
+	return 0;
+}
+
+static int keep_tag(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		    const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct e2b_selector *sel = dst;
+
+	sel->tag = json_string_value(v);
+	return 0;
+}
+
+static const struct aj_jf_field selector_rows[] = {
+	{.name = "pid", .type = AJ_JF_ANY, .off = 0, .parse = keep_pid},
+	{.name = "tag", .type = AJ_JF_ANY, .off = 0, .parse = keep_tag},
+	{.name = NULL},
+};
+
+int e2b_read_selector(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	if (!json_is_object(v))
+		return 0;
+	return aj_jf_read(selector_rows, v, dst, &(struct aj_jf_opts){o->layer, o->flags, path,
+								      o->arg},
+			  e);
 }

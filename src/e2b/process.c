@@ -10,6 +10,7 @@
  * trip each (two where the command's kind, pipe or terminal, must be checked first). */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,38 +42,48 @@ static bool running(json_t *p)
 	return json_is_true(json_object_get(p, "running"));
 }
 
-json_t *e2b_proc_find(struct aj_srv_req *r, json_t *sel)
+json_t *e2b_proc_find(struct aj_srv_req *r, const struct e2b_selector *sel)
 {
-	json_t *pid = json_object_get(sel, "pid"), *tag = json_object_get(sel, "tag");
 	json_t *reply = NULL, *p, *found = NULL;
 	size_t i;
 
-	if (!json_is_integer(pid) && !json_is_string(tag)) {
+	if (!sel->have_pid && !sel->tag) {
 		e2b_rpc_fail(r, "invalid_argument", "process: a pid or a tag is required");
 		return NULL;
 	}
 	if (e2b_proc_call(r, json_pack("{s:s}", "op", "procs"), &reply) < 0)
 		return NULL;
 	json_array_foreach(json_object_get(reply, "procs"), i, p) {
-		bool by_pid = json_is_integer(pid) &&
-			      json_integer_value(json_object_get(p, "exec")) == json_integer_value(pid);
-		bool by_tag = json_is_string(tag) && json_equal(json_object_get(p, "tag"), tag);
+		const char *tag = json_string_value(json_object_get(p, "tag"));
+		bool by_pid = sel->have_pid && json_integer_value(json_object_get(p, "exec")) == sel->pid;
+		bool by_tag = sel->tag && tag && !strcmp(tag, sel->tag);
 		if (running(p) && (by_pid || by_tag) && !found)
 			found = json_incref(p);
 	}
 	json_decref(reply);
-	if (!found && json_is_integer(pid))
-		e2b_rpc_fail(r, "not_found", "process with pid %lld not found",
-			     (long long)json_integer_value(pid));
+	if (!found && sel->have_pid)
+		e2b_rpc_fail(r, "not_found", "process with pid %lld not found", (long long)sel->pid);
 	else if (!found)
-		e2b_rpc_fail(r, "not_found", "process with tag %s not found", json_string_value(tag));
+		e2b_rpc_fail(r, "not_found", "process with tag %s not found", sel->tag);
 	return found;
 }
 
-static json_t *selector(struct aj_srv_req *r)
-{
-	return json_object_get(e2b_of(r)->msg, "process");
-}
+/* The messages of the unary calls: a selector, and what each call adds. */
+struct proc_msg {
+	struct e2b_selector sel;
+	json_t *data;     /* SendInput: the bytes (borrowed) */
+	bool for_pty;     /* SendInput: input.pty, not input.stdin */
+	int signal;       /* SendSignal */
+	json_t *pty_size; /* Update: pty.size (borrowed), NULL: nothing to change */
+	unsigned rows, cols;
+};
+
+#define MSG(m) offsetof(struct proc_msg, m)
+
+static const struct aj_jf_field selector_fields[] = {
+	E2B_SELECTOR_ROW(struct proc_msg, sel),
+	{.name = NULL},
+};
 
 /* ---- List --------------------------------------------------------------------------------------- */
 
@@ -112,27 +123,71 @@ static void list_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- SendInput, CloseStdin ------------------------------------------------------------------- */
 
-/* Input for a terminal goes as "pty", for a pipe as "stdin": the other is an error, as envd's. */
+/* input.pty, present even as null, is for a terminal; else input.stdin, for a pipe. */
+static int keep_pty(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		    const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct proc_msg *m = dst;
+
+	m->for_pty = true;
+	m->data = v;
+	return 0;
+}
+
+static int keep_stdin(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct proc_msg *m = dst;
+
+	if (!m->for_pty)
+		m->data = v;
+	return 0;
+}
+
+/* Both rows at offset 0: dst is the message. */
+static const struct aj_jf_field input_rows[] = {
+	{.name = "pty", .type = AJ_JF_ANY, .off = 0, .parse = keep_pty},
+	{.name = "stdin", .type = AJ_JF_ANY, .off = 0, .parse = keep_stdin},
+	{.name = NULL},
+};
+
+/* Input for a terminal goes as "pty", for a pipe as "stdin": the other is an error, as envd's
+ * (checked once the command is found). Absent or not an object, it is no input. */
+static int read_input(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct proc_msg *m = dst;
+
+	if (json_is_object(v) &&
+	    aj_jf_read(input_rows, v, m, &(struct aj_jf_opts){o->layer, o->flags, path, o->arg},
+		       e) < 0)
+		return -1;
+	if (json_is_string(m->data))
+		return 0;
+	return aj_jf_fail(e, AJ_JF_VALUE, f, path, v, "input: expected stdin or pty bytes");
+}
+
+static const struct aj_jf_field input_fields[] = {
+	{.name = "input", .type = AJ_JF_ANY, .flags = AJ_JF_SEES_ABSENT, .off = 0,
+	 .parse = read_input},
+	E2B_SELECTOR_ROW(struct proc_msg, sel),
+	{.name = NULL},
+};
+
 static void input_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	json_t *in = json_object_get(e2b_of(r)->msg, "input");
-	json_t *data = json_object_get(in, "pty") ? json_object_get(in, "pty")
-						  : json_object_get(in, "stdin");
-	bool for_pty = json_object_get(in, "pty") != NULL;
+	struct proc_msg msg = {0};
 	json_t *p;
 
-	if (!json_is_string(data)) {
-		e2b_rpc_fail(r, "invalid_argument", "input: expected stdin or pty bytes");
+	if (e2b_read_msg(r, input_fields, &msg) < 0 || e2b_sandbox_open(r, m) < 0 ||
+	    !(p = e2b_proc_find(r, &msg.sel)))
 		return;
-	}
-	if (e2b_sandbox_open(r, m) < 0 || !(p = e2b_proc_find(r, selector(r))))
-		return;
-	if (json_is_true(json_object_get(p, "tty")) != for_pty)
+	if (json_is_true(json_object_get(p, "tty")) != msg.for_pty)
 		e2b_rpc_fail(r, "failed_precondition", "process %lld %s", (long long)json_integer_value(
-				json_object_get(p, "exec")), for_pty ? "has no terminal" : "has a "
+				json_object_get(p, "exec")), msg.for_pty ? "has no terminal" : "has a "
 				"terminal: send pty input");
 	else if (e2b_proc_call(r, json_pack("{s:s, s:O, s:O}", "op", "input", "exec",
-					    json_object_get(p, "exec"), "data", data),
+					    json_object_get(p, "exec"), "data", msg.data),
 			       NULL) == 0)
 		aj_srv_ok(r, 200, json_object());
 	json_decref(p);
@@ -140,9 +195,11 @@ static void input_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 static void close_stdin_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
+	struct proc_msg msg = {0};
 	json_t *p;
 
-	if (e2b_sandbox_open(r, m) < 0 || !(p = e2b_proc_find(r, selector(r))))
+	if (e2b_read_msg(r, selector_fields, &msg) < 0 || e2b_sandbox_open(r, m) < 0 ||
+	    !(p = e2b_proc_find(r, &msg.sel)))
 		return;
 	if (json_is_true(json_object_get(p, "tty")))
 		e2b_rpc_fail(r, "failed_precondition", "a terminal has no stdin to close");
@@ -155,62 +212,99 @@ static void close_stdin_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- SendSignal, Update ------------------------------------------------------------------------ */
 
-static int signal_number(json_t *v)
+/* A number, or SIGNAL_SIGKILL or SIGNAL_SIGTERM by name; only those two are sent. */
+static int read_signal(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		       const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
 	const char *s = json_string_value(v);
+	int *sig = dst;
 
-	if (json_is_integer(v))
-		return (int)json_integer_value(v);
-	if (s && !strcmp(s, "SIGNAL_SIGKILL"))
-		return SIGKILL;
-	if (s && !strcmp(s, "SIGNAL_SIGTERM"))
-		return SIGTERM;
-	return 0;
+	*sig = json_is_integer(v)			   ? (int)json_integer_value(v)
+	       : s && !strcmp(s, "SIGNAL_SIGKILL") ? SIGKILL
+	       : s && !strcmp(s, "SIGNAL_SIGTERM") ? SIGTERM
+						   : 0;
+	if (*sig == SIGKILL || *sig == SIGTERM)
+		return 0;
+	return aj_jf_fail(e, AJ_JF_VALUE, f, path, v, "signal: SIGNAL_SIGKILL or SIGNAL_SIGTERM");
 }
+
+static const struct aj_jf_field signal_fields[] = {
+	{.name = "signal", .type = AJ_JF_ANY, .flags = AJ_JF_SEES_ABSENT, .off = MSG(signal),
+	 .parse = read_signal},
+	E2B_SELECTOR_ROW(struct proc_msg, sel),
+	{.name = NULL},
+};
 
 static void signal_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	int sig = signal_number(json_object_get(e2b_of(r)->msg, "signal"));
+	struct proc_msg msg = {0};
 	json_t *p;
 
-	if (sig != SIGKILL && sig != SIGTERM) {
-		e2b_rpc_fail(r, "invalid_argument", "signal: SIGNAL_SIGKILL or SIGNAL_SIGTERM");
-		return;
-	}
-	if (e2b_sandbox_open(r, m) < 0 || !(p = e2b_proc_find(r, selector(r))))
+	if (e2b_read_msg(r, signal_fields, &msg) < 0 || e2b_sandbox_open(r, m) < 0 ||
+	    !(p = e2b_proc_find(r, &msg.sel)))
 		return;
 	if (e2b_proc_call(r, json_pack("{s:s, s:O, s:i}", "op", "signal", "exec",
-				       json_object_get(p, "exec"), "signal", sig),
+				       json_object_get(p, "exec"), "signal", msg.signal),
 			  NULL) == 0)
 		aj_srv_ok(r, 200, json_object());
 	json_decref(p);
 }
 
+static int keep_size(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		     const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	*(json_t **)dst = v;
+	return 0;
+}
+
+static const struct aj_jf_field pty_rows[] = {
+	{.name = "size", .type = AJ_JF_ANY, .off = MSG(pty_size), .parse = keep_size},
+	{.name = NULL},
+};
+
+/* pty.size, checked as e2b_pty_size does; a pty that is no object has none. dst: the
+ * message (offset 0). */
+static int read_pty_size(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			 const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct proc_msg *m = dst;
+
+	if (json_is_object(v) &&
+	    aj_jf_read(pty_rows, v, m, &(struct aj_jf_opts){o->layer, o->flags, path, o->arg}, e) <
+		    0)
+		return -1;
+	if (e2b_pty_size(m->pty_size, &m->rows, &m->cols))
+		return 0;
+	return aj_jf_fail(e, AJ_JF_VALUE, f, path, v, "pty.size: expected rows and cols of 0-65535");
+}
+
+static const struct aj_jf_field update_fields[] = {
+	{.name = "pty", .type = AJ_JF_ANY, .off = 0, .parse = read_pty_size},
+	E2B_SELECTOR_ROW(struct proc_msg, sel),
+	{.name = NULL},
+};
+
 static void update_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	json_t *size = json_object_get(json_object_get(e2b_of(r)->msg, "pty"), "size");
-	unsigned rows, cols;
+	struct proc_msg msg = {0};
 	json_t *p;
 
-	if (!e2b_pty_size(size, &rows, &cols)) {
-		e2b_rpc_fail(r, "invalid_argument", "pty.size: expected rows and cols of 0-65535");
+	if (e2b_read_msg(r, update_fields, &msg) < 0 || e2b_sandbox_open(r, m) < 0 ||
+	    !(p = e2b_proc_find(r, &msg.sel)))
 		return;
-	}
-	if (e2b_sandbox_open(r, m) < 0 || !(p = e2b_proc_find(r, selector(r))))
-		return;
-	if (!size)
+	if (!msg.pty_size)
 		aj_srv_ok(r, 200, json_object()); /* nothing to change */
 	else if (!json_is_true(json_object_get(p, "tty")))
 		e2b_rpc_fail(r, "failed_precondition", "the process has no terminal to resize");
 	else if (e2b_proc_call(r, json_pack("{s:s, s:O, s:i, s:i}", "op", "resize", "exec",
-					    json_object_get(p, "exec"), "rows", (int)rows, "cols",
-					    (int)cols),
+					    json_object_get(p, "exec"), "rows", (int)msg.rows, "cols",
+					    (int)msg.cols),
 			       NULL) == 0)
 		aj_srv_ok(r, 200, json_object());
 	json_decref(p);
 }
 
-const struct aj_srv_route e2b_process_routes[] = {
+const struct e2b_route e2b_process_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/Start", E2B_STREAM, e2b_start_prepare, e2b_start_work,
 	 e2b_follow_done),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/process.Process/Connect", E2B_STREAM, NULL, e2b_connect_work,

@@ -12,6 +12,7 @@
  * the stream ends with deadline_exceeded); a Connect's stream just ends. */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +41,8 @@ static void follow_req_free(void *p)
 
 static struct follow_req *follow_req(struct aj_srv_req *r, bool start)
 {
-	struct follow_req *f = calloc(1, sizeof *f);
+	struct follow_req *f = aj_xcalloc(1, sizeof *f);
 
-	if (!f) {
-		e2b_rpc_fail(r, "internal", "out of memory");
-		return NULL;
-	}
 	f->start = start;
 	e2b_of(r)->x = f;
 	e2b_of(r)->x_free = follow_req_free;
@@ -146,10 +143,10 @@ int e2b_start_prepare(struct aj_srv_req *r)
 	json_t *pty = json_object_get(e2b_of(r)->msg, "pty");
 	struct follow_req *f = follow_req(r, true);
 
-	if (!f || check_start(r, p) < 0)
+	if (check_start(r, p) < 0)
 		return -1;
 	f->spawn = spawn_request(r, p, pty);
-	return f->spawn ? 0 : e2b_rpc_fail(r, "internal", "out of memory");
+	return 0;
 }
 
 /* A command that cannot start fails the stream as envd's does: a missing working directory is
@@ -190,14 +187,24 @@ void e2b_start_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 /* ---- Connect ---------------------------------------------------------------------------------- */
 
+struct connect_msg {
+	struct e2b_selector sel;
+};
+
+static const struct aj_jf_field connect_fields[] = {
+	E2B_SELECTOR_ROW(struct connect_msg, sel),
+	{.name = NULL},
+};
+
 void e2b_connect_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct e2b_req *x = e2b_of(r);
 	struct follow_req *f = follow_req(r, false);
+	struct connect_msg msg = {{false, 0, NULL}};
 	json_t *p, *reply = NULL;
 
-	if (!f || e2b_sandbox_open(r, m) < 0 ||
-	    !(p = e2b_proc_find(r, json_object_get(x->msg, "process"))))
+	if (e2b_read_msg(r, connect_fields, &msg) < 0 || e2b_sandbox_open(r, m) < 0 ||
+	    !(p = e2b_proc_find(r, &msg.sel)))
 		return;
 	f->exec = (uint64_t)json_integer_value(json_object_get(p, "exec"));
 	json_decref(p);
@@ -233,6 +240,12 @@ static void follower_free(struct follower *fo)
 	if (fo->ctl >= 0)
 		close(fo->ctl);
 	free(fo);
+}
+
+static void follower_freep(struct follower **fo)
+{
+	if (*fo)
+		follower_free(*fo);
 }
 
 static void end(struct follower *fo, const char *code, const char *message)
@@ -291,21 +304,18 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	for (int i = 0; i < 64 && !fo->ended && !fo->closing; i++) {
-		int fds[AJ_CTL_MAX_FDS];
-		size_t n = 0;
 		json_t *m = NULL;
 
 		if (!e2b_stream_writable(fo->st)) {
 			event_del(fo->ev); /* on_drain reads on */
 			return;
 		}
-		if (aj_ctl_recv(fo->ctl, &m, fds, &n, 0) < 0) {
+		/* No descriptors wanted: any that come are closed. */
+		if (aj_ctl_recv(fo->ctl, &m, NULL, NULL, 0) < 0) {
 			if (errno != EAGAIN && errno != ETIMEDOUT && errno != EPROTO)
 				end(fo, "unavailable", "the sandbox stopped");
 			return;
 		}
-		for (size_t k = 0; k < n; k++)
-			close(fds[k]);
 		take(fo, m);
 		json_decref(m);
 	}
@@ -364,30 +374,25 @@ void e2b_follow_done(struct aj_srv_req *r)
 {
 	struct e2b_req *x = e2b_of(r);
 	struct follow_req *f = x->x;
-	struct follower *fo = calloc(1, sizeof *fo);
-	struct e2b_stream_cbs cbs = {on_drain, on_close, on_deadline, fo};
+	__attribute__((cleanup(follower_freep))) struct follower *nfo =
+		aj_xcalloc(1, sizeof *nfo);
+	struct e2b_stream_cbs cbs = {on_drain, on_close, on_deadline, nfo};
+	struct follower *fo;
 
-	if (fo) {
-		fo->ctl = x->ctl;
-		fo->exec = f->exec;
-		fo->start = f->start;
-		fo->ev = event_new(aj_srv_base(r->srv), fo->ctl, EV_READ | EV_PERSIST, on_ctl, fo);
-		fo->closer = event_new(aj_srv_base(r->srv), -1, 0, on_closer, fo);
-	}
-	if (!fo || !fo->ev || !fo->closer) {
-		if (fo)
-			fo->ctl = -1; /* still the request's */
-		if (fo)
-			follower_free(fo);
+	nfo->ctl = -1;
+	nfo->exec = f->exec;
+	nfo->start = f->start;
+	nfo->ev = event_new(aj_srv_base(r->srv), x->ctl, EV_READ | EV_PERSIST, on_ctl, nfo);
+	nfo->closer = event_new(aj_srv_base(r->srv), -1, 0, on_closer, nfo);
+	if (!nfo->ev || !nfo->closer) { /* libevent's allocations */
 		e2b_rpc_fail(r, "internal", "out of memory");
 		e2b_finish(r);
 		return;
 	}
-	x->ctl = -1; /* the follower's now */
-	if (!(fo->st = e2b_stream_start(r, KEEPALIVE, &cbs))) {
-		follower_free(fo);
+	nfo->ctl = aj_steal_fd(&x->ctl); /* the follower's now */
+	if (!(nfo->st = e2b_stream_start(r, KEEPALIVE, &cbs)))
 		return;
-	}
+	fo = aj_steal_ptr(&nfo); /* follower_free's, from on_closer */
 	e2b_stream_send(fo->st, json_pack("{s:{s:{s:I}}}", "event", "start", "pid",
 					  (json_int_t)fo->exec));
 	event_add(fo->ev, NULL);

@@ -163,27 +163,25 @@ int e2b_fail_err(struct aj_srv_req *r, const struct aj_err *e)
 
 static void send_json(struct aj_srv *s, struct evhttp_request *req, int status, json_t *j)
 {
-	struct evbuffer *buf = evbuffer_new();
-	char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	_cleanup_evbuffer_ struct evbuffer *buf = evbuffer_new();
+	_cleanup_free_ char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10));
 
 	json_decref(j);
 	if (buf && text)
 		evbuffer_add(buf, text, strlen(text));
 	else
 		status = 500;
-	free(text);
 	aj_srv_send(s, req, status, "application/json", buf);
-	if (buf)
-		evbuffer_free(buf);
 }
 
 /* A stream that failed before it began: one end-stream envelope, HTTP 200. */
 static void send_end_stream(struct aj_srv *s, struct evhttp_request *req, const char *code,
 			    const char *message)
 {
-	json_t *j = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message);
-	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	struct evbuffer *buf = evbuffer_new();
+	_cleanup_json_ json_t *j =
+		json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message);
+	_cleanup_free_ char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	_cleanup_evbuffer_ struct evbuffer *buf = evbuffer_new();
 	unsigned char hdr[5] = {2, 0, 0, 0, 0};
 	size_t n = text ? strlen(text) : 0;
 
@@ -195,11 +193,7 @@ static void send_end_stream(struct aj_srv *s, struct evhttp_request *req, const 
 		evbuffer_add(buf, hdr, sizeof hdr);
 		evbuffer_add(buf, text, n);
 	}
-	json_decref(j);
-	free(text);
 	aj_srv_send(s, req, buf && n ? 200 : 500, "application/connect+json", buf);
-	if (buf)
-		evbuffer_free(buf);
 }
 
 static void send_error(struct aj_srv_req *r)
@@ -224,29 +218,22 @@ static void send_error(struct aj_srv_req *r)
 
 static void send_file(struct aj_srv_req *r)
 {
-	struct evbuffer *buf = evbuffer_new();
+	_cleanup_evbuffer_ struct evbuffer *buf = evbuffer_new();
+	_cleanup_close_ int fd = aj_steal_fd(&r->file_fd);
 
 	/* libevent sends it with sendfile and closes the descriptor once done; it refuses an empty
 	 * range, and the SDK wants an empty file as Content-Length: 0. */
 	if (buf && r->file_len == 0) {
-		close(r->file_fd);
-		r->file_fd = -1;
 		aj_srv_send(r->srv, r->req, 200, "application/octet-stream", buf);
-		evbuffer_free(buf);
 		return;
 	}
-	if (!buf || evbuffer_add_file(buf, r->file_fd, 0, (ev_off_t)r->file_len) < 0) {
-		close(r->file_fd);
-		r->file_fd = -1;
-		if (buf)
-			evbuffer_free(buf);
+	if (!buf || evbuffer_add_file(buf, fd, 0, (ev_off_t)r->file_len) < 0) {
 		send_json(r->srv, r->req, 500,
 			  json_pack("{s:i, s:s}", "code", 500, "message", "could not queue the file"));
 		return;
 	}
-	r->file_fd = -1;
+	aj_steal_fd(&fd); /* libevent's */
 	aj_srv_send(r->srv, r->req, 200, "application/octet-stream", buf);
-	evbuffer_free(buf);
 }
 
 void e2b_finish(struct aj_srv_req *r)

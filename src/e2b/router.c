@@ -44,14 +44,16 @@ static void req_done(struct aj_srv_job *j)
 
 /* ---- routes ------------------------------------------------------------------------------ */
 
-static const struct aj_srv_route *const control_tables[] = {e2b_control_routes, NULL};
-static const struct aj_srv_route *const sandbox_tables[] = {e2b_envd_routes, e2b_process_routes,
-							 e2b_fs_routes, e2b_watch_routes, NULL};
+static const struct aj_srv_table control_tables[] = {E2B_TABLE(e2b_control_routes),
+						      AJ_SRV_TABLES_END};
+static const struct aj_srv_table sandbox_tables[] = {
+	E2B_TABLE(e2b_envd_routes), E2B_TABLE(e2b_process_routes), E2B_TABLE(e2b_fs_routes),
+	E2B_TABLE(e2b_watch_routes), AJ_SRV_TABLES_END,
+};
 
 /* The shared matcher (server/route.c); an {id} longer than the request's room names no
  * route. */
-static int find_route(struct aj_srv_req *r, const struct aj_srv_route *const *tables,
-		      const char *path)
+static int find_route(struct aj_srv_req *r, const struct aj_srv_table *tables, const char *path)
 {
 	struct e2b_req *x = e2b_of(r);
 	enum evhttp_cmd_type method = evhttp_request_get_command(r->req);
@@ -60,7 +62,7 @@ static int find_route(struct aj_srv_req *r, const struct aj_srv_route *const *ta
 
 	if (aj_srv_route_match(tables, method, path, sizeof x->id, &m) == 0) {
 		r->route = m.route;
-		x->style = (enum e2b_style)m.route->style;
+		x->style = e2b_route_of(m.route)->style;
 		if ((id = aj_srv_match_capture(&m, "id")))
 			snprintf(x->id, sizeof x->id, "%s", id);
 		return 0;
@@ -208,7 +210,7 @@ static int read_body(struct aj_srv_req *r, const char *path)
 					      "larger than the limit of %zu bytes", len, max);
 	x->raw = len ? (const char *)evbuffer_pullup(in, -1) : "";
 	x->raw_len = len;
-	if (!x->raw)
+	if (!x->raw) /* libevent's allocation */
 		return e2b_fail(r, 500, "out of memory");
 	if (x->style == E2B_STREAM) {
 		if (!media_type_is(ct, "application/connect+json"))
@@ -311,15 +313,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	r = aj_srv_req_new(e->srv, req, true);
-	x = r ? calloc(1, sizeof *x) : NULL;
-	if (!x) {
-		if (r) {
-			r->req = NULL;
-			aj_srv_req_free(r);
-		}
-		e2b_reply_early(e->srv, req, 500, "out of memory");
-		return;
-	}
+	x = aj_xcalloc(1, sizeof *x);
 	x->e2b = e;
 	x->ctl = -1;
 	r->data = x;
@@ -349,10 +343,8 @@ static void destroy(void *state)
 static int create(struct aj_srv *s, void **state, struct aj_err *err)
 {
 	const struct aj_srv_config *c = aj_srv_cfg(s);
-	struct aj_e2b *e = calloc(1, sizeof *e);
+	struct aj_e2b *e = aj_xcalloc(1, sizeof *e);
 
-	if (!e)
-		return aj_err_sys(err, AJ_LAYER_API, "E2B API");
 	e->srv = s;
 	e->next_watcher = 1;
 	*state = e;

@@ -80,30 +80,27 @@ static void decode_key(const char *k, size_t n, char *out, size_t len)
 	out[o] = '\0';
 }
 
-int e2b_metadata_labels(struct aj_srv_req *r, json_t *metadata, struct aj_strv *labels)
+int e2b_metadata_labels(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
+	struct aj_strv *labels = dst;
+	char enc[META_KEY_MAX * 3 + 8];
 	const char *k;
-	json_t *v;
-	char enc[META_KEY_MAX * 3 + 8], *kv;
+	json_t *val;
 
-	if (!metadata)
-		return 0;
-	if (!json_is_object(metadata) || json_object_size(metadata) > META_MAX)
-		return e2b_fail(r, 400, "metadata: expected an object of at most %d string values",
-				META_MAX);
-	json_object_foreach(metadata, k, v) {
-		if (!k[0] || strlen(k) > META_KEY_MAX || !json_is_string(v) ||
-		    json_string_length(v) > META_VALUE_MAX ||
-		    strlen(json_string_value(v)) != json_string_length(v))
-			return e2b_fail(r, 400,
-					"metadata \"%.64s\": keys are 1-%d bytes, values strings of at "
-					"most %d bytes without NUL",
-					k, META_KEY_MAX, META_VALUE_MAX);
+	if (!json_is_object(v) || json_object_size(v) > META_MAX)
+		return aj_jf_fail(e, AJ_JF_VALUE, f, path, v,
+				  "metadata: expected an object of at most %d string values", META_MAX);
+	json_object_foreach(v, k, val) {
+		if (!k[0] || strlen(k) > META_KEY_MAX || !json_is_string(val) ||
+		    json_string_length(val) > META_VALUE_MAX ||
+		    strlen(json_string_value(val)) != json_string_length(val))
+			return aj_jf_fail(e, AJ_JF_VALUE, f, path, v,
+					  "metadata \"%.64s\": keys are 1-%d bytes, values strings of "
+					  "at most %d bytes without NUL",
+					  k, META_KEY_MAX, META_VALUE_MAX);
 		encode_key(k, enc, sizeof enc);
-		if (asprintf(&kv, "%s=%s", enc, json_string_value(v)) < 0)
-			return e2b_fail(r, 500, "out of memory");
-		aj_strv_push(labels, kv);
-		free(kv);
+		aj_strv_pushf(labels, "%s=%s", enc, json_string_value(val));
 	}
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/cleanup.h"
 #include "e2b/internal.h"
 #include "policy/policy.h"
 
@@ -44,38 +45,29 @@ static bool name_ok(const char *n)
 
 int e2b_templates_load(struct aj_e2b *e, const char *path, struct aj_err *err)
 {
+	_cleanup_json_ json_t *t = NULL;
 	json_error_t jerr;
 	const char *name;
-	json_t *pol, *t;
+	json_t *pol;
 
 	e->templates = json_pack("{s:{}}", "base");
-	if (!e->templates)
-		return aj_err_set(err, AJ_LAYER_API, ENOMEM, "templates");
 	if (!path)
 		return 0;
 	t = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!t)
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "--e2b-templates \"%s\": line %d: %s",
 				  path, jerr.line, jerr.text);
-	if (!json_is_object(t)) {
-		json_decref(t);
+	if (!json_is_object(t))
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
 				  "--e2b-templates \"%s\": expected an object of NAME: POLICY", path);
-	}
 	json_object_foreach(t, name, pol) {
-		if (!name_ok(name)) {
+		if (!name_ok(name))
 			aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
 				   "template \"%s\": a name is 1-128 of A-Za-z0-9_.:/-", name);
-			json_decref(t);
+		if (!name_ok(name) || check_policy(name, pol, err) < 0)
 			return aj_err_prefix(err, "--e2b-templates \"%s\"", path);
-		}
-		if (check_policy(name, pol, err) < 0) {
-			json_decref(t);
-			return aj_err_prefix(err, "--e2b-templates \"%s\"", path);
-		}
 	}
 	json_object_update(e->templates, t);
-	json_decref(t);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
  * relative to the watched directory. A watcher ends when the sandbox stops (its supervisor
  * connection closes) or the watched directory goes; a stream also at Connect-Timeout-Ms. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,17 +64,12 @@ struct e2b_watcher {
 
 static void add_dir(struct e2b_watcher *w, int wd, const char *rel)
 {
-	struct wdir *nd;
-
 	for (size_t i = 0; i < w->n_dirs; i++)
 		if (w->dirs[i].wd == wd)
 			return; /* the same directory again (moved back) */
-	nd = realloc(w->dirs, (w->n_dirs + 1) * sizeof *nd);
-	if (!nd)
-		return;
-	w->dirs = nd;
+	w->dirs = aj_xrealloc(w->dirs, (w->n_dirs + 1) * sizeof *w->dirs);
 	w->dirs[w->n_dirs].wd = wd;
-	w->dirs[w->n_dirs++].rel = strdup(rel);
+	w->dirs[w->n_dirs++].rel = aj_xstrdup(rel);
 }
 
 static const char *rel_of(const struct e2b_watcher *w, int wd)
@@ -128,15 +124,13 @@ struct addjob {
 static void add_work(struct aj_srv_job *j, struct aj_mgr *m)
 {
 	struct addjob *a = (struct addjob *)j;
-	int ctl = aj_ctl_connect(a->sock, NULL);
+	_cleanup_close_ int ctl = aj_ctl_connect(a->sock, NULL);
 
 	(void)m;
 	for (size_t i = 0; i < a->paths.n; i++)
 		if (ctl < 0 || aj_fs_watch(ctl, a->paths.v[i], a->ifd, MASK | IN_DONT_FOLLOW,
 					   &a->wds[i], NULL) < 0)
 			a->wds[i] = -1;
-	if (ctl >= 0)
-		close(ctl);
 }
 
 static void submit_adds(struct e2b_watcher *w);
@@ -166,12 +160,8 @@ static void submit_adds(struct e2b_watcher *w)
 
 	if (w->job || !w->pending.n || w->ended)
 		return;
-	a = calloc(1, sizeof *a);
-	if (!a || !(a->wds = calloc(w->pending.n, sizeof *a->wds))) {
-		free(a);
-		aj_strv_clear(&w->pending);
-		return;
-	}
+	a = aj_xcalloc(1, sizeof *a);
+	a->wds = aj_xcalloc(w->pending.n, sizeof *a->wds);
 	a->job.work = add_work;
 	a->job.done = add_done;
 	a->w = w;
@@ -289,6 +279,17 @@ struct wsetup {
 	int ifd, root_wd;
 	char root[E2B_PATH_MAX + 1];
 	struct aj_strv dirs; /* "WD:REL" of the directories watched at start */
+	const char *path;    /* the message's (borrowed) */
+	bool recursive;
+};
+
+static const struct aj_jf_field watch_fields[] = {
+	{.name = "path", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED,
+	 .off = offsetof(struct wsetup, path), .parse = e2b_keep_string,
+	 .refusal = "a directory is required"},
+	{.name = "recursive", .type = AJ_JF_BOOL, .flags = AJ_JF_NULLABLE,
+	 .off = offsetof(struct wsetup, recursive), .refusal = "expected true or false"},
+	{.name = NULL},
 };
 
 static void wsetup_free(void *p)
@@ -322,7 +323,7 @@ static int on_subdir(void *arg, const struct aj_fs_entry *e)
  * MAX_WATCHES; each watch is added by init, not followed through symlinks. */
 static void watch_tree(int ctl, struct wsetup *s)
 {
-	struct aj_strv queue = {0};
+	_cleanup_strv_ struct aj_strv queue = AJ_STRV_INIT;
 	size_t rootlen = strlen(s->root) + (strcmp(s->root, "/") ? 1 : 0);
 	char line[E2B_PATH_MAX + 32];
 
@@ -338,22 +339,16 @@ static void watch_tree(int ctl, struct wsetup *s)
 		}
 		aj_fs_list(ctl, queue.v[q], on_subdir, &sd, NULL);
 	}
-	aj_strv_free(&queue);
 }
 
 static int watch_open(struct aj_srv_req *r, struct aj_mgr *m, struct wsetup *s)
 {
 	struct e2b_req *x = e2b_of(r);
-	json_t *path = json_object_get(x->msg, "path"), *rec = json_object_get(x->msg, "recursive");
 	struct e2b_user u;
 	struct aj_err err;
 
-	if (!json_is_string(path))
-		return e2b_rpc_fail(r, "invalid_argument", "path: a directory is required");
-	if (rec && !json_is_boolean(rec) && !json_is_null(rec))
-		return e2b_rpc_fail(r, "invalid_argument", "recursive: expected true or false");
-	if (e2b_sandbox_open(r, m) < 0 || e2b_user_resolve(r, &u) < 0 ||
-	    e2b_path(r, &u, json_string_value(path), s->root, sizeof s->root) < 0)
+	if (e2b_read_msg(r, watch_fields, s) < 0 || e2b_sandbox_open(r, m) < 0 ||
+	    e2b_user_resolve(r, &u) < 0 || e2b_path(r, &u, s->path, s->root, sizeof s->root) < 0)
 		return -1;
 	s->ifd = aj_fs_watch(x->ctl, s->root, -1, MASK, &s->root_wd, &err);
 	if (s->ifd < 0 && err.errnum == ENOENT)
@@ -362,7 +357,7 @@ static int watch_open(struct aj_srv_req *r, struct aj_mgr *m, struct wsetup *s)
 		return e2b_rpc_fail(r, "invalid_argument", "path '%s' is not a directory", s->root);
 	if (s->ifd < 0)
 		return e2b_fail_err(r, &err);
-	if (json_is_true(json_object_get(x->msg, "recursive")))
+	if (s->recursive)
 		watch_tree(x->ctl, s);
 	aj_fd_set_nonblock(x->ctl, true);
 	return 0;
@@ -370,12 +365,8 @@ static int watch_open(struct aj_srv_req *r, struct aj_mgr *m, struct wsetup *s)
 
 static void watch_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	struct wsetup *s = calloc(1, sizeof *s);
+	struct wsetup *s = aj_xcalloc(1, sizeof *s);
 
-	if (!s) {
-		e2b_rpc_fail(r, "internal", "out of memory");
-		return;
-	}
 	s->ifd = -1;
 	e2b_of(r)->x = s;
 	e2b_of(r)->x_free = wsetup_free;
@@ -391,19 +382,16 @@ static struct e2b_watcher *watcher_new(struct aj_srv_req *r, bool stream)
 {
 	struct e2b_req *x = e2b_of(r);
 	struct wsetup *s = x->x;
-	struct e2b_watcher *w = calloc(1, sizeof *w);
+	struct e2b_watcher *w = aj_xcalloc(1, sizeof *w);
 	struct event_base *base = aj_srv_base(r->srv);
 
-	if (!w)
-		return NULL;
 	w->e2b = x->e2b;
-	w->ifd = s->ifd;
-	w->ctl = x->ctl;
-	s->ifd = x->ctl = -1;
+	w->ifd = aj_steal_fd(&s->ifd);
+	w->ctl = aj_steal_fd(&x->ctl);
 	snprintf(w->sandbox, sizeof w->sandbox, "%s", x->id);
 	snprintf(w->sock, sizeof w->sock, "%s", x->rec.socket);
 	snprintf(w->root, sizeof w->root, "%s", s->root);
-	w->recursive = json_is_true(json_object_get(x->msg, "recursive"));
+	w->recursive = s->recursive;
 	add_dir(w, s->root_wd, "");
 	for (size_t i = 0; i < s->dirs.n; i++)
 		add_dir(w, atoi(s->dirs.v[i]), strchr(s->dirs.v[i], ':') + 1);
@@ -411,7 +399,7 @@ static struct e2b_watcher *watcher_new(struct aj_srv_req *r, bool stream)
 	w->ev_ctl = event_new(base, w->ctl, EV_READ | EV_PERSIST, on_ctl_end, w);
 	w->closer = stream ? event_new(base, -1, 0, on_closer, w) : NULL;
 	w->events = stream ? NULL : json_array();
-	if (!w->ev_in || !w->ev_ctl || (stream ? !w->closer : !w->events)) {
+	if (!w->ev_in || !w->ev_ctl || (stream && !w->closer)) { /* libevent's allocations */
 		watcher_free(w);
 		return NULL;
 	}
@@ -493,14 +481,18 @@ static void watch_done(struct aj_srv_req *r)
 
 /* ---- CreateWatcher, GetWatcherEvents, RemoveWatcher -------------------------------------------- */
 
+static const struct aj_jf_field watcher_fields[] = {
+	{.name = "watcherId", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED, .off = 0,
+	 .parse = e2b_keep_string, .refusal = "a string is required"},
+	{.name = NULL},
+};
+
 static struct e2b_watcher **find_watcher(struct aj_srv_req *r)
 {
-	const char *id = json_string_value(json_object_get(e2b_of(r)->msg, "watcherId"));
+	const char *id = NULL;
 
-	if (!id) {
-		e2b_rpc_fail(r, "invalid_argument", "watcherId: a string is required");
+	if (e2b_read_msg(r, watcher_fields, &id) < 0)
 		return NULL;
-	}
 	for (struct e2b_watcher **pw = &e2b_of(r)->e2b->watchers; *pw; pw = &(*pw)->next)
 		if (!strcmp((*pw)->id, id) && !strcmp((*pw)->sandbox, e2b_of(r)->id))
 			return pw;
@@ -591,7 +583,7 @@ void e2b_watchers_free(struct aj_e2b *e)
 	}
 }
 
-const struct aj_srv_route e2b_watch_routes[] = {
+const struct e2b_route e2b_watch_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/WatchDir", E2B_STREAM, NULL, watch_work,
 	 watch_done),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/filesystem.Filesystem/CreateWatcher", E2B_UNARY, NULL, watch_work,

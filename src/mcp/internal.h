@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/err.h"
 #include "common/jfields.h"
 #include "manager/manager.h"

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 
 #define READ_CHUNK 65536
@@ -26,9 +28,8 @@ void aj_rpc_reader_free(struct aj_rpc_reader *r)
 
 /* Room for one more chunk after the unconsumed bytes, moved to the front. The buffer never
  * holds more than max_line bytes of one line: aj_rpc_reader_next drops longer ones. */
-static int make_room(struct aj_rpc_reader *r)
+static void make_room(struct aj_rpc_reader *r)
 {
-	char *p;
 	size_t want;
 
 	if (r->start) {
@@ -37,16 +38,12 @@ static int make_room(struct aj_rpc_reader *r)
 		r->start = 0;
 	}
 	if (r->cap - r->len >= READ_CHUNK)
-		return 0;
+		return;
 	want = r->cap ? r->cap * 2 : 4 * READ_CHUNK;
 	while (want - r->len < READ_CHUNK)
 		want *= 2;
-	p = realloc(r->buf, want + 1);
-	if (!p)
-		return -1;
-	r->buf = p;
+	r->buf = aj_xrealloc(r->buf, want + 1);
 	r->cap = want;
-	return 0;
 }
 
 int aj_rpc_reader_fill(struct aj_rpc_reader *r)
@@ -55,8 +52,7 @@ int aj_rpc_reader_fill(struct aj_rpc_reader *r)
 
 	if (r->eof)
 		return 0;
-	if (make_room(r) < 0)
-		return -1;
+	make_room(r);
 	do
 		n = read(r->fd, r->buf + r->len, r->cap - r->len);
 	while (n < 0 && errno == EINTR);
@@ -146,15 +142,16 @@ static bool id_ok(json_t *id)
 	return json_is_string(id) || json_is_integer(id) || json_is_real(id);
 }
 
-static int bad(int *code, int c, char *why, size_t why_len, const char *text)
+static int bad(enum aj_rpc_code *code, enum aj_rpc_code c, char *why, size_t why_len,
+	       const char *text)
 {
 	*code = c;
 	snprintf(why, why_len, "%s", text);
 	return -1;
 }
 
-int aj_rpc_classify(json_t *m, struct aj_rpc_msg *out, int *code, char *why, size_t why_len,
-		    json_t **id)
+int aj_rpc_classify(json_t *m, struct aj_rpc_msg *out, enum aj_rpc_code *code, char *why,
+		    size_t why_len, json_t **id)
 {
 	json_t *v = json_object_get(m, "jsonrpc"), *method;
 
@@ -202,7 +199,7 @@ json_t *aj_rpc_result(json_t *id, json_t *result)
 			 result ? result : json_object());
 }
 
-json_t *aj_rpc_error(json_t *id, int code, const char *message, json_t *data)
+json_t *aj_rpc_error(json_t *id, enum aj_rpc_code code, const char *message, json_t *data)
 {
 	json_t *e = json_pack("{s:i, s:s}", "code", code, "message", message);
 
@@ -217,18 +214,16 @@ json_t *aj_rpc_error(json_t *id, int code, const char *message, json_t *data)
 int aj_rpc_send(int fd, json_t *msg)
 {
 	/* Compact output has no raw newlines (they are escaped inside strings): one line. */
-	char *text = msg ? json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+	_cleanup_free_ char *text =
+		msg ? json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
 	size_t n;
-	int r;
 
 	json_decref(msg);
-	if (!text) {
+	if (!text) { /* a message that could not be made */
 		errno = ENOMEM;
 		return -1;
 	}
 	n = strlen(text);
 	text[n] = '\n'; /* overwrites the NUL; the length is known */
-	r = aj_write_all(fd, text, n + 1);
-	free(text);
-	return r;
+	return aj_write_all(fd, text, n + 1);
 }

@@ -16,7 +16,8 @@
 
 #define AJ_RPC_MAX_LINE (16u << 20)
 
-enum {
+/* JSON-RPC 2.0's error codes. */
+enum aj_rpc_code {
 	AJ_RPC_PARSE_ERROR = -32700,
 	AJ_RPC_INVALID_REQUEST = -32600,
 	AJ_RPC_METHOD_NOT_FOUND = -32601,
@@ -59,13 +60,13 @@ struct aj_rpc_msg {
 
 /* Checks that m is a JSON-RPC 2.0 request, notification or response. On failure returns -1
  * with the error to answer: *code, why, and *id (borrowed; NULL answers with a null id). */
-int aj_rpc_classify(json_t *m, struct aj_rpc_msg *out, int *code, char *why, size_t why_len,
-		    json_t **id);
+int aj_rpc_classify(json_t *m, struct aj_rpc_msg *out, enum aj_rpc_code *code, char *why,
+		    size_t why_len, json_t **id);
 
 /* {"jsonrpc":"2.0","id":id,"result":result}; consumes result, not id. */
 json_t *aj_rpc_result(json_t *id, json_t *result);
 /* {"jsonrpc":"2.0","id":id or null,"error":{code,message[,data]}}; consumes data. */
-json_t *aj_rpc_error(json_t *id, int code, const char *message, json_t *data);
+json_t *aj_rpc_error(json_t *id, enum aj_rpc_code code, const char *message, json_t *data);
 /* Writes msg as one line; consumes it. -1 with errno when the peer is gone. */
 int aj_rpc_send(int fd, json_t *msg);
 

@@ -34,15 +34,15 @@ bool aj_mcp_terminating(void)
 /* What a method handler answers: a result, an error, or nothing (a cancelled call). */
 struct answer {
 	json_t *result;
-	int code;
+	enum aj_rpc_code code;
 	char message[1024];
 	bool none;
 };
 
-static int fail(struct answer *a, int code, const char *fmt, ...)
+static int fail(struct answer *a, enum aj_rpc_code code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct answer *a, int code, const char *fmt, ...)
+static int fail(struct answer *a, enum aj_rpc_code code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -100,7 +100,7 @@ static int do_initialize(struct aj_mcp_server *s, json_t *params, json_t *id, st
 			      "name", "agentjail", "title", "agentjail sandbox", "version",
 			      s->version, "instructions", instructions(s));
 	if (!a->result)
-		return fail(a, AJ_RPC_INTERNAL_ERROR, "out of memory");
+		return fail(a, AJ_RPC_INTERNAL_ERROR, "could not build the initialize result");
 	s->initialized = true;
 	fprintf(stderr, "agentjail mcp: %s %s connected (protocol %s), sandbox \"%s\"\n",
 		json_string_value(json_object_get(info, "name")) ?: "a client",
@@ -231,7 +231,8 @@ static int handle_line(struct aj_mcp_server *s, const char *line, size_t len)
 	json_t *msg, *id = NULL;
 	struct aj_rpc_msg m;
 	char why[512];
-	int code, rc = 0;
+	enum aj_rpc_code code;
+	int rc = 0;
 
 	if (strspn(line, " \t\r") == len)
 		return 0;

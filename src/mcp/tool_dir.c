@@ -31,10 +31,9 @@ static int add_entry(void *arg, const struct aj_fs_entry *e)
 		return 0; /* counted, not shown */
 	j = json_pack("{s:o, s:s, s:I}", "name", aj_mcp_text(e->name, strlen(e->name)), "type",
 		      aj_fs_type_name(e->st.st_mode), "size", (json_int_t)e->st.st_size);
-	if (j && e->link)
+	if (e->link)
 		json_object_set_new(j, "target", aj_mcp_text(e->link, strlen(e->link)));
-	if (!j || json_array_append_new(l->entries, j) < 0)
-		return -1;
+	json_array_append_new(l->entries, j);
 	return 0;
 }
 
@@ -47,27 +46,25 @@ static int by_name(const void *a, const void *b)
 static void sort_entries(json_t *entries)
 {
 	size_t n = json_array_size(entries);
-	json_t **v = n ? malloc(n * sizeof *v) : NULL;
+	_cleanup_free_ json_t **v = NULL;
 
-	if (!v)
+	if (!n)
 		return;
+	v = aj_xmalloc(n * sizeof *v);
 	for (size_t i = 0; i < n; i++)
 		v[i] = json_incref(json_array_get(entries, i));
 	qsort(v, n, sizeof *v, by_name);
 	json_array_clear(entries);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(entries, v[i]);
-	free(v);
 }
 
 /* One line per entry: type, size (files), name, a directory's slash, a link's target. */
 static char *render(const char *path, const struct listing *l)
 {
 	size_t n = json_array_size(l->entries), cap = 256 + n * 64, len = 0;
-	char *t = malloc(cap);
+	char *t = aj_xmalloc(cap);
 
-	if (!t)
-		return NULL;
 	len += (size_t)snprintf(t, cap, "%s: %zu entr%s\n", path, l->total, l->total == 1 ? "y" : "ies");
 	for (size_t i = 0; i < n; i++) {
 		json_t *e = json_array_get(l->entries, i);
@@ -76,13 +73,8 @@ static char *render(const char *path, const struct listing *l)
 		const char *target = json_string_value(json_object_get(e, "target"));
 		size_t need = strlen(name) + (target ? strlen(target) : 0) + 256;
 		if (len + need >= cap) {
-			char *p = realloc(t, (len + need) * 2);
-			if (!p) {
-				free(t);
-				return NULL;
-			}
-			t = p;
 			cap = (len + need) * 2;
+			t = aj_xrealloc(t, cap);
 		}
 		len += (size_t)snprintf(t + len, cap - len, "%-7s %10lld  %s%s%s%s\n", type,
 					(long long)json_integer_value(json_object_get(e, "size")), name,
@@ -98,25 +90,19 @@ static char *render(const char *path, const struct listing *l)
 static json_t *run_list(struct aj_mcp_call *c, json_t *args)
 {
 	const char *arg = aj_mcp_arg_str(args, "path");
-	struct listing l = {.entries = json_array()};
-	char path[4200], why[600], *text;
+	_cleanup_json_ json_t *entries = json_array();
+	struct listing l = {.entries = entries};
+	char path[4200], why[600];
+	_cleanup_free_ char *text = NULL;
 	struct aj_err err;
-	json_t *res;
 	int ctl;
 
-	if (aj_mcp_path(&c->srv->sb, arg ? arg : ".", "path", path, sizeof path, why, sizeof why) < 0) {
-		json_decref(l.entries);
+	if (aj_mcp_path(&c->srv->sb, arg ? arg : ".", "path", path, sizeof path, why, sizeof why) < 0)
 		return aj_mcp_result_error("%s", why);
-	}
-	if ((ctl = aj_mcp_ctl(&c->srv->sb, &err)) < 0) {
-		json_decref(l.entries);
+	if ((ctl = aj_mcp_ctl(&c->srv->sb, &err)) < 0)
 		return aj_mcp_result_err(&err, "list_dir: the sandbox is not available");
-	}
 	aj_err_clear(&err);
 	if (aj_fs_list(ctl, path, add_entry, &l, &err) != 0) {
-		json_decref(l.entries);
-		if (!err.msg[0])
-			return NULL; /* add_entry ran out of memory */
 		if (err.errnum == ENOENT)
 			return aj_mcp_result_error("list_dir %s: no such directory", path);
 		if (err.errnum == ENOTDIR)
@@ -124,16 +110,11 @@ static json_t *run_list(struct aj_mcp_call *c, json_t *args)
 						   path);
 		return aj_mcp_result_err(&err, "list_dir");
 	}
-	sort_entries(l.entries);
+	sort_entries(entries);
 	text = render(path, &l);
-	res = text ? aj_mcp_result_text(text, json_pack("{s:s, s:O, s:I, s:b}", "path", path,
-							"entries", l.entries, "total",
-							(json_int_t)l.total, "truncated",
-							l.total > MAX_ENTRIES))
-		   : NULL;
-	free(text);
-	json_decref(l.entries);
-	return res;
+	return aj_mcp_result_text(text, json_pack("{s:s, s:O, s:I, s:b}", "path", path, "entries",
+						  entries, "total", (json_int_t)l.total, "truncated",
+						  l.total > MAX_ENTRIES));
 }
 
 const struct aj_mcp_tool aj_mcp_tool_list_dir = {

@@ -84,6 +84,14 @@ struct reader {
 	bool cut, more, binary, too_far;
 };
 
+/* The reader's descriptor and buffer, at the end of the read's scope. */
+static void reader_release(struct reader *r)
+{
+	if (r->fd >= 0)
+		close(aj_steal_fd(&r->fd));
+	free(r->out);
+}
+
 /* Keeps the bytes of the wanted lines from one chunk; stops at the line after the last. */
 static void take_chunk(struct reader *r, const char *buf, size_t n)
 {
@@ -108,9 +116,7 @@ static int read_lines(struct reader *r, struct aj_err *err)
 {
 	char buf[65536];
 
-	r->out = malloc(READ_OUTPUT_CAP + 1);
-	if (!r->out)
-		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "read_file");
+	r->out = aj_xmalloc(READ_OUTPUT_CAP + 1);
 	while (!r->more) {
 		ssize_t n = read(r->fd, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
@@ -170,7 +176,7 @@ static json_t *run_read(struct aj_mcp_call *c, json_t *args)
 	char path[4200];
 	struct aj_err err;
 	struct stat st;
-	struct reader r = {.fd = -1, .line = 1};
+	__attribute__((cleanup(reader_release))) struct reader r = {.fd = -1, .line = 1};
 	json_t *res;
 	int ctl;
 
@@ -202,8 +208,6 @@ static json_t *run_read(struct aj_mcp_call *c, json_t *args)
 	} else {
 		res = read_result(&r, path, &st);
 	}
-	close(r.fd);
-	free(r.out);
 	return res;
 }
 
@@ -285,11 +289,9 @@ static char *replace(const char *data, size_t len, const char *old, size_t olen,
 		     const char *new, size_t nlen, bool all, size_t *out_len)
 {
 	size_t n = all ? count_occurrences(data, len, old, olen) : 1, o = 0;
-	char *out = malloc(len - n * olen + n * nlen + 1);
+	char *out = aj_xmalloc(len - n * olen + n * nlen + 1);
 	const char *p = data, *hit;
 
-	if (!out)
-		return NULL;
 	while ((hit = memmem(p, len - (size_t)(p - data), old, olen)) && n--) {
 		memcpy(out + o, p, (size_t)(hit - p));
 		o += (size_t)(hit - p);
@@ -333,12 +335,12 @@ static json_t *run_edit(struct aj_mcp_call *c, json_t *args)
 {
 	json_t *old = json_object_get(args, "old_string"), *new = json_object_get(args, "new_string");
 	bool all = aj_mcp_arg_bool(args, "replace_all");
-	_cleanup_free_ char *data = NULL;
-	char path[4200], msg[4400], *out;
+	_cleanup_free_ char *data = NULL, *out = NULL;
+	char path[4200], msg[4400];
 	size_t len = 0, count = 0, out_len = 0;
 	struct aj_err err;
 	json_t *res;
-	int ctl, r;
+	int ctl;
 
 	if (prepare(c, args, "edit_file", path, sizeof path, &ctl, &res) < 0)
 		return res;
@@ -348,11 +350,7 @@ static json_t *run_edit(struct aj_mcp_call *c, json_t *args)
 		return res;
 	out = replace(data, len, json_string_value(old), json_string_length(old),
 		      json_string_value(new), json_string_length(new), all, &out_len);
-	if (!out)
-		return NULL;
-	r = aj_fs_write(ctl, path, out, out_len, "w", 0644, false, &err);
-	free(out);
-	if (r < 0)
+	if (aj_fs_write(ctl, path, out, out_len, "w", 0644, false, &err) < 0)
 		return fs_error(&err, "edit_file", path);
 	snprintf(msg, sizeof msg, "Replaced %zu occurrence%s in %s", count, count == 1 ? "" : "s",
 		 path);

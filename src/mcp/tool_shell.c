@@ -92,10 +92,8 @@ static int on_wake(void *arg, struct aj_exec *x)
 
 static void append(char **buf, size_t *len, const char *s, size_t n)
 {
-	char *p = realloc(*buf, *len + n + 1);
+	char *p = aj_xrealloc(*buf, *len + n + 1);
 
-	if (!p)
-		return;
 	memcpy(p + *len, s, n);
 	*len += n;
 	p[*len] = '\0';

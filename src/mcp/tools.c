@@ -186,8 +186,9 @@ json_t *aj_mcp_text(const char *s, size_t n)
 	size_t o = 0;
 	json_t *j;
 
-	if (n > SIZE_MAX / 3 - 1 || !(out = malloc(n * 3 + 1)))
+	if (n > SIZE_MAX / 3 - 1)
 		return NULL;
+	out = aj_xmalloc(n * 3 + 1);
 	for (size_t i = 0; i < n;) {
 		size_t l = utf8_len(u + i, n - i);
 		if (l) {

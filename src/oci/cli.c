@@ -43,25 +43,20 @@ static void now_rfc3339(char *buf, size_t len)
 static void log_line(const struct aj_oci_globals *g, const char *level, const char *msg)
 {
 	char t[64];
-	FILE *f;
+	_cleanup_fclose_ FILE *f = NULL;
 
-	if (!g->log)
-		return;
-	f = fopen(g->log, "ae");
-	if (!f)
+	if (!g->log || !(f = fopen(g->log, "ae")))
 		return;
 	now_rfc3339(t, sizeof t);
 	if (g->log_json) {
-		json_t *j = json_pack("{s:s, s:s, s:s}", "level", level, "msg", msg, "time", t);
-		char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		_cleanup_json_ json_t *j =
+			json_pack("{s:s, s:s, s:s}", "level", level, "msg", msg, "time", t);
+		_cleanup_free_ char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
 		if (s)
 			fprintf(f, "%s\n", s);
-		free(s);
-		json_decref(j);
 	} else {
 		fprintf(f, "time=\"%s\" level=%s msg=\"%s\"\n", t, level, msg);
 	}
-	fclose(f);
 }
 
 void aj_oci_log(const struct aj_oci_globals *g, const char *level, const char *fmt, ...)

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "oci/seccomp.h"
@@ -127,8 +128,10 @@ static int mount_op(struct aj_oci_cplan *c, const struct aj_oci_mount *m, size_t
 		ll = AJ_LL_TTY | AJ_LL_FS_READ_DIR;
 	op = aj_plan_add_op(&c->plan, AJ_OP_MOUNT, m->dst, m->src ? m->src : type, 0, ll,
 			    "a mount of the bundle");
-	if (!op || (m->data && !(op->opts = strdup(m->data))))
+	if (!op)
 		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	if (m->data)
+		op->opts = aj_xstrdup(m->data);
 	op->mtype = static_type(type);
 	op->mflags = m->flags | (strcmp(m->type, "cgroup") == 0 ? MS_RDONLY : 0);
 	if (strcmp(m->dst, "/dev") == 0 && strcmp(type, "tmpfs") == 0)
@@ -363,9 +366,9 @@ static int policy(struct aj_oci_cplan *c, struct aj_err *err)
 static int process(struct aj_oci_cplan *c, struct aj_err *err)
 {
 	if (aj_strv_copy(&c->plan.argv, &c->spec.proc.args) < 0 ||
-	    aj_strv_copy(&c->plan.env, &c->spec.proc.env) < 0 ||
-	    !(c->plan.cwd = strdup(c->spec.proc.cwd)))
+	    aj_strv_copy(&c->plan.env, &c->spec.proc.env) < 0)
 		return aj_err_sys(err, AJ_LAYER_POLICY, "process");
+	c->plan.cwd = aj_xstrdup(c->spec.proc.cwd);
 	return 0;
 }
 

@@ -1,9 +1,12 @@
-/* See state.h. */
+/* See state.h. state.json is read by the field-table engine (common/jfields.h); a file that
+ * does not parse, or holds a field of the wrong type, is refused naming it. */
 #include "oci/state.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/jfields.h"
 #include "common/util.h"
 
 static bool id_ok(const char *id)
@@ -40,19 +44,59 @@ int aj_oci_state_init(struct aj_oci_state *st, const char *root, const char *id,
 	return 0;
 }
 
-static void copy_str(json_t *o, const char *key, char *dst, size_t len)
+/* state.json as rows of common/jfields.h, into the state itself. */
+static int copy_string(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		       const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	const char *s = json_string_value(json_object_get(o, key));
-
-	snprintf(dst, len, "%s", s ? s : "");
+	snprintf(dst, (size_t)f->max + 1, "%s", json_string_value(v));
+	return 0;
 }
+
+static int store_pid(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		     const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	*(pid_t *)dst = (pid_t)json_integer_value(v);
+	return 0;
+}
+
+static int keep_annotations(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			    const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	json_decref(*(json_t **)dst);
+	*(json_t **)dst = json_incref(v);
+	return 0;
+}
+
+#define ST(m) offsetof(struct aj_oci_state, m)
+#define TEXT(n, m)                                                                             \
+	{.name = (n), .type = AJ_JF_STRING, .off = ST(m),                                      \
+	 .max = sizeof ((struct aj_oci_state *)0)->m - 1, .parse = copy_string}
+
+static const struct aj_jf_field state_rows[] = {
+	{.name = "pid", .type = AJ_JF_INT, .off = ST(pid), .min = 0, .max = INT32_MAX,
+	 .parse = store_pid},
+	{.name = "pid_start", .type = AJ_JF_INT, .off = ST(pid_start), .min = 0,
+	 .max = INT64_MAX},
+	{.name = "started", .type = AJ_JF_BOOL, .off = ST(started)},
+	TEXT("bundle", bundle),
+	TEXT("rootfs", rootfs),
+	TEXT("created", created),
+	TEXT("cgroup_path", cgroup_path),
+	{.name = "annotations", .type = AJ_JF_OBJECT, .off = ST(annotations),
+	 .parse = keep_annotations},
+	{.name = NULL},
+};
+#undef TEXT
+#undef ST
 
 int aj_oci_state_load(struct aj_oci_state *st, const char *root, const char *id,
 		      struct aj_err *err)
 {
+	struct aj_jf_opts o = {AJ_LAYER_STATE, AJ_JF_IGNORE_UNKNOWN | AJ_JF_NULL_ABSENT, NULL, NULL};
+	_cleanup_json_ json_t *j = NULL;
+	struct aj_jf_error e;
 	char path[4200];
 	json_error_t je;
-	json_t *j;
 
 	if (aj_oci_state_init(st, root, id, err) < 0)
 		return -1;
@@ -64,17 +108,10 @@ int aj_oci_state_load(struct aj_oci_state *st, const char *root, const char *id,
 					  id);
 		return aj_err_set(err, AJ_LAYER_STATE, EINVAL, "\"%s\": %s", path, je.text);
 	}
-	st->pid = (pid_t)json_integer_value(json_object_get(j, "pid"));
-	st->pid_start = (uint64_t)json_integer_value(json_object_get(j, "pid_start"));
-	st->started = json_is_true(json_object_get(j, "started"));
-	copy_str(j, "bundle", st->bundle, sizeof st->bundle);
-	copy_str(j, "rootfs", st->rootfs, sizeof st->rootfs);
-	copy_str(j, "created", st->created, sizeof st->created);
-	copy_str(j, "cgroup_path", st->cgroup_path, sizeof st->cgroup_path);
-	st->annotations = json_incref(json_object_get(j, "annotations"));
+	if (aj_jf_read(state_rows, j, st, &o, &e) < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, EINVAL, "\"%s\": %s", path, e.err.msg);
 	if (!st->annotations)
 		st->annotations = json_object();
-	json_decref(j);
 	return 0;
 }
 

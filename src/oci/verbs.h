@@ -7,7 +7,17 @@
 
 #include "cgroup/oci.h"
 #include "common/err.h"
+#include "oci/plan_oci.h"
+#include "oci/spec.h"
 #include "oci/state.h"
+
+/* What a verb holds, released at the end of its scope (common/cleanup.h's convention): the
+ * container's state, its cgroup, a plan and a process. Each is released safely when zeroed
+ * (declare them = {0}), after a failed load, and twice. */
+#define OCI_STATE __attribute__((cleanup(aj_oci_state_free))) struct aj_oci_state
+#define OCI_CGROUP __attribute__((cleanup(aj_cgroup_oci_free))) struct aj_cgroup_oci
+#define OCI_CPLAN __attribute__((cleanup(aj_oci_cplan_free))) struct aj_oci_cplan
+#define OCI_PROCESS __attribute__((cleanup(aj_oci_process_free))) struct aj_container_process
 
 int aj_oci_one_operand(int argc, char **argv, int first, const char **id, struct aj_err *err);
 int aj_oci_write_pidfile(const char *path, pid_t pid, struct aj_err *err);

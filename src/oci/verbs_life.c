@@ -53,19 +53,15 @@ int aj_oci_write_pidfile(const char *path, pid_t pid, struct aj_err *err)
 int aj_oci_connect_console(const char *path, struct aj_err *err)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (strlen(path) >= sizeof a.sun_path)
 		return aj_err_set(err, AJ_LAYER_IO, ENAMETOOLONG, "console socket \"%s\"", path);
 	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		aj_err_sys(err, AJ_LAYER_IO, "connect to the console socket \"%s\"", path);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "connect to the console socket \"%s\"", path);
+	return aj_steal_fd(&fd);
 }
 
 json_t *aj_oci_load_json(const char *path, struct aj_err *err)
@@ -247,33 +243,31 @@ int aj_oci_create_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 int aj_oci_start_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
 {
 	const struct aj_oci_opt opts[] = {{NULL, 0, false, NULL, NULL}};
-	struct aj_oci_state st;
+	OCI_STATE st = {0};
+	_cleanup_close_ int fd = -1;
 	char fifo[4200];
 	const char *id = NULL;
-	int first, fd, r;
+	int first;
 
 	if (aj_oci_parse_opts(argc, argv, opts, &first, err) < 0 ||
 	    aj_oci_one_operand(argc, argv, first, &id, err) < 0 ||
 	    aj_oci_state_load(&st, g->root, id, err) < 0)
 		return -1;
-	r = -1;
 	snprintf(fifo, sizeof fifo, "%s/exec.fifo", st.dir);
 	if (st.started)
-		aj_err_set(err, AJ_LAYER_STATE, EINVAL, "cannot start an already running container");
-	else if (!aj_oci_state_alive(&st))
-		aj_err_set(err, AJ_LAYER_STATE, ESRCH, "cannot start a container that has stopped");
+		return aj_err_set(err, AJ_LAYER_STATE, EINVAL,
+				  "cannot start an already running container");
+	if (!aj_oci_state_alive(&st))
+		return aj_err_set(err, AJ_LAYER_STATE, ESRCH,
+				  "cannot start a container that has stopped");
 	/* Non-blocking: ENXIO means no reader, i.e. init is gone. */
-	else if ((fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
-		aj_err_sys(err, AJ_LAYER_STATE, "open the start fifo \"%s\"", fifo);
-	else {
-		r = write(fd, "s", 1) == 1 ? 0 : aj_err_sys(err, AJ_LAYER_STATE, "write \"%s\"", fifo);
-		close(fd);
-		st.started = r == 0;
-		if (r == 0 && (unlink(fifo), aj_oci_state_save(&st, err) < 0))
-			r = -1;
-	}
-	aj_oci_state_free(&st);
-	return r;
+	if ((fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "open the start fifo \"%s\"", fifo);
+	if (write(fd, "s", 1) != 1)
+		return aj_err_sys(err, AJ_LAYER_STATE, "write \"%s\"", fifo);
+	st.started = true;
+	unlink(fifo);
+	return aj_oci_state_save(&st, err);
 }
 
 int aj_oci_load_cg(const struct aj_oci_state *st, struct aj_cgroup_oci *cg, struct aj_err *err)
@@ -284,30 +278,23 @@ int aj_oci_load_cg(const struct aj_oci_state *st, struct aj_cgroup_oci *cg, stru
 int aj_oci_state_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
 {
 	const struct aj_oci_opt opts[] = {{NULL, 0, false, NULL, NULL}};
-	struct aj_oci_state st;
-	struct aj_cgroup_oci cg;
+	OCI_STATE st = {0};
+	OCI_CGROUP cg = {0};
+	_cleanup_json_ json_t *j = NULL;
+	_cleanup_free_ char *text = NULL;
 	const char *id = NULL;
-	json_t *j;
-	char *text;
 	int first;
 
 	if (aj_oci_parse_opts(argc, argv, opts, &first, err) < 0 ||
 	    aj_oci_one_operand(argc, argv, first, &id, err) < 0 ||
-	    aj_oci_state_load(&st, g->root, id, err) < 0)
+	    aj_oci_state_load(&st, g->root, id, err) < 0 || aj_oci_load_cg(&st, &cg, err) < 0)
 		return -1;
-	if (aj_oci_load_cg(&st, &cg, err) < 0) {
-		aj_oci_state_free(&st);
-		return -1;
-	}
 	j = aj_oci_state_json(&st, aj_oci_state_status(&st, aj_cgroup_oci_frozen(&cg)));
 	text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
-	if (text)
-		printf("%s\n", text);
-	free(text);
-	json_decref(j);
-	aj_cgroup_oci_free(&cg);
-	aj_oci_state_free(&st);
-	return text ? 0 : aj_err_set(err, AJ_LAYER_STATE, ENOMEM, "encode state");
+	if (!text)
+		return aj_err_set(err, AJ_LAYER_STATE, ENOMEM, "encode state");
+	printf("%s\n", text);
+	return 0;
 }
 
 static const struct {
@@ -358,7 +345,7 @@ static int signal_init(const struct aj_oci_state *st, int sig, struct aj_err *er
 
 static int signal_all(const struct aj_oci_state *st, int sig, struct aj_err *err)
 {
-	struct aj_cgroup_oci cg;
+	OCI_CGROUP cg = {0};
 	_cleanup_free_ pid_t *pids = NULL;
 	size_t n = 0;
 	bool frozen;
@@ -373,7 +360,6 @@ static int signal_all(const struct aj_oci_state *st, int sig, struct aj_err *err
 	/* A frozen task dies of SIGKILL only once thawed. */
 	if (r == 0 && frozen && sig == SIGKILL)
 		aj_cgroup_oci_freeze(&cg, false, NULL);
-	aj_cgroup_oci_free(&cg);
 	return r;
 }
 
@@ -382,8 +368,8 @@ int aj_oci_kill_verb(const struct aj_oci_globals *g, int argc, char **argv, stru
 	bool all = false;
 	const struct aj_oci_opt opts[] = {{"all", 'a', false, NULL, &all},
 					  {NULL, 0, false, NULL, NULL}};
-	struct aj_oci_state st;
-	int first, sig = SIGTERM, r;
+	OCI_STATE st = {0};
+	int first, sig = SIGTERM;
 
 	if (aj_oci_parse_opts(argc, argv, opts, &first, err) < 0)
 		return -1;
@@ -393,24 +379,19 @@ int aj_oci_kill_verb(const struct aj_oci_globals *g, int argc, char **argv, stru
 	    aj_oci_state_load(&st, g->root, argv[first], err) < 0)
 		return -1;
 	if (!aj_oci_state_alive(&st))
-		r = aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "container not running");
-	else
-		r = all ? signal_all(&st, sig, err) : signal_init(&st, sig, err);
-	aj_oci_state_free(&st);
-	return r;
+		return aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "container not running");
+	return all ? signal_all(&st, sig, err) : signal_init(&st, sig, err);
 }
 
 static int teardown(struct aj_oci_state *st, struct aj_err *err)
 {
-	struct aj_cgroup_oci cg;
+	OCI_CGROUP cg = {0};
 	int r = 0;
 
 	if (aj_oci_state_alive(st))
 		signal_init(st, SIGKILL, NULL);
-	if (st->cgroup_path[0] && aj_oci_load_cg(st, &cg, err) == 0) {
+	if (st->cgroup_path[0] && aj_oci_load_cg(st, &cg, err) == 0)
 		r = aj_cgroup_oci_destroy(&cg, err);
-		aj_cgroup_oci_free(&cg);
-	}
 	/* init is the shim's child, not ours: wait (bounded) until the kernel is done with it. */
 	for (int i = 0; i < 400 && aj_oci_state_alive(st); i++)
 		nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
@@ -424,10 +405,10 @@ int aj_oci_delete_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 	bool force = false;
 	const struct aj_oci_opt opts[] = {{"force", 'f', false, NULL, &force},
 					  {NULL, 0, false, NULL, NULL}};
-	struct aj_oci_state st;
-	struct aj_cgroup_oci cg;
+	OCI_STATE st = {0};
+	OCI_CGROUP cg = {0};
 	const char *id = NULL, *status = "stopped";
-	int first, r;
+	int first;
 
 	if (aj_oci_parse_opts(argc, argv, opts, &first, err) < 0 ||
 	    aj_oci_one_operand(argc, argv, first, &id, err) < 0)
@@ -439,18 +420,12 @@ int aj_oci_delete_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 			return aj_oci_state_remove(&st, err);
 		return -1;
 	}
-	if (aj_oci_load_cg(&st, &cg, NULL) == 0) {
+	if (aj_oci_load_cg(&st, &cg, NULL) == 0)
 		status = aj_oci_state_status(&st, aj_cgroup_oci_frozen(&cg));
-		aj_cgroup_oci_free(&cg);
-	}
 	if (!force && (strcmp(status, "running") == 0 || strcmp(status, "paused") == 0))
-		r = aj_err_set(err, AJ_LAYER_STATE, EBUSY, "cannot delete container %s that is not "
-							   "stopped: %s",
-			       id, status);
-	else
-		r = teardown(&st, err);
-	aj_oci_state_free(&st);
-	return r;
+		return aj_err_set(err, AJ_LAYER_STATE, EBUSY,
+				  "cannot delete container %s that is not stopped: %s", id, status);
+	return teardown(&st, err);
 }
 
 int aj_oci_list_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
@@ -460,8 +435,8 @@ int aj_oci_list_verb(const struct aj_oci_globals *g, int argc, char **argv, stru
 	const struct aj_oci_opt opts[] = {{"format", 'f', true, &format, NULL},
 					  {"quiet", 'q', false, NULL, &quiet},
 					  {NULL, 0, false, NULL, NULL}};
-	json_t *all = json_array();
-	DIR *d;
+	_cleanup_json_ json_t *all = json_array();
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 	int first;
 
@@ -469,18 +444,14 @@ int aj_oci_list_verb(const struct aj_oci_globals *g, int argc, char **argv, stru
 		return -1;
 	d = opendir(g->root);
 	while (d && (e = readdir(d))) {
-		struct aj_oci_state st;
+		OCI_STATE st = {0};
 		if (e->d_name[0] == '.' || aj_oci_state_load(&st, g->root, e->d_name, NULL) < 0)
 			continue;
 		json_array_append_new(all, aj_oci_state_json(&st, aj_oci_state_status(&st, false)));
-		aj_oci_state_free(&st);
 	}
-	if (d)
-		closedir(d);
 	if (strcmp(format, "json") == 0) {
-		char *s = json_dumps(all, JSON_COMPACT);
+		_cleanup_free_ char *s = json_dumps(all, JSON_COMPACT);
 		printf("%s\n", s ? s : "[]");
-		free(s);
 	} else {
 		size_t i;
 		json_t *c;
@@ -494,6 +465,5 @@ int aj_oci_list_verb(const struct aj_oci_globals *g, int argc, char **argv, stru
 			       json_string_value(json_object_get(c, "bundle")),
 			       json_string_value(json_object_get(c, "created")));
 	}
-	json_decref(all);
 	return 0;
 }

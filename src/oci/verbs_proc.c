@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cgroup/oci.h"
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "common/version.h"
@@ -35,8 +36,9 @@ static int flag_process(const struct exec_opts *o, const struct aj_container_pro
 	p->uid = base->uid;
 	p->gid = base->gid;
 	p->terminal = o->tty;
-	if (aj_strv_copy(&p->env, &base->env) < 0 || !(p->cwd = strdup(o->cwd ? o->cwd : base->cwd)))
+	if (aj_strv_copy(&p->env, &base->env) < 0)
 		return aj_err_sys(err, AJ_LAYER_USAGE, "exec");
+	p->cwd = aj_xstrdup(o->cwd ? o->cwd : base->cwd);
 	for (int i = 0; i < argc; i++)
 		if (aj_strv_push(&p->args, argv[i]) < 0)
 			return aj_err_sys(err, AJ_LAYER_USAGE, "exec");
@@ -59,69 +61,59 @@ static int flag_process(const struct exec_opts *o, const struct aj_container_pro
 static int exec_process(const struct exec_opts *o, const struct aj_oci_cplan *c, int argc,
 			char **argv, struct aj_container_process *p, struct aj_err *err)
 {
-	json_t *j;
-	int r;
+	_cleanup_json_ json_t *j = NULL;
 
 	if (!o->process)
 		return flag_process(o, &c->spec.proc, argc, argv, p, err);
-	if (!(j = aj_oci_load_json(o->process, err)))
+	if (!(j = aj_oci_load_json(o->process, err)) ||
+	    aj_oci_process_parse(j, "process.json", p, NULL, err) < 0)
 		return -1;
-	r = aj_oci_process_parse(j, "process.json", p, NULL, err);
-	json_decref(j);
-	if (r == 0 && o->tty)
+	if (o->tty)
 		p->terminal = true;
-	return r;
+	return 0;
 }
 
 static int exec_run(const struct aj_oci_globals *g, struct exec_opts *o, const char *id,
 		    int argc, char **argv, struct aj_err *err)
 {
-	struct aj_oci_state st;
-	struct aj_oci_cplan c;
-	struct aj_container_process p;
-	struct aj_cgroup_oci cg;
+	OCI_STATE st = {0};
+	OCI_CPLAN c = {0};
+	OCI_PROCESS p = {0};
+	OCI_CGROUP cg = {0};
+	_cleanup_json_ json_t *config = NULL;
+	_cleanup_close_ int console = -1;
 	struct aj_container_launch l;
 	char path[4200];
-	json_t *config = NULL;
 	pid_t pid = -1;
-	int status = 0, r = -1;
+	int status = 0;
 
-	memset(&c, 0, sizeof c);
-	memset(&p, 0, sizeof p);
-	memset(&cg, 0, sizeof cg);
 	if (aj_oci_state_load(&st, g->root, id, err) < 0)
 		return -1;
 	snprintf(path, sizeof path, "%s/config.json", st.dir);
 	if (!aj_oci_state_alive(&st))
-		aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "cannot exec in a stopped container");
-	else if (!(config = aj_oci_load_json(path, err)) ||
-		 aj_oci_cplan_build(&c, st.bundle, config, id, g->systemd_cgroup, err) < 0 ||
-		 exec_process(o, &c, argc, argv, &p, err) < 0 || aj_oci_load_cg(&st, &cg, err) < 0)
-		;
-	else if (aj_cgroup_oci_frozen(&cg) && !o->ignore_paused)
-		aj_err_set(err, AJ_LAYER_PROCESS, EBUSY, "cannot exec in a paused container");
-	else if (p.terminal != (o->console != NULL))
-		aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "a terminal needs --console-socket, and "
-							"--console-socket needs a terminal");
-	else {
-		aj_oci_cplan_launch(&c, &l);
-		l.proc = &p;
-		l.cg = &cg;
-		l.init_pid = st.pid;
-		l.init_start = st.pid_start;
-		l.detach = o->detach;
-		if ((!o->console || (l.console_fd = aj_oci_connect_console(o->console, err)) >= 0) &&
-		    aj_container_exec(&l, &pid, &status, err) == 0)
-			r = aj_oci_write_pidfile(o->pidfile, pid, err) < 0 ? -1 : (o->detach ? 0 : status);
-		if (l.console_fd >= 0)
-			close(l.console_fd);
-	}
-	aj_cgroup_oci_free(&cg);
-	aj_oci_process_free(&p);
-	aj_oci_cplan_free(&c);
-	json_decref(config);
-	aj_oci_state_free(&st);
-	return r;
+		return aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "cannot exec in a stopped container");
+	if (!(config = aj_oci_load_json(path, err)) ||
+	    aj_oci_cplan_build(&c, st.bundle, config, id, g->systemd_cgroup, err) < 0 ||
+	    exec_process(o, &c, argc, argv, &p, err) < 0 || aj_oci_load_cg(&st, &cg, err) < 0)
+		return -1;
+	if (aj_cgroup_oci_frozen(&cg) && !o->ignore_paused)
+		return aj_err_set(err, AJ_LAYER_PROCESS, EBUSY, "cannot exec in a paused container");
+	if (p.terminal != (o->console != NULL))
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "a terminal needs --console-socket, "
+							       "and --console-socket needs a terminal");
+	if (o->console && (console = aj_oci_connect_console(o->console, err)) < 0)
+		return -1;
+	aj_oci_cplan_launch(&c, &l);
+	l.proc = &p;
+	l.cg = &cg;
+	l.init_pid = st.pid;
+	l.init_start = st.pid_start;
+	l.detach = o->detach;
+	l.console_fd = console; /* borrowed: closed here, at the end */
+	if (aj_container_exec(&l, &pid, &status, err) < 0 ||
+	    aj_oci_write_pidfile(o->pidfile, pid, err) < 0)
+		return -1;
+	return o->detach ? 0 : status;
 }
 
 int aj_oci_exec_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
@@ -160,14 +152,11 @@ static int with_cg(const struct aj_oci_globals *g, int argc, char **argv,
 	const char *id = NULL;
 	int first;
 
+	/* What is loaded is the caller's to free, also on failure. */
 	if (aj_oci_parse_opts(argc, argv, opts, &first, err) < 0 ||
 	    aj_oci_one_operand(argc, argv, first, &id, err) < 0 ||
-	    aj_oci_state_load(st, g->root, id, err) < 0)
+	    aj_oci_state_load(st, g->root, id, err) < 0 || aj_oci_load_cg(st, cg, err) < 0)
 		return -1;
-	if (aj_oci_load_cg(st, cg, err) < 0) {
-		aj_oci_state_free(st);
-		return -1;
-	}
 	return 0;
 }
 
@@ -197,39 +186,30 @@ int aj_oci_ps_verb(const struct aj_oci_globals *g, int argc, char **argv, struct
 	const char *format = "table";
 	const struct aj_oci_opt opts[] = {{"format", 'f', true, &format, NULL},
 					  {NULL, 0, false, NULL, NULL}};
-	struct aj_oci_state st;
-	struct aj_cgroup_oci cg;
+	OCI_STATE st = {0};
+	OCI_CGROUP cg = {0};
 	_cleanup_free_ pid_t *pids = NULL;
 	size_t n = 0;
-	int r;
 
-	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0)
+	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0 ||
+	    aj_cgroup_oci_pids(&cg, &pids, &n, err) < 0)
 		return -1;
-	r = aj_cgroup_oci_pids(&cg, &pids, &n, err);
-	if (r == 0)
-		print_ps(pids, n, strcmp(format, "json") == 0);
-	aj_cgroup_oci_free(&cg);
-	aj_oci_state_free(&st);
-	return r;
+	print_ps(pids, n, strcmp(format, "json") == 0);
+	return 0;
 }
 
 static int set_frozen(const struct aj_oci_globals *g, int argc, char **argv, bool frozen,
 		      struct aj_err *err)
 {
 	const struct aj_oci_opt opts[] = {{NULL, 0, false, NULL, NULL}};
-	struct aj_oci_state st;
-	struct aj_cgroup_oci cg;
-	int r;
+	OCI_STATE st = {0};
+	OCI_CGROUP cg = {0};
 
 	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0)
 		return -1;
 	if (!aj_oci_state_alive(&st))
-		r = aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "container not running");
-	else
-		r = aj_cgroup_oci_freeze(&cg, frozen, err);
-	aj_cgroup_oci_free(&cg);
-	aj_oci_state_free(&st);
-	return r;
+		return aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "container not running");
+	return aj_cgroup_oci_freeze(&cg, frozen, err);
 }
 
 int aj_oci_pause_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
@@ -288,28 +268,19 @@ int aj_oci_events_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 	const struct aj_oci_opt opts[] = {{"stats", 0, false, NULL, &stats},
 					  {"interval", 0, true, &interval, NULL},
 					  {NULL, 0, false, NULL, NULL}};
-	struct aj_oci_state st;
-	struct aj_cgroup_oci cg;
+	OCI_STATE st = {0};
+	OCI_CGROUP cg = {0};
 	unsigned secs;
 
-	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0)
+	if (with_cg(g, argc, argv, opts, &st, &cg, err) < 0 || interval_secs(interval, &secs, err) < 0)
 		return -1;
-	if (interval_secs(interval, &secs, err) < 0) {
-		aj_cgroup_oci_free(&cg);
-		aj_oci_state_free(&st);
-		return -1;
-	}
 	do {
-		json_t *e = stats_event(&st, &cg);
-		char *s = e ? json_dumps(e, JSON_COMPACT) : NULL;
+		_cleanup_json_ json_t *e = stats_event(&st, &cg);
+		_cleanup_free_ char *s = e ? json_dumps(e, JSON_COMPACT) : NULL;
 		if (s)
 			printf("%s\n", s);
 		fflush(stdout);
-		free(s);
-		json_decref(e);
 	} while (!stats && aj_oci_state_alive(&st) && sleep(secs) == 0);
-	aj_cgroup_oci_free(&cg);
-	aj_oci_state_free(&st);
 	return 0;
 }
 
@@ -329,8 +300,8 @@ int aj_oci_features_verb(const struct aj_oci_globals *g, int argc, char **argv, 
 	static const char *const archs[] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32",
 					    "SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM", NULL};
 	char why[160], abi[16];
-	json_t *f;
-	char *s;
+	_cleanup_json_ json_t *f = NULL;
+	_cleanup_free_ char *s = NULL;
 
 	(void)g;
 	(void)argc;
@@ -350,18 +321,16 @@ int aj_oci_features_verb(const struct aj_oci_globals *g, int argc, char **argv, 
 		      "io.agentjail.seccomp", "agentjail's deny list + the bundle's (\"bundle\": "
 					      "the bundle's only)");
 	s = f ? json_dumps(f, JSON_INDENT(2)) : NULL;
-	json_decref(f);
 	if (!s)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "features");
 	printf("%s\n", s);
-	free(s);
 	return 0;
 }
 
 int aj_oci_report_verb(const struct aj_oci_globals *g, int argc, char **argv, struct aj_err *err)
 {
 	const struct aj_oci_opt opts[] = {{NULL, 0, false, NULL, NULL}};
-	struct aj_oci_state st;
+	OCI_STATE st = {0};
 	_cleanup_free_ char *text = NULL;
 	char path[4200];
 	const char *id = NULL;
@@ -372,7 +341,6 @@ int aj_oci_report_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 	    aj_oci_state_load(&st, g->root, id, err) < 0)
 		return -1;
 	snprintf(path, sizeof path, "%s/report.json", st.dir);
-	aj_oci_state_free(&st);
 	text = aj_read_file(path, 1 << 22, NULL);
 	if (!text)
 		return aj_err_sys(err, AJ_LAYER_STATE, "read \"%s\"", path);

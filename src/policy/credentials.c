@@ -1,15 +1,17 @@
 /* The "credentials" field: secrets the egress proxy adds to requests for the hosts they are
  * bound to (src/egress/creds.c). The policy names where a secret comes from, never the secret
- * itself, so policies, plans, reports and the state store hold no secret. */
+ * itself, so policies, plans, reports and the state store hold no secret. A credential is a
+ * table of rows of common/jfields.h, read and printed by the engine, in the policy's words. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+#include "common/jfields.h"
 #include "common/util.h"
 #include "policy/policy.h"
 #include "rules/egress.h"
-
-static const char *const cred_fields = "from_env, from_file, hosts, header, format";
 
 static void cred_free(struct aj_credential *c)
 {
@@ -53,156 +55,162 @@ static bool format_ok(const char *s)
 	return true;
 }
 
-static int get_string(const char *path, const char *key, json_t *v, char **out,
-		      struct aj_err *err)
+/* ---- the rows of one credential -------------------------------------------------------- */
+
+static int check_from_env(const char *path, const char *s, struct aj_err *err)
 {
-	if (!json_is_string(v))
-		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.%s: expected a string", path, key);
-	free(*out);
-	*out = strdup(json_string_value(v));
-	return *out ? 0 : aj_err_sys(err, AJ_LAYER_POLICY, "%s.%s", path, key);
+	if (aj_policy_env_name_ok(s))
+		return 0;
+	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: \"%s\" is not a variable name", path, s);
 }
 
-static int parse_hosts(const char *path, json_t *v, struct aj_credential *c, struct aj_err *err)
+static int check_from_file(const char *path, const char *s, struct aj_err *err)
+{
+	if (aj_path_is_clean_abs(s))
+		return 0;
+	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: expected a clean absolute path, got \"%s\"",
+			  path, s);
+}
+
+/* A host name the proxy issues certificates for; a secret bound to every host, or to an
+ * address, would go wherever the sandbox points it. */
+static int check_host(const char *path, const char *s, struct aj_err *err)
 {
 	struct aj_egress_rule r;
 	char why[256];
-	size_t i;
-	json_t *el;
+	bool literal, any;
 
-	if (!json_is_array(v) || json_array_size(v) == 0)
+	if (aj_egress_rule_parse(s, AJ_RULE_PORTS_TLS, &r, why, sizeof why) < 0)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: %s", path, why);
+	literal = !r.suffix && !r.any_host && aj_egress_host_is_literal(r.host);
+	any = r.any_host;
+	aj_egress_rule_free(&r);
+	if (any || literal)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
-				  "%s.hosts: expected a non-empty array of host names", path);
-	json_array_foreach(v, i, el) {
-		if (!json_is_string(el))
-			return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.hosts[%zu]: expected a string",
-					  path, i);
-		if (aj_egress_rule_parse(json_string_value(el), AJ_RULE_PORTS_TLS, &r, why,
-					 sizeof why) < 0)
-			return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.hosts[%zu]: %s", path, i, why);
-		bool literal = !r.suffix && !r.any_host && aj_egress_host_is_literal(r.host);
-		bool any = r.any_host;
-		aj_egress_rule_free(&r);
-		/* The proxy issues certificates for these names; a secret bound to every host
-		 * would go wherever the sandbox points it. */
-		if (any || literal)
-			return aj_err_set(err, AJ_LAYER_POLICY, 0,
-					  "%s.hosts[%zu]: a credential is bound to host names (exact "
-					  "or *.suffix), not to \"*\" or an IP address",
-					  path, i);
-		if (aj_strv_push(&c->hosts, json_string_value(el)) < 0)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "%s.hosts", path);
-	}
+				  "%s: a credential is bound to host names (exact or *.suffix), not to "
+				  "\"*\" or an IP address",
+				  path);
 	return 0;
 }
 
-static int parse_field(const char *path, const char *key, json_t *v, struct aj_credential *c,
-		       struct aj_err *err)
+static int check_header(const char *path, const char *s, struct aj_err *err)
 {
-	if (strcmp(key, "from_env") == 0) {
-		if (get_string(path, key, v, &c->from_env, err) < 0)
-			return -1;
-		if (!aj_policy_env_name_ok(c->from_env))
-			return aj_err_set(err, AJ_LAYER_POLICY, 0,
-					  "%s.from_env: \"%s\" is not a variable name", path,
-					  c->from_env);
+	if (header_name_ok(s))
 		return 0;
-	}
-	if (strcmp(key, "from_file") == 0) {
-		if (get_string(path, key, v, &c->from_file, err) < 0)
-			return -1;
-		if (!aj_path_is_clean_abs(c->from_file))
-			return aj_err_set(err, AJ_LAYER_POLICY, 0,
-					  "%s.from_file: expected a clean absolute path, got \"%s\"",
-					  path, c->from_file);
-		return 0;
-	}
-	if (strcmp(key, "hosts") == 0)
-		return parse_hosts(path, v, c, err);
-	if (strcmp(key, "header") == 0) {
-		if (get_string(path, key, v, &c->header, err) < 0)
-			return -1;
-		return header_name_ok(c->header)
-			       ? 0
-			       : aj_err_set(err, AJ_LAYER_POLICY, 0,
-					    "%s.header: \"%s\" is not an HTTP header name", path,
-					    c->header);
-	}
-	if (strcmp(key, "format") == 0) {
-		if (get_string(path, key, v, &c->format, err) < 0)
-			return -1;
-		return format_ok(c->format)
-			       ? 0
-			       : aj_err_set(err, AJ_LAYER_POLICY, 0,
-					    "%s.format: expected printable text containing \"{}\" "
-					    "(where the secret goes), at most 512 characters",
-					    path);
-	}
-	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.%s: unknown field (expected one of: %s)",
-			  path, key, cred_fields);
+	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: \"%s\" is not an HTTP header name", path, s);
 }
 
-static int parse_one(const char *path, const char *name, json_t *obj, struct aj_credential *c,
-		     struct aj_err *err)
+static int check_format(const char *path, const char *s, struct aj_err *err)
 {
-	const char *key;
-	json_t *v;
+	if (format_ok(s))
+		return 0;
+	return aj_err_set(err, AJ_LAYER_POLICY, 0,
+			  "%s: expected printable text containing \"{}\" (where the secret goes), at "
+			  "most 512 characters",
+			  path);
+}
 
-	if (!aj_policy_env_name_ok(name))
-		return aj_err_set(err, AJ_LAYER_POLICY, 0,
-				  "%s: \"%s\" is not a variable name (the name is the variable "
-				  "that holds the placeholder inside the sandbox)",
-				  path, name);
-	if (!json_is_object(obj))
-		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: expected an object with %s", path,
-				  cred_fields);
-	if (!(c->name = strdup(name)))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
-	json_object_foreach(obj, key, v)
-		if (parse_field(path, key, v, c, err) < 0)
-			return -1;
+#define C(m) offsetof(struct aj_credential, m)
+static const struct aj_jf_field cred_rows[] = {
+	{.name = "from_env", .type = AJ_JF_STRING, .off = C(from_env), .check = check_from_env},
+	{.name = "from_file", .type = AJ_JF_STRING, .off = C(from_file), .check = check_from_file},
+	{.name = "hosts", .type = AJ_JF_ARRAY, .off = C(hosts), .min = 1, .max = 4096,
+	 .check = check_host, .expect = "a non-empty array of host names"},
+	{.name = "header", .type = AJ_JF_STRING, .off = C(header), .check = check_header},
+	{.name = "format", .type = AJ_JF_STRING, .off = C(format), .check = check_format},
+	{.name = NULL},
+};
+#undef C
+
+/* What the rows cannot say alone: one source, some hosts, a format only with a header. */
+static int check_cred(const char *path, struct aj_credential *c, struct aj_err *err)
+{
 	if (!c->from_env == !c->from_file)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "%s: expected exactly one of from_env and from_file", path);
 	if (!c->hosts.n)
-		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.hosts: missing (the hosts the "
-							   "secret may be sent to)",
-				  path);
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "%s.hosts: missing (the hosts the secret may be sent to)", path);
 	if (c->format && !c->header)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.format: needs header", path);
-	if (c->header && !c->format && !(c->format = strdup("{}")))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
+	if (c->header && !c->format)
+		c->format = aj_xstrdup("{}");
 	return 0;
 }
+
+/* ---- the credentials: NAME -> credential ---------------------------------------------------- */
+
+struct cred_list {
+	struct aj_credential *v;
+	size_t n;
+};
+
+static void cred_list_free(struct cred_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		cred_free(&l->v[i]);
+	free(l->v);
+}
+
+static int check_cred_name(const char *path, const char *name, struct aj_err *err)
+{
+	if (aj_policy_env_name_ok(name))
+		return 0;
+	return aj_err_set(err, AJ_LAYER_POLICY, 0,
+			  "%s: \"%s\" is not a variable name (the name is the variable that holds "
+			  "the placeholder inside the sandbox)",
+			  path, name);
+}
+
+/* Every entry, its name and type checked by the map's row, read with cred_rows into the next
+ * credential of the list at dst (counted before it is read, so that a failed read's strings
+ * are freed with the list). */
+static int read_creds(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct cred_list *l = dst;
+	char sub[AJ_JF_PATH_MAX];
+	const char *name;
+	json_t *obj;
+
+	l->v = aj_xcalloc(json_object_size(v) + 1, sizeof *l->v);
+	json_object_foreach(v, name, obj) {
+		struct aj_credential *c = &l->v[l->n++];
+
+		snprintf(sub, sizeof sub, "%s.%s", path, name);
+		c->name = aj_xstrdup(name);
+		if (aj_jf_read(cred_rows, obj, c, &(struct aj_jf_opts){o->layer, o->flags, sub, NULL},
+			       e) < 0 ||
+		    check_cred(sub, c, &e->err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static const struct aj_jf_field cred_obj = {
+	.name = "", .type = AJ_JF_OBJECT,
+	.expect = "an object with from_env, from_file, hosts, header, format"};
+
+static const struct aj_jf_field creds_field = {
+	.name = "credentials", .type = AJ_JF_MAP, .off = 0, .check = check_cred_name,
+	.sub = &cred_obj, .parse = read_creds,
+	.expect = "an object mapping variable names to credentials"};
 
 int aj_policy_creds_apply_json(struct aj_policy *p, const char *path, json_t *v,
 			       struct aj_err *err)
 {
-	struct aj_credential *creds;
-	char sub[320];
-	const char *name;
-	json_t *obj;
-	size_t n = 0;
+	struct cred_list l = {NULL, 0};
+	struct aj_jf_opts o = {.layer = AJ_LAYER_POLICY};
+	struct aj_jf_error e;
 
-	if (!json_is_object(v))
-		return aj_err_set(err, AJ_LAYER_POLICY, 0,
-				  "%s: expected an object mapping variable names to credentials",
-				  path);
-	creds = calloc(json_object_size(v) + 1, sizeof *creds);
-	if (!creds)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
-	json_object_foreach(v, name, obj) {
-		snprintf(sub, sizeof sub, "%s.%s", path, name);
-		if (parse_one(sub, name, obj, &creds[n++], err) < 0) {
-			for (size_t i = 0; i < n; i++)
-				cred_free(&creds[i]);
-			free(creds);
-			return -1;
-		}
+	if (aj_jf_read_value(&creds_field, path, v, &l, &o, &e) < 0) {
+		cred_list_free(&l);
+		*err = e.err;
+		return -1;
 	}
 	aj_policy_creds_free(p);
-	p->creds = creds;
-	p->n_creds = n;
+	p->creds = l.v;
+	p->n_creds = l.n;
 	return 0;
 }
 
@@ -210,21 +218,7 @@ json_t *aj_policy_creds_to_json(const struct aj_policy *p)
 {
 	json_t *o = json_object();
 
-	for (size_t i = 0; i < p->n_creds; i++) {
-		const struct aj_credential *c = &p->creds[i];
-		json_t *hosts = json_array(), *cj = json_object();
-		for (size_t j = 0; j < c->hosts.n; j++)
-			json_array_append_new(hosts, json_string(c->hosts.v[j]));
-		if (c->from_env)
-			json_object_set_new(cj, "from_env", json_string(c->from_env));
-		if (c->from_file)
-			json_object_set_new(cj, "from_file", json_string(c->from_file));
-		json_object_set_new(cj, "hosts", hosts);
-		if (c->header) {
-			json_object_set_new(cj, "header", json_string(c->header));
-			json_object_set_new(cj, "format", json_string(c->format));
-		}
-		json_object_set_new(o, c->name, cj);
-	}
+	for (size_t i = 0; i < p->n_creds; i++)
+		json_object_set_new(o, p->creds[i].name, aj_jf_write(cred_rows, &p->creds[i], NULL));
 	return o;
 }

@@ -168,10 +168,8 @@ static void events_data_free(void *p)
 
 static int events_prepare(struct aj_srv_req *r)
 {
-	struct events_data *d = calloc(1, sizeof *d);
+	struct events_data *d = aj_xcalloc(1, sizeof *d);
 
-	if (!d)
-		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 	r->data = d;
 	r->data_free = events_data_free;
 	d->limit = BATCH;
@@ -213,24 +211,23 @@ static void events_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 static void follow_start(struct aj_srv_req *r, struct events_data *d)
 {
-	struct follow *f = calloc(1, sizeof *f);
-	struct aj_srv_stream_cbs cbs = {on_drain, on_close, f};
+	_cleanup_free_ struct follow *nf = aj_xcalloc(1, sizeof *nf);
+	_cleanup_event_ struct event *poll_ev = event_new(r->srv->base, -1, EV_PERSIST, on_poll, nf);
+	_cleanup_event_ struct event *ka_ev = event_new(r->srv->base, -1, EV_PERSIST, on_keepalive,
+							nf);
+	struct aj_srv_stream_cbs cbs = {on_drain, on_close, nf};
 	struct timeval poll = {0, POLL_MS * 1000}, ka = {r->srv->cfg->keepalive_s, 0};
+	struct follow *f;
 
-	if (f) {
-		f->poll_ev = event_new(r->srv->base, -1, EV_PERSIST, on_poll, f);
-		f->keepalive_ev = event_new(r->srv->base, -1, EV_PERSIST, on_keepalive, f);
-	}
-	if (!f || !f->poll_ev || !f->keepalive_ev || !(f->st = aj_srv_stream_start(r, 200, &cbs))) {
-		if (f && f->poll_ev)
-			event_free(f->poll_ev);
-		if (f && f->keepalive_ev)
-			event_free(f->keepalive_ev);
-		free(f);
-		aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+	if (!poll_ev || !ka_ev) {
+		aj_srv_fail(r, 500, "internal", NULL, "cannot make the stream's timers");
 		aj_srv_req_finish(r);
 		return;
 	}
+	f = aj_steal_ptr(&nf); /* freed by follow_free, once the stream ends */
+	f->poll_ev = aj_steal_ptr(&poll_ev);
+	f->keepalive_ev = aj_steal_ptr(&ka_ev);
+	f->st = aj_srv_stream_start(r, 200, &cbs);
 	f->srv = r->srv;
 	f->job.work = poll_work;
 	f->job.done = poll_done;

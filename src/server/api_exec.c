@@ -37,10 +37,8 @@ void aj_srv_pdata_free(void *p)
 
 struct aj_srv_pdata *aj_srv_pdata_new(struct aj_srv_req *r)
 {
-	struct aj_srv_pdata *d = calloc(1, sizeof *d);
+	struct aj_srv_pdata *d = aj_xcalloc(1, sizeof *d);
 
-	if (!d)
-		return NULL;
 	d->ctl = -1;
 	r->data = d;
 	r->data_free = aj_srv_pdata_free;
@@ -89,13 +87,11 @@ json_t *aj_srv_output_line(struct aj_srv_textconv *tc, json_t *ev)
 	const char *b64 = json_string_value(json_object_get(ev, "data"));
 	int si = stream_index(name ? name : "");
 	size_t blen = b64 ? strlen(b64) : 0, n, ok;
-	unsigned char *buf = malloc(tc->nhold[si] + blen / 4 * 3 + 4);
+	_cleanup_free_ unsigned char *buf = aj_xmalloc(tc->nhold[si] + blen / 4 * 3 + 4);
 	json_t *line;
 	long got;
 	bool valid;
 
-	if (!buf)
-		return NULL;
 	memcpy(buf, tc->hold[si], tc->nhold[si]);
 	got = aj_base64_decode(b64 ? b64 : "", blen, buf + tc->nhold[si]);
 	n = tc->nhold[si] + (size_t)(got > 0 ? got : 0);
@@ -108,14 +104,10 @@ json_t *aj_srv_output_line(struct aj_srv_textconv *tc, json_t *ev)
 		tc->nhold[si] = n - ok;
 		json_object_set_new(line, "data", json_stringn((const char *)buf, ok));
 	} else {
-		char *enc = malloc(aj_base64_len(n) + 1);
-		if (enc) {
-			aj_base64_encode(buf, n, enc);
-			json_object_set_new(line, "data_base64", json_string(enc));
-			free(enc);
-		}
+		_cleanup_free_ char *enc = aj_xmalloc(aj_base64_len(n) + 1);
+		aj_base64_encode(buf, n, enc);
+		json_object_set_new(line, "data_base64", json_string(enc));
 	}
-	free(buf);
 	return line;
 }
 
@@ -193,15 +185,14 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	for (int i = 0; i < 64 && !ps->ended && !ps->closing; i++) {
 		json_t *m = NULL;
-		int fds[AJ_CTL_MAX_FDS];
-		size_t n = 0;
 		bool go_on;
 
 		if (!aj_srv_stream_writable(ps->st)) {
 			event_del(ps->ev); /* on_drain reads on */
 			return;
 		}
-		if (aj_ctl_recv(ps->ctl, &m, fds, &n, 0) < 0) {
+		/* No descriptors wanted: any that come are closed. */
+		if (aj_ctl_recv(ps->ctl, &m, NULL, NULL, 0) < 0) {
 			if (errno == EAGAIN || errno == ETIMEDOUT || errno == EPROTO)
 				return;
 			finish(ps, json_pack("{s:s, s:s}", "type", "error", "message",
@@ -209,8 +200,6 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
 					     "sandbox stopped?)"));
 			return;
 		}
-		for (size_t k = 0; k < n; k++)
-			close(fds[k]);
 		go_on = take(ps, m);
 		json_decref(m);
 		if (!go_on)
@@ -269,38 +258,32 @@ static void on_close(void *arg)
 void aj_srv_proc_stream(struct aj_srv_req *r, struct aj_srv_pdata *d, bool kill_on_close,
 			   json_t *first, bool only)
 {
-	struct pstream *ps = calloc(1, sizeof *ps);
-	struct aj_srv_stream_cbs cbs = {on_drain, on_close, ps};
+	_cleanup_json_ json_t *line = first;
+	_cleanup_free_ struct pstream *nps = aj_xcalloc(1, sizeof *nps);
+	_cleanup_event_ struct event *ev =
+		event_new(r->srv->base, d->ctl, EV_READ | EV_PERSIST, on_ctl, nps);
+	_cleanup_event_ struct event *keepalive =
+		event_new(r->srv->base, -1, EV_PERSIST, on_keepalive, nps);
+	_cleanup_event_ struct event *closer = event_new(r->srv->base, -1, 0, on_closer, nps);
+	struct aj_srv_stream_cbs cbs = {on_drain, on_close, nps};
 	struct timeval ka = {r->srv->cfg->keepalive_s, 0};
+	struct pstream *ps;
 
-	if (ps) {
-		ps->srv = r->srv;
-		ps->ctl = d->ctl;
-		ps->exec = d->exec;
-		ps->kill_on_close = kill_on_close;
-		ps->ev = event_new(r->srv->base, ps->ctl, EV_READ | EV_PERSIST, on_ctl, ps);
-		ps->keepalive = event_new(r->srv->base, -1, EV_PERSIST, on_keepalive, ps);
-		ps->closer = event_new(r->srv->base, -1, 0, on_closer, ps);
-	}
-	if (!ps || !ps->ev || !ps->keepalive || !ps->closer ||
-	    !(ps->st = aj_srv_stream_start(r, 200, &cbs))) {
-		if (ps) {
-			ps->ctl = -1;
-			if (ps->ev)
-				event_free(ps->ev);
-			if (ps->keepalive)
-				event_free(ps->keepalive);
-			if (ps->closer)
-				event_free(ps->closer);
-			free(ps);
-		}
-		json_decref(first);
+	if (!ev || !keepalive || !closer) { /* libevent's allocations */
 		aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 		aj_srv_req_finish(r);
 		return;
 	}
-	d->ctl = -1; /* the stream's now */
-	aj_srv_stream_line(ps->st, first);
+	ps = aj_steal_ptr(&nps); /* pstream_free's, when the stream ends */
+	ps->srv = r->srv;
+	ps->ctl = aj_steal_fd(&d->ctl);
+	ps->exec = d->exec;
+	ps->kill_on_close = kill_on_close;
+	ps->ev = aj_steal_ptr(&ev);
+	ps->keepalive = aj_steal_ptr(&keepalive);
+	ps->closer = aj_steal_ptr(&closer);
+	ps->st = aj_srv_stream_start(r, 200, &cbs);
+	aj_srv_stream_line(ps->st, aj_steal_ptr(&line));
 	if (only) { /* the first line was the last */
 		finish(ps, NULL);
 		return;
@@ -373,31 +356,24 @@ int aj_srv_build_spawn(struct aj_srv_req *r, struct aj_srv_pdata *d, bool attach
 int aj_srv_spawn_stdin(struct aj_srv_req *r, struct aj_srv_pdata *d)
 {
 	const char *text = aj_srv_str(r, "stdin"), *b64 = aj_srv_str(r, "stdin_base64");
-	unsigned char *tmp;
-	char *enc;
 
 	if (text && b64)
 		return aj_srv_fail(r, 400, "invalid_value", "stdin",
 				   "stdin: give \"stdin\" or \"stdin_base64\", not both");
 	if (b64) {
-		tmp = malloc(strlen(b64) / 4 * 3 + 4);
-		if (!tmp || aj_base64_decode(b64, strlen(b64), tmp) < 0) {
-			free(tmp);
+		_cleanup_free_ unsigned char *tmp = aj_xmalloc(strlen(b64) / 4 * 3 + 4);
+		if (aj_base64_decode(b64, strlen(b64), tmp) < 0)
 			return aj_srv_fail(r, 400, "invalid_value", "stdin_base64",
 					   "stdin_base64: not base64");
-		}
-		free(tmp);
 		d->stdin_text = json_string(b64);
 	} else if (text) {
+		_cleanup_free_ char *enc = NULL;
 		if (strlen(text) > MAX_STDIN)
 			return aj_srv_fail(r, 413, "too_large", "stdin", "stdin: more than %u bytes",
 					   MAX_STDIN);
-		enc = malloc(aj_base64_len(strlen(text)) + 1);
-		if (!enc)
-			return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
+		enc = aj_xmalloc(aj_base64_len(strlen(text)) + 1);
 		aj_base64_encode(text, strlen(text), enc);
 		d->stdin_text = json_string(enc);
-		free(enc);
 	}
 	if (d->stdin_text) { /* written by the supervisor before the command can print */
 		json_object_set_new(d->spawn, "stdin", json_true());
@@ -462,8 +438,6 @@ static int exec_prepare(struct aj_srv_req *r)
 {
 	struct aj_srv_pdata *d = aj_srv_pdata_new(r);
 
-	if (!d)
-		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 	if (!r->body)
 		return aj_srv_fail(r, 400, "missing_field", "argv", "a JSON body is required");
 	return aj_srv_check_fields(r, exec_fields) < 0 || aj_srv_build_spawn(r, d, true) < 0 ||

@@ -62,11 +62,23 @@ static int resolve(struct aj_srv_req *r, const struct aj_sandbox_rec *rec, const
 	return 0;
 }
 
+/* A route's connection to the sandbox's supervisor and its record, held from open_ctx() to
+ * the end of the route's function (the cleanup attribute FCTX). */
 struct fctx {
-	int ctl;
+	int ctl; /* -1: nothing held */
 	struct aj_sandbox_rec rec;
 	char path[MAX_PATH + 1];
 };
+
+static void close_ctx(struct fctx *x)
+{
+	if (x->ctl < 0)
+		return;
+	close(aj_steal_fd(&x->ctl));
+	aj_sandbox_rec_free(&x->rec);
+}
+
+#define FCTX __attribute__((cleanup(close_ctx))) struct fctx
 
 /* Connects to the sandbox's supervisor and resolves the request's path (query or body
  * field); -1 with the request failed. */
@@ -78,18 +90,7 @@ static int open_ctx(struct aj_srv_req *r, struct aj_mgr *m, const char *field, c
 	x->ctl = aj_mgr_connect(m, r->ref, &x->rec, &err);
 	if (x->ctl < 0)
 		return aj_srv_fail_err(r, &err, NULL);
-	if (resolve(r, &x->rec, field, in, x->path, sizeof x->path) < 0) {
-		close(x->ctl);
-		aj_sandbox_rec_free(&x->rec);
-		return -1;
-	}
-	return 0;
-}
-
-static void close_ctx(struct fctx *x)
-{
-	close(x->ctl);
-	aj_sandbox_rec_free(&x->rec);
+	return resolve(r, &x->rec, field, in, x->path, sizeof x->path);
 }
 
 static int parse_mode(struct aj_srv_req *r, const char *field, const char *v, int *out)
@@ -141,10 +142,10 @@ static int path_query_prepare(struct aj_srv_req *r)
  * wait for a writer; it answers ENXIO instead), and the descriptor tells which it was. */
 static void read_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	struct fctx x;
+	FCTX x = {.ctl = -1};
 	struct stat st;
 	struct aj_err err;
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (open_ctx(r, m, "path", aj_srv_query(r, "path"), &x) < 0)
 		return;
@@ -152,9 +153,7 @@ static void read_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_fail_err(r, &err, "path");
 	} else if (fstat(fd, &st) < 0) {
 		aj_srv_fail(r, 500, "internal", NULL, "stat \"%s\": %s", x.path, strerror(errno));
-		close(fd);
 	} else if (!S_ISREG(st.st_mode)) {
-		close(fd);
 		if (S_ISDIR(st.st_mode))
 			aj_srv_fail(r, 400, "is_a_directory", "path",
 				    "\"%s\" is a directory; list it with GET .../files/list", x.path);
@@ -162,22 +161,20 @@ static void read_work(struct aj_srv_req *r, struct aj_mgr *m)
 			aj_srv_fail(r, 400, "not_a_regular_file", "path",
 				    "\"%s\" is not a regular file", x.path);
 	} else if ((uint64_t)st.st_size > r->srv->cfg->max_download) {
-		close(fd);
 		aj_srv_fail(r, 413, "too_large", "path",
 			    "\"%s\" is %lld bytes, more than the download limit of %zu", x.path,
 			    (long long)st.st_size, r->srv->cfg->max_download);
 	} else {
-		r->file_fd = fd;
+		r->file_fd = aj_steal_fd(&fd);
 		r->file_len = (uint64_t)st.st_size;
 	}
-	close_ctx(&x);
 }
 
 static void write_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	bool parents = false, existed;
 	int mode = 0644;
-	struct fctx x;
+	FCTX x = {.ctl = -1};
 	struct stat st;
 	struct aj_err err;
 
@@ -191,13 +188,12 @@ static void write_work(struct aj_srv_req *r, struct aj_mgr *m)
 	else
 		aj_srv_ok(r, existed ? 200 : 201, json_pack("{s:s, s:I}", "path", x.path, "size",
 							    (json_int_t)r->raw_len));
-	close_ctx(&x);
 }
 
 static void remove_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	bool recursive = false;
-	struct fctx x;
+	FCTX x = {.ctl = -1};
 	struct aj_err err;
 
 	if (aj_srv_query_bool(r, "recursive", &recursive) < 0 ||
@@ -207,7 +203,6 @@ static void remove_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_fail_err(r, &err, "path");
 	else
 		aj_srv_ok(r, 204, NULL);
-	close_ctx(&x);
 }
 
 /* ---- list, stat ------------------------------------------------------------------------- */
@@ -232,7 +227,7 @@ static int add_entry(void *arg, const struct aj_fs_entry *e)
 static void list_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct listing l = {NULL, false};
-	struct fctx x;
+	FCTX x = {.ctl = -1};
 	struct aj_err err;
 
 	if (open_ctx(r, m, "path", aj_srv_query(r, "path"), &x) < 0)
@@ -245,7 +240,6 @@ static void list_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_ok(r, 200, json_pack("{s:s, s:o, s:b}", "path", x.path, "entries", l.entries,
 					    "truncated", l.truncated));
 	}
-	close_ctx(&x);
 }
 
 static void stat_work(struct aj_srv_req *r, struct aj_mgr *m)
@@ -253,10 +247,10 @@ static void stat_work(struct aj_srv_req *r, struct aj_mgr *m)
 	bool follow = false;
 	char link[MAX_PATH + 1];
 	ssize_t n = -1;
-	struct fctx x;
+	FCTX x = {.ctl = -1};
 	struct stat st;
 	struct aj_err err;
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (aj_srv_query_bool(r, "follow", &follow) < 0 ||
 	    open_ctx(r, m, "path", aj_srv_query(r, "path"), &x) < 0)
@@ -272,9 +266,6 @@ static void stat_work(struct aj_srv_req *r, struct aj_mgr *m)
 			link[n] = '\0';
 		aj_srv_ok(r, 200, stat_json("path", x.path, &st, n >= 0 ? link : NULL));
 	}
-	if (fd >= 0)
-		close(fd);
-	close_ctx(&x);
 }
 
 /* ---- mkdir, move ------------------------------------------------------------------------ */
@@ -300,7 +291,7 @@ static int mkdir_prepare(struct aj_srv_req *r)
 static void mkdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	int mode = 0755;
-	struct fctx x;
+	FCTX x = {.ctl = -1};
 	struct aj_err err;
 
 	parse_mode(r, "mode", aj_srv_str(r, "mode"), &mode);
@@ -311,7 +302,6 @@ static void mkdir_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_fail_err(r, &err, "path");
 	else
 		aj_srv_ok(r, 201, json_pack("{s:s}", "path", x.path));
-	close_ctx(&x);
 }
 
 static const struct aj_jf_field move_fields[] = {
@@ -335,7 +325,7 @@ static int move_prepare(struct aj_srv_req *r)
 static void move_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	char to[MAX_PATH + 1];
-	struct fctx x;
+	FCTX x = {.ctl = -1};
 	struct aj_err err;
 
 	if (open_ctx(r, m, "from", aj_srv_str(r, "from"), &x) < 0)
@@ -346,7 +336,6 @@ static void move_work(struct aj_srv_req *r, struct aj_mgr *m)
 		else
 			aj_srv_ok(r, 200, json_pack("{s:s, s:s}", "from", x.path, "to", to));
 	}
-	close_ctx(&x);
 }
 
 static const char *const read_query[] = {"path", NULL};

@@ -50,8 +50,6 @@ static int process_prepare(struct aj_srv_req *r)
 {
 	struct aj_srv_pdata *d = aj_srv_pdata_new(r);
 
-	if (!d)
-		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 	if (!r->body)
 		return aj_srv_fail(r, 400, "missing_field", "argv", "a JSON body is required");
 	if (aj_srv_check_fields(r, process_fields) < 0 || aj_srv_build_spawn(r, d, false) < 0)
@@ -100,10 +98,6 @@ static void process_list_work(struct aj_srv_req *r, struct aj_mgr *m)
 	json_t *reply = NULL, *p, *out;
 	size_t i;
 
-	if (!d) {
-		aj_srv_fail(r, 500, "internal", NULL, "out of memory");
-		return;
-	}
 	if (aj_srv_proc_connect(r, m, d) < 0 || aj_srv_proc_call(r, d, json_pack("{s:s}", "op", "procs"), &reply) < 0)
 		return;
 	out = json_array();
@@ -131,7 +125,7 @@ static void process_get_work(struct aj_srv_req *r, struct aj_mgr *m)
 	uint64_t id = 0;
 	json_t *p;
 
-	if (!d || process_id(r, &id) < 0 || aj_srv_proc_connect(r, m, d) < 0 ||
+	if (process_id(r, &id) < 0 || aj_srv_proc_connect(r, m, d) < 0 ||
 	    !(p = find_process(r, d, id)))
 		return;
 	aj_srv_ok(r, 200, process_json(p));
@@ -146,8 +140,6 @@ static int output_prepare(struct aj_srv_req *r)
 {
 	struct aj_srv_pdata *d = aj_srv_pdata_new(r);
 
-	if (!d)
-		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 	d->from_given = aj_srv_query(r, "from") != NULL;
 	return aj_srv_query_int(r, "from", 0, INT64_MAX, &d->from) < 0 ||
 			       aj_srv_query_bool(r, "follow", &d->follow) < 0
@@ -165,13 +157,9 @@ static void collect_output(struct aj_srv_req *r, struct aj_srv_pdata *d)
 	uint64_t at = (uint64_t)d->from;
 
 	memset(&tc, 0, sizeof tc);
-	int fds[AJ_CTL_MAX_FDS];
-	size_t nfds = 0;
-
+	/* No descriptors wanted: any that come are closed. */
 	while ((running ? at < until : !exit) &&
-	       aj_ctl_recv(d->ctl, &m, fds, &nfds, AJ_SRV_CALL_MS) == 0) {
-		for (size_t k = 0; k < nfds; k++)
-			close(fds[k]);
+	       aj_ctl_recv(d->ctl, &m, NULL, NULL, AJ_SRV_CALL_MS) == 0) {
 		const char *ev = json_string_value(json_object_get(m, "event"));
 		if (ev && !strcmp(ev, "output")) {
 			at = (uint64_t)json_integer_value(json_object_get(m, "offset")) +
@@ -239,8 +227,6 @@ static int stdin_prepare(struct aj_srv_req *r)
 {
 	struct aj_srv_pdata *d = aj_srv_pdata_new(r);
 
-	if (!d)
-		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 	if (!r->body)
 		r->body = json_object();
 	if (aj_srv_check_fields(r, stdin_fields) < 0)
@@ -307,10 +293,8 @@ static int signal_number(struct aj_srv_req *r, int *sig)
 
 static int signal_prepare(struct aj_srv_req *r)
 {
-	int *sig = calloc(1, sizeof *sig);
+	int *sig = aj_xcalloc(1, sizeof *sig);
 
-	if (!sig)
-		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 	r->data = sig;
 	r->data_free = free;
 	if (!r->body)
@@ -321,23 +305,17 @@ static int signal_prepare(struct aj_srv_req *r)
 /* One call about process {name} on a fresh connection: signal and resize. */
 static void simple_call(struct aj_srv_req *r, struct aj_mgr *m, json_t *req)
 {
-	struct aj_srv_pdata *d = calloc(1, sizeof *d);
+	__attribute__((cleanup(aj_srv_pdata_freep))) struct aj_srv_pdata *d =
+		aj_xcalloc(1, sizeof *d);
+	_cleanup_json_ json_t *call = req;
 	uint64_t id = 0;
 
-	if (!d || process_id(r, &id) < 0) {
-		if (!d)
-			aj_srv_fail(r, 500, "internal", NULL, "out of memory");
-		json_decref(req);
-		free(d);
-		return;
-	}
 	d->ctl = -1;
-	json_object_set_new(req, "exec", json_integer((json_int_t)id));
-	if (aj_srv_proc_connect(r, m, d) < 0)
-		json_decref(req);
-	else if (aj_srv_proc_call(r, d, req, NULL) == 0) /* consumes req */
+	if (process_id(r, &id) < 0 || aj_srv_proc_connect(r, m, d) < 0)
+		return;
+	json_object_set_new(call, "exec", json_integer((json_int_t)id));
+	if (aj_srv_proc_call(r, d, aj_steal_ptr(&call), NULL) == 0) /* consumes the call */
 		aj_srv_ok(r, 204, NULL);
-	aj_srv_pdata_free(d);
 }
 
 static void signal_work(struct aj_srv_req *r, struct aj_mgr *m)

@@ -162,10 +162,8 @@ static int create_options(struct aj_srv_req *r, struct create_data *d)
 
 static int create_prepare(struct aj_srv_req *r)
 {
-	struct create_data *d = calloc(1, sizeof *d);
+	struct create_data *d = aj_xcalloc(1, sizeof *d);
 
-	if (!d)
-		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 	aj_policy_init(&d->pol);
 	r->data = d;
 	r->data_free = create_data_free;
@@ -208,11 +206,9 @@ static void labels_free(void *p)
 
 static int list_prepare(struct aj_srv_req *r)
 {
-	struct aj_strv *labels = calloc(1, sizeof *labels);
+	struct aj_strv *labels = aj_xcalloc(1, sizeof *labels);
 	struct evkeyval *kv;
 
-	if (!labels)
-		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 	r->data = labels;
 	r->data_free = labels_free;
 	TAILQ_FOREACH(kv, &r->query, next) {

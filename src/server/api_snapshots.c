@@ -23,10 +23,8 @@ static const struct aj_jf_field snapshot_fields[] = {
 static int snapshot_prepare(struct aj_srv_req *r)
 {
 	const char *name;
-	int64_t *retention = calloc(1, sizeof *retention);
+	int64_t *retention = aj_xcalloc(1, sizeof *retention);
 
-	if (!retention)
-		return aj_srv_fail(r, 500, "internal", NULL, "out of memory");
 	r->data = retention;
 	r->data_free = free;
 	if (!r->body)
@@ -149,14 +147,13 @@ static int fork_prepare(struct aj_srv_req *r)
 static void fork_run(struct aj_srv_req *r, struct aj_mgr *m, const struct aj_sandbox_rec *src,
 		     unsigned count)
 {
-	struct aj_strv names = {0};
+	_cleanup_strv_ struct aj_strv names = AJ_STRV_INIT;
 	struct aj_err err;
 	json_t *a;
 
 	if (aj_mgr_fork(m, src->id, count, aj_srv_str(r, "prefix"),
 			!json_is_false(json_object_get(r->body, "start")), &names, &err) < 0) {
 		aj_srv_fail_err(r, &err, err.errnum == EEXIST ? "prefix" : NULL);
-		aj_strv_free(&names);
 		return;
 	}
 	a = json_array();
@@ -164,7 +161,6 @@ static void fork_run(struct aj_srv_req *r, struct aj_mgr *m, const struct aj_san
 		json_array_append_new(a, json_string(names.v[i]));
 	if (names.n)
 		snprintf(r->location, sizeof r->location, "/v1/sandboxes/%s", names.v[0]);
-	aj_strv_free(&names);
 	aj_srv_ok(r, 201, json_pack("{s:o}", "names", a));
 }
 

@@ -70,7 +70,7 @@ static int check_file(int fd, const char *what, const char *path, struct aj_err 
 static int add_token(struct aj_srv_tokens *t, const char *tok, const char *owner,
 		     const char *what, const char *path, unsigned line, struct aj_err *err)
 {
-	struct token *nv, *e;
+	struct token *e;
 	size_t n = strlen(tok);
 
 	if (!token_ok(tok, n))
@@ -88,10 +88,7 @@ static int add_token(struct aj_srv_tokens *t, const char *tok, const char *owner
 			return aj_err_set(err, AJ_LAYER_API, EINVAL,
 					  "%s \"%s\", line %u: the token is listed twice",
 					  what, path, line);
-	nv = realloc(t->v, (t->n + 1) * sizeof *nv);
-	if (!nv)
-		return aj_err_sys(err, AJ_LAYER_API, "%s", what);
-	t->v = nv;
+	t->v = aj_xrealloc(t->v, (t->n + 1) * sizeof *t->v);
 	e = &t->v[t->n++];
 	memset(e, 0, sizeof *e);
 	memcpy(e->tok, tok, n);
@@ -124,44 +121,34 @@ int aj_srv_tokens_load(const char *path, struct aj_srv_tokens **out, struct aj_e
 	return aj_srv_tokens_load_as("--token-file", path, out, err);
 }
 
+static void tokens_freep(struct aj_srv_tokens **t)
+{
+	aj_srv_tokens_free(*t);
+}
+
 int aj_srv_tokens_load_as(const char *what, const char *path, struct aj_srv_tokens **out,
 			  struct aj_err *err)
 {
-	struct aj_srv_tokens *t = calloc(1, sizeof *t);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	FILE *f = NULL;
-	char *l = NULL;
+	__attribute__((cleanup(tokens_freep))) struct aj_srv_tokens *t = aj_xcalloc(1, sizeof *t);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *l = NULL;
 	size_t cap = 0;
 	unsigned line = 0;
-	int rc = -1;
 
-	if (!t || fd < 0) {
-		aj_err_sys(err, AJ_LAYER_API, "%s \"%s\"", what, path);
-		goto out;
-	}
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_API, "%s \"%s\"", what, path);
 	if (check_file(fd, what, path, err) < 0)
-		goto out;
-	if (!(f = fdopen(fd, "r"))) {
-		aj_err_sys(err, AJ_LAYER_API, "%s \"%s\"", what, path);
-		goto out;
-	}
-	fd = -1;
-	rc = 0;
-	while (rc == 0 && getline(&l, &cap, f) >= 0)
-		rc = parse_line(t, l, what, path, ++line, err);
-	if (rc == 0 && t->n == 0)
-		rc = aj_err_set(err, AJ_LAYER_API, EINVAL, "%s \"%s\": no tokens", what, path);
-out:
-	free(l);
-	if (f)
-		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	if (rc < 0) {
-		aj_srv_tokens_free(t);
 		return -1;
-	}
-	*out = t;
+	if (!(f = fdopen(fd, "r")))
+		return aj_err_sys(err, AJ_LAYER_API, "%s \"%s\"", what, path);
+	aj_steal_fd(&fd); /* the stream's now */
+	while (getline(&l, &cap, f) >= 0)
+		if (parse_line(t, l, what, path, ++line, err) < 0)
+			return -1;
+	if (t->n == 0)
+		return aj_err_set(err, AJ_LAYER_API, EINVAL, "%s \"%s\": no tokens", what, path);
+	*out = aj_steal_ptr(&t);
 	return 0;
 }
 

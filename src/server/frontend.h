@@ -11,10 +11,15 @@
  * stream that took the request over (aj_srv_stream_end). Between aj_srv_pool_submit() and
  * the job's done callback the request belongs to a worker: the loop thread does not touch it,
  * and the worker touches nothing of libevent's. Bodies travel as (pointer, length).
+ *
+ * Memory: allocations abort when memory runs out (common/alloc.h), so nothing here answers
+ * "out of memory"; a function's resources are released by their cleanup attributes
+ * (common/cleanup.h, and _cleanup_event_ and _cleanup_evbuffer_ below).
  */
 #ifndef AJ_SERVER_FRONTEND_H
 #define AJ_SERVER_FRONTEND_H
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -26,6 +31,23 @@
 #include "common/jfields.h"
 #include "manager/manager.h"
 #include "server/server.h"
+
+/* Scope-bound cleanup (common/cleanup.h) of the libevent objects the front ends hold: an
+ * event and a buffer. Requests, connections and bufferevents are libevent's own. */
+static inline void aj_event_freep(struct event **ev)
+{
+	if (*ev)
+		event_free(*ev);
+}
+
+static inline void aj_evbuffer_freep(struct evbuffer **b)
+{
+	if (*b)
+		evbuffer_free(*b);
+}
+
+#define _cleanup_event_ __attribute__((cleanup(aj_event_freep)))
+#define _cleanup_evbuffer_ __attribute__((cleanup(aj_evbuffer_freep)))
 
 #define AJ_SRV_OWNER_MAX 129
 /* A stream stops producing while more than this is queued for a slow client. */
@@ -75,8 +97,11 @@ enum aj_srv_body { AJ_SRV_BODY_NONE, AJ_SRV_BODY_JSON, AJ_SRV_BODY_RAW };
 struct aj_srv_req;
 
 /* A route: one row of a front end's table. Both HTTP front ends use it: the API's router
- * (router.c) reads the body as `body` says and checks the query against `query`; the E2B
- * router reads bodies and answers errors by `style`, its own (enum e2b_style). */
+ * (router.c) reads the body as `body` says and checks the query against `query`. A front end
+ * with data of its own per route makes its rows a struct of its own whose first member is
+ * this one (E2B's struct e2b_route adds how errors are answered), and names the row's size
+ * in its tables (struct aj_srv_table); a matched route is then the first member of the front
+ * end's row. */
 struct aj_srv_route {
 	enum evhttp_cmd_type method;
 	const char *pattern;             /* "/v1/sandboxes/{ref}/start": {NAME} captures a segment */
@@ -87,7 +112,6 @@ struct aj_srv_route {
 	int (*prepare)(struct aj_srv_req *r);
 	void (*work)(struct aj_srv_req *r, struct aj_mgr *m); /* worker thread */
 	void (*done)(struct aj_srv_req *r);                    /* NULL: the front end's finish */
-	int style; /* a front end's own way of answering errors (E2B: enum e2b_style); 0: none */
 };
 
 #define AJ_SRV_ROUTE(m, p, b, q, pre, wk, dn)                                                  \
@@ -96,6 +120,16 @@ struct aj_srv_route {
 #define AJ_SRV_ROUTES_END {.pattern = NULL}
 
 /* ---- matching (route.c) ---------------------------------------------------------------- */
+
+/* A table of routes: its first row and the size of its rows (a struct aj_srv_route, or a
+ * front end's row that begins with one), ended by a row with a NULL pattern. */
+struct aj_srv_table {
+	const struct aj_srv_route *rows;
+	size_t row_size;
+};
+
+#define AJ_SRV_TABLE(rows) {(rows), sizeof *(rows)}
+#define AJ_SRV_TABLES_END {NULL, 0}
 
 #define AJ_SRV_CAPTURES 2
 
@@ -110,11 +144,11 @@ struct aj_srv_match {
 	} cap[AJ_SRV_CAPTURES];
 };
 
-/* Matches method and path against tables (each ended by a row with a NULL pattern, the list
- * by NULL). A capture must be shorter than cap_max bytes (0: 256). 0 with m->route set; -1
- * when there is none: m->methods 0 is a 404, anything else a 405 (m->allow). Paths with empty
- * segments (a double or trailing slash) match nothing. */
-int aj_srv_route_match(const struct aj_srv_route *const *tables, enum evhttp_cmd_type method,
+/* Matches method and path against tables (the list ended by AJ_SRV_TABLES_END). A capture
+ * must be shorter than cap_max bytes (0: 256). 0 with m->route set (a row of one of the
+ * tables); -1 when there is none: m->methods 0 is a 404, anything else a 405 (m->allow).
+ * Paths with empty segments (a double or trailing slash) match nothing. */
+int aj_srv_route_match(const struct aj_srv_table *tables, enum evhttp_cmd_type method,
 		       const char *path, size_t cap_max, struct aj_srv_match *m);
 /* The value {name} captured, or NULL. */
 const char *aj_srv_match_capture(const struct aj_srv_match *m, const char *name);
@@ -161,7 +195,9 @@ struct aj_srv_req {
 void aj_srv_req_finish(struct aj_srv_req *r);
 /* A request object for req, counted in flight; its job runs r->route's work and done unless
  * the caller sets job.work and job.done itself (the E2B router does). */
-struct aj_srv_req *aj_srv_req_new(struct aj_srv *s, struct evhttp_request *req, bool remote);
+__attribute__((returns_nonnull)) struct aj_srv_req *aj_srv_req_new(struct aj_srv *s,
+								   struct evhttp_request *req,
+								   bool remote);
 void aj_srv_req_free(struct aj_srv_req *r);
 /* Replies to a request the router did not take (503 while stopping, say). */
 void aj_srv_reply_early(struct aj_srv *s, struct evhttp_request *req, const struct aj_srv_error *e);
@@ -262,12 +298,13 @@ struct aj_srv_stream_cbs {
 	void *arg;
 };
 
-struct aj_srv_stream *aj_srv_stream_start(struct aj_srv_req *r, int status,
-					  const struct aj_srv_stream_cbs *cbs);
+__attribute__((returns_nonnull)) struct aj_srv_stream *
+aj_srv_stream_start(struct aj_srv_req *r, int status, const struct aj_srv_stream_cbs *cbs);
 /* The same with another media type, for bodies written with aj_srv_stream_write (E2B's
  * Connect envelopes). */
-struct aj_srv_stream *aj_srv_stream_start_as(struct aj_srv_req *r, int status, const char *ctype,
-					     const struct aj_srv_stream_cbs *cbs);
+__attribute__((returns_nonnull)) struct aj_srv_stream *
+aj_srv_stream_start_as(struct aj_srv_req *r, int status, const char *ctype,
+		       const struct aj_srv_stream_cbs *cbs);
 /* Writes len bytes as they are. -1 once the client is gone. */
 int aj_srv_stream_write(struct aj_srv_stream *st, const void *data, size_t len);
 /* Writes one value as a line (consumes j). -1 once the client is gone. */

@@ -63,8 +63,8 @@ int aj_srv_gc_start(struct aj_srv *s, struct aj_err *err)
 
 	if (s->cfg->gc_interval_s <= 0)
 		return 0;
-	s->gc = calloc(1, sizeof *s->gc);
-	if (!s->gc || !(s->gc->timer = event_new(s->base, -1, EV_PERSIST, on_timer, s)) ||
+	s->gc = aj_xcalloc(1, sizeof *s->gc);
+	if (!(s->gc->timer = event_new(s->base, -1, EV_PERSIST, on_timer, s)) ||
 	    event_add(s->gc->timer, &tv) < 0)
 		return aj_err_set(err, AJ_LAYER_API, ENOMEM, "gc timer");
 	s->gc->job.work = gc_work;

@@ -97,24 +97,23 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
 		event_base_once(g_srv->base, -1, EV_TIMEOUT, on_resume_accept, lev, &tv);
 }
 
+/* Takes the listening socket fd over (the listener closes it, or this on failure). */
 static int add_listener(struct aj_srv *s, struct evhttp *http, int fd, const char *what,
 			struct aj_err *err)
 {
+	_cleanup_close_ int sock = fd;
 	struct evconnlistener *lev = NULL;
 	struct evhttp_bound_socket *bound;
 
-	if (n_listeners == MAX_LISTENERS) {
-		close(fd);
+	if (n_listeners == MAX_LISTENERS)
 		return aj_err_set(err, AJ_LAYER_API, E2BIG, "at most %d listeners", MAX_LISTENERS);
-	}
 	/* Backlog 0: the socket already listens with SOMAXCONN; -1 would make libevent call
 	 * listen(fd, 128) again, too short a queue for a burst of a thousand connections. */
 	lev = evconnlistener_new(s->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-				 0, fd);
-	if (!lev) {
-		close(fd);
+				 0, sock);
+	if (!lev)
 		return aj_err_sys(err, AJ_LAYER_API, "listen on %s", what);
-	}
+	aj_steal_fd(&sock); /* the listener's */
 	evconnlistener_set_error_cb(lev, on_accept_error);
 	bound = evhttp_bind_listener(http, lev);
 	if (!bound) {
@@ -149,7 +148,7 @@ static int prepare_socket_dir(const char *path, bool is_default, struct aj_err *
 static int clear_stale_socket(const struct sockaddr_un *a, struct aj_err *err)
 {
 	struct stat st;
-	int fd, r;
+	_cleanup_close_ int fd = -1;
 
 	if (lstat(a->sun_path, &st) < 0)
 		return errno == ENOENT ? 0 : aj_err_sys(err, AJ_LAYER_API, "\"%s\"", a->sun_path);
@@ -159,9 +158,7 @@ static int clear_stale_socket(const struct sockaddr_un *a, struct aj_err *err)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return aj_err_sys(err, AJ_LAYER_API, "socket");
-	r = connect(fd, (const struct sockaddr *)a, sizeof *a);
-	close(fd);
-	if (r == 0)
+	if (connect(fd, (const struct sockaddr *)a, sizeof *a) == 0)
 		return aj_err_set(err, AJ_LAYER_API, EADDRINUSE,
 				  "another daemon is listening on \"%s\"", a->sun_path);
 	if (errno != ECONNREFUSED)
@@ -174,8 +171,9 @@ static int clear_stale_socket(const struct sockaddr_un *a, struct aj_err *err)
 static int bind_unix(struct aj_srv *s, const char *path, bool is_default, struct aj_err *err)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	_cleanup_close_ int fd = -1;
 	mode_t old;
-	int fd, r;
+	int r;
 
 	if (path[0] != '/' || strlen(path) >= sizeof a.sun_path)
 		return aj_err_set(err, AJ_LAYER_API, EINVAL,
@@ -192,11 +190,8 @@ static int bind_unix(struct aj_srv *s, const char *path, bool is_default, struct
 	old = umask(0177);
 	r = bind(fd, (struct sockaddr *)&a, sizeof a);
 	umask(old);
-	if (r < 0 || listen(fd, SOMAXCONN) < 0) {
-		aj_err_sys(err, AJ_LAYER_API, "listen on \"%s\"", path);
-		close(fd);
-		return -1;
-	}
+	if (r < 0 || listen(fd, SOMAXCONN) < 0)
+		return aj_err_sys(err, AJ_LAYER_API, "listen on \"%s\"", path);
 	snprintf(s->socket_path, sizeof s->socket_path, "%s", path);
 	s->socket_bound = true;
 	{
@@ -204,14 +199,15 @@ static int bind_unix(struct aj_srv *s, const char *path, bool is_default, struct
 		if (stat(path, &st) == 0)
 			socket_ino = st.st_ino;
 	}
-	return add_listener(s, s->http_local, fd, path, err);
+	return add_listener(s, s->http_local, aj_steal_fd(&fd), path, err);
 }
 
 static int bind_tcp(struct aj_srv *s, struct evhttp *http, const char *opt, const char *hostport,
 		    struct aj_err *err)
 {
 	struct sockaddr_storage ss = {0};
-	int len = sizeof ss, fd, one = 1;
+	_cleanup_close_ int fd = -1;
+	int len = sizeof ss, one = 1;
 
 	if (evutil_parse_sockaddr_port(hostport, (struct sockaddr *)&ss, &len) < 0 ||
 	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
@@ -228,12 +224,9 @@ static int bind_tcp(struct aj_srv *s, struct evhttp *http, const char *opt, cons
 	 * exec's start line, then its exit line) wait for the client's delayed ACK: 40 ms stalls on
 	 * every other request of a keep-alive connection (bench/run-e2b.sh). */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (bind(fd, (struct sockaddr *)&ss, (socklen_t)len) < 0 || listen(fd, SOMAXCONN) < 0) {
-		aj_err_sys(err, AJ_LAYER_API, "listen on %s", hostport);
-		close(fd);
-		return -1;
-	}
-	return add_listener(s, http, fd, hostport, err);
+	if (bind(fd, (struct sockaddr *)&ss, (socklen_t)len) < 0 || listen(fd, SOMAXCONN) < 0)
+		return aj_err_sys(err, AJ_LAYER_API, "listen on %s", hostport);
+	return add_listener(s, http, aj_steal_fd(&fd), hostport, err);
 }
 
 static struct evhttp *new_http(struct aj_srv *s, bool remote)
@@ -453,7 +446,7 @@ static int setup(struct aj_srv *s, struct aj_err *err)
 		return aj_err_set(err, AJ_LAYER_API, ENOSYS, "libevent without thread support");
 	s->base = event_base_new();
 	s->quota = aj_srv_quota_new(c->max_sandboxes, c->max_memory);
-	if (!s->base || !s->quota)
+	if (!s->base)
 		return aj_err_sys(err, AJ_LAYER_API, "set up the event loop");
 	if (c->e2b_listen.n && !c->e2b)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, EINVAL, "--e2b-listen without a front end");

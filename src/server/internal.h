@@ -6,6 +6,8 @@
 
 #include <sys/queue.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "server/frontend.h"
 #include "state/store.h"
 
@@ -74,7 +76,8 @@ const char *aj_srv_tokens_owner(const struct aj_srv_tokens *t, const char *autho
 
 /* ---- quotas (quota.c) ----------------------------------------------------------------- */
 
-struct aj_srv_quota *aj_srv_quota_new(unsigned max_sandboxes, uint64_t max_memory);
+__attribute__((returns_nonnull)) struct aj_srv_quota *aj_srv_quota_new(unsigned max_sandboxes,
+									uint64_t max_memory);
 void aj_srv_quota_free(struct aj_srv_quota *q);
 
 /* ---- streamed responses (stream.c) ---------------------------------------------------- */

@@ -127,12 +127,9 @@ static int start_threads(struct aj_srv_pool *p, struct aj_err *err)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (unsigned i = 0; i < p->n && rc == 0; i++) {
-		struct worker_arg *a = malloc(sizeof *a);
+		struct worker_arg *a = aj_xmalloc(sizeof *a); /* the thread's */
 		int e;
-		if (!a) {
-			rc = aj_err_sys(err, AJ_LAYER_API, "start the worker threads");
-			break;
-		}
+
 		a->pool = p;
 		a->m = &p->mgrs[i];
 		e = pthread_create(&p->threads[i], NULL, worker_main, a);
@@ -149,18 +146,16 @@ static int start_threads(struct aj_srv_pool *p, struct aj_err *err)
 
 int aj_srv_pool_start(struct aj_srv *s, struct aj_err *err)
 {
-	struct aj_srv_pool *p = calloc(1, sizeof *p);
+	struct aj_srv_pool *p = aj_xcalloc(1, sizeof *p);
 	unsigned n = s->cfg->workers ? s->cfg->workers : 1;
 
-	if (!p)
-		return aj_err_sys(err, AJ_LAYER_API, "worker pool");
 	s->pool = p;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	p->threads = calloc(n, sizeof *p->threads);
-	p->mgrs = calloc(n, sizeof *p->mgrs);
+	p->threads = aj_xcalloc(n, sizeof *p->threads);
+	p->mgrs = aj_xcalloc(n, sizeof *p->mgrs);
 	p->done_ev = event_new(s->base, -1, 0, on_done, s);
-	if (!p->threads || !p->mgrs || !p->done_ev)
+	if (!p->done_ev)
 		return aj_err_sys(err, AJ_LAYER_API, "worker pool");
 	for (unsigned i = 0; i < n; i++) {
 		if (aj_mgr_open(&p->mgrs[i], s->cfg->state_dir, "", err) < 0)

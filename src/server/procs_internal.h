@@ -27,9 +27,15 @@ struct aj_srv_pdata {
 	json_t *attach;   /* the supervisor's answer to attach */
 };
 
-/* A new r->data for r (ctl -1); NULL if out of memory. */
-struct aj_srv_pdata *aj_srv_pdata_new(struct aj_srv_req *r);
+/* A new r->data for r (ctl -1). */
+__attribute__((returns_nonnull)) struct aj_srv_pdata *aj_srv_pdata_new(struct aj_srv_req *r);
 void aj_srv_pdata_free(void *p);
+/* For a struct aj_srv_pdata * held by a function, not a request. */
+static inline void aj_srv_pdata_freep(struct aj_srv_pdata **d)
+{
+	if (*d)
+		aj_srv_pdata_free(*d);
+}
 
 /* Output in lines: text when it is UTF-8 (a sequence split across chunks is held back for
  * the next one), base64 otherwise. */

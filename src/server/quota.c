@@ -29,10 +29,8 @@ struct aj_srv_quota {
 
 struct aj_srv_quota *aj_srv_quota_new(unsigned max_sandboxes, uint64_t max_memory)
 {
-	struct aj_srv_quota *q = calloc(1, sizeof *q);
+	struct aj_srv_quota *q = aj_xcalloc(1, sizeof *q);
 
-	if (!q)
-		return NULL;
 	pthread_mutex_init(&q->mu, NULL);
 	q->max_sandboxes = max_sandboxes;
 	q->max_memory = max_memory;
@@ -66,8 +64,9 @@ static struct reservation *find(struct aj_srv_quota *q, const char *owner, bool 
 	for (e = q->list; e; e = e->next)
 		if (!strcmp(e->owner, owner))
 			return e;
-	if (!make || !(e = calloc(1, sizeof *e)))
+	if (!make)
 		return NULL;
+	e = aj_xcalloc(1, sizeof *e);
 	snprintf(e->owner, sizeof e->owner, "%s", owner);
 	e->next = q->list;
 	q->list = e;
@@ -141,12 +140,8 @@ int aj_srv_quota_reserve(struct aj_srv_req *r, struct aj_mgr *m, unsigned count,
 		aj_srv_fail_err(r, &err, NULL);
 	else if ((rc = over(r, n, mem, count, need)) == 0) {
 		e = find(q, r->job.owner, true);
-		if (e) {
-			e->count += count;
-			e->memory += need;
-		} else {
-			rc = aj_srv_fail(r, 500, "internal", NULL, "out of memory");
-		}
+		e->count += count;
+		e->memory += need;
 	}
 	pthread_mutex_unlock(&q->mu);
 	return rc;

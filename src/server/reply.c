@@ -162,40 +162,31 @@ void aj_srv_send(struct aj_srv *s, struct evhttp_request *req, int status, const
 static void send_json(struct aj_srv *s, struct evhttp_request *req, int status, json_t *body,
 		      const char *location)
 {
-	struct evbuffer *buf = evbuffer_new();
-	char *text = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
+	_cleanup_evbuffer_ struct evbuffer *buf = evbuffer_new();
+	_cleanup_free_ char *text =
+		body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
 
 	json_decref(body);
-	if (body && !text)
-		status = 500, text = strdup("{\"error\":{\"code\":\"internal\",\"message\":\"out of "
-					   "memory\",\"field\":null}}");
 	if (text && buf)
 		evbuffer_add_printf(buf, "%s\n", text);
 	if (location && location[0])
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Location", location);
 	aj_srv_send(s, req, status, text ? "application/json" : NULL, buf);
-	free(text);
-	if (buf)
-		evbuffer_free(buf);
 }
 
 static void send_file(struct aj_srv_req *r)
 {
-	struct evbuffer *buf = evbuffer_new();
+	_cleanup_evbuffer_ struct evbuffer *buf = evbuffer_new();
+	_cleanup_close_ int fd = aj_steal_fd(&r->file_fd);
 
 	/* libevent sends it with sendfile and closes the descriptor once done. */
-	if (!buf || evbuffer_add_file(buf, r->file_fd, 0, (ev_off_t)r->file_len) < 0) {
+	if (!buf || evbuffer_add_file(buf, fd, 0, (ev_off_t)r->file_len) < 0) {
 		struct aj_srv_error e = {500, "internal", "", "could not queue the file"};
-		close(r->file_fd);
-		r->file_fd = -1;
-		if (buf)
-			evbuffer_free(buf);
 		send_json(r->srv, r->req, 500, aj_srv_error_json(&e), NULL);
 		return;
 	}
-	r->file_fd = -1;
+	aj_steal_fd(&fd); /* libevent's */
 	aj_srv_send(r->srv, r->req, 200, "application/octet-stream", buf);
-	evbuffer_free(buf);
 }
 
 void aj_srv_req_finish(struct aj_srv_req *r)

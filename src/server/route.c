@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/queue.h>
 
+#include "common/cleanup.h"
 #include "server/frontend.h"
 
 #define MAX_SEGS 8
@@ -42,24 +43,19 @@ static bool split_path(const char *p, struct path *out)
 static bool match_seg(const char *pat, const char *seg, size_t cap_max, struct aj_srv_match *m)
 {
 	size_t plen = strlen(pat), len = 0;
-	char *dec;
+	_cleanup_free_ char *dec = NULL;
 
 	if (pat[0] != '{' || pat[plen - 1] != '}')
 		return strcmp(pat, seg) == 0;
 	if (m->n == AJ_SRV_CAPTURES || plen - 2 >= sizeof m->cap[0].name)
 		return false;
 	dec = evhttp_uridecode(seg, 0, &len);
-	if (!dec)
-		return false;
 	/* A NUL or slash smuggled in with %00/%2F, or an overlong value, names nothing. */
-	if (len != strlen(dec) || len == 0 || len >= cap_max || strchr(dec, '/')) {
-		free(dec);
+	if (!dec || len != strlen(dec) || len == 0 || len >= cap_max || strchr(dec, '/'))
 		return false;
-	}
 	snprintf(m->cap[m->n].name, sizeof m->cap[0].name, "%.*s", (int)(plen - 2), pat + 1);
 	memcpy(m->cap[m->n].value, dec, len + 1);
 	m->n++;
-	free(dec);
 	return true;
 }
 
@@ -106,7 +102,7 @@ static void format_allow(struct aj_srv_match *m)
 				 "%s%s", m->allow[0] ? ", " : "", aj_srv_method_name(order[i]));
 }
 
-int aj_srv_route_match(const struct aj_srv_route *const *tables, enum evhttp_cmd_type method,
+int aj_srv_route_match(const struct aj_srv_table *tables, enum evhttp_cmd_type method,
 		       const char *path, size_t cap_max, struct aj_srv_match *m)
 {
 	struct path p;
@@ -116,8 +112,13 @@ int aj_srv_route_match(const struct aj_srv_route *const *tables, enum evhttp_cmd
 		cap_max = sizeof m->cap[0].value;
 	if (!split_path(path, &p))
 		return -1;
-	for (const struct aj_srv_route *const *t = tables; *t; t++)
-		for (const struct aj_srv_route *rt = *t; rt->pattern; rt++) {
+	for (const struct aj_srv_table *t = tables; t->rows; t++)
+		for (const char *row = (const char *)t->rows;; row += t->row_size) {
+			/* Each row begins with its struct aj_srv_route (frontend.h). */
+			const struct aj_srv_route *rt = (const struct aj_srv_route *)row;
+
+			if (!rt->pattern)
+				break;
 			if (!match_route(rt, &p, cap_max, m))
 				continue;
 			if (rt->method == method) {

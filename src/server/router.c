@@ -11,11 +11,13 @@
 
 #include "server/internal.h"
 
-static const struct aj_srv_route *const *tables(void)
+static const struct aj_srv_table *tables(void)
 {
-	static const struct aj_srv_route *const t[] = {
-		aj_api_meta_routes, aj_api_sandbox_routes, aj_api_snapshot_routes,
-		aj_api_file_routes, aj_api_event_routes,   aj_api_exec_routes, aj_api_proc_routes, NULL,
+	static const struct aj_srv_table t[] = {
+		AJ_SRV_TABLE(aj_api_meta_routes), AJ_SRV_TABLE(aj_api_sandbox_routes),
+		AJ_SRV_TABLE(aj_api_snapshot_routes), AJ_SRV_TABLE(aj_api_file_routes),
+		AJ_SRV_TABLE(aj_api_event_routes), AJ_SRV_TABLE(aj_api_exec_routes),
+		AJ_SRV_TABLE(aj_api_proc_routes), AJ_SRV_TABLES_END,
 	};
 	return t;
 }
@@ -105,10 +107,8 @@ static void req_work(struct aj_srv_job *j, struct aj_mgr *m)
 
 struct aj_srv_req *aj_srv_req_new(struct aj_srv *s, struct evhttp_request *req, bool remote)
 {
-	struct aj_srv_req *r = calloc(1, sizeof *r);
+	struct aj_srv_req *r = aj_xcalloc(1, sizeof *r);
 
-	if (!r)
-		return NULL;
 	r->srv = s;
 	r->req = req;
 	r->remote = remote;
@@ -143,20 +143,13 @@ static void dispatch(struct aj_srv_req *r)
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct listener_ctx *lc = arg;
-	struct aj_srv_req *r;
 
 	if (lc->srv->stopping) {
 		struct aj_srv_error e = {503, "shutting_down", "", "the daemon is shutting down"};
 		aj_srv_reply_early(lc->srv, req, &e);
 		return;
 	}
-	r = aj_srv_req_new(lc->srv, req, lc->remote);
-	if (!r) {
-		struct aj_srv_error e = {500, "internal", "", "out of memory"};
-		aj_srv_reply_early(lc->srv, req, &e);
-		return;
-	}
-	dispatch(r);
+	dispatch(aj_srv_req_new(lc->srv, req, lc->remote));
 }
 
 int aj_srv_router_install(struct aj_srv *s, struct evhttp *http, bool remote)

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
 #include "server/internal.h"
@@ -50,11 +49,9 @@ struct aj_srv_stream *aj_srv_stream_start(struct aj_srv_req *r, int status,
 struct aj_srv_stream *aj_srv_stream_start_as(struct aj_srv_req *r, int status, const char *ctype,
 					     const struct aj_srv_stream_cbs *cbs)
 {
-	struct aj_srv_stream *st = calloc(1, sizeof *st);
+	struct aj_srv_stream *st = aj_xcalloc(1, sizeof *st);
 	struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
 
-	if (!st)
-		return NULL;
 	st->r = r;
 	st->cbs = *cbs;
 	st->next = r->srv->streams;
@@ -93,38 +90,24 @@ bool aj_srv_stream_gone(const struct aj_srv_stream *st)
 
 int aj_srv_stream_line(struct aj_srv_stream *st, json_t *j)
 {
-	char *text = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
-	struct evbuffer *buf;
-	int rc = -1;
+	_cleanup_free_ char *text = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
+	_cleanup_evbuffer_ struct evbuffer *buf = NULL;
 
 	json_decref(j);
-	if (!text || st->gone) {
-		free(text);
+	if (!text || st->gone || !(buf = evbuffer_new()) ||
+	    evbuffer_add_printf(buf, "%s\n", text) < 0)
 		return -1;
-	}
-	buf = evbuffer_new();
-	if (buf && evbuffer_add_printf(buf, "%s\n", text) >= 0) {
-		evhttp_send_reply_chunk_with_cb(st->r->req, buf, on_written, st);
-		rc = 0;
-	}
-	if (buf)
-		evbuffer_free(buf);
-	free(text);
-	return rc;
+	evhttp_send_reply_chunk_with_cb(st->r->req, buf, on_written, st);
+	return 0;
 }
 
 int aj_srv_stream_write(struct aj_srv_stream *st, const void *data, size_t len)
 {
-	struct evbuffer *buf;
+	_cleanup_evbuffer_ struct evbuffer *buf = NULL;
 
-	if (st->gone || !(buf = evbuffer_new()))
+	if (st->gone || !(buf = evbuffer_new()) || evbuffer_add(buf, data, len) < 0)
 		return -1;
-	if (evbuffer_add(buf, data, len) < 0) {
-		evbuffer_free(buf);
-		return -1;
-	}
 	evhttp_send_reply_chunk_with_cb(st->r->req, buf, on_written, st);
-	evbuffer_free(buf);
 	return 0;
 }
 

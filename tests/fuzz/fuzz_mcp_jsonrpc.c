@@ -13,7 +13,7 @@ static void one_line(const char *line, size_t len)
 	json_t *m = json_loadb(line, len, JSON_DECODE_ANY, NULL), *id;
 	struct aj_rpc_msg msg;
 	char why[256];
-	int code;
+	enum aj_rpc_code code;
 
 	if (m && aj_rpc_classify(m, &msg, &code, why, sizeof why, &id) < 0)
 		json_decref(aj_rpc_error(id, code, why, NULL));

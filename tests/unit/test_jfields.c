@@ -251,6 +251,149 @@ static void maps(void)
 	json_decref(j);
 }
 
+/* ---- the table's order, absent members, OCI's paths ------------------------------------ */
+
+struct ordered {
+	char seen[64]; /* the rows' names in the order their parse ran; "-" marks an absent one */
+	int64_t n;
+};
+
+static int note_row(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		    const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct ordered *d = o->arg;
+
+	(void)path;
+	(void)dst;
+	(void)e;
+	snprintf(d->seen + strlen(d->seen), sizeof d->seen - strlen(d->seen), "%s%s ", v ? "" : "-",
+		 f->name);
+	return 0;
+}
+
+static int need_b(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		  const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	if (!v)
+		return aj_jf_fail(e, AJ_JF_VALUE, f, path, v, "%s: wanted here, in these words", path);
+	return note_row(f, path, v, dst, o, e);
+}
+
+static const struct aj_jf_field ordered_fields[] = {
+	{.name = "a", .type = AJ_JF_ANY, .parse = note_row},
+	{.name = "b", .type = AJ_JF_ANY, .flags = AJ_JF_SEES_ABSENT, .parse = need_b},
+	{.name = "c", .type = AJ_JF_ANY, .flags = AJ_JF_SEES_ABSENT | AJ_JF_NULLABLE,
+	 .parse = note_row},
+	{.name = "n", .type = AJ_JF_INT, .off = offsetof(struct ordered, n)},
+	{.name = NULL},
+};
+
+static int read_ordered(const char *text, unsigned flags, struct ordered *d,
+			struct aj_jf_error *e)
+{
+	struct aj_jf_opts o = {.layer = AJ_LAYER_API, .flags = flags, .arg = d};
+	json_t *j = json_loads(text, 0, NULL);
+	int r = aj_jf_read(ordered_fields, j, d, &o, e);
+
+	json_decref(j);
+	return r;
+}
+
+static void table_order(void)
+{
+	struct ordered d = {"", 0};
+	struct aj_jf_error e;
+
+	CHECK(read_ordered("{\"c\": 1, \"b\": 2, \"a\": 3}", 0, &d, &e) == 0, "read");
+	CHECK_STR(d.seen, "c b a ", "by default in the object's order");
+	d.seen[0] = '\0';
+	CHECK(read_ordered("{\"c\": 1, \"b\": 2, \"a\": 3}", AJ_JF_TABLE_ORDER, &d, &e) == 0,
+	      "read in the table's order");
+	CHECK_STR(d.seen, "a b c ", "AJ_JF_TABLE_ORDER: in the table's order");
+	d.seen[0] = '\0';
+	CHECK(read_ordered("{\"b\": 2, \"c\": null}", AJ_JF_TABLE_ORDER, &d, &e) == 0 &&
+		      !strcmp(d.seen, "b -c "),
+	      "an absent row that asks is told, with v NULL, at its turn; a nullable null is "
+	      "absent (%s)",
+	      d.seen);
+	d.seen[0] = '\0';
+	CHECK(read_ordered("{\"b\": 2, \"a\": null}", 0, &d, &e) == 0 && !strcmp(d.seen, "b a -c "),
+	      "in the object's order, absent rows are told after the members (%s)", d.seen);
+	CHECK(read_ordered("{\"a\": 1}", AJ_JF_TABLE_ORDER, &d, &e) == -1 &&
+		      e.problem == AJ_JF_VALUE && !strcmp(e.path, "b"),
+	      "an absent member's parse may refuse it");
+	CHECK_STR(e.err.msg, "b: wanted here, in these words", "...in its own words");
+	CHECK(read_ordered("{\"b\": 1, \"c\": 2, \"z\": 0}", AJ_JF_TABLE_ORDER, &d, &e) == -1 &&
+		      e.problem == AJ_JF_UNKNOWN && !strcmp(e.path, "z"),
+	      "an unknown member is still refused in the table's order");
+	CHECK(read_ordered("{\"b\": 1, \"n\": null}", 0, &d, &e) == -1 && e.problem == AJ_JF_TYPE,
+	      "null is a value of the wrong type for a row that is not nullable");
+}
+
+static const struct aj_jf_field apart_el = {.name = "", .type = AJ_JF_INT, .min = 0, .max = 9};
+
+static const struct aj_jf_field apart_inner[] = {
+	{.name = "dotted", .type = AJ_JF_STRING},
+	{.name = "spaced", .type = AJ_JF_ARRAY, .flags = AJ_JF_NAMED_APART, .sub = &apart_el},
+	{.name = NULL},
+};
+
+static const struct aj_jf_field apart_fields[] = {
+	{.name = "list", .type = AJ_JF_ARRAY, .flags = AJ_JF_ELEMS_APART},
+	{.name = "map", .type = AJ_JF_MAP, .flags = AJ_JF_ELEMS_APART, .sub = &short_string},
+	{.name = "obj", .type = AJ_JF_OBJECT, .sub = apart_inner},
+	{.name = NULL},
+};
+
+static void apart_refused(const char *text, const char *path)
+{
+	struct aj_jf_opts o = {.layer = AJ_LAYER_POLICY};
+	struct aj_jf_error e;
+	json_t *j = json_loads(text, 0, NULL);
+
+	CHECK(aj_jf_read(apart_fields, j, NULL, &o, &e) == -1, "%s is refused", text);
+	CHECK_STR(e.path, path, "%s: the path", text);
+	json_decref(j);
+}
+
+static const struct aj_jf_field refusal_fields[] = {
+	{.name = "path", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED,
+	 .refusal = "a path is required"},
+	{.name = "depth", .type = AJ_JF_INT, .min = 0, .max = 9, .refusal = "expected 0 to 9"},
+	{.name = "mode", .type = AJ_JF_ENUM, .values = modes, .refusal = "fast or slow"},
+	{.name = NULL},
+};
+
+static void one_refusal(const char *text, enum aj_jf_problem problem, const char *msg)
+{
+	struct aj_jf_opts o = {.layer = AJ_LAYER_API};
+	struct aj_jf_error e;
+	json_t *j = json_loads(text, 0, NULL);
+
+	CHECK(aj_jf_read(refusal_fields, j, NULL, &o, &e) == -1 && e.problem == problem,
+	      "%s is refused (problem %d)", text, e.problem);
+	CHECK_STR(e.err.msg, msg, "%s: in the row's own words", text);
+	json_decref(j);
+}
+
+static void refusals(void)
+{
+	one_refusal("{}", AJ_JF_MISSING, "path: a path is required");
+	one_refusal("{\"path\": 1}", AJ_JF_TYPE, "path: a path is required");
+	one_refusal("{\"path\": \"/\", \"depth\": 10}", AJ_JF_RANGE, "depth: expected 0 to 9");
+	one_refusal("{\"path\": \"/\", \"mode\": \"x\"}", AJ_JF_RANGE, "mode: fast or slow");
+	one_refusal("{\"path\": \"/\", \"mode\": 2}", AJ_JF_TYPE, "mode: fast or slow");
+}
+
+static void paths_apart(void)
+{
+	apart_refused("{\"list\": [\"a\", 1]}", "list: [1]");
+	apart_refused("{\"map\": {\"k\": \"long\"}}", "map: \"k\"");
+	apart_refused("{\"obj\": {\"dotted\": 1}}", "obj.dotted");
+	apart_refused("{\"obj\": {\"spaced\": {}}}", "obj: spaced");
+	apart_refused("{\"obj\": {\"spaced\": [10]}}", "obj: spaced[0]");
+}
+
 static void writes(void)
 {
 	struct conf c = {0};
@@ -308,6 +451,9 @@ int main(void)
 	problems();
 	prefix_and_value();
 	maps();
+	table_order();
+	paths_apart();
+	refusals();
 	writes();
 	schema();
 	UNIT_EXIT();

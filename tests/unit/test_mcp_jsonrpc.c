@@ -87,7 +87,7 @@ static void test_peek(void)
 	aj_rpc_reader_free(&r);
 }
 
-static int classify(const char *text, struct aj_rpc_msg *m, int *code)
+static int classify(const char *text, struct aj_rpc_msg *m, enum aj_rpc_code *code)
 {
 	json_t *j = json_loads(text, JSON_DECODE_ANY, NULL), *id;
 	char why[256];
@@ -100,7 +100,7 @@ static int classify(const char *text, struct aj_rpc_msg *m, int *code)
 static void test_classify(void)
 {
 	struct aj_rpc_msg m;
-	int code = 0;
+	enum aj_rpc_code code = 0;
 
 	CHECK(classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", &m, &code) == 0 &&
 		      m.kind == AJ_RPC_REQUEST,

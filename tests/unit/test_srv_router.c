@@ -23,14 +23,27 @@ static const struct aj_srv_route api_routes[] = {
 	AJ_SRV_ROUTES_END,
 };
 
-/* A second table, as E2B has them, with its own style. */
-static const struct aj_srv_route e2b_routes[] = {
-	{.method = EVHTTP_REQ_POST, .pattern = "/sandboxes/{id}/pause", .style = 2},
-	{.method = EVHTTP_REQ_POST, .pattern = "/process.Process/Start", .style = 1},
-	AJ_SRV_ROUTES_END,
+/* A second table, as E2B has them: rows of the front end's own type, which begins with the
+ * server's route and adds the front end's style. */
+enum own_style { OWN_PLAIN, OWN_STREAM, OWN_UNARY };
+
+struct own_route {
+	struct aj_srv_route rt;
+	enum own_style style;
 };
 
-static const struct aj_srv_route *const tables[] = {api_routes, e2b_routes, NULL};
+static const struct own_route e2b_routes[] = {
+	{.rt = {.method = EVHTTP_REQ_POST, .pattern = "/sandboxes/{id}/pause"}, .style = OWN_UNARY},
+	{.rt = {.method = EVHTTP_REQ_POST, .pattern = "/process.Process/Start"},
+	 .style = OWN_STREAM},
+	{.rt = AJ_SRV_ROUTES_END},
+};
+
+static const struct aj_srv_table tables[] = {
+	AJ_SRV_TABLE(api_routes),
+	{&e2b_routes[0].rt, sizeof e2b_routes[0]},
+	AJ_SRV_TABLES_END,
+};
 
 static struct aj_srv_match m;
 
@@ -45,7 +58,9 @@ static void patterns(void)
 	      "a literal path and its method");
 	CHECK(match(EVHTTP_REQ_POST, "/v1/sandboxes") == 0 && m.route == &api_routes[1],
 	      "the same path with another method is another route");
-	CHECK(match(EVHTTP_REQ_POST, "/process.Process/Start") == 0 && m.route->style == 1,
+	CHECK(match(EVHTTP_REQ_POST, "/process.Process/Start") == 0 &&
+		      m.route == &e2b_routes[1].rt &&
+		      ((const struct own_route *)m.route)->style == OWN_STREAM,
 	      "routes of a later table, with their style");
 	CHECK(match(EVHTTP_REQ_GET, "/v1/sandboxes/") == -1 && m.methods == 0,
 	      "a trailing slash matches nothing");
