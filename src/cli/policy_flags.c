@@ -83,7 +83,8 @@ static int push_path(struct aj_strv *sv, const char *flag, const char *v, struct
 	if (v[0] != '/')
 		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--%s: expected an absolute path, got \"%s\"",
 				  flag, v);
-	return aj_strv_push(sv, v) < 0 ? aj_err_sys(e, AJ_LAYER_USAGE, "--%s", flag) : 0;
+	aj_strv_push(sv, v);
+	return 0;
 }
 static int flag_ro(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
 {
@@ -103,7 +104,8 @@ static int flag_env(struct aj_policy *p, const char *f, const char *v, struct aj
 	(void)f;
 	if (!aj_policy_env_name_ok(v))
 		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--env: \"%s\" is not a variable name", v);
-	return aj_strv_push(&p->env_allow, v) < 0 ? aj_err_sys(e, AJ_LAYER_USAGE, "--env") : 0;
+	aj_strv_push(&p->env_allow, v);
+	return 0;
 }
 
 static int flag_setenv(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
@@ -119,9 +121,8 @@ static int flag_setenv(struct aj_policy *p, const char *f, const char *v, struct
 	if (!aj_policy_env_name_ok(name))
 		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--setenv: \"%s\" is not a variable name",
 				  name);
-	return aj_strv_setenv(&p->env_set, name, eq + 1) < 0
-		       ? aj_err_sys(e, AJ_LAYER_USAGE, "--setenv")
-		       : 0;
+	aj_strv_setenv(&p->env_set, name, eq + 1);
+	return 0;
 }
 
 static int flag_workspace(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
@@ -145,17 +146,15 @@ static int flag_cwd(struct aj_policy *p, const char *f, const char *v, struct aj
 static int flag_degraded(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
 {
 	(void)f;
-	return aj_strv_push(&p->allow_degraded, v) < 0
-		       ? aj_err_sys(e, AJ_LAYER_USAGE, "--allow-degraded")
-		       : 0;
+	aj_strv_push(&p->allow_degraded, v);
+	return 0;
 }
 
 static int flag_syscall(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
 {
 	(void)f;
-	return aj_strv_push(&p->syscalls_allow, v) < 0
-		       ? aj_err_sys(e, AJ_LAYER_USAGE, "--allow-syscalls")
-		       : 0;
+	aj_strv_push(&p->syscalls_allow, v);
+	return 0;
 }
 
 static int flag_network(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)
@@ -190,8 +189,8 @@ static int flag_allow_host(struct aj_policy *p, const char *f, const char *v, st
 				  "--allow-host: the network is the host's (network.mode host), "
 				  "where nothing is filtered; use --network proxy");
 	p->net_mode = AJ_NET_PROXY;
-	return aj_strv_push(&p->net_allow, v) < 0 ? aj_err_sys(e, AJ_LAYER_USAGE, "--allow-host")
-						  : 0;
+	aj_strv_push(&p->net_allow, v);
+	return 0;
 }
 
 static int flag_tier(struct aj_policy *p, const char *f, const char *v, struct aj_err *e)

@@ -246,10 +246,8 @@ static int store_strv(const struct aj_jf_field *f, const char *path, json_t *v,
 	json_t *el;
 
 	aj_strv_clear(sv);
-	json_array_foreach(v, i, el) {
-		if (aj_strv_push(sv, json_string_value(el)) < 0)
-			return aj_jf_fail(e, AJ_JF_NOMEM, f, path, v, "%s: out of memory", path);
-	}
+	json_array_foreach(v, i, el)
+		aj_strv_push(sv, json_string_value(el));
 	return 0;
 }
 

@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/util.h"
 #include "control/client.h"
 #include "manager/internal.h"
@@ -270,8 +271,7 @@ static int restore_finish(struct aj_mgr *m, struct aj_sandbox_rec *r, const stru
 	struct aj_strv none = {0};
 
 	aj_strv_clear(&r->layers);
-	if (aj_strv_copy(&r->layers, stack) < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "restore");
+	aj_strv_copy(&r->layers, stack);
 	if (snapshot_id)
 		snprintf(r->base_snapshot, sizeof r->base_snapshot, "%s", snapshot_id);
 	r->base_depth = (int64_t)stack->n; /* diff compares with the snapshot from now on */
@@ -408,11 +408,9 @@ static int make_fork(struct aj_mgr *m, const struct aj_sandbox_rec *src, const c
 	aj_ws_path(upper, sizeof upper, m->state, "sandboxes", src->id, "upper");
 	if (aj_mgr_new_id(f.id, err) < 0)
 		goto out;
-	if (!(f.policy = strdup(src->policy)) || aj_strv_copy(&f.labels, &src->labels) < 0 ||
-	    aj_strv_copy(&f.layers, &src->layers) < 0) {
-		aj_err_sys(err, AJ_LAYER_STATE, "fork \"%s\"", src->name);
-		goto out;
-	}
+	f.policy = aj_xstrdup(src->policy);
+	aj_strv_copy(&f.labels, &src->labels);
+	aj_strv_copy(&f.layers, &src->layers);
 	f.base_depth = (int64_t)f.layers.n; /* the source's state at the fork is its base */
 	if (stat(upper, &st) < 0) {
 		aj_err_sys(err, AJ_LAYER_STATE, "stat \"%s\"", upper);
@@ -471,8 +469,7 @@ static int fork_names(struct aj_mgr *m, const struct aj_sandbox_rec *src, const 
 				*err = e;
 			return -1;
 		}
-		if (aj_strv_push(out, name) < 0)
-			return aj_err_sys(err, AJ_LAYER_STATE, "fork");
+		aj_strv_push(out, name);
 	}
 	return 0;
 }

@@ -23,10 +23,7 @@ static int merge_range(struct aj_mgr *m, const struct aj_sandbox_rec *r, size_t 
 	int rc;
 
 	for (size_t i = from; i < to; i++)
-		if (aj_strv_push(&part, r->layers.v[i]) < 0) {
-			aj_strv_free(&part);
-			return aj_err_sys(err, AJ_LAYER_STATE, "squash");
-		}
+		aj_strv_push(&part, r->layers.v[i]);
 	rc = aj_ws_layer_squash(m->state, &part, layer, err);
 	aj_strv_free(&part);
 	return rc;

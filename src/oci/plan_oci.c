@@ -362,9 +362,9 @@ static int policy(struct aj_oci_cplan *c, struct aj_err *err)
 
 static int process(struct aj_oci_cplan *c, struct aj_err *err)
 {
-	if (aj_strv_copy(&c->plan.argv, &c->spec.proc.args) < 0 ||
-	    aj_strv_copy(&c->plan.env, &c->spec.proc.env) < 0 ||
-	    !(c->plan.cwd = strdup(c->spec.proc.cwd)))
+	aj_strv_copy(&c->plan.argv, &c->spec.proc.args);
+	aj_strv_copy(&c->plan.env, &c->spec.proc.env);
+	if (!(c->plan.cwd = strdup(c->spec.proc.cwd)))
 		return aj_err_sys(err, AJ_LAYER_POLICY, "process");
 	return 0;
 }

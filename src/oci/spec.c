@@ -65,8 +65,7 @@ static int get_strv(json_t *o, const char *key, const char *where, struct aj_str
 	json_array_foreach(a, i, v) {
 		if (!json_is_string(v))
 			return BAD(path, "[%zu]: expected a string", i);
-		if (aj_strv_push(out, json_string_value(v)) < 0)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
+		aj_strv_push(out, json_string_value(v));
 	}
 	return 0;
 }
@@ -190,9 +189,8 @@ static int parse_caps(json_t *c, const char *where, struct aj_container_process 
 			if (strncmp(names.v[k], "CAP_", 4) != 0)
 				r = BAD(path, "%s[%zu]: \"%s\" is not a capability name", sets[i], k,
 					names.v[k]);
-			else if (!aj_strv_contains(&p->caps, names.v[k]) &&
-				 aj_strv_push(&p->caps, names.v[k]) < 0)
-				r = aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
+			else if (!aj_strv_contains(&p->caps, names.v[k]))
+				aj_strv_push(&p->caps, names.v[k]);
 		}
 		aj_strv_free(&names);
 		if (r < 0)
@@ -525,8 +523,7 @@ static int parse_sysctl(json_t *o, struct aj_oci_spec *s, struct aj_err *err)
 						   "fs.mqueue.*, net.* with a private network "
 						   "namespace)",
 				   k);
-		if (aj_strv_pushf(&s->sysctl, "%s=%s", k, json_string_value(v)) < 0)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "linux.sysctl");
+		aj_strv_pushf(&s->sysctl, "%s=%s", k, json_string_value(v));
 	}
 	return 0;
 }

@@ -90,8 +90,7 @@ static int parse_hosts(const char *path, json_t *v, struct aj_credential *c, str
 					  "%s.hosts[%zu]: a credential is bound to host names (exact "
 					  "or *.suffix), not to \"*\" or an IP address",
 					  path, i);
-		if (aj_strv_push(&c->hosts, json_string_value(el)) < 0)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "%s.hosts", path);
+		aj_strv_push(&c->hosts, json_string_value(el));
 	}
 	return 0;
 }

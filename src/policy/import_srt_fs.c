@@ -72,11 +72,10 @@ static void strv_remove(struct aj_strv *sv, size_t i)
 	sv->n--;
 }
 
-int srt_push_unique(struct aj_strv *sv, const char *path, const char *field, struct aj_err *err)
+void srt_push_unique(struct aj_strv *sv, const char *path)
 {
-	if (aj_strv_contains(sv, path) || aj_strv_push(sv, path) == 0)
-		return 0;
-	return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
+	if (!aj_strv_contains(sv, path))
+		aj_strv_push(sv, path);
 }
 
 /* ---- srt's path forms ----------------------------------------------------------------------- */
@@ -303,7 +302,8 @@ static int allow_write(struct srt_import *im, const struct srt_path *e, struct a
 			      e->field, y);
 	if (srt_refuse_protected(e, err) < 0)
 		return -1;
-	return srt_push_unique(&im->read_write, y, e->field, err);
+	srt_push_unique(&im->read_write, y);
+	return 0;
 }
 
 /* srt: denyWrite wins over allowWrite. Whatever writable area the path contains loses its
@@ -328,8 +328,10 @@ static int deny_write(struct srt_import *im, const struct srt_path *e, struct aj
 		strv_remove(&im->read_write, i);
 		changed = true;
 	}
-	if (srt_writable_at(im, x))
-		return srt_push_unique(&im->read_only, x, e->field, err);
+	if (srt_writable_at(im, x)) {
+		srt_push_unique(&im->read_only, x);
+		return 0;
+	}
 	if (!changed)
 		srt_note(im, "%s: \"%s\" dropped: the sandbox cannot write there anyway", e->field, x);
 	return 0;
@@ -399,7 +401,8 @@ static int allow_read(struct srt_import *im, const struct srt_path *e, struct aj
 	if (strcmp(y, "/") == 0)
 		return refuse(err, "%s: \"/\" would show the whole host to the sandbox", e->field);
 	note_missing(im, e, "a read_only grant must exist");
-	return srt_push_unique(&im->read_only, y, e->field, err);
+	srt_push_unique(&im->read_only, y);
+	return 0;
 }
 
 /* An allowRead strictly inside path: a mask of path would hide it. */
@@ -454,7 +457,8 @@ static int mask(struct srt_import *im, const struct srt_path *e, const char *tar
 		srt_note(im, "%s: \"%s\" does not exist now; `agentjail run` refuses to start until "
 			 "it does (a mask inside a writable area must find its target)",
 			 e->field, target);
-	return srt_push_unique(&im->mask, target, e->field, err);
+	srt_push_unique(&im->mask, target);
+	return 0;
 }
 
 /* A denied path the sandbox does not see can still contain things it sees: each of those
@@ -467,15 +471,11 @@ static int hide_below(struct srt_import *im, const struct srt_path *e, struct aj
 	int r = 0;
 
 	for (size_t i = 0; i < AJ_ARRAY_SIZE(system_roots); i++)
-		r |= aj_strv_push(&roots, system_roots[i]);
-	r |= aj_strv_push(&roots, im->ctx->workspace);
+		aj_strv_push(&roots, system_roots[i]);
+	aj_strv_push(&roots, im->ctx->workspace);
 	for (size_t g = 0; g < AJ_ARRAY_SIZE(grants); g++)
 		for (size_t i = 0; i < grants[g]->n; i++)
-			r |= aj_strv_push(&roots, grants[g]->v[i]);
-	if (r < 0) {
-		aj_strv_free(&roots);
-		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", e->field);
-	}
+			aj_strv_push(&roots, grants[g]->v[i]);
 	for (size_t i = 0; r == 0 && i < roots.n; i++) {
 		const char *root = roots.v[i];
 		if (!aj_path_within(root, e->path))

@@ -197,8 +197,8 @@ static int parse_envmap(const struct aj_jf_field *f, const char *path, json_t *v
 			return aj_err_set(&e->err, AJ_LAYER_POLICY, 0,
 					  "%s.%s: expected a string, got %s", path, key,
 					  aj_jf_type_name(val));
-		if (sv && aj_strv_setenv(sv, key, json_string_value(val)) < 0)
-			return aj_err_sys(&e->err, AJ_LAYER_POLICY, "%s.%s", path, key);
+		if (sv)
+			aj_strv_setenv(sv, key, json_string_value(val));
 	}
 	return 0;
 }

@@ -130,18 +130,17 @@ static bool env_allowed(const struct aj_strv *allow, const char *entry)
 	return false;
 }
 
-static int environment(struct aj_plan *p, struct aj_err *err)
+static void environment(struct aj_plan *p)
 {
 	const struct aj_policy *pol = p->policy;
 	extern char **environ;
-	int r = 0;
 
-	r |= aj_strv_setenv(&p->env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+	aj_strv_setenv(&p->env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
 					     "/sbin:/bin");
-	r |= aj_strv_setenv(&p->env, "HOME", pol->home);
-	r |= aj_strv_setenv(&p->env, "USER", pol->user_name);
-	r |= aj_strv_setenv(&p->env, "LOGNAME", pol->user_name);
-	r |= aj_strv_setenv(&p->env, "SHELL", pol->shell);
+	aj_strv_setenv(&p->env, "HOME", pol->home);
+	aj_strv_setenv(&p->env, "USER", pol->user_name);
+	aj_strv_setenv(&p->env, "LOGNAME", pol->user_name);
+	aj_strv_setenv(&p->env, "SHELL", pol->shell);
 	for (char **e = environ; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		char name[256];
@@ -150,7 +149,7 @@ static int environment(struct aj_plan *p, struct aj_err *err)
 			continue;
 		memcpy(name, *e, n);
 		name[n] = '\0';
-		r |= aj_strv_setenv(&p->env, name, eq + 1);
+		aj_strv_setenv(&p->env, name, eq + 1);
 	}
 	for (size_t i = 0; i < pol->env_set.n; i++) {
 		const char *kv = pol->env_set.v[i], *eq = strchr(kv, '=');
@@ -160,22 +159,18 @@ static int environment(struct aj_plan *p, struct aj_err *err)
 			continue;
 		memcpy(name, kv, n);
 		name[n] = '\0';
-		r |= aj_strv_setenv(&p->env, name, eq + 1);
+		aj_strv_setenv(&p->env, name, eq + 1);
 	}
-	if (r)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "build the environment");
 	aj_plan_set_layer(p, AJ_PL_ENV, AJ_LS_ENFORCED,
 			  "host environment dropped; %zu variables set from the allowlist and "
 			  "policy",
 			  p->env.n);
-	return 0;
 }
 
 static int process(struct aj_plan *p, char *const *argv, struct aj_err *err)
 {
 	for (size_t i = 0; argv && argv[i]; i++)
-		if (aj_strv_push(&p->argv, argv[i]) < 0)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "copy the command");
+		aj_strv_push(&p->argv, argv[i]);
 	p->cwd = strdup(p->policy->cwd ? p->policy->cwd : p->policy->workspace);
 	if (!p->cwd)
 		return aj_err_sys(err, AJ_LAYER_POLICY, "cwd");
@@ -187,7 +182,8 @@ static int process(struct aj_plan *p, char *const *argv, struct aj_err *err)
 	aj_plan_set_layer(p, AJ_PL_SESSION, AJ_LS_ENFORCED,
 			  "new session without a controlling terminal (no TIOCSTI into the "
 			  "caller's terminal); caller's descriptors other than stdio closed");
-	return environment(p, err);
+	environment(p);
+	return 0;
 }
 
 void aj_plan_add_rlimit(struct aj_plan *p, int resource, uint64_t value)

@@ -79,7 +79,8 @@ static bool in_lowers(struct diff_ctx *c, const char *rel)
 
 static int emit(struct diff_ctx *c, char kind, const char *rel)
 {
-	return aj_strv_pushf(&c->out, "%c %s", kind, rel) < 0 ? -1 : 0;
+	aj_strv_pushf(&c->out, "%c %s", kind, rel);
+	return 0;
 }
 
 static int diff_dir(struct diff_ctx *c, int upper_root, const char *rel, int depth,
@@ -330,9 +331,8 @@ static int collect(struct sdiff *c, size_t idx, int dir, const char *rel, int de
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		snprintf(child, sizeof child, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
-		if (aj_strv_pushf(&c->paths, "0%s", child) < 0)
-			r = aj_err_sys(err, AJ_LAYER_STATE, "diff");
-		if (r < 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		aj_strv_pushf(&c->paths, "0%s", child);
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode))
 			continue;
 		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
