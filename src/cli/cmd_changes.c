@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/util.h"
+#include "common/warn.h"
 #include "state/store.h"
 #include "workspace/changes.h"
 
@@ -90,7 +91,7 @@ static int run_verb(struct changes_cli *c, const char *state, const char *verb, 
 	} else if (strcmp(verb, "show") == 0) {
 		r = aj_changes_diff(&cs, show_one, out, NULL, err);
 	} else if (strcmp(verb, "apply") == 0) {
-		r = aj_changes_apply(&cs, err);
+		r = aj_changes_apply(&cs, &aj_warn_stderr, err);
 		if (r == 0 && !c->json)
 			printf("applied %s to %s\n", cs.id, cs.workspace);
 	} else if (strcmp(verb, "discard") == 0) {

@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "cli/policy_flags.h"
 #include "common/util.h"
+#include "common/warn.h"
 #include "supervisor/persist.h"
 
 /* ---- create ----------------------------------------------------------------------------- */
@@ -334,5 +335,5 @@ int aj_cmd_supervise(int argc, char **argv)
 	}
 	if (ready >= 0)
 		aj_fd_set_cloexec(ready, true);
-	return aj_supervise(state, id, ready);
+	return aj_supervise(state, id, ready, &aj_warn_stderr);
 }

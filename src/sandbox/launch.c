@@ -191,11 +191,11 @@ static int namespaces_before_go(const struct aj_plan *plan, pid_t pid, struct aj
 }
 
 /* The pid namespace takes every process along with init; nothing was made on the host. */
-static void namespaces_kill_tree(pid_t spare)
+static void namespaces_kill_tree(pid_t spare, const struct aj_warn *warn)
 {
 }
 
-static void namespaces_cleanup(const struct aj_plan *plan)
+static void namespaces_cleanup(const struct aj_plan *plan, const struct aj_warn *warn)
 {
 }
 
@@ -309,14 +309,15 @@ void aj_sandbox_release(struct aj_sandbox *sb)
 	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
 }
 
-void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare)
+void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare, const struct aj_warn *warn)
 {
 	if (sb->ops) /* NULL: aj_sandbox_start() was never called, nothing was launched */
-		sb->ops->kill_tree(spare);
+		sb->ops->kill_tree(spare, warn);
 }
 
-void aj_sandbox_cleanup(const struct aj_sandbox *sb, const struct aj_plan *plan)
+void aj_sandbox_cleanup(const struct aj_sandbox *sb, const struct aj_plan *plan,
+			const struct aj_warn *warn)
 {
 	if (sb->ops)
-		sb->ops->cleanup(plan);
+		sb->ops->cleanup(plan, warn);
 }

@@ -36,6 +36,7 @@
 #include "common/proctitle.h"
 #include "common/trace.h"
 #include "common/tree.h"
+#include "common/warn.h"
 #include "sandbox/caps.h"
 #include "sandbox/init_internal.h"
 #include "sandbox/launch_internal.h"
@@ -71,18 +72,16 @@ static int prepare(const struct aj_plan *plan, struct aj_err *err)
 }
 
 /* Every process of the sandbox is a descendant of the supervisor but `spare`. */
-static void kill_tree(pid_t spare)
+static void kill_tree(pid_t spare, const struct aj_warn *warn)
 {
 	unsigned left = aj_proctree_kill(getpid(), spare);
 
 	if (left)
-		fprintf(stderr, "agentjail: %u process(es) of the sandbox still alive after 5 s of "
-				"SIGKILL\n",
-			left);
+		aj_warn(warn, "%u process(es) of the sandbox still alive after 5 s of SIGKILL", left);
 }
 
 /* Never following what the sandbox left in it. */
-static void cleanup(const struct aj_plan *plan)
+static void cleanup(const struct aj_plan *plan, const struct aj_warn *warn)
 {
 	char parent[4200];
 	const char *name;
@@ -106,7 +105,7 @@ static void cleanup(const struct aj_plan *plan)
 		return;
 	if (aj_tree_remove_at(dfd, name, &err) < 0) {
 		aj_err_prefix(&err, "remove the scratch directory \"%s\"", plan->scratch);
-		aj_err_print(&err, stderr);
+		aj_warn_err(warn, &err);
 	}
 }
 
@@ -247,7 +246,8 @@ static void control(const struct aj_plan *plan, pid_t cmd)
 		/* The supervisor is gone (killed: it would have waited for us otherwise): take
 		 * the sandbox with us, and its scratch directory, which nobody else will. */
 		aj_proctree_kill(getpid(), 0);
-		cleanup(plan);
+		/* The keeper is its own edge here: stderr is all it has left to tell. */
+		cleanup(plan, &aj_warn_stderr);
 		_exit(1);
 	}
 	if (m.type == AJ_SYNC_SIGNAL && m.status > 0 && m.status < NSIG)

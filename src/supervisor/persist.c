@@ -305,8 +305,7 @@ static void lifetime_reached(struct persist *p)
 	if (pause && aj_persist_set_paused(p, true, &err) == 0)
 		return;
 	if (pause)
-		fprintf(stderr, "agentjail: supervisor: pause at the maximum lifetime: %s; stopping\n",
-			err.msg);
+		aj_warn(p->warn, "supervisor: pause at the maximum lifetime: %s; stopping", err.msg);
 	aj_persist_stop(p, "maximum lifetime reached");
 }
 
@@ -420,7 +419,7 @@ static void teardown(struct persist *p)
 	}
 }
 
-int aj_supervise(const char *state_dir, const char *id, int ready_fd)
+int aj_supervise(const char *state_dir, const char *id, int ready_fd, const struct aj_warn *warn)
 {
 	static struct persist p;
 	struct aj_err err;
@@ -429,6 +428,7 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd)
 	aj_sandbox_init(&p.sb); /* teardown() after an early failure must touch no descriptor */
 	p.listen_fd = -1;
 	p.next_id = 1;
+	p.warn = warn;
 	snprintf(p.state_dir, sizeof p.state_dir, "%s", state_dir);
 	snprintf(p.id, sizeof p.id, "%s", id);
 	aj_err_clear(&err);

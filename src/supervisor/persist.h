@@ -16,6 +16,7 @@
 
 #include "cgroup/cgroup.h"
 #include "cgroup/guard.h"
+#include "common/warn.h"
 #include "policy/plan.h"
 #include "sandbox/launch.h"
 #include "state/store.h"
@@ -95,11 +96,13 @@ struct persist {
 	struct conn *pause_lease; /* the connection whose closing resumes the sandbox */
 	bool stopping;
 	const char *stop_reason;
+	const struct aj_warn *warn; /* the caller's: what the supervisor has to tell its log */
 };
 
 /* Entry point of `agentjail __supervise`. ready_fd receives one JSON line when the sandbox
- * is up (or why it could not start) and is closed. Returns the process exit status. */
-int aj_supervise(const char *state_dir, const char *id, int ready_fd);
+ * is up (or why it could not start) and is closed; warnings go to `warn`. Returns the
+ * process exit status. */
+int aj_supervise(const char *state_dir, const char *id, int ready_fd, const struct aj_warn *warn);
 
 /* control.c */
 void aj_persist_on_init(evutil_socket_t fd, short what, void *arg);

@@ -39,6 +39,7 @@ struct stream {
 struct run_ctx {
 	struct aj_plan *plan;
 	struct aj_run_result *res;
+	const struct aj_warn *warn;
 	struct aj_sandbox sb;
 	struct aj_cgroup cg;
 	struct aj_cgroup_guard guard; /* removes cg if this process is killed */
@@ -158,7 +159,7 @@ static void maybe_done(struct run_ctx *c)
  * their last subreaper, finds and kills them, sparing its cgroup guard. */
 static void kill_tree(struct run_ctx *c)
 {
-	aj_sandbox_kill_tree(&c->sb, c->guard.pid);
+	aj_sandbox_kill_tree(&c->sb, c->guard.pid, c->warn);
 }
 
 static void kill_sandbox(struct run_ctx *c)
@@ -212,9 +213,9 @@ static void relay(struct run_ctx *c, struct stream *s)
 		const struct aj_limits *l = &c->plan->policy->limits;
 		char cap[32];
 		aj_format_size(l->output_bytes, cap, sizeof cap);
-		fprintf(stderr, "\nagentjail: output limit of %s reached; %s\n", cap,
-			l->output_action == AJ_OUTPUT_KILL ? "stopping the sandbox"
-							   : "further output is discarded");
+		aj_warn_flags(c->warn, AJ_WARN_FRESH_LINE, "output limit of %s reached; %s", cap,
+			      l->output_action == AJ_OUTPUT_KILL ? "stopping the sandbox"
+								 : "further output is discarded");
 		hit(c, AJ_HIT_OUTPUT, json_pack("{s:I}", "limit_bytes", (json_int_t)l->output_bytes));
 		if (l->output_action == AJ_OUTPUT_KILL)
 			kill_sandbox(c);
@@ -239,7 +240,7 @@ static void reach_timeout(struct run_ctx *c)
 	if (c->res->hits & AJ_HIT_TIMEOUT)
 		return;
 	aj_format_duration_ms(c->plan->policy->limits.timeout_ms, d, sizeof d);
-	fprintf(stderr, "agentjail: timeout of %s reached; stopping the sandbox\n", d);
+	aj_warn(c->warn, "timeout of %s reached; stopping the sandbox", d);
 	hit(c, AJ_HIT_TIMEOUT,
 	    json_pack("{s:I}", "timeout_ms", (json_int_t)c->plan->policy->limits.timeout_ms));
 	kill_sandbox(c);
@@ -562,10 +563,8 @@ static void report_start(struct run_ctx *c, const struct aj_sync_msg *ready)
 	aj_events_emit(&c->ev, "start", json_pack("{s:o, s:s}", "argv", argv, "mode",
 						  c->plan->privileged ? "privileged" : "rootless"));
 	if (ready->exec_errno)
-		fprintf(stderr, "agentjail: %s \"%s\" inside the sandbox: %s\n",
-			ready->exec_stage, strcmp(ready->exec_stage, "chdir") == 0
-						   ? c->plan->cwd
-						   : c->plan->argv.v[0],
+		aj_warn(c->warn, "%s \"%s\" inside the sandbox: %s", ready->exec_stage,
+			strcmp(ready->exec_stage, "chdir") == 0 ? c->plan->cwd : c->plan->argv.v[0],
 			ready->exec_errno == ENOENT && strcmp(ready->exec_stage, "exec") == 0
 				? "command not found"
 				: strerror(ready->exec_errno));
@@ -584,6 +583,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	aj_sandbox_init(&c.sb);
 	c.plan = plan;
 	c.res = res;
+	c.warn = opts->warn;
 	c.streams[0].fd = c.streams[1].fd = -1;
 	c.in.pipe_w = c.in.child_fd = -1;
 	c.git = (struct aj_gitwatch)AJ_GITWATCH_INIT;
@@ -594,7 +594,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	if (aj_events_open(&c.ev, opts->events_path, plan->id, &err) < 0 ||
 	    open_pipes(&c, &io, &err) < 0 || create_cgroup(&c, &err) < 0 ||
 	    (plan->git_dir && !plan->had_commondir &&
-	     aj_gitwatch_open(&c.git, plan->git_dir, &c.ev, &err) < 0) ||
+	     aj_gitwatch_open(&c.git, plan->git_dir, &c.ev, c.warn, &err) < 0) ||
 	    (aj_trace("cgroup created"), 0) ||
 	    aj_sv_egress_new(plan, &c.egress, &err) < 0 ||
 	    (hold_interrupts(&c), 0) ||
@@ -639,7 +639,7 @@ out:
 	aj_sandbox_kill(&c.sb);
 	kill_tree(&c);
 	aj_sandbox_release(&c.sb);
-	aj_sandbox_cleanup(&c.sb, plan);
+	aj_sandbox_cleanup(&c.sb, plan, c.warn);
 	aj_gitwatch_finish(&c.git);
 	aj_stdin_close(&c.in);
 	aj_egress_free(c.egress);

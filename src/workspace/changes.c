@@ -152,7 +152,7 @@ static int open_sub(int dir, const char *name)
 /* Drops commondir from a git directory of the change set unless the workspace has one
  * already: it would point the host's git at a config and hooks the sandbox wrote (see
  * supervisor/gitwatch.c). */
-static void drop_commondir(int up_git, int ws_git, const char *label)
+static void drop_commondir(int up_git, int ws_git, const char *label, const struct aj_warn *warn)
 {
 	struct stat st;
 
@@ -160,19 +160,20 @@ static void drop_commondir(int up_git, int ws_git, const char *label)
 	    (ws_git >= 0 && fstatat(ws_git, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0))
 		return;
 	if (aj_tree_remove_at(up_git, "commondir", NULL) == 0)
-		fprintf(stderr, "agentjail: not applying %s/commondir made inside the sandbox (it "
-				"would redirect git on the host)\n",
+		aj_warn(warn,
+			"not applying %s/commondir made inside the sandbox (it would redirect git on "
+			"the host)",
 			label);
 }
 
-static void drop_git_redirects(int upper, int ws)
+static void drop_git_redirects(int upper, int ws, const struct aj_warn *warn)
 {
 	_cleanup_close_ int up_git = open_sub(upper, ".git"), ws_git = open_sub(ws, ".git");
 	int fd = open_sub(up_git, "modules");
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
 
-	drop_commondir(up_git, ws_git, ".git");
+	drop_commondir(up_git, ws_git, ".git", warn);
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
@@ -187,12 +188,13 @@ static void drop_git_redirects(int upper, int ws)
 		up_m = open_sub(dirfd(d), e->d_name);
 		ws_m = open_sub(ws_mods, e->d_name);
 		snprintf(label, sizeof label, ".git/modules/%.255s", e->d_name);
-		drop_commondir(up_m, ws_m, label);
+		drop_commondir(up_m, ws_m, label, warn);
 	}
 	closedir(d);
 }
 
-int aj_changes_apply(const struct aj_changeset *cs, struct aj_err *err)
+int aj_changes_apply(const struct aj_changeset *cs, const struct aj_warn *warn,
+		     struct aj_err *err)
 {
 	char upper[4200];
 	_cleanup_close_ int src = -1, dst = -1;
@@ -204,7 +206,7 @@ int aj_changes_apply(const struct aj_changeset *cs, struct aj_err *err)
 	dst = open(cs->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dst < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", cs->workspace);
-	drop_git_redirects(src, dst);
+	drop_git_redirects(src, dst, warn);
 	if (aj_tree_merge(src, dst, NULL, err) < 0)
 		return aj_err_prefix(err, "apply change set %s to \"%s\"", cs->id, cs->workspace);
 	return aj_changes_discard(cs, err);
