@@ -33,7 +33,7 @@ enum aj_jf_type {
 	AJ_JF_STRING, /* char * (strdup'd); min/max bound the length in bytes */
 	AJ_JF_BOOL,   /* bool */
 	AJ_JF_INT,    /* int64_t, from min to max (both 0: any) */
-	AJ_JF_ENUM,   /* int: the index of the string in `values` */
+	AJ_JF_ENUM,   /* int or an enum field: the index of the string in `values` */
 	AJ_JF_OBJECT, /* sub: the members' table, stored into the same base; NULL: any object */
 	AJ_JF_ARRAY,  /* sub[0] reads each element ("path[i]"); min/max bound the count;
 			 elements that are strings without a parse go into a struct aj_strv */

@@ -327,9 +327,6 @@ int aj_http_response_body(const struct aj_http_head *h, const char *method, int 
 	return framing(h, false, b, why, why_len);
 }
 
-enum { C_SIZE, C_EXT, C_SIZE_LF, C_DATA, C_DATA_CR, C_DATA_LF, C_TRAILER, C_TRAILER_LF,
-       C_TRAILER_LINE, C_TRAILER_LINE_LF };
-
 static int hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
@@ -403,6 +400,7 @@ static int chunk_step(struct aj_http_body *b, unsigned char c)
 			return -1;
 		b->cstate = C_TRAILER;
 		return 0;
+	case C_DATA: /* chunked_scan() passes data over without a step per byte */
 	default:
 		return -1;
 	}

@@ -281,6 +281,10 @@ static json_t *dump_creds(const struct aj_jf_field *f, const void *dst, void *ar
 #define STRINGS(n, m, chk) {.name = n, .type = AJ_JF_ARRAY, .off = OFF(m), .check = chk}
 #define BOOLEAN(n, m) {.name = n, .type = AJ_JF_BOOL, .off = OFF(m)}
 #define ENUM(n, m, names) {.name = n, .type = AJ_JF_ENUM, .off = OFF(m), .values = names}
+/* The engine stores an ENUM's index as an int. */
+_Static_assert(sizeof(enum aj_ws_mode) == sizeof(int) && sizeof(enum aj_net_mode) == sizeof(int) &&
+		       sizeof(enum aj_output_action) == sizeof(int),
+	       "enum fields are int-sized");
 #define SECTION(n, table) {.name = n, .type = AJ_JF_OBJECT, .sub = table}
 #define ID(n, m)                                                                               \
 	{.name = n, .type = AJ_JF_INT, .off = OFF(m), .min = 0, .max = 65535,                  \

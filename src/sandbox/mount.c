@@ -331,8 +331,11 @@ static int do_op(const struct aj_plan *plan, const struct aj_op *op, struct aj_e
 		return seal(op, err);
 	case AJ_OP_OVERLAY:
 		return do_overlay(plan, op, err);
+	case AJ_OP_ALLOW: /* the landlock tier's, which mounts nothing */
+	case AJ_OP_DENY:
+	case AJ_OP_MOUNT: /* an OCI bundle's, which tree_op() mounts itself */
 	default:
-		return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "unknown operation %d", op->kind);
+		return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "unknown operation %d", (int)op->kind);
 	}
 }
 

@@ -20,8 +20,6 @@
 #include "supervisor/persist.h"
 #include "supervisor/procs.h"
 
-enum { K_EXEC, K_FILE, K_PTY };
-
 /* Answers carry the id of the request they answer (c->cur_rid, set while that request or
  * init's answer to it is handled), so that a client never takes a late answer to one request
  * for the answer to the next. Events carry none. */
@@ -56,7 +54,8 @@ static void close_fds(int *fds, size_t n)
 			close(fds[i]);
 }
 
-static struct pending *add_pending(struct persist *p, struct conn *c, int op, int kind)
+static struct pending *add_pending(struct persist *p, struct conn *c, enum aj_init_op op,
+				    enum pending_kind kind)
 {
 	struct pending *q = calloc(1, sizeof *q);
 

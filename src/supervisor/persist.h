@@ -18,6 +18,7 @@
 #include "cgroup/guard.h"
 #include "common/warn.h"
 #include "policy/plan.h"
+#include "sandbox/initproto.h"
 #include "sandbox/launch.h"
 #include "state/store.h"
 
@@ -53,14 +54,17 @@ struct exec_rec {
 	struct exec_rec *next;
 };
 
+/* What the supervisor does with init's answer to a request (control.c). */
+enum pending_kind { K_EXEC, K_FILE, K_PTY };
+
 /* A request forwarded to init, waiting for its answer. */
 struct pending {
 	uint64_t id;
-	int op; /* enum aj_init_op of the request */
+	enum aj_init_op op; /* of the request */
 	struct conn *owner;
 	int keep_fd;  /* a descriptor to hand back with the answer (a terminal's master) */
 	uint64_t timeout_ms;
-	int kind;     /* what to do with the answer, see control.c */
+	enum pending_kind kind;
 	json_t *ctx;  /* request details kept for the answer */
 	struct proc_io *io; /* spawn: stdio prepared for the command */
 	uint64_t rid;       /* the client's request id, for the answer */
