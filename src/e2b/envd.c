@@ -28,7 +28,7 @@ int e2b_sandbox_open(struct aj_srv_req *r, struct aj_mgr *m)
 		return e2b_fail_gone(r);
 	x->have_rec = true;
 	/* Paused and stopped sandboxes are "not found" to the SDK, as E2B's proxy has them. */
-	if (!e2b_is_ours(&x->rec) || strcmp(x->rec.state, AJ_ST_RUNNING))
+	if (!e2b_is_ours(&x->rec) || x->rec.state != AJ_ST_RUNNING)
 		return e2b_fail_gone(r);
 	x->ctl = aj_ctl_connect(x->rec.socket, &err);
 	return x->ctl < 0 ? e2b_fail_gone(r) : 0;
@@ -132,7 +132,7 @@ static int find_signed(struct aj_srv_req *r, struct aj_mgr *m, const char *op)
 		found = signature_of(r, x->id, op);
 	} else if (aj_mgr_list(m, NULL, &v, &n, &err) == 0) {
 		for (size_t i = 0; i < n; i++)
-			if (e2b_is_ours(&v[i]) && !strcmp(v[i].state, AJ_ST_RUNNING) &&
+			if (e2b_is_ours(&v[i]) && v[i].state == AJ_ST_RUNNING &&
 			    signature_of(r, v[i].id, op) && !found) {
 				snprintf(x->id, sizeof x->id, "%s", v[i].id);
 				found = true;

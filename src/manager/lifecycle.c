@@ -203,7 +203,7 @@ int aj_mgr_start(struct aj_mgr *m, const char *ref, struct aj_err *err)
 	aj_sandbox_rec_free(&r);
 	/* Again under the lock: another start may have won. */
 	if (aj_mgr_get(m, ref, &r, err) == 0) {
-		if (strcmp(r.state, AJ_ST_STOPPED) != 0)
+		if (r.state != AJ_ST_STOPPED)
 			aj_mgr_wrong_state(err, &r, "stopped");
 		else
 			rc = aj_mgr_spawn(m, &r, err);
@@ -223,7 +223,7 @@ int aj_mgr_connect(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *rec
 
 	if (aj_mgr_get(m, ref, rec, err) < 0)
 		return -1;
-	if (strcmp(rec->state, AJ_ST_RUNNING) && strcmp(rec->state, AJ_ST_PAUSED)) {
+	if (rec->state != AJ_ST_RUNNING && rec->state != AJ_ST_PAUSED) {
 		aj_mgr_wrong_state(err, rec, "running");
 		aj_err_hint(err, "agentjail start %s", rec->name);
 		aj_sandbox_rec_free(rec);
@@ -258,7 +258,7 @@ int aj_mgr_stop(struct aj_mgr *m, const char *ref, struct aj_err *err)
 
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	if (strcmp(r.state, AJ_ST_RUNNING) && strcmp(r.state, AJ_ST_PAUSED)) {
+	if (r.state != AJ_ST_RUNNING && r.state != AJ_ST_PAUSED) {
 		rc = aj_mgr_wrong_state(err, &r, "running or paused");
 		aj_sandbox_rec_free(&r);
 		return rc;
@@ -284,7 +284,7 @@ int aj_mgr_pause(struct aj_mgr *m, const char *ref, bool pause, struct aj_err *e
 
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	if (strcmp(r.state, pause ? AJ_ST_RUNNING : AJ_ST_PAUSED) != 0) {
+	if (r.state != (pause ? AJ_ST_RUNNING : AJ_ST_PAUSED)) {
 		rc = aj_mgr_wrong_state(err, &r, pause ? "running" : "paused");
 		aj_sandbox_rec_free(&r);
 		return rc;
@@ -309,7 +309,7 @@ int aj_mgr_set_lifetime(struct aj_mgr *m, const char *ref, int64_t max_lifetime_
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "a lifetime cannot be negative");
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	if (!strcmp(r.state, AJ_ST_RUNNING) || !strcmp(r.state, AJ_ST_PAUSED)) {
+	if (r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED) {
 		fd = aj_ctl_connect(r.socket, err);
 		if (fd >= 0) {
 			rc = aj_ctl_call(fd, json_pack("{s:s, s:I}", "op", "lifetime",
@@ -322,7 +322,7 @@ int aj_mgr_set_lifetime(struct aj_mgr *m, const char *ref, int64_t max_lifetime_
 		if (aj_mgr_get(m, ref, &r, err) == 0) {
 			r.max_lifetime_ms = max_lifetime_ms;
 			/* Started meanwhile: its supervisor holds the lifetime now. */
-			rc = strcmp(r.state, AJ_ST_STOPPED) ? aj_mgr_wrong_state(err, &r, "stopped")
+			rc = r.state != AJ_ST_STOPPED ? aj_mgr_wrong_state(err, &r, "stopped")
 							    : aj_mgr_save(m, &r, err);
 		}
 		close(lock);

@@ -105,7 +105,7 @@ int aj_mgr_save(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_er
 int aj_mgr_wrong_state(struct aj_err *err, const struct aj_sandbox_rec *rec, const char *want)
 {
 	aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is %s; it must be %s", rec->name,
-		   rec->state, want);
+		   aj_sandbox_state_name(rec->state), want);
 	return aj_err_class(err, AJ_ERRC_WRONG_STATE);
 }
 
@@ -113,13 +113,13 @@ void aj_mgr_refresh(struct aj_mgr *m, struct aj_sandbox_rec *rec)
 {
 	char name[64];
 
-	if (strcmp(rec->state, AJ_ST_RUNNING) != 0 && strcmp(rec->state, AJ_ST_PAUSED) != 0)
+	if (rec->state != AJ_ST_RUNNING && rec->state != AJ_ST_PAUSED)
 		return;
 	if (aj_proc_alive((pid_t)rec->supervisor_pid, (uint64_t)rec->supervisor_start))
 		return;
 	/* The supervisor died (killed, crashed): its init died with it (parent-death signal);
 	 * the workspace is on disk untouched. */
-	snprintf(rec->state, sizeof rec->state, "%s", AJ_ST_STOPPED);
+	rec->state = AJ_ST_STOPPED;
 	snprintf(rec->error, sizeof rec->error, "the supervisor (pid %lld) died",
 		 (long long)rec->supervisor_pid);
 	rec->stopped_ms = rec->updated_ms = (int64_t)aj_now_realtime_ms();
@@ -237,7 +237,7 @@ static int fill_new_record(struct aj_mgr *m, const struct aj_create_opts *o,
 	if (!o->name)
 		snprintf(r->name, sizeof r->name, "sb-%.8s", r->id);
 	snprintf(r->owner, sizeof r->owner, "%s", m->owner);
-	snprintf(r->state, sizeof r->state, "%s", AJ_ST_CREATING);
+	r->state = AJ_ST_CREATING;
 	r->created_ms = r->updated_ms = now;
 	r->idle_timeout_ms = o->idle_timeout_ms;
 	r->max_lifetime_ms = o->max_lifetime_ms;
@@ -306,7 +306,7 @@ int aj_mgr_create(struct aj_mgr *m, const struct aj_create_opts *o, struct aj_sa
 		aj_mgr_discard_creating(m, r.id, NULL);
 		goto out;
 	}
-	snprintf(r.state, sizeof r.state, "%s", AJ_ST_STOPPED);
+	r.state = AJ_ST_STOPPED;
 	if (aj_mgr_save(m, &r, err) < 0) {
 		aj_mgr_discard_creating(m, r.id, NULL);
 		goto out;
@@ -331,11 +331,11 @@ int aj_mgr_remove(struct aj_mgr *m, const char *ref, bool force, struct aj_err *
 
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	if (strcmp(r.state, AJ_ST_STOPPED) && strcmp(r.state, AJ_ST_CREATING) && !force) {
+	if (r.state != AJ_ST_STOPPED && r.state != AJ_ST_CREATING && !force) {
 		aj_mgr_wrong_state(err, &r, "stopped (or use rm -f)");
 		goto out;
 	}
-	if (force && (!strcmp(r.state, AJ_ST_RUNNING) || !strcmp(r.state, AJ_ST_PAUSED)) &&
+	if (force && (r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED) &&
 	    aj_mgr_stop(m, r.id, err) < 0)
 		goto out;
 	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
@@ -482,10 +482,10 @@ int aj_mgr_gc(struct aj_mgr *m, struct aj_gc_report *rep, struct aj_err *err)
 	    aj_store_sandbox_list(m->store, owner_filter(m), NULL, &v, &n, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		bool was_live = !strcmp(v[i].state, AJ_ST_RUNNING) || !strcmp(v[i].state, AJ_ST_PAUSED);
+		bool was_live = v[i].state == AJ_ST_RUNNING || v[i].state == AJ_ST_PAUSED;
 		aj_mgr_refresh(m, &v[i]);
-		rep->marked_stopped += was_live && !strcmp(v[i].state, AJ_ST_STOPPED);
-		if (!strcmp(v[i].state, AJ_ST_STOPPED) && v[i].retention_ms &&
+		rep->marked_stopped += was_live && v[i].state == AJ_ST_STOPPED;
+		if (v[i].state == AJ_ST_STOPPED && v[i].retention_ms &&
 		    v[i].stopped_ms + v[i].retention_ms <= now &&
 		    aj_mgr_remove(m, v[i].id, false, NULL) == 0)
 			rep->sandboxes_deleted++;

@@ -152,11 +152,11 @@ int aj_mgr_recover_creating(struct aj_mgr *m, unsigned *recovered, struct aj_err
 	for (size_t i = 0; i < n; i++) {
 		struct aj_sandbox_rec r;
 		int lock;
-		if (strcmp(v[i].state, AJ_ST_CREATING) ||
+		if (v[i].state != AJ_ST_CREATING ||
 		    (lock = aj_mgr_lock(m, v[i].id, false, NULL)) < 0)
 			continue; /* complete, or its maker is at work */
 		if (aj_store_sandbox_get(m->store, v[i].id, NULL, &r, NULL) == 0) {
-			if (!strcmp(r.state, AJ_ST_CREATING) &&
+			if (r.state == AJ_ST_CREATING &&
 			    aj_mgr_discard_creating(m, r.id, NULL) == 0) {
 				aj_store_event_add(m->store, r.id, "remove",
 						   "{\"reason\":\"its creation was interrupted\"}", NULL);

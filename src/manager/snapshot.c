@@ -60,7 +60,7 @@ static const char *owner_of(const struct aj_mgr *m)
 
 static bool running(const struct aj_sandbox_rec *r)
 {
-	return !strcmp(r->state, AJ_ST_RUNNING) || !strcmp(r->state, AJ_ST_PAUSED);
+	return r->state == AJ_ST_RUNNING || r->state == AJ_ST_PAUSED;
 }
 
 /* Step 1: the intent, in one transaction. */
@@ -103,7 +103,7 @@ static int record_done(struct aj_mgr *m, const char *layer, const char *snapshot
 static int copy_live(struct aj_mgr *m, const struct aj_sandbox_rec *r, const char *layer,
 		     uid_t uid, gid_t gid, uint64_t *bytes, struct aj_err *err)
 {
-	bool was_paused = !strcmp(r->state, AJ_ST_PAUSED);
+	bool was_paused = r->state == AJ_ST_PAUSED;
 	int ctl = -1, rc;
 
 	/* The pause is leased to this connection: if we are killed while copying, the
@@ -371,7 +371,7 @@ int aj_mgr_restore(struct aj_mgr *m, const char *ref, const char *snapshot, stru
 		return -1;
 	if (aj_mgr_get(m, id, &r, err) < 0)
 		goto unlock;
-	if (strcmp(r.state, AJ_ST_STOPPED) != 0)
+	if (r.state != AJ_ST_STOPPED)
 		aj_mgr_wrong_state(err, &r, "stopped (it was started again meanwhile)");
 	else if (restore_stopped(m, &r, snapshot, err) == 0) {
 		aj_store_event_add(m->store, r.id, "restore", NULL, NULL);
@@ -400,7 +400,7 @@ static int make_fork(struct aj_mgr *m, const struct aj_sandbox_rec *src, const c
 	memset(&f.layers, 0, sizeof f.layers);
 	f.policy = NULL;
 	snprintf(f.name, sizeof f.name, "%s", name);
-	snprintf(f.state, sizeof f.state, "%s", AJ_ST_CREATING);
+	f.state = AJ_ST_CREATING;
 	f.generation = 0;
 	f.created_ms = f.updated_ms = (int64_t)aj_now_realtime_ms();
 	f.started_ms = f.stopped_ms = f.supervisor_pid = f.supervisor_start = 0;
@@ -422,7 +422,7 @@ static int make_fork(struct aj_mgr *m, const struct aj_sandbox_rec *src, const c
 		aj_mgr_discard_creating(m, f.id, NULL);
 		goto out;
 	}
-	snprintf(f.state, sizeof f.state, "%s", AJ_ST_STOPPED);
+	f.state = AJ_ST_STOPPED;
 	if (aj_mgr_save(m, &f, err) < 0) {
 		aj_mgr_discard_creating(m, f.id, NULL);
 		goto out;

@@ -58,7 +58,9 @@ struct state_table {
 	const char *noun, *plural; /* "sandbox", "sandboxes": in error messages */
 	const char *by_ref, *by_owner;
 	size_t size; /* of one record */
-	void (*read)(sqlite3_stmt *st, void *rec); /* the current row into rec (overwritten) */
+	/* The current row into rec (overwritten); -1 for a row the program cannot hold (a
+	 * state it does not know), with rec's pointers still to free. */
+	int (*read)(sqlite3_stmt *st, void *rec, struct aj_err *err);
 	/* What the row does not hold (labels, layers); on failure the lookups free rec. */
 	int (*load)(struct aj_store *s, void *rec, struct aj_err *err);
 	void (*free)(void *rec);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "state/internal.h"
 
 #define SB_COLS                                                                           \
@@ -15,13 +17,33 @@
 	" retention_ms, base_snapshot, supervisor_pid, supervisor_start, socket, error,"   \
 	" base_depth, lifetime_action"
 
+static const char *const state_names[] = {
+	[AJ_ST_CREATING] = "creating", [AJ_ST_RUNNING] = "running", [AJ_ST_PAUSED] = "paused",
+	[AJ_ST_STOPPED] = "stopped",   [AJ_ST_DELETING] = "deleting",
+};
+
+const char *aj_sandbox_state_name(enum aj_sandbox_state st)
+{
+	return (size_t)st < AJ_ARRAY_SIZE(state_names) ? state_names[st] : "?";
+}
+
+int aj_sandbox_state_parse(const char *name, enum aj_sandbox_state *st)
+{
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(state_names); i++)
+		if (strcmp(name, state_names[i]) == 0) {
+			*st = (enum aj_sandbox_state)i;
+			return 0;
+		}
+	return -1;
+}
+
 static void bind_sandbox(sqlite3_stmt *st, const struct aj_sandbox_rec *r)
 {
 	state_bind_text(st, 1, r->id);
 	state_bind_text(st, 2, r->name);
 	state_bind_text(st, 3, r->owner);
 	state_bind_text(st, 4, r->policy);
-	state_bind_text(st, 5, r->state);
+	state_bind_text(st, 5, aj_sandbox_state_name(r->state));
 	sqlite3_bind_int64(st, 6, r->generation);
 	sqlite3_bind_int64(st, 7, r->created_ms);
 	sqlite3_bind_int64(st, 8, r->updated_ms);
@@ -41,17 +63,21 @@ static void bind_sandbox(sqlite3_stmt *st, const struct aj_sandbox_rec *r)
 	state_bind_text(st, 22, r->lifetime_action[0] ? r->lifetime_action : "stop");
 }
 
-static void read_sandbox(sqlite3_stmt *st, void *rec)
+static int read_sandbox(sqlite3_stmt *st, void *rec, struct aj_err *err)
 {
 	struct aj_sandbox_rec *r = rec;
 	const unsigned char *policy = sqlite3_column_text(st, 3);
+	const unsigned char *state = sqlite3_column_text(st, 4);
 
 	memset(r, 0, sizeof *r);
 	state_col_copy(st, 0, r->id, sizeof r->id);
 	state_col_copy(st, 1, r->name, sizeof r->name);
 	state_col_copy(st, 2, r->owner, sizeof r->owner);
-	r->policy = strdup(policy ? (const char *)policy : "{}");
-	state_col_copy(st, 4, r->state, sizeof r->state);
+	r->policy = aj_xstrdup(policy ? (const char *)policy : "{}");
+	if (aj_sandbox_state_parse(state ? (const char *)state : "", &r->state) < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, EPROTO,
+				  "sandbox \"%s\" has a state agentjail does not know (\"%s\")", r->id,
+				  state ? (const char *)state : "");
 	r->generation = sqlite3_column_int64(st, 5);
 	r->created_ms = sqlite3_column_int64(st, 6);
 	r->updated_ms = sqlite3_column_int64(st, 7);
@@ -69,6 +95,7 @@ static void read_sandbox(sqlite3_stmt *st, void *rec)
 	state_col_copy(st, 19, r->error, sizeof r->error);
 	r->base_depth = sqlite3_column_int64(st, 20);
 	state_col_copy(st, 21, r->lifetime_action, sizeof r->lifetime_action);
+	return 0;
 }
 
 /* Its labels and its layer stack. */

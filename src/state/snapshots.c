@@ -11,7 +11,7 @@
 
 #define SNAP_COLS "id, name, owner, source, state, created_ms, retention_ms, size_bytes"
 
-static void read_snapshot(sqlite3_stmt *st, void *rec)
+static int read_snapshot(sqlite3_stmt *st, void *rec, struct aj_err *err)
 {
 	struct aj_snapshot_rec *r = rec;
 
@@ -24,6 +24,7 @@ static void read_snapshot(sqlite3_stmt *st, void *rec)
 	r->created_ms = sqlite3_column_int64(st, 5);
 	r->retention_ms = sqlite3_column_int64(st, 6);
 	r->size_bytes = sqlite3_column_int64(st, 7);
+	return 0;
 }
 
 static int load_snapshot(struct aj_store *s, void *rec, struct aj_err *err)

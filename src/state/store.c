@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/util.h"
 #include "state/internal.h"
 
@@ -248,8 +249,11 @@ int state_get_by_ref(struct aj_store *s, const struct state_table *t, const char
 	if (owner)
 		state_bind_text(st, 2, owner);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		t->read(st, out);
+	if (rc == SQLITE_ROW && t->read(st, out, err) < 0) {
+		sqlite3_finalize(st);
+		t->free(out);
+		return -1;
+	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)
 		return state_not_found(err, t->noun, ref);
@@ -266,19 +270,16 @@ int state_get_by_ref(struct aj_store *s, const struct state_table *t, const char
 
 /* Appends the rows of st to the array *v of *cnt records (capacity *cap). */
 static int read_rows(sqlite3_stmt *st, const struct state_table *t, char **v, size_t *cnt,
-		     size_t *cap, int *rc)
+		     size_t *cap, int *rc, struct aj_err *err)
 {
 	while ((*rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*cnt == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 16;
-			char *nv = realloc(*v, ncap * t->size);
-			if (!nv)
-				return -1;
-			*v = nv;
-			*cap = ncap;
+			*cap = *cap ? *cap * 2 : 16;
+			*v = aj_xrealloc(*v, *cap * t->size);
 		}
-		t->read(st, *v + *cnt * t->size);
-		(*cnt)++;
+		/* Counted either way: a row that fails is freed with the others. */
+		if (t->read(st, *v + (*cnt)++ * t->size, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -295,10 +296,10 @@ int state_list(struct aj_store *s, const struct state_table *t, const char *owne
 		return -1;
 	if (owner)
 		state_bind_text(st, 1, owner);
-	if (read_rows(st, t, &v, &cnt, &cap, &rc) < 0) {
+	if (read_rows(st, t, &v, &cnt, &cap, &rc, err) < 0) {
 		sqlite3_finalize(st);
 		state_recs_free(t, v, cnt);
-		return aj_err_sys(err, AJ_LAYER_STATE, "list %s", t->plural);
+		return -1;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

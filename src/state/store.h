@@ -17,19 +17,27 @@
 
 struct aj_store;
 
-/* Sandbox states. "running" and "paused" have a live supervisor. */
-#define AJ_ST_CREATING "creating"
-#define AJ_ST_RUNNING "running"
-#define AJ_ST_PAUSED "paused"
-#define AJ_ST_STOPPED "stopped"
-#define AJ_ST_DELETING "deleting"
+/* Sandbox states. "running" and "paused" have a live supervisor. The names are what the
+ * store's state column holds and what the front ends show; inside the program a state is
+ * this enum. */
+enum aj_sandbox_state {
+	AJ_ST_CREATING = 0,
+	AJ_ST_RUNNING,
+	AJ_ST_PAUSED,
+	AJ_ST_STOPPED,
+	AJ_ST_DELETING,
+};
+
+const char *aj_sandbox_state_name(enum aj_sandbox_state st);
+/* 0 with *st for a state's name, -1 for any other string. */
+int aj_sandbox_state_parse(const char *name, enum aj_sandbox_state *st);
 
 struct aj_sandbox_rec {
 	char id[33];
 	char name[129];
 	char owner[129];
 	char *policy;   /* effective policy, JSON */
-	char state[16];
+	enum aj_sandbox_state state;
 	int64_t generation;
 	int64_t created_ms, updated_ms, started_ms, stopped_ms, last_active_ms;
 	int64_t idle_timeout_ms;  /* 0: none */

@@ -589,7 +589,8 @@ static json_t *info_json(struct persist *p)
 						       e->argv0, "attached", e->owner != NULL,
 						       "spawned", e->io != NULL));
 	return json_pack("{s:b, s:s, s:s, s:s, s:I, s:i, s:o}", "ok", 1, "id", p->id, "name",
-			 p->rec.name, "state", p->paused ? AJ_ST_PAUSED : AJ_ST_RUNNING,
+			 p->rec.name, "state",
+			 aj_sandbox_state_name(p->paused ? AJ_ST_PAUSED : AJ_ST_RUNNING),
 			 "generation", (json_int_t)p->rec.generation, "init_pid", (int)p->sb.pid,
 			 "execs", execs);
 }

@@ -190,7 +190,7 @@ static int mark_running(struct persist *p, struct aj_err *err)
 {
 	int64_t now = (int64_t)aj_now_realtime_ms();
 
-	snprintf(p->rec.state, sizeof p->rec.state, "%s", AJ_ST_RUNNING);
+	p->rec.state = AJ_ST_RUNNING;
 	p->rec.generation++;
 	p->rec.started_ms = now;
 	p->rec.updated_ms = now;
@@ -212,7 +212,7 @@ static void mark_stopped(struct persist *p, const char *reason, bool failed)
 {
 	int64_t now = (int64_t)aj_now_realtime_ms();
 
-	snprintf(p->rec.state, sizeof p->rec.state, "%s", AJ_ST_STOPPED);
+	p->rec.state = AJ_ST_STOPPED;
 	p->rec.stopped_ms = now;
 	p->rec.updated_ms = now;
 	p->rec.supervisor_pid = 0;
@@ -249,7 +249,7 @@ int aj_persist_set_paused(struct persist *p, bool paused, struct aj_err *err)
 	p->paused = paused;
 	if (!paused)
 		p->pause_lease = NULL;
-	snprintf(p->rec.state, sizeof p->rec.state, "%s", paused ? AJ_ST_PAUSED : AJ_ST_RUNNING);
+	p->rec.state = paused ? AJ_ST_PAUSED : AJ_ST_RUNNING;
 	p->rec.updated_ms = (int64_t)aj_now_realtime_ms();
 	if (aj_store_begin(p->store, err) < 0)
 		return -1;

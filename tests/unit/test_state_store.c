@@ -38,7 +38,7 @@ static void sandbox(struct aj_sandbox_rec *r, const char *id, const char *name,
 	snprintf(r->id, sizeof r->id, "%s", id);
 	snprintf(r->name, sizeof r->name, "%s", name);
 	snprintf(r->owner, sizeof r->owner, "%s", owner);
-	snprintf(r->state, sizeof r->state, "%s", AJ_ST_STOPPED);
+	r->state = AJ_ST_STOPPED;
 	r->policy = (char *)"{\"tier\":\"namespaces\"}";
 	r->created_ms = created;
 	r->updated_ms = created + 1;
@@ -165,7 +165,7 @@ static void updates(struct aj_store *s)
 		CHECK(0, "read alpha back for the update: %s", err.msg);
 		return;
 	}
-	snprintf(r.state, sizeof r.state, "%s", AJ_ST_RUNNING);
+	r.state = AJ_ST_RUNNING;
 	snprintf(r.socket, sizeof r.socket, "/run/x.sock");
 	r.generation = 4;
 	aj_strv_clear(&r.layers);
@@ -174,7 +174,7 @@ static void updates(struct aj_store *s)
 	CHECK(aj_store_sandbox_update(s, &r, &err) == 0, "a sandbox is updated");
 	CHECK(aj_store_sandbox_touch(s, "a1", 999, &err) == 0, "and touched");
 	CHECK(aj_store_sandbox_get(s, "a1", NULL, &got, &err) == 0 &&
-		      !strcmp(got.state, AJ_ST_RUNNING) && got.generation == 4 &&
+		      got.state == AJ_ST_RUNNING && got.generation == 4 &&
 		      !strcmp(got.socket, "/run/x.sock") && got.last_active_ms == 999,
 	      "the update and the activity are read back");
 	CHECK(got.layers.n == 1 && !strcmp(got.layers.v[0], "L1"), "with the new layer stack");
