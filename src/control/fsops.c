@@ -21,14 +21,35 @@ static int call(int ctl, json_t *req, int *fds, size_t *nfds, const char *path,
 	return 0;
 }
 
-int aj_fs_open(int ctl, const char *path, const char *mode, int perm, struct aj_err *err)
+static const char *const mode_names[] = {
+	[AJ_FS_READ] = "r",  [AJ_FS_WRITE] = "w",	  [AJ_FS_CREATE] = "wx",
+	[AJ_FS_APPEND] = "a", [AJ_FS_DIR] = "dir",	  [AJ_FS_PATH] = "path",
+	[AJ_FS_FOLLOW] = "follow",
+};
+
+const char *aj_fs_mode_name(enum aj_fs_mode mode)
+{
+	return (size_t)mode < AJ_ARRAY_SIZE(mode_names) ? mode_names[mode] : "?";
+}
+
+int aj_fs_mode_parse(const char *name, enum aj_fs_mode *mode)
+{
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(mode_names); i++)
+		if (strcmp(name, mode_names[i]) == 0) {
+			*mode = (enum aj_fs_mode)i;
+			return 0;
+		}
+	return -1;
+}
+
+int aj_fs_open(int ctl, const char *path, enum aj_fs_mode mode, int perm, struct aj_err *err)
 {
 	int fds[AJ_CTL_MAX_FDS];
 	size_t n = 0;
 
 	if (call(ctl,
-		 json_pack("{s:s, s:s, s:s, s:i}", "op", "open", "path", path, "mode", mode,
-			   "perm", perm),
+		 json_pack("{s:s, s:s, s:s, s:i}", "op", "open", "path", path, "mode",
+			   aj_fs_mode_name(mode), "perm", perm),
 		 fds, &n, path, err) < 0)
 		return -1;
 	for (size_t i = 1; i < n; i++)
@@ -40,7 +61,7 @@ int aj_fs_open(int ctl, const char *path, const char *mode, int perm, struct aj_
 
 int aj_fs_stat(int ctl, const char *path, bool follow, struct stat *st, struct aj_err *err)
 {
-	_cleanup_close_ int fd = aj_fs_open(ctl, path, follow ? "follow" : "path", 0, err);
+	_cleanup_close_ int fd = aj_fs_open(ctl, path, follow ? AJ_FS_FOLLOW : AJ_FS_PATH, 0, err);
 
 	if (fd < 0)
 		return -1;
@@ -52,7 +73,7 @@ int aj_fs_stat(int ctl, const char *path, bool follow, struct stat *st, struct a
 int aj_fs_read(int ctl, const char *path, size_t max, char **data, size_t *len,
 	       struct aj_err *err)
 {
-	_cleanup_close_ int fd = aj_fs_open(ctl, path, "r", 0, err);
+	_cleanup_close_ int fd = aj_fs_open(ctl, path, AJ_FS_READ, 0, err);
 	struct stat st;
 	size_t cap, n = 0;
 	char *buf;
@@ -127,7 +148,7 @@ static int make_parents(int ctl, const char *path, struct aj_err *err)
 	return aj_fs_mkdir(ctl, dir, true, err);
 }
 
-int aj_fs_write(int ctl, const char *path, const void *data, size_t len, const char *mode,
+int aj_fs_write(int ctl, const char *path, const void *data, size_t len, enum aj_fs_mode mode,
 		int perm, bool parents, struct aj_err *err)
 {
 	_cleanup_close_ int fd = -1;
@@ -199,7 +220,7 @@ int aj_fs_list(int ctl, const char *path,
 	       int (*fn)(void *arg, const struct aj_fs_entry *e), void *arg,
 	       struct aj_err *err)
 {
-	int dfd = aj_fs_open(ctl, path, "dir", 0, err);
+	int dfd = aj_fs_open(ctl, path, AJ_FS_DIR, 0, err);
 	DIR *d;
 	struct dirent *de;
 	int r = 0;

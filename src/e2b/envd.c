@@ -189,7 +189,7 @@ static void download_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 	if (files_open(r, m, "read", aj_srv_query(r, "path"), &u, path) < 0)
 		return;
-	if ((fd = aj_fs_open(e2b_of(r)->ctl, path, "r", 0, &err)) < 0) {
+	if ((fd = aj_fs_open(e2b_of(r)->ctl, path, AJ_FS_READ, 0, &err)) < 0) {
 		if (err.errnum == ENOENT)
 			e2b_fail(r, 404, "path '%s' does not exist", path);
 		else if (err.errnum == ENXIO)
@@ -225,7 +225,7 @@ static int write_one(struct aj_srv_req *r, const char *path, const char *data, s
 {
 	struct aj_err err;
 
-	if (aj_fs_write(e2b_of(r)->ctl, path, data, len, "w", 0644, true, &err) == 0)
+	if (aj_fs_write(e2b_of(r)->ctl, path, data, len, AJ_FS_WRITE, 0644, true, &err) == 0)
 		return 0;
 	if (err.errnum == EISDIR)
 		return e2b_fail(r, 400, "path '%s' is a directory", path);

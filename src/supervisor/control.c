@@ -14,6 +14,7 @@
 
 #include "common/exitcode.h"
 #include "common/util.h"
+#include "control/fsops.h"
 #include "control/proto.h"
 #include "policy/policy.h"
 #include "sandbox/initproto.h"
@@ -379,22 +380,22 @@ static void on_exited(struct persist *p, const struct aj_init_hdr *h)
 
 /* ---- file operations, performed by init as the sandbox user ---------------------------- */
 
-static int open_flags(const char *mode)
+/* The request's mode (control/fsops.h; "r" when absent) as open(2) flags, or -1. */
+static int open_flags(const char *name)
 {
-	if (!mode || !strcmp(mode, "r"))
-		return O_RDONLY;
-	if (!strcmp(mode, "w"))
-		return O_WRONLY | O_CREAT | O_TRUNC;
-	if (!strcmp(mode, "wx"))
-		return O_WRONLY | O_CREAT | O_EXCL;
-	if (!strcmp(mode, "a"))
-		return O_WRONLY | O_CREAT | O_APPEND;
-	if (!strcmp(mode, "dir"))
-		return O_RDONLY | O_DIRECTORY;
-	if (!strcmp(mode, "path"))
-		return O_PATH | O_NOFOLLOW;
-	if (!strcmp(mode, "follow"))
-		return O_PATH;
+	enum aj_fs_mode mode = AJ_FS_READ;
+
+	if (name && aj_fs_mode_parse(name, &mode) < 0)
+		return -1;
+	switch (mode) {
+	case AJ_FS_READ: return O_RDONLY;
+	case AJ_FS_WRITE: return O_WRONLY | O_CREAT | O_TRUNC;
+	case AJ_FS_CREATE: return O_WRONLY | O_CREAT | O_EXCL;
+	case AJ_FS_APPEND: return O_WRONLY | O_CREAT | O_APPEND;
+	case AJ_FS_DIR: return O_RDONLY | O_DIRECTORY;
+	case AJ_FS_PATH: return O_PATH | O_NOFOLLOW;
+	case AJ_FS_FOLLOW: return O_PATH;
+	}
 	return -1;
 }
 
