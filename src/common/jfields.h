@@ -57,7 +57,8 @@ enum aj_jf_problem {
 	AJ_JF_TYPE,    /* a value of the wrong JSON type */
 	AJ_JF_RANGE,   /* a number, length, count or enum string outside what the row allows */
 	AJ_JF_VALUE,   /* a check or parse refused the value (the message says why) */
-	AJ_JF_NOMEM,
+	AJ_JF_NOMEM,   /* no longer reported (allocation failure aborts, common/alloc.h); the
+			* front ends' switches still name it */
 };
 
 struct aj_jf_error {
