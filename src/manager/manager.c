@@ -262,7 +262,7 @@ static int base_layers(struct aj_mgr *m, const char *snapshot, struct aj_sandbox
 		return 0;
 	if (aj_store_snapshot_get(m->store, snapshot, owner_filter(m), &s, err) < 0)
 		return -1;
-	if (strcmp(s.state, "ready") != 0) {
+	if (s.state != AJ_SS_READY) {
 		aj_snapshot_rec_free(&s);
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "snapshot \"%s\" is not complete", snapshot);
 		return aj_err_class(err, AJ_ERRC_WRONG_STATE);
@@ -414,23 +414,23 @@ static int sweep_layer_dirs(struct aj_mgr *m, unsigned *n, struct aj_err *err)
 
 	for (size_t i = 0; r == 0 && i < ids.n; i++) {
 		const char *id = ids.v[i];
-		char st[16] = "";
-		int lock, known = aj_store_layer_get(m->store, id, st, sizeof st, err);
-		if (known < 0 || (known && (!strcmp(st, "creating") ||
+		enum aj_store_state st = AJ_SS_READY;
+		int lock, known = aj_store_layer_get(m->store, id, &st, err);
+		if (known < 0 || (known && (st == AJ_SS_CREATING ||
 					    !layer_entry_exists(m, ".lock-", id)))) {
 			r = known < 0 ? -1 : 0;
 			continue;
 		}
 		if ((lock = aj_ws_layer_lock(m->state, id, false, NULL)) < 0)
 			continue; /* in use */
-		known = aj_store_layer_get(m->store, id, st, sizeof st, err);
+		known = aj_store_layer_get(m->store, id, &st, err);
 		if (known < 0)
 			r = -1;
 		else if (!known && aj_ws_layer_discard(m->state, id, err) < 0)
 			r = -1;
 		else if (!known && n)
 			(*n)++;
-		if (known > 0 && !strcmp(st, "creating"))
+		if (known > 0 && st == AJ_SS_CREATING)
 			close(lock); /* became one meanwhile: its lock file is its creator's */
 		else
 			aj_ws_layer_unlock(m->state, id, lock);

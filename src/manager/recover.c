@@ -34,10 +34,10 @@ static int layer_forward(struct aj_mgr *m, const char *layer, const char *dir,
 	}
 	if (aj_store_begin(m->store, err) < 0)
 		return -1;
-	if (aj_store_layer_set_state(m->store, layer, "ready", err) < 0)
+	if (aj_store_layer_set_state(m->store, layer, AJ_SS_READY, err) < 0)
 		goto fail;
 	for (size_t i = 0; i < snaps->n; i++)
-		if (aj_store_snapshot_set_state(m->store, snaps->v[i], "ready", (int64_t)bytes,
+		if (aj_store_snapshot_set_state(m->store, snaps->v[i], AJ_SS_READY, (int64_t)bytes,
 						err) < 0)
 			goto fail;
 	return aj_store_commit(m->store, err);
@@ -111,15 +111,14 @@ static void unlock_all(int *locks, size_t n)
 static int recover_layer(struct aj_mgr *m, const char *layer)
 {
 	struct aj_strv users = {0};
-	char st[16];
+	enum aj_store_state st;
 	int lock, *locks = NULL, rc = 0;
 
 	if ((lock = aj_ws_layer_lock(m->state, layer, false, NULL)) < 0)
 		return 0; /* its creator is at work */
 	/* Again with the lock held: the creator may have finished since the list was read. The
 	 * sandboxes whose stack holds it are locked too, as any change to their stack is. */
-	if (aj_store_layer_get(m->store, layer, st, sizeof st, NULL) == 1 &&
-	    !strcmp(st, "creating") && aj_store_layer_sandboxes(m->store, layer, &users, NULL) == 0 &&
+	if (aj_store_layer_get(m->store, layer, &st, NULL) == 1 && st == AJ_SS_CREATING && aj_store_layer_sandboxes(m->store, layer, &users, NULL) == 0 &&
 	    (locks = lock_all(m, &users)))
 		rc = aj_mgr_settle_layer(m, layer, NULL) == 0;
 	unlock_all(locks, users.n);
@@ -132,7 +131,7 @@ int aj_mgr_recover_layers(struct aj_mgr *m, unsigned *recovered, struct aj_err *
 {
 	struct aj_strv layers = {0};
 
-	if (aj_store_layers_in_state(m->store, "creating", &layers, err) < 0)
+	if (aj_store_layers_in_state(m->store, AJ_SS_CREATING, &layers, err) < 0)
 		return -1;
 	for (size_t i = 0; i < layers.n; i++)
 		*recovered += (unsigned)recover_layer(m, layers.v[i]);

@@ -69,7 +69,7 @@ static int record_intent(struct aj_mgr *m, struct aj_sandbox_rec *r, const char 
 {
 	if (aj_store_begin(m->store, err) < 0)
 		return -1;
-	if (aj_store_layer_insert(m->store, layer, "creating", err) < 0 ||
+	if (aj_store_layer_insert(m->store, layer, AJ_SS_CREATING, err) < 0 ||
 	    (snap && aj_store_snapshot_insert(m->store, snap, err) < 0))
 		goto fail;
 	if (move) {
@@ -89,9 +89,9 @@ static int record_done(struct aj_mgr *m, const char *layer, const char *snapshot
 {
 	if (aj_store_begin(m->store, err) < 0)
 		return -1;
-	if (aj_store_layer_set_state(m->store, layer, "ready", err) < 0 ||
+	if (aj_store_layer_set_state(m->store, layer, AJ_SS_READY, err) < 0 ||
 	    (snapshot_id &&
-	     aj_store_snapshot_set_state(m->store, snapshot_id, "ready", (int64_t)bytes, err) < 0)) {
+	     aj_store_snapshot_set_state(m->store, snapshot_id, AJ_SS_READY, (int64_t)bytes, err) < 0)) {
 		aj_store_rollback(m->store);
 		return -1;
 	}
@@ -192,7 +192,7 @@ int aj_mgr_snapshot(struct aj_mgr *m, const char *ref, const char *name, int64_t
 		snprintf(s.name, sizeof s.name, "%s-%.8s", r.name, s.id);
 	snprintf(s.owner, sizeof s.owner, "%s", r.owner);
 	snprintf(s.source, sizeof s.source, "%s", r.id);
-	snprintf(s.state, sizeof s.state, "creating");
+	s.state = AJ_SS_CREATING;
 	s.created_ms = (int64_t)aj_now_realtime_ms();
 	s.retention_ms = retention_ms;
 	if (freeze_layer(m, &r, layer, &s, &bytes, err) == 0) {
@@ -253,7 +253,7 @@ static int restore_intent(struct aj_mgr *m, const char *snapshot, const char *sa
 		aj_store_rollback(m->store);
 		return -1;
 	}
-	if (strcmp(s->state, "ready") != 0) {
+	if (s->state != AJ_SS_READY) {
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "snapshot \"%s\" is not complete", snapshot);
 		aj_err_class(err, AJ_ERRC_WRONG_STATE);
 	} else if (aj_store_restore_intent_set(m->store, sandbox_id, &s->layers, err) == 0 &&

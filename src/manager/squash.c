@@ -42,7 +42,7 @@ static int new_layer(struct aj_mgr *m, struct group *g, struct aj_err *err)
 		return -1;
 	if (aj_store_begin(m->store, err) < 0)
 		return -1;
-	if (aj_store_layer_insert(m->store, g->layer, "creating", err) < 0) {
+	if (aj_store_layer_insert(m->store, g->layer, AJ_SS_CREATING, err) < 0) {
 		aj_store_rollback(m->store);
 		return -1;
 	}
@@ -74,7 +74,7 @@ static int commit(struct aj_mgr *m, struct aj_sandbox_rec *r, struct group *g, s
 	if (aj_store_begin(m->store, err) < 0)
 		return -1;
 	for (size_t k = 0; k < ng; k++)
-		if (aj_store_layer_set_state(m->store, g[k].layer, "ready", err) < 0)
+		if (aj_store_layer_set_state(m->store, g[k].layer, AJ_SS_READY, err) < 0)
 			goto fail;
 	if (aj_store_sandbox_update(m->store, r, err) < 0)
 		goto fail;

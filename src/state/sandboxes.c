@@ -132,9 +132,9 @@ static int insert_labels(struct aj_store *s, const struct aj_sandbox_rec *r, str
 {
 	for (size_t i = 0; i < r->labels.n; i++) {
 		const char *kv = r->labels.v[i], *eq = strchr(kv, '=');
-		sqlite3_stmt *st = state_prep(s, "INSERT INTO labels (sandbox_id, key, value) "
-					         "VALUES (?1, ?2, ?3)",
-					      err);
+		_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "INSERT INTO labels (sandbox_id, key, value) VALUES (?1, ?2, ?3)",
+			   err);
 		if (!st)
 			return -1;
 		state_bind_text(st, 1, r->id);
@@ -149,10 +149,10 @@ static int insert_labels(struct aj_store *s, const struct aj_sandbox_rec *r, str
 int aj_store_sandbox_insert(struct aj_store *s, const struct aj_sandbox_rec *r,
 			    struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "INSERT INTO sandboxes (" SB_COLS ") VALUES (?1, ?2, "
-				         "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-				         "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "INSERT INTO sandboxes (" SB_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+			      "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+			      "?22)", err);
 
 	if (!st)
 		return -1;
@@ -206,7 +206,7 @@ int aj_store_sandbox_list(struct aj_store *s, const char *owner, const struct aj
 int aj_store_sandbox_update(struct aj_store *s, const struct aj_sandbox_rec *r,
 			    struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(
+	_cleanup_stmt_ sqlite3_stmt *st = state_prep(
 		s, "UPDATE sandboxes SET name = ?2, owner = ?3, policy = ?4, state = ?5, "
 		   "generation = ?6, created_ms = ?7, updated_ms = ?8, started_ms = ?9, "
 		   "stopped_ms = ?10, last_active_ms = ?11, idle_timeout_ms = ?12, idle_action "
@@ -228,8 +228,9 @@ int aj_store_sandbox_update(struct aj_store *s, const struct aj_sandbox_rec *r,
 int aj_store_sandbox_touch(struct aj_store *s, const char *id, int64_t now_ms,
 			   struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "UPDATE sandboxes SET last_active_ms = ?2 WHERE id = ?1",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "UPDATE sandboxes SET last_active_ms = ?2 WHERE id = ?1", err);
+
 
 	if (!st)
 		return -1;
@@ -240,7 +241,7 @@ int aj_store_sandbox_touch(struct aj_store *s, const char *id, int64_t now_ms,
 
 int aj_store_sandbox_delete(struct aj_store *s, const char *id, struct aj_err *err)
 {
-	sqlite3_stmt *st;
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
 	/* Labels go with the row (ON DELETE CASCADE); the stack has no foreign key to it. */
 	if (state_stack_delete(s, "sandbox", id, err) < 0)

@@ -32,6 +32,15 @@ const char *aj_sandbox_state_name(enum aj_sandbox_state st);
 /* 0 with *st for a state's name, -1 for any other string. */
 int aj_sandbox_state_parse(const char *name, enum aj_sandbox_state *st);
 
+/* A layer's or a snapshot's state: "creating" until it is complete, then "ready" (the names
+ * are the store's column values). */
+enum aj_store_state {
+	AJ_SS_CREATING = 0,
+	AJ_SS_READY,
+};
+
+const char *aj_store_state_name(enum aj_store_state st);
+
 struct aj_sandbox_rec {
 	char id[33];
 	char name[129];
@@ -63,7 +72,7 @@ struct aj_snapshot_rec {
 	char name[129];
 	char owner[129];
 	char source[33]; /* sandbox id */
-	char state[16];  /* "creating" or "ready" */
+	enum aj_store_state state;
 	int64_t created_ms;
 	int64_t retention_ms;
 	int64_t size_bytes;
@@ -104,7 +113,7 @@ int aj_store_snapshot_get(struct aj_store *s, const char *ref, const char *owner
 			  struct aj_snapshot_rec *out, struct aj_err *err);
 int aj_store_snapshot_list(struct aj_store *s, const char *owner, struct aj_snapshot_rec **out,
 			   size_t *n, struct aj_err *err);
-int aj_store_snapshot_set_state(struct aj_store *s, const char *id, const char *state,
+int aj_store_snapshot_set_state(struct aj_store *s, const char *id, enum aj_store_state state,
 				int64_t size_bytes, struct aj_err *err);
 int aj_store_snapshot_delete(struct aj_store *s, const char *id, struct aj_err *err);
 /* Sandboxes (not deleted) whose stack includes the snapshot's top layer, but its source: in
@@ -115,9 +124,9 @@ void aj_snapshot_rec_free(struct aj_snapshot_rec *r);
 void aj_snapshot_recs_free(struct aj_snapshot_rec *r, size_t n);
 
 /* Layers: directories under <state>/layers, immutable once "ready". */
-int aj_store_layer_insert(struct aj_store *s, const char *id, const char *state,
+int aj_store_layer_insert(struct aj_store *s, const char *id, enum aj_store_state state,
 			  struct aj_err *err);
-int aj_store_layer_set_state(struct aj_store *s, const char *id, const char *state,
+int aj_store_layer_set_state(struct aj_store *s, const char *id, enum aj_store_state state,
 			     struct aj_err *err);
 /* Ready layers referenced by no sandbox or snapshot stack. */
 int aj_store_layers_unused(struct aj_store *s, struct aj_strv *ids, struct aj_err *err);
@@ -127,12 +136,12 @@ int aj_store_layer_delete(struct aj_store *s, const char *id, struct aj_err *err
 int aj_store_layer_delete_unused(struct aj_store *s, const char *id, bool *deleted,
 				 struct aj_err *err);
 /* A layer's state into `state`: 1 if the layer is known, 0 if not, -1 on error. */
-int aj_store_layer_get(struct aj_store *s, const char *id, char *state, size_t len,
+int aj_store_layer_get(struct aj_store *s, const char *id, enum aj_store_state *state,
 		       struct aj_err *err);
 /* Ids of snapshots whose stack holds the layer. */
 int aj_store_layer_snapshots(struct aj_store *s, const char *layer, struct aj_strv *ids,
 			     struct aj_err *err);
-int aj_store_layers_in_state(struct aj_store *s, const char *state, struct aj_strv *ids,
+int aj_store_layers_in_state(struct aj_store *s, enum aj_store_state state, struct aj_strv *ids,
 			     struct aj_err *err);
 /* Ids of sandboxes whose stack holds the layer. */
 int aj_store_layer_sandboxes(struct aj_store *s, const char *layer, struct aj_strv *ids,
