@@ -270,8 +270,8 @@ int aj_cmd_ls(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			char ts[40];
 			aj_format_time_ms((uint64_t)v[i].created_ms, ts, sizeof ts);
-			printf("%-24s %-16s %-9s %4lld  %-24s", v[i].name, v[i].id, aj_sandbox_state_name(v[i].state),
-			       (long long)v[i].generation, ts);
+			printf("%-24s %-16s %-9s %4lld  %-24s", v[i].name, v[i].id,
+			       aj_sandbox_state_name(v[i].state), (long long)v[i].generation, ts);
 			for (size_t k = 0; k < v[i].labels.n; k++)
 				printf("%s%s", k ? "," : " ", v[i].labels.v[k]);
 			printf("\n");

@@ -118,7 +118,8 @@ static int recover_layer(struct aj_mgr *m, const char *layer)
 		return 0; /* its creator is at work */
 	/* Again with the lock held: the creator may have finished since the list was read. The
 	 * sandboxes whose stack holds it are locked too, as any change to their stack is. */
-	if (aj_store_layer_get(m->store, layer, &st, NULL) == 1 && st == AJ_SS_CREATING && aj_store_layer_sandboxes(m->store, layer, &users, NULL) == 0 &&
+	if (aj_store_layer_get(m->store, layer, &st, NULL) == 1 && st == AJ_SS_CREATING &&
+	    aj_store_layer_sandboxes(m->store, layer, &users, NULL) == 0 &&
 	    (locks = lock_all(m, &users)))
 		rc = aj_mgr_settle_layer(m, layer, NULL) == 0;
 	unlock_all(locks, users.n);

@@ -91,7 +91,8 @@ static int record_done(struct aj_mgr *m, const char *layer, const char *snapshot
 		return -1;
 	if (aj_store_layer_set_state(m->store, layer, AJ_SS_READY, err) < 0 ||
 	    (snapshot_id &&
-	     aj_store_snapshot_set_state(m->store, snapshot_id, AJ_SS_READY, (int64_t)bytes, err) < 0)) {
+	     aj_store_snapshot_set_state(m->store, snapshot_id, AJ_SS_READY, (int64_t)bytes,
+					 err) < 0)) {
 		aj_store_rollback(m->store);
 		return -1;
 	}

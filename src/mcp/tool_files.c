@@ -241,7 +241,8 @@ static json_t *run_write(struct aj_mcp_call *c, json_t *args)
 
 	if (prepare(c, args, "write_file", path, sizeof path, &ctl, &res) < 0)
 		return res;
-	if (aj_fs_write(ctl, path, json_string_value(content), len, AJ_FS_WRITE, 0644, true, &err) < 0)
+	if (aj_fs_write(ctl, path, json_string_value(content), len, AJ_FS_WRITE, 0644, true,
+			&err) < 0)
 		return fs_error(&err, "write_file", path);
 	snprintf(msg, sizeof msg, "Wrote %zu bytes to %s", len, path);
 	return aj_mcp_result_text(msg, NULL);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/util.h"
 #include "policy/policy.h"
 #include "rules/egress.h"
@@ -59,8 +60,8 @@ static int get_string(const char *path, const char *key, json_t *v, char **out,
 	if (!json_is_string(v))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.%s: expected a string", path, key);
 	free(*out);
-	*out = strdup(json_string_value(v));
-	return *out ? 0 : aj_err_sys(err, AJ_LAYER_POLICY, "%s.%s", path, key);
+	*out = aj_xstrdup(json_string_value(v));
+	return 0;
 }
 
 static int parse_hosts(const char *path, json_t *v, struct aj_credential *c, struct aj_err *err)
@@ -155,8 +156,7 @@ static int parse_one(const char *path, const char *name, json_t *obj, struct aj_
 	if (!json_is_object(obj))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: expected an object with %s", path,
 				  cred_fields);
-	if (!(c->name = strdup(name)))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
+	c->name = aj_xstrdup(name);
 	json_object_foreach(obj, key, v)
 		if (parse_field(path, key, v, c, err) < 0)
 			return -1;
@@ -169,8 +169,8 @@ static int parse_one(const char *path, const char *name, json_t *obj, struct aj_
 				  path);
 	if (c->format && !c->header)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.format: needs header", path);
-	if (c->header && !c->format && !(c->format = strdup("{}")))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
+	if (c->header && !c->format)
+		c->format = aj_xstrdup("{}");
 	return 0;
 }
 
@@ -187,9 +187,7 @@ int aj_policy_creds_apply_json(struct aj_policy *p, const char *path, json_t *v,
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "%s: expected an object mapping variable names to credentials",
 				  path);
-	creds = calloc(json_object_size(v) + 1, sizeof *creds);
-	if (!creds)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
+	creds = aj_xcalloc(json_object_size(v) + 1, sizeof *creds);
 	json_object_foreach(v, name, obj) {
 		snprintf(sub, sizeof sub, "%s.%s", path, name);
 		if (parse_one(sub, name, obj, &creds[n++], err) < 0) {

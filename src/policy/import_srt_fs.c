@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h" /* AJ_ARRAY_SIZE */
 #include "common/util.h"
 #include "policy/import_srt_internal.h"
@@ -162,13 +163,13 @@ static int expand(const struct srt_import *im, const char *field, const char *te
 }
 
 /* The canonical form through the context's hook (agentjail's validation insists on canonical
- * grants): malloc'd, NULL when out of memory. */
+ * grants): malloc'd, NULL when the hook fails. */
 char *srt_resolve(const struct srt_import *im, const char *path, bool *exists)
 {
 	if (im->ctx->resolve)
 		return im->ctx->resolve(path, exists, im->ctx->opaque);
 	*exists = true;
-	return strdup(path);
+	return aj_xstrdup(path);
 }
 
 static void path_free(struct srt_path *e)
@@ -187,19 +188,15 @@ int srt_add_path(struct srt_import *im, struct srt_paths *l, const char *field, 
 	if (expand(im, field, text, clean, sizeof clean, err) < 0)
 		return -1;
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 8;
-		struct srt_path *v = realloc(l->v, cap * sizeof *v);
-		if (!v)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
-		l->v = v;
-		l->cap = cap;
+		l->cap = l->cap ? 2 * l->cap : 8;
+		l->v = aj_xrealloc(l->v, l->cap * sizeof *l->v);
 	}
 	e = &l->v[l->n];
 	memset(e, 0, sizeof *e);
 	snprintf(e->field, sizeof e->field, "%s", field);
-	e->text = strdup(text);
-	e->lexical = strdup(clean);
-	e->path = e->text && e->lexical ? srt_resolve(im, clean, &e->exists) : NULL;
+	e->text = aj_xstrdup(text);
+	e->lexical = aj_xstrdup(clean);
+	e->path = srt_resolve(im, clean, &e->exists);
 	if (!e->path) {
 		path_free(e);
 		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);

@@ -50,15 +50,13 @@ static int check_env_pattern(const char *path, const char *v, struct aj_err *err
 static int check_name(const char *path, const char *v, struct aj_err *err)
 {
 	size_t n = strlen(v);
+	bool ok = n > 0 && n <= 64;
 
-	if (n == 0 || n > 64)
-		goto bad;
-	for (const char *c = v; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
-			goto bad;
-	return 0;
-bad:
+	for (const char *c = v; ok && *c; c++)
+		ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		     (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.';
+	if (ok)
+		return 0;
 	return aj_err_set(err, AJ_LAYER_POLICY, 0,
 			  "%s: expected 1-64 characters from [A-Za-z0-9._-], got \"%s\"", path, v);
 }
@@ -412,13 +410,26 @@ int aj_policy_json_preset(json_t *root, const char **out, struct aj_err *err)
 	return 0;
 }
 
+/* The preset (the file's, unless overridden), then the file's fields over it. */
+static int apply_file(struct aj_policy *p, json_t *root, const char *preset_override,
+		      struct aj_err *err)
+{
+	const char *preset = NULL;
+
+	if (root && aj_policy_json_preset(root, &preset, err) < 0)
+		return -1;
+	if (preset_override)
+		preset = preset_override;
+	if (aj_policy_apply_preset(p, preset ? preset : "workspace-write", err) < 0)
+		return -1;
+	return root ? aj_policy_apply_json(p, root, err) : 0;
+}
+
 int aj_policy_load(struct aj_policy *p, const char *file, const char *preset_override,
 		   struct aj_err *err)
 {
-	json_t *root = NULL;
+	_cleanup_json_ json_t *root = NULL;
 	json_error_t jerr;
-	const char *preset = NULL;
-	int r = -1;
 
 	if (file) {
 		root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
@@ -430,39 +441,21 @@ int aj_policy_load(struct aj_policy *p, const char *file, const char *preset_ove
 					  "policy file \"%s\", line %d column %d: %s", file,
 					  jerr.line, jerr.column, jerr.text);
 		}
-		if (aj_policy_json_preset(root, &preset, err) < 0)
-			goto out;
 	}
-	if (preset_override)
-		preset = preset_override;
-	if (aj_policy_apply_preset(p, preset ? preset : "workspace-write", err) < 0)
-		goto out;
-	if (root && aj_policy_apply_json(p, root, err) < 0)
-		goto out;
-	r = 0;
-out:
-	if (r < 0 && file)
-		aj_err_prefix(err, "policy file \"%s\"", file);
-	json_decref(root);
-	return r;
+	if (apply_file(p, root, preset_override, err) < 0)
+		return file ? aj_err_prefix(err, "policy file \"%s\"", file) : -1;
+	return 0;
 }
 
 int aj_policy_load_text(struct aj_policy *p, const char *text, struct aj_err *err)
 {
 	json_error_t jerr;
-	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-	const char *preset = NULL;
-	int r = -1;
+	_cleanup_json_ json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
 
 	if (!root)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "stored policy, line %d: %s", jerr.line,
 				  jerr.text);
-	if (aj_policy_json_preset(root, &preset, err) == 0 &&
-	    aj_policy_apply_preset(p, preset ? preset : "workspace-write", err) == 0 &&
-	    aj_policy_apply_json(p, root, err) == 0)
-		r = 0;
-	json_decref(root);
-	return r;
+	return apply_file(p, root, NULL, err);
 }
 
 json_t *aj_policy_to_json(const struct aj_policy *p)

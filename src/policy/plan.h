@@ -224,7 +224,8 @@ void aj_plan_egress_ca(struct aj_plan *p, char *bundle, size_t bundle_len, char 
 void aj_plan_set_layer(struct aj_plan *p, int layer, int state, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Appends an operation (dst and src are copied). NULL on allocation failure. */
-struct aj_op *aj_plan_add_op(struct aj_plan *p, int kind, const char *dst, const char *src,
+__attribute__((returns_nonnull)) struct aj_op *
+aj_plan_add_op(struct aj_plan *p, enum aj_op_kind kind, const char *dst, const char *src,
 			     unsigned flags, uint64_t landlock, const char *why);
 
 /* One row of the comparison between the tiers, for `agentjail features` (plan_tier.c). */

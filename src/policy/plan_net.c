@@ -47,35 +47,27 @@ static bool distro_bundle_exists(void)
 	return stat(AJ_DISTRO_BUNDLE, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int aj_plan_egress_files(struct aj_plan *p, struct aj_err *err)
+void aj_plan_egress_files(struct aj_plan *p)
 {
-	struct aj_op *op;
-
 	p->egress.bundle_op = p->egress.ca_op = SIZE_MAX;
 	if (p->policy->net_mode != AJ_NET_PROXY || p->policy->n_creds == 0)
-		return 0;
+		return;
 	/* Contents come from the supervisor at launch (the CA does not exist yet). */
-	op = aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_BUNDLE, NULL, 0, 0,
-			    "trusted CAs: the host's plus the sandbox's egress CA (credentials)");
-	if (!op)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	op->mode = 0644;
+	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_BUNDLE, NULL, 0, 0,
+		       "trusted CAs: the host's plus the sandbox's egress CA (credentials)")
+		->mode = 0644;
 	p->egress.bundle_op = p->n_ops - 1;
-	op = aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_CA_FILE, NULL, 0, 0,
-			    "the sandbox's egress CA certificate (its key stays outside)");
-	if (!op)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	op->mode = 0644;
+	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_CA_FILE, NULL, 0, 0,
+		       "the sandbox's egress CA certificate (its key stays outside)")
+		->mode = 0644;
 	p->egress.ca_op = p->n_ops - 1;
 	/* Tools that read the distribution's bundle path directly (and ignore the variables)
 	 * see the same file there. Only over an existing file: /etc/ssl is the host's, bound
 	 * in, and nothing may be created in it. */
-	if (distro_bundle_exists() &&
-	    !aj_plan_add_op(p, AJ_OP_BIND, AJ_DISTRO_BUNDLE, AJ_EGRESS_BUNDLE,
-			    AJ_OPF_SELF | AJ_OPF_RO | AJ_OPF_SEALED, 0,
-			    "the distribution's CA bundle path shows the sandbox's bundle"))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	return 0;
+	if (distro_bundle_exists())
+		aj_plan_add_op(p, AJ_OP_BIND, AJ_DISTRO_BUNDLE, AJ_EGRESS_BUNDLE,
+			       AJ_OPF_SELF | AJ_OPF_RO | AJ_OPF_SEALED, 0,
+			       "the distribution's CA bundle path shows the sandbox's bundle");
 }
 
 /* Secrets the host holds must never reach the sandbox under their own names either: a

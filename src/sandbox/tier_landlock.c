@@ -77,7 +77,8 @@ static void kill_tree(pid_t spare, const struct aj_warn *warn)
 	unsigned left = aj_proctree_kill(getpid(), spare);
 
 	if (left)
-		aj_warn(warn, "%u process(es) of the sandbox still alive after 5 s of SIGKILL", left);
+		aj_warn(warn, "%u process(es) of the sandbox still alive after 5 s of SIGKILL",
+			left);
 }
 
 /* Never following what the sandbox left in it. */

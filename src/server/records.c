@@ -45,7 +45,8 @@ json_t *aj_srv_sandbox_json(const struct aj_sandbox_rec *r)
 
 	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, "
 			 "s:{s:I, s:s, s:I, s:I}, s:s?, s:o}",
-			 "id", r->id, "name", r->name, "owner", r->owner, "state", aj_sandbox_state_name(r->state),
+			 "id", r->id, "name", r->name, "owner", r->owner, "state",
+			 aj_sandbox_state_name(r->state),
 			 "generation", (json_int_t)r->generation, "created",
 			 aj_srv_time_json(r->created_ms), "started", aj_srv_time_json(r->started_ms),
 			 "stopped", aj_srv_time_json(r->stopped_ms), "last_active",

@@ -76,8 +76,8 @@ static int read_sandbox(sqlite3_stmt *st, void *rec, struct aj_err *err)
 	r->policy = aj_xstrdup(policy ? (const char *)policy : "{}");
 	if (aj_sandbox_state_parse(state ? (const char *)state : "", &r->state) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, EPROTO,
-				  "sandbox \"%s\" has a state agentjail does not know (\"%s\")", r->id,
-				  state ? (const char *)state : "");
+				  "sandbox \"%s\" has a state agentjail does not know (\"%s\")",
+				  r->id, state ? (const char *)state : "");
 	r->generation = sqlite3_column_int64(st, 5);
 	r->created_ms = sqlite3_column_int64(st, 6);
 	r->updated_ms = sqlite3_column_int64(st, 7);
@@ -151,8 +151,8 @@ int aj_store_sandbox_insert(struct aj_store *s, const struct aj_sandbox_rec *r,
 {
 	_cleanup_stmt_ sqlite3_stmt *st =
 		state_prep(s, "INSERT INTO sandboxes (" SB_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-			      "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-			      "?22)", err);
+			      "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+			      "?21, ?22)", err);
 
 	if (!st)
 		return -1;

@@ -57,8 +57,8 @@ int aj_store_snapshot_insert(struct aj_store *s, const struct aj_snapshot_rec *r
 			     struct aj_err *err)
 {
 	_cleanup_stmt_ sqlite3_stmt *st =
-		state_prep(s, "INSERT INTO snapshots (" SNAP_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-			      "?7, ?8)", err);
+		state_prep(s, "INSERT INTO snapshots (" SNAP_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, "
+			      "?6, ?7, ?8)", err);
 
 	if (!st)
 		return -1;

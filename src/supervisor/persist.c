@@ -305,7 +305,8 @@ static void lifetime_reached(struct persist *p)
 	if (pause && aj_persist_set_paused(p, true, &err) == 0)
 		return;
 	if (pause)
-		aj_warn(p->warn, "supervisor: pause at the maximum lifetime: %s; stopping", err.msg);
+		aj_warn(p->warn, "supervisor: pause at the maximum lifetime: %s; stopping",
+			err.msg);
 	aj_persist_stop(p, "maximum lifetime reached");
 }
 

@@ -350,7 +350,8 @@ static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err
 	for (int i = 0; i < 2; i++) {
 		if (pipe2(p[i], O_CLOEXEC) < 0)
 			return aj_err_sys(err, AJ_LAYER_IO, "pipe for the command's output");
-		c->streams[i] = (struct stream){.c = c, .fd = p[i][0], .dest = i + 1, .which = (enum aj_stream)i};
+		c->streams[i] = (struct stream){
+			.c = c, .fd = p[i][0], .dest = i + 1, .which = (enum aj_stream)i};
 		aj_fd_set_nonblock(p[i][0], true);
 	}
 	if (aj_stdin_setup(&c->in, &ids, err) < 0)

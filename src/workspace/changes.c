@@ -161,8 +161,8 @@ static void drop_commondir(int up_git, int ws_git, const char *label, const stru
 		return;
 	if (aj_tree_remove_at(up_git, "commondir", NULL) == 0)
 		aj_warn(warn,
-			"not applying %s/commondir made inside the sandbox (it would redirect git on "
-			"the host)",
+			"not applying %s/commondir made inside the sandbox (it would redirect git "
+			"on the host)",
 			label);
 }
 
