@@ -97,6 +97,17 @@ char *aj_read_file_at(int dirfd, const char *path, size_t max, size_t *len_out)
 	return aj_steal_ptr(&buf);
 }
 
+int aj_pipe(int *rd, int *wr, int flags)
+{
+	int p[2];
+
+	if (pipe2(p, flags) < 0)
+		return -1;
+	*rd = p[0];
+	*wr = p[1];
+	return 0;
+}
+
 DIR *aj_fdopendir(int fd)
 {
 	DIR *d;
