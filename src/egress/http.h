@@ -37,8 +37,8 @@ void aj_http_head_free(struct aj_http_head *h);
 /* Field access, names compared case-insensitively. get returns the first value. */
 const char *aj_http_head_get(const struct aj_http_head *h, const char *name);
 size_t aj_http_head_count(const struct aj_http_head *h, const char *name);
-int aj_http_head_set(struct aj_http_head *h, const char *name, const char *value);
-int aj_http_head_add(struct aj_http_head *h, const char *name, const char *value);
+void aj_http_head_set(struct aj_http_head *h, const char *name, const char *value);
+void aj_http_head_add(struct aj_http_head *h, const char *name, const char *value);
 void aj_http_head_del(struct aj_http_head *h, const char *name);
 /* True if a comma-separated header (Connection) lists token. */
 bool aj_http_head_has_token(const struct aj_http_head *h, const char *name, const char *token);
