@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+
 static void remove_commondir(struct aj_gitwatch *w)
 {
 	struct stat st;
@@ -98,9 +100,7 @@ void aj_gitwatch_unhook(struct aj_gitwatch *w)
 	if (w->ev)
 		event_free(w->ev);
 	w->ev = NULL;
-	if (w->ifd >= 0)
-		close(w->ifd);
-	w->ifd = -1;
+	aj_close_fd(&w->ifd);
 }
 
 void aj_gitwatch_finish(struct aj_gitwatch *w)
@@ -108,7 +108,6 @@ void aj_gitwatch_finish(struct aj_gitwatch *w)
 	aj_gitwatch_unhook(w);
 	if (w->dirfd >= 0) {
 		remove_commondir(w);
-		close(w->dirfd);
+		aj_close_fd(&w->dirfd);
 	}
-	w->dirfd = -1;
 }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "egress/egress.h"
@@ -51,12 +52,8 @@ static void flush_events(evutil_socket_t fd, short what, void *arg)
 
 void aj_persist_event(struct persist *p, const char *type, json_t *data)
 {
-	struct pevent *e = calloc(1, sizeof *e);
+	struct pevent *e = aj_xcalloc(1, sizeof *e);
 
-	if (!e) {
-		json_decref(data);
-		return;
-	}
 	snprintf(e->type, sizeof e->type, "%s", type);
 	e->text = data ? json_dumps(data, JSON_COMPACT) : NULL;
 	json_decref(data);
@@ -154,7 +151,9 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	struct aj_stdio io;
 	struct aj_sync_msg ready;
 	char name[64];
-	int r, devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int r;
+	/* The sandbox's stdio; init hands the commands their own. */
+	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	if (devnull < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "open /dev/null");
@@ -166,18 +165,13 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	snprintf(name, sizeof name, "sb-%s-%lld", p->id, (long long)p->rec.generation + 1);
 	r = aj_sv_cgroup_create(&p->plan, name, &p->cg, &p->guard, err);
 	p->have_cg = r > 0;
-	if (r < 0) {
-		close(devnull);
+	if (r < 0)
 		return -1;
-	}
 	io.in = io.out = io.err = devnull;
 	/* network.mode "proxy": secrets read and the CA made before the sandbox's /etc is. */
 	if (aj_sv_egress_new(&p->plan, &p->egress, err) < 0 ||
-	    aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0) {
-		close(devnull);
+	    aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0)
 		return -1;
-	}
-	close(devnull);
 	if (ready.exec_errno)
 		return aj_err_set(err, AJ_LAYER_EXEC, ready.exec_errno,
 				  "the workspace \"%s\" is not usable inside the sandbox",
@@ -380,19 +374,18 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 
 static void report_ready(int fd, const struct aj_err *err)
 {
-	json_t *j = err ? json_pack("{s:b, s:s, s:s, s:i, s:s}", "ok", 0, "layer",
-				    aj_layer_name(err->layer), "message", err->msg, "errno",
-				    err->errnum, "hint", err->hint)
-			: json_pack("{s:b}", "ok", 1);
-	char *text = json_dumps(j, JSON_COMPACT);
+	_cleanup_json_ json_t *j =
+		err ? json_pack("{s:b, s:s, s:s, s:i, s:s}", "ok", 0, "layer",
+				aj_layer_name(err->layer), "message", err->msg, "errno",
+				err->errnum, "hint", err->hint)
+		    : json_pack("{s:b}", "ok", 1);
+	_cleanup_free_ char *text = json_dumps(j, JSON_COMPACT);
 
 	if (fd >= 0 && text) {
 		aj_write_all(fd, text, strlen(text));
 		aj_write_all(fd, "\n", 1);
-		close(fd);
+		close(fd); /* the ready pipe: its reader waits for end of file */
 	}
-	free(text);
-	json_decref(j);
 }
 
 static void teardown(struct persist *p)
@@ -415,7 +408,7 @@ static void teardown(struct persist *p)
 		aj_sv_cgroup_remove(&p->cg, &p->guard);
 	}
 	if (p->listen_fd >= 0) {
-		close(p->listen_fd);
+		aj_close_fd(&p->listen_fd);
 		unlink(p->sock_path);
 	}
 }
