@@ -123,6 +123,13 @@ int aj_store_snapshot_users(struct aj_store *s, const char *id, struct aj_strv *
 void aj_snapshot_rec_free(struct aj_snapshot_rec *r);
 void aj_snapshot_recs_free(struct aj_snapshot_rec *r, size_t n);
 
+/* Records held by a variable of a function (common/cleanup.h's convention), freed when it
+ * goes out of scope: initialise them to AJ_REC_INIT; a lookup that fails leaves the record
+ * freeable. */
+#define AJ_REC_INIT {.id = ""}
+#define _cleanup_sandbox_rec_ __attribute__((cleanup(aj_sandbox_rec_free)))
+#define _cleanup_snapshot_rec_ __attribute__((cleanup(aj_snapshot_rec_free)))
+
 /* Layers: directories under <state>/layers, immutable once "ready". */
 int aj_store_layer_insert(struct aj_store *s, const char *id, enum aj_store_state state,
 			  struct aj_err *err);
