@@ -24,15 +24,12 @@ void aj_strv_push(struct aj_strv *sv, const char *s)
 
 void aj_strv_pushf(struct aj_strv *sv, const char *fmt, ...)
 {
-	char *s = NULL;
 	va_list ap;
-	int n;
+	char *s;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	s = aj_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		aj_oom(strlen(fmt));
 	aj_strv_push_owned(sv, s);
 }
 
