@@ -168,7 +168,7 @@ static bool secret_source(const struct aj_policy *pol, const char *name)
 static char *materialize_policy(struct aj_policy *pol, struct aj_err *err)
 {
 	extern char **environ;
-	json_t *j;
+	_cleanup_json_ json_t *j = NULL;
 	char *text;
 
 	for (char **e = environ; e && *e; e++) {
@@ -194,7 +194,6 @@ static char *materialize_policy(struct aj_policy *pol, struct aj_err *err)
 		return NULL;
 	j = aj_policy_to_json(pol);
 	text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(j);
 	if (!text)
 		aj_err_sys(err, AJ_LAYER_POLICY, "store the policy");
 	return text;

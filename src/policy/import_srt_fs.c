@@ -463,7 +463,7 @@ static int mask(struct srt_import *im, const struct srt_path *e, const char *tar
 static int hide_below(struct srt_import *im, const struct srt_path *e, struct aj_err *err)
 {
 	const struct aj_strv *grants[] = {&im->read_write, &im->read_only};
-	struct aj_strv roots = {NULL, 0, 0};
+	_cleanup_strv_ struct aj_strv roots = AJ_STRV_INIT;
 	size_t hidden = 0, reopened = 0;
 	int r = 0;
 
@@ -490,7 +490,6 @@ static int hide_below(struct srt_import *im, const struct srt_path *e, struct aj
 		srt_note(im, "%s: \"%s\" dropped: %s", e->field, e->path,
 			 reopened ? "allowRead re-opens what the sandbox sees in it"
 				  : "the sandbox does not see it anyway");
-	aj_strv_free(&roots);
 	return r;
 }
 

@@ -560,7 +560,7 @@ static void seccomp_layer(struct aj_plan *p)
 
 static int compile(struct aj_plan *p, struct aj_sc_profile *prof, struct aj_err *err)
 {
-	struct aj_strv relax = {0};
+	_cleanup_strv_ struct aj_strv relax = AJ_STRV_INIT;
 	size_t skipped = 0, kept = 0;
 	int r;
 
@@ -574,7 +574,6 @@ static int compile(struct aj_plan *p, struct aj_sc_profile *prof, struct aj_err 
 	r = aj_seccomp_compile(prof, &relax, &p->sc_owned, &p->sc_len, &skipped, err);
 	for (size_t i = 0; r == 0 && i < prof->n; i++)
 		kept += !aj_strv_contains(&relax, prof->rules[i].group);
-	aj_strv_free(&relax);
 	p->sc_insns = p->sc_owned;
 	p->sc_rules = kept - skipped;
 	return r;

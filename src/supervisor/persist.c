@@ -77,10 +77,9 @@ void aj_persist_touch(struct persist *p)
  * is re-validated against this host and this start. */
 static int load_plan(struct persist *p, struct aj_err *err)
 {
-	struct aj_strv lowers = {0};
+	_cleanup_strv_ struct aj_strv lowers = AJ_STRV_INIT;
 	char dir[4200];
 	struct aj_workspace_spec ws = {.persistent = true, .canonical = true};
-	int r;
 
 	aj_policy_init(&p->pol);
 	p->pol.managed = true;
@@ -97,9 +96,7 @@ static int load_plan(struct persist *p, struct aj_err *err)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "sandbox path");
 	ws.lowers = &lowers;
 	ws.rw_dir = dir;
-	r = aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err);
-	aj_strv_free(&lowers);
-	return r;
+	return aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err);
 }
 
 /* Where the control socket lives: a runtime directory, private to the caller. */
