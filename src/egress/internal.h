@@ -13,7 +13,6 @@
 #include <arpa/inet.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/event.h>
 #include <event2/dns.h>
 #include <event2/listener.h>
 #include <stdbool.h>
@@ -26,17 +25,12 @@
 #include "rules/egress.h"
 
 /* Cleanup attributes for the libevent objects held in local variables before a connection
- * or the proxy takes them over (common/cleanup.h's convention). */
+ * or the proxy takes them over (common/cleanup.h's convention). Events are never local: each
+ * is a field of the connection or the proxy that made it, freed by its teardown. */
 static inline void eg_bufferevent_freep(struct bufferevent **b)
 {
 	if (*b)
 		bufferevent_free(*b);
-}
-
-static inline void eg_event_freep(struct event **e)
-{
-	if (*e)
-		event_free(*e);
 }
 
 static inline void eg_evbuffer_freep(struct evbuffer **b)
@@ -46,7 +40,6 @@ static inline void eg_evbuffer_freep(struct evbuffer **b)
 }
 
 #define _cleanup_bufferevent_ __attribute__((cleanup(eg_bufferevent_freep)))
-#define _cleanup_event_ __attribute__((cleanup(eg_event_freep)))
 #define _cleanup_evbuffer_ __attribute__((cleanup(eg_evbuffer_freep)))
 
 /* Past this many bytes waiting to be written to one side, the other side is not read. */
