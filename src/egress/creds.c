@@ -204,7 +204,7 @@ static int rewrite_basic(char **value, const struct aj_egress_cred *c)
 	if (!plain)
 		return 0;
 	enc = aj_xmalloc(6 + aj_base64_len(strlen(plain)) + 1);
-	memcpy(enc, "Basic ", 6);
+	memcpy(enc, "Basic ", sizeof "Basic "); /* the encoding goes over the NUL */
 	aj_base64_encode(plain, strlen(plain), enc + 6);
 	free(*value);
 	*value = enc;
