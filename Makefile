@@ -62,7 +62,7 @@ HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(BUILD)/tests/helpers/%)
 
 # The compiler tool runs at build time and never inside a sandbox: no sanitizers.
 TOOL_SRC := tools/seccomp-compile.c src/common/err.c src/common/util.c src/common/strv.c \
-	src/rules/seccomp.c
+	src/common/alloc.c src/rules/seccomp.c
 
 .PHONY: all test fuzz lint clean format-check check-layers man completions install uninstall deb
 all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN) man completions
@@ -108,7 +108,7 @@ $(BUILD)/tools/embed: tools/embed.c
 $(BUILD)/tools/seccomp-compile: $(TOOL_SRC) src/rules/seccomp.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=c17 -O2 -g -Wall -Wextra -Wno-format-truncation $(WERROR) -o $@ $(TOOL_SRC) \
-		$(shell $(PKG_CONFIG) --cflags --libs libseccomp)
+		$(shell $(PKG_CONFIG) --cflags --libs libseccomp jansson)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libagentjail.a
 	@mkdir -p $(dir $@)

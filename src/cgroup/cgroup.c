@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 
@@ -314,7 +315,7 @@ void aj_cgroup_free(struct aj_cgroup *cg)
 
 static void sweep_dir(const char *dir, const char *prefix, time_t older_than)
 {
-	DIR *d = opendir(dir);
+	_cleanup_closedir_ DIR *d = opendir(dir);
 	struct dirent *e;
 	size_t n = strlen(prefix);
 
@@ -326,8 +327,6 @@ static void sweep_dir(const char *dir, const char *prefix, time_t older_than)
 			continue;
 		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR); /* fails while tasks remain: fine */
 	}
-	if (d)
-		closedir(d);
 }
 
 void aj_cgroup_sweep(const struct aj_cgroup_env *env, const char *prefix, int min_age_s)
@@ -366,11 +365,9 @@ int aj_cgroup_join_self(const struct aj_cgroup_join *j)
 
 void aj_cgroup_join_close(struct aj_cgroup_join *j)
 {
-	if (j->clone_into >= 0)
-		close(j->clone_into);
+	aj_close_fd(&j->clone_into);
 	for (size_t i = 0; i < j->n_tasks; i++)
-		close(j->tasks[i]);
-	j->clone_into = -1;
+		aj_close_fd(&j->tasks[i]);
 	j->n_tasks = 0;
 }
 

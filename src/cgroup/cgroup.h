@@ -46,7 +46,7 @@ struct aj_cgroup_stats {
 };
 
 struct aj_cgroup_env {
-	int mode; /* enum aj_cgroup_mode */
+	enum aj_cgroup_mode mode;
 	/* Absolute host directory under which sandbox cgroups are created, per controller
 	 * (v2: the same directory for all). Empty when the controller is unavailable. */
 	char parent[AJ_CG__COUNT][512];

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+
 #define GUARD_MAX AJ_CG__COUNT
 
 static struct {
@@ -159,6 +161,7 @@ static int add_dir(const char *path, struct aj_err *err)
 	const char *slash = strrchr(path, '/');
 	char parent[768];
 	size_t i = g_state.n;
+	_cleanup_close_ int dir = -1, up = -1;
 
 	for (size_t k = 0; k < i; k++) /* v1 co-mounted controllers share a directory */
 		if (strcmp(g_state.base[k], slash + 1) == 0) {
@@ -172,14 +175,14 @@ static int add_dir(const char *path, struct aj_err *err)
 		return aj_err_set(err, AJ_LAYER_CGROUP, EINVAL, "cgroup path \"%s\"", path);
 	memcpy(parent, path, (size_t)(slash - path));
 	parent[slash - path] = '\0';
-	g_state.dir[i] = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (g_state.dir[i] < 0)
+	dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
 		return aj_err_sys(err, AJ_LAYER_CGROUP, "open \"%s\"", path);
-	g_state.parent[i] = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (g_state.parent[i] < 0) {
-		close(g_state.dir[i]);
+	up = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0)
 		return aj_err_sys(err, AJ_LAYER_CGROUP, "open \"%s\"", parent);
-	}
+	g_state.dir[i] = aj_steal_fd(&dir);
+	g_state.parent[i] = aj_steal_fd(&up);
 	memcpy(g_state.base[i], slash + 1, strlen(slash + 1) + 1);
 	g_state.n++;
 	return 0;
@@ -190,6 +193,7 @@ int aj_cgroup_guard_start(struct aj_cgroup_guard *guard, const struct aj_cgroup 
 {
 	static char stack[32768] __attribute__((aligned(16)));
 	int pfd[2];
+	_cleanup_close_ int rd = -1, wr = -1;
 
 	guard->pid = -1;
 	guard->wfd = -1;
@@ -205,16 +209,16 @@ int aj_cgroup_guard_start(struct aj_cgroup_guard *guard, const struct aj_cgroup 
 		close_state();
 		return aj_err_sys(err, AJ_LAYER_CGROUP, "pipe for the cgroup guard");
 	}
-	g_state.rfd = pfd[0];
-	/* No SIGCHLD: the guard is not one of the sandbox's processes for anyone's waitpid. */
+	rd = pfd[0];
+	wr = pfd[1];
+	g_state.rfd = rd;
+	/* No SIGCHLD: the guard is not one of the sandbox's processes for anyone's waitpid.
+	 * Without CLONE_FILES it has descriptors of its own: ours go once it exists. */
 	guard->pid = clone(guard_entry, stack + sizeof stack, CLONE_VM, NULL);
-	close(pfd[0]);
 	close_state();
-	if (guard->pid < 0) {
-		close(pfd[1]);
+	if (guard->pid < 0)
 		return aj_err_sys(err, AJ_LAYER_CGROUP, "clone the cgroup guard");
-	}
-	guard->wfd = pfd[1];
+	guard->wfd = aj_steal_fd(&wr);
 	g_started = true;
 	return 0;
 }
@@ -223,7 +227,7 @@ void aj_cgroup_guard_release(struct aj_cgroup_guard *guard)
 {
 	if (guard->pid <= 0)
 		return;
-	close(guard->wfd);
+	aj_close_fd(&guard->wfd);
 	/* The supervisor removed the cgroups already; the guard finds them gone and exits. */
 	while (waitpid(guard->pid, NULL, __WALL) < 0 && errno == EINTR)
 		;

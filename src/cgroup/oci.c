@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 
@@ -30,35 +31,31 @@ static bool has_opt(const char *opts, const char *name)
 	return false;
 }
 
-static int set_path(struct aj_cgroup_oci *o, int c, const char *dir, struct aj_err *err)
+static void set_path(struct aj_cgroup_oci *o, int c, const char *dir)
 {
 	free(o->cg.path[c]);
-	o->cg.path[c] = strdup(dir);
-	if (!o->cg.path[c])
-		return aj_err_sys(err, AJ_LAYER_CGROUP, "cgroup path");
+	o->cg.path[c] = aj_xstrdup(dir);
 	o->cg.used[c] = true;
-	return 0;
 }
 
 /* One v1 hierarchy (mounted at mnt with super options `opts`). */
-static int v1_hierarchy(struct aj_cgroup_oci *o, const char *mnt, const char *opts,
-			const char *path, struct aj_err *err)
+static void v1_hierarchy(struct aj_cgroup_oci *o, const char *mnt, const char *opts,
+			 const char *path)
 {
 	char dir[512];
 	bool mine = false;
 
 	if (has_opt(opts, "cpuset"))
-		return 0;
+		return;
 	snprintf(dir, sizeof dir, "%s%s", mnt, path);
 	for (int c = 0; c < AJ_CG__COUNT; c++)
 		if (has_opt(opts, known[c])) {
 			mine = true;
-			if (!o->cg.used[c] && set_path(o, c, dir, err) < 0)
-				return -1;
+			if (!o->cg.used[c])
+				set_path(o, c, dir);
 		}
 	if (!mine && o->n_extra < AJ_CG_OCI_EXTRA)
 		snprintf(o->extra[o->n_extra++], sizeof o->extra[0], "%s", dir);
-	return 0;
 }
 
 static int scan_v1(struct aj_cgroup_oci *o, const char *path, struct aj_err *err)
@@ -74,9 +71,8 @@ static int scan_v1(struct aj_cgroup_oci *o, const char *path, struct aj_err *err
 		if (!dash || sscanf(line, "%*s %*s %*s %511s %511s", root, mnt) != 2 ||
 		    sscanf(dash + 3, "%63s %*s %511s", type, super) != 2)
 			continue;
-		if (strcmp(type, "cgroup") == 0 && strcmp(root, "/") == 0 &&
-		    v1_hierarchy(o, mnt, super, path, err) < 0)
-			return -1;
+		if (strcmp(type, "cgroup") == 0 && strcmp(root, "/") == 0)
+			v1_hierarchy(o, mnt, super, path);
 	}
 	return 0;
 }
@@ -98,8 +94,7 @@ int aj_cgroup_oci_open(struct aj_cgroup_oci *o, const char *path, struct aj_err 
 		return aj_err_set(err, AJ_LAYER_CGROUP, ENOENT, "no cgroup filesystem is mounted");
 	snprintf(dir, sizeof dir, "%s%s", o->env.v2_mount, path);
 	for (int c = 0; c < AJ_CG__COUNT; c++)
-		if (set_path(o, c, dir, err) < 0)
-			return -1;
+		set_path(o, c, dir);
 	for (int c = 1; c < AJ_CG__COUNT; c++)
 		o->cg.used[c] = false; /* one directory: path[0] is the canonical one */
 	return 0;
@@ -233,9 +228,7 @@ int aj_cgroup_oci_pids(struct aj_cgroup_oci *o, pid_t **pids, size_t *n, struct 
 	size_t cap = 16;
 
 	*n = 0;
-	*pids = malloc(cap * sizeof **pids);
-	if (!*pids)
-		return aj_err_sys(err, AJ_LAYER_CGROUP, "list processes");
+	*pids = aj_xmalloc(cap * sizeof **pids);
 	if (!dir)
 		return 0;
 	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
@@ -246,12 +239,8 @@ int aj_cgroup_oci_pids(struct aj_cgroup_oci *o, pid_t **pids, size_t *n, struct 
 		long v = strtol(p, &end, 10);
 		if (end == p)
 			break;
-		if (*n == cap) {
-			pid_t *m = realloc(*pids, (cap *= 2) * sizeof **pids);
-			if (!m)
-				return aj_err_sys(err, AJ_LAYER_CGROUP, "list processes");
-			*pids = m;
-		}
+		if (*n == cap)
+			*pids = aj_xrealloc(*pids, (cap *= 2) * sizeof **pids);
 		(*pids)[(*n)++] = (pid_t)v;
 		while (*end == '\n')
 			end++;

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 
 /* Controllers can share a hierarchy (cpu,cpuacct is the usual v1 layout): their cgroup is one
@@ -30,9 +32,7 @@ static int make_dir(struct aj_cgroup *cg, int c, const char *name, struct aj_err
 
 	for (int k = 0; k < c; k++)
 		if (cg->used[k] && !strcmp(cg->env->parent[k], parent)) {
-			cg->path[c] = strdup(cg->path[k]);
-			if (!cg->path[c])
-				return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup");
+			cg->path[c] = aj_xstrdup(cg->path[k]);
 			cg->used[c] = true;
 			return 0;
 		}
@@ -42,13 +42,7 @@ static int make_dir(struct aj_cgroup *cg, int c, const char *name, struct aj_err
 	snprintf(path, sizeof path, "%s/%s", parent, name);
 	if (mkdir(path, 0755) < 0)
 		return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", path);
-	cg->path[c] = strdup(path);
-	if (!cg->path[c]) {
-		/* Marked used only with a path: cleanup removes what it can name. */
-		aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", path);
-		rmdir(path);
-		return -1;
-	}
+	cg->path[c] = aj_xstrdup(path);
 	cg->used[c] = true;
 	return 0;
 }
@@ -173,14 +167,13 @@ static int v1_stats(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_
 static bool freezer_reads(const char *dir, const char *want)
 {
 	char path[760], buf[32];
+	_cleanup_close_ int fd = -1;
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof path, "%s/freezer.state", dir);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return false;
 	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 
@@ -96,7 +97,7 @@ static int v2_create(struct aj_cgroup *cg, const char *name, const struct aj_cgr
 		return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", path);
 	/* One directory serves every controller; path[0] is canonical, the rest alias it. */
 	for (int c = 0; c < AJ_CG__COUNT; c++)
-		cg->path[c] = strdup(path);
+		cg->path[c] = aj_xstrdup(path);
 	cg->used[0] = true;
 	if (lim->memory) {
 		snprintf(v, sizeof v, "%lu", lim->memory);

@@ -251,7 +251,8 @@ int aj_args_apply(const struct aj_option *o, void *base, const char *v, struct a
 		return 0;
 	}
 	case AJ_OPT_LIST:
-		return aj_strv_push(dst, v) < 0 ? aj_err_sys(err, AJ_LAYER_USAGE, "%s", what) : 0;
+		aj_strv_push(dst, v);
+		return 0;
 	case AJ_OPT_CHOICE:
 		for (const struct aj_opt_choice *c = o->choices; c->name; c++)
 			if (strcmp(c->name, v) == 0) {

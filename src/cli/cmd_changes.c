@@ -11,6 +11,7 @@
 #include "cli/config.h"
 #include "common/cleanup.h"
 #include "common/util.h"
+#include "common/warn.h"
 #include "state/store.h"
 #include "workspace/changes.h"
 
@@ -66,7 +67,7 @@ static int do_apply(const char *state, const char *id, json_t *out, struct aj_er
 {
 	struct aj_changeset cs;
 
-	if (aj_changes_open(state, id, &cs, err) < 0 || aj_changes_apply(&cs, err) < 0)
+	if (aj_changes_open(state, id, &cs, err) < 0 || aj_changes_apply(&cs, &aj_warn_stderr, err) < 0)
 		return -1;
 	if (!out)
 		printf("applied %s to %s\n", cs.id, cs.workspace);

@@ -33,7 +33,7 @@ struct cp_ctx {
 	uint64_t bytes;
 };
 
-static int sb_open(struct cp_ctx *x, const char *path, const char *mode, int perm)
+static int sb_open(struct cp_ctx *x, const char *path, enum aj_fs_mode mode, int perm)
 {
 	return aj_fs_open(x->ctl, path, mode, perm, x->err);
 }
@@ -84,7 +84,7 @@ static int put_entry(struct cp_ctx *x, int hdir, const char *name, const char *d
 	in = openat(hdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "open \"%s\"", name);
-	out = sb_open(x, dst, "w", (int)(st.st_mode & 0777));
+	out = sb_open(x, dst, AJ_FS_WRITE, (int)(st.st_mode & 0777));
 	if (out < 0)
 		return -1;
 	x->files++;
@@ -130,7 +130,7 @@ static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *
 
 static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth)
 {
-	_cleanup_close_ int pfd = sb_open(x, src, "follow", 0), in = -1, out = -1;
+	_cleanup_close_ int pfd = sb_open(x, src, AJ_FS_FOLLOW, 0), in = -1, out = -1;
 	struct stat st;
 
 	if (pfd < 0) {
@@ -146,7 +146,7 @@ static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char 
 		return get_tree(x, src, hparent, name, depth + 1, st.st_mode);
 	if (!S_ISREG(st.st_mode))
 		return 0;
-	in = sb_open(x, src, "r", 0);
+	in = sb_open(x, src, AJ_FS_READ, 0);
 	if (in < 0)
 		return -1;
 	out = openat(hparent, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
@@ -162,7 +162,7 @@ static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char 
 static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth,
 		    mode_t mode)
 {
-	_cleanup_close_ int dfd = sb_open(x, src, "dir", 0), hd = -1;
+	_cleanup_close_ int dfd = sb_open(x, src, AJ_FS_DIR, 0), hd = -1;
 	DIR *dp;
 	struct dirent *e;
 	int r = 0;
@@ -212,7 +212,7 @@ static int run_cp(struct cp_ctx *x, char *src_path, char *dst_path, bool to_sand
 	snprintf(namebuf, sizeof namebuf, "%s", src_path);
 	if (to_sandbox) {
 		/* Into an existing directory: keep the source's name, as cp does. */
-		probe = sb_open(x, dst_path, "dir", 0);
+		probe = sb_open(x, dst_path, AJ_FS_DIR, 0);
 		snprintf(dstbuf, sizeof dstbuf, "%s", dst_path);
 		if (probe >= 0) {
 			close(probe);

@@ -194,7 +194,7 @@ static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_e
 
 	if (aj_cli_open(&m, err) < 0 || (ctl = aj_mgr_connect(&m, ref, &rec, err)) < 0)
 		goto out;
-	if (!strcmp(rec.state, AJ_ST_PAUSED)) { /* its init is frozen: it could not answer */
+	if (rec.state == AJ_ST_PAUSED) { /* its init is frozen: it could not answer */
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is paused; it must be running",
 			   rec.name);
 		aj_err_class(err, AJ_ERRC_WRONG_STATE);

@@ -409,7 +409,7 @@ static int follow(struct logs *l, struct aj_mgr *m, const struct aj_sandbox_rec 
 			return -1;
 		if (aj_mgr_get(m, r->id, &now, err) < 0)
 			return -1;
-		live = !strcmp(now.state, AJ_ST_RUNNING) || !strcmp(now.state, AJ_ST_PAUSED);
+		live = now.state == AJ_ST_RUNNING || now.state == AJ_ST_PAUSED;
 		aj_sandbox_rec_free(&now);
 		if (!live && l->natt == 0)
 			return follow_events(l, m, r->id, NULL, err);
@@ -472,13 +472,13 @@ static int cmd_logs(const struct aj_verb *v, int argc, char **argv)
 	have_rec = true;
 	if (aj_store_events(m.store, r.id, 0, take_event, &l, &err) < 0)
 		goto fail;
-	live = !strcmp(r.state, AJ_ST_RUNNING) || !strcmp(r.state, AJ_ST_PAUSED);
+	live = r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED;
 	if (live && r.socket[0] && read_commands(&l, r.socket, &err) < 0)
 		goto fail;
 	if (!live)
 		aj_cli_log(AJ_LOG_WARN, "logs: sandbox \"%s\" is %s: its commands' output went with "
 					"its supervisor; its events remain",
-			   r.name, r.state);
+			   r.name, aj_sandbox_state_name(r.state));
 	print_history(&l);
 	drop_items(&l, 0);
 	if (c.follow && live && follow(&l, &m, &r, &err) < 0)

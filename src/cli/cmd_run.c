@@ -15,6 +15,7 @@
 #include "common/trace.h"
 #include "common/units.h"
 #include "common/util.h"
+#include "common/warn.h"
 #include "host/features.h"
 #include "policy/plan.h"
 #include "policy/policy.h"
@@ -179,7 +180,8 @@ static void finish_overlay(struct run_cli *c, struct aj_changeset *cs,
 		return;
 	}
 	if (apply) {
-		res->changes.action = aj_changes_apply(cs, &err) < 0 ? "failed" : "applied";
+		res->changes.action =
+			aj_changes_apply(cs, &aj_warn_stderr, &err) < 0 ? "failed" : "applied";
 		if (strcmp(res->changes.action, "failed") == 0)
 			aj_err_print(&err, stderr);
 		else
@@ -294,7 +296,10 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 		aj_plan_print(&plan, stderr);
 	if (plan.tier == AJ_TIER_LANDLOCK && hide_command_line(&c, &err) < 0)
 		goto fail;
-	aj_run(&plan, &(struct aj_run_opts){.events_path = c.events, .verbose = verbose}, &res);
+	aj_run(&plan,
+	       &(struct aj_run_opts){
+		       .events_path = c.events, .verbose = verbose, .warn = &aj_warn_stderr},
+	       &res);
 	if (res.failed)
 		aj_err_print(&res.err, stderr);
 	if (verbose)

@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "cli/policy_flags.h"
 #include "common/util.h"
+#include "common/warn.h"
 #include "supervisor/persist.h"
 
 /* ---- create ----------------------------------------------------------------------------- */
@@ -39,7 +40,8 @@ static int add_label(void *vctx, const struct aj_option *o, const char *v, struc
 			return aj_err_set(err, AJ_LAYER_USAGE, 0,
 					  "--label: key \"%.*s\" is given more than once", (int)(eq - v),
 					  v);
-	return aj_strv_push(labels, v) < 0 ? aj_err_sys(err, AJ_LAYER_USAGE, "--label") : 0;
+	aj_strv_push(labels, v);
+	return 0;
 }
 
 #define CR(field) .off = offsetof(struct create_cli, field)
@@ -232,7 +234,8 @@ static int ls_label(void *vctx, const struct aj_option *o, const char *v, struct
 
 	if (!strchr(v, '='))
 		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--label: expected KEY=VALUE, got \"%s\"", v);
-	return aj_strv_push(labels, v) < 0 ? aj_err_sys(err, AJ_LAYER_USAGE, "--label") : 0;
+	aj_strv_push(labels, v);
+	return 0;
 }
 
 static const struct aj_option ls_options[] = {
@@ -250,7 +253,7 @@ static const struct aj_option ls_options[] = {
 static bool listed(const struct aj_verb *verb, const struct ls_cli *c,
 		   const struct aj_sandbox_rec *r)
 {
-	return c->all || !verb->alias_of || strcmp(r->state, AJ_ST_STOPPED) != 0;
+	return c->all || !verb->alias_of || r->state != AJ_ST_STOPPED;
 }
 
 static int cmd_ls(const struct aj_verb *verb, int argc, char **argv)
@@ -293,8 +296,8 @@ static int cmd_ls(const struct aj_verb *verb, int argc, char **argv)
 			if (!listed(verb, &c, &v[i]))
 				continue;
 			aj_format_time_ms((uint64_t)v[i].created_ms, ts, sizeof ts);
-			printf("%-24s %-16s %-9s %4lld  %-24s", v[i].name, v[i].id, v[i].state,
-			       (long long)v[i].generation, ts);
+			printf("%-24s %-16s %-9s %4lld  %-24s", v[i].name, v[i].id,
+			       aj_sandbox_state_name(v[i].state), (long long)v[i].generation, ts);
 			for (size_t k = 0; k < v[i].labels.n; k++)
 				printf("%s%s", k ? "," : " ", v[i].labels.v[k]);
 			printf("\n");
@@ -396,7 +399,7 @@ static int cmd_supervise(const struct aj_verb *v, int argc, char **argv)
 	}
 	if (c.ready_fd >= 0)
 		aj_fd_set_cloexec(c.ready_fd, true);
-	return aj_supervise(c.state_dir, args[0], c.ready_fd);
+	return aj_supervise(c.state_dir, args[0], c.ready_fd, &aj_warn_stderr);
 }
 
 const struct aj_verb aj_verb_supervise = {

@@ -70,9 +70,9 @@ static json_t *snapshot_json(const struct aj_snapshot_rec *s)
 	for (size_t i = 0; i < s->layers.n; i++)
 		json_array_append_new(layers, json_string(s->layers.v[i]));
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o}", "id", s->id, "name", s->name,
-			 "source", s->source, "state", s->state, "created", ts, "size_bytes",
-			 (json_int_t)s->size_bytes, "retention_ms", (json_int_t)s->retention_ms,
-			 "layers", layers);
+			 "source", s->source, "state", aj_store_state_name(s->state), "created", ts,
+			 "size_bytes", (json_int_t)s->size_bytes, "retention_ms",
+			 (json_int_t)s->retention_ms, "layers", layers);
 }
 
 static int cmd_snapshot(const struct aj_verb *v, int argc, char **argv)
@@ -138,8 +138,9 @@ static int cmd_snapshots(const struct aj_verb *verb, int argc, char **argv)
 	} else {
 		printf("%-32s %-16s %-8s %10s  %s\n", "NAME", "ID", "STATE", "SIZE", "LAYERS");
 		for (size_t i = 0; i < n; i++)
-			printf("%-32s %-16s %-8s %10lld  %zu\n", v[i].name, v[i].id, v[i].state,
-			       (long long)v[i].size_bytes, v[i].layers.n);
+			printf("%-32s %-16s %-8s %10lld  %zu\n", v[i].name, v[i].id,
+			       aj_store_state_name(v[i].state), (long long)v[i].size_bytes,
+			       v[i].layers.n);
 	}
 	aj_snapshot_recs_free(v, n);
 	aj_mgr_close(&m);

@@ -88,7 +88,8 @@ json_t *aj_cli_sandbox_json(const struct aj_sandbox_rec *r)
 	return json_pack(
 		"{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, s:{s:I, s:s, s:I, "
 		"s:I}, s:o, s:s?, s:s?, s:o}",
-		"id", r->id, "name", r->name, "owner", r->owner, "state", r->state, "generation",
+		"id", r->id, "name", r->name, "owner", r->owner, "state",
+		aj_sandbox_state_name(r->state), "generation",
 		(json_int_t)r->generation, "created", time_json(r->created_ms), "started",
 		time_json(r->started_ms), "stopped", time_json(r->stopped_ms), "last_active",
 		time_json(r->last_active_ms), "labels", labels, "layers", layers, "base_snapshot",

@@ -28,7 +28,8 @@ int aj_pflags_push_path(void *pol, const struct aj_option *o, const char *v, str
 	if (v[0] != '/')
 		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--%s: expected an absolute path, got \"%s\"",
 				  o->name, v);
-	return aj_strv_push(sv, v) < 0 ? aj_err_sys(e, AJ_LAYER_USAGE, "--%s", o->name) : 0;
+	aj_strv_push(sv, v);
+	return 0;
 }
 
 int aj_pflags_env(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)
@@ -37,7 +38,8 @@ int aj_pflags_env(void *pol, const struct aj_option *o, const char *v, struct aj
 
 	if (!aj_policy_env_name_ok(v))
 		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--env: \"%s\" is not a variable name", v);
-	return aj_strv_push(sv, v) < 0 ? aj_err_sys(e, AJ_LAYER_USAGE, "--env") : 0;
+	aj_strv_push(sv, v);
+	return 0;
 }
 
 int aj_pflags_setenv(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)
@@ -53,8 +55,8 @@ int aj_pflags_setenv(void *pol, const struct aj_option *o, const char *v, struct
 	if (!aj_policy_env_name_ok(name))
 		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--setenv: \"%s\" is not a variable name",
 				  name);
-	return aj_strv_setenv(sv, name, eq + 1) < 0 ? aj_err_sys(e, AJ_LAYER_USAGE, "--setenv")
-						    : 0;
+	aj_strv_setenv(sv, name, eq + 1);
+	return 0;
 }
 
 /* An egress rule through the proxy; the first one switches the network to the proxy, so
@@ -75,8 +77,8 @@ int aj_pflags_allow_host(void *pol, const struct aj_option *o, const char *v, st
 				  "--allow-host: the network is the host's (network.mode host), "
 				  "where nothing is filtered; use --network proxy");
 	p->net_mode = AJ_NET_PROXY;
-	return aj_strv_push(&p->net_allow, v) < 0 ? aj_err_sys(e, AJ_LAYER_USAGE, "--allow-host")
-						  : 0;
+	aj_strv_push(&p->net_allow, v);
+	return 0;
 }
 
 int aj_pflags_workspace(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)

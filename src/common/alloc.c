@@ -65,17 +65,23 @@ char *aj_xstrndup(const char *s, size_t n)
 	return d;
 }
 
+char *aj_xvasprintf(const char *fmt, va_list ap)
+{
+	char *s = NULL;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		aj_oom(strlen(fmt));
+	return s;
+}
+
 char *aj_xasprintf(const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
-	int n;
+	char *s;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	s = aj_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		aj_oom(strlen(fmt));
 	return s;
 }
 

@@ -12,6 +12,7 @@
 #ifndef AJ_COMMON_ALLOC_H
 #define AJ_COMMON_ALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 __attribute__((noreturn)) void aj_oom(size_t size);
@@ -23,6 +24,8 @@ __attribute__((malloc, returns_nonnull)) char *aj_xstrdup(const char *s);
 __attribute__((malloc, returns_nonnull)) char *aj_xstrndup(const char *s, size_t n);
 __attribute__((malloc, returns_nonnull, format(printf, 1, 2))) char *aj_xasprintf(const char *fmt,
 										  ...);
+__attribute__((malloc, returns_nonnull, format(printf, 1, 0))) char *aj_xvasprintf(const char *fmt,
+										   va_list ap);
 
 /* jansson's allocator (the libraries that take one at run time are set up where
  * they are first used: libevent by the event loops, OpenSSL by egress/tls.c).

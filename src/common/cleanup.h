@@ -31,6 +31,14 @@ static inline void aj_closep(int *fd)
 	}
 }
 
+/* Closes what a descriptor variable holds before its scope ends (a pipe's write end, so that
+ * the reader sees end-of-file) and leaves -1, so that its cleanup does nothing. */
+static inline void aj_close_fd(int *fd)
+{
+	aj_closep(fd);
+	*fd = -1;
+}
+
 static inline void aj_fclosep(FILE **f)
 {
 	if (*f)

@@ -52,9 +52,9 @@ enum aj_err_class {
 };
 
 struct aj_err {
-	int layer;   /* enum aj_layer */
+	enum aj_layer layer;
 	int errnum;  /* errno, 0 if not a system error */
-	int cls;     /* enum aj_err_class; reset by every setter but aj_err_prefix/_hint */
+	enum aj_err_class cls;     /* reset by every setter but aj_err_prefix/_hint */
 	char msg[768];
 	char hint[320];
 };

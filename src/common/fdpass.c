@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+
 ssize_t aj_fdpass_send(int sock, const struct iovec *iov, size_t niov, const int *fds,
 		       size_t nfds)
 {
@@ -52,4 +54,16 @@ size_t aj_fdpass_take(struct msghdr *m, int *fds, size_t max)
 		}
 	}
 	return kept;
+}
+
+void aj_fds_close(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		aj_close_fd(&fds[i]);
+}
+
+void aj_fdset_close(struct aj_fdset *s)
+{
+	aj_fds_close(s->v, s->n);
+	s->n = 0;
 }

@@ -21,4 +21,19 @@ ssize_t aj_fdpass_send(int sock, const struct iovec *iov, size_t niov, const int
  * descriptors in the receiver. Returns how many went to fds. */
 size_t aj_fdpass_take(struct msghdr *m, int *fds, size_t max);
 
+/* Closes fds[0..n) that are >= 0 and leaves -1 in them: the descriptors a message brought
+ * that nobody takes. */
+void aj_fds_close(int *fds, size_t n);
+
+/* The descriptors one message brought, owned until taken (aj_steal_fd(&set.v[i])). A
+ * _cleanup_fdset_ variable closes what is left when it goes out of scope; aj_fdset_close()
+ * does so at once (before the next message is received into the same set). */
+struct aj_fdset {
+	int v[AJ_FDPASS_MAX];
+	size_t n;
+};
+
+void aj_fdset_close(struct aj_fdset *s);
+#define _cleanup_fdset_ __attribute__((cleanup(aj_fdset_close)))
+
 #endif

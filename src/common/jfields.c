@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/strv.h"
 
 const char *aj_jf_type_name(const json_t *v)
@@ -70,7 +71,7 @@ int aj_jf_fail(struct aj_jf_error *e, enum aj_jf_problem problem, const struct a
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	set_where(e, problem, f, path, v);
-	return aj_err_set(&e->err, e->layer, problem == AJ_JF_NOMEM ? ENOMEM : 0, "%s", msg);
+	return aj_err_set(&e->err, e->layer, 0, "%s", msg);
 }
 
 int aj_jf_type_error(struct aj_jf_error *e, const struct aj_jf_field *f, const char *path,
@@ -95,7 +96,7 @@ static int value_failed(struct aj_jf_error *e, const struct aj_jf_field *f, cons
 			const json_t *v)
 {
 	if (e->problem == AJ_JF_NONE)
-		set_where(e, e->err.errnum == ENOMEM ? AJ_JF_NOMEM : AJ_JF_VALUE, f, path, v);
+		set_where(e, AJ_JF_VALUE, f, path, v);
 	return -1;
 }
 
@@ -260,24 +261,18 @@ static int store_strv(const struct aj_jf_field *f, const char *path, json_t *v,
 	json_t *el;
 
 	aj_strv_clear(sv);
-	json_array_foreach(v, i, el) {
-		if (aj_strv_push(sv, json_string_value(el)) < 0)
-			return aj_jf_fail(e, AJ_JF_NOMEM, f, path, v, "%s: out of memory", path);
-	}
+	json_array_foreach(v, i, el)
+		aj_strv_push(sv, json_string_value(el));
 	return 0;
 }
 
 static int store(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
 		 struct aj_jf_error *e)
 {
-	char *s;
-
 	switch (f->type) {
 	case AJ_JF_STRING:
-		if (!(s = strdup(json_string_value(v))))
-			return aj_jf_fail(e, AJ_JF_NOMEM, f, path, v, "%s: out of memory", path);
 		free(*(char **)dst);
-		*(char **)dst = s;
+		*(char **)dst = aj_xstrdup(json_string_value(v));
 		return 0;
 	case AJ_JF_BOOL: *(bool *)dst = json_is_true(v); return 0;
 	case AJ_JF_INT: *(int64_t *)dst = int_value(v); return 0;

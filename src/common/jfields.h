@@ -33,7 +33,7 @@ enum aj_jf_type {
 	AJ_JF_STRING, /* char * (strdup'd); min/max bound the length in bytes */
 	AJ_JF_BOOL,   /* bool */
 	AJ_JF_INT,    /* int64_t, from min to max (both 0: any) */
-	AJ_JF_ENUM,   /* int: the index of the string in `values` */
+	AJ_JF_ENUM,   /* int or an enum field: the index of the string in `values` */
 	AJ_JF_OBJECT, /* sub: the members' table, stored into the same base; NULL: any object */
 	AJ_JF_ARRAY,  /* sub[0] checks each element ("path[i]") and hands it to its parse, with
 			 the array's dst; min/max bound the count; without sub, the elements
@@ -69,7 +69,8 @@ enum aj_jf_problem {
 	AJ_JF_TYPE,    /* a value of the wrong JSON type */
 	AJ_JF_RANGE,   /* a number, length, count or enum string outside what the row allows */
 	AJ_JF_VALUE,   /* a check or parse refused the value (the message says why) */
-	AJ_JF_NOMEM,
+	AJ_JF_NOMEM,   /* no longer reported (allocation failure aborts, common/alloc.h); the
+			* front ends' switches still name it */
 };
 
 struct aj_jf_error {

@@ -1,48 +1,36 @@
 #include "common/strv.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int aj_strv_push_owned(struct aj_strv *sv, char *s)
+#include "common/alloc.h"
+
+void aj_strv_push_owned(struct aj_strv *sv, char *s)
 {
-	if (!s)
-		return -1;
 	if (sv->n + 2 > sv->cap) {
-		size_t cap = sv->cap ? sv->cap * 2 : 8;
-		char **v = realloc(sv->v, cap * sizeof *v);
-		if (!v) {
-			free(s);
-			errno = ENOMEM;
-			return -1;
-		}
-		sv->v = v;
-		sv->cap = cap;
+		sv->cap = sv->cap ? sv->cap * 2 : 8;
+		sv->v = aj_xrealloc(sv->v, sv->cap * sizeof *sv->v);
 	}
 	sv->v[sv->n++] = s;
 	sv->v[sv->n] = NULL;
-	return 0;
 }
 
-int aj_strv_push(struct aj_strv *sv, const char *s)
+void aj_strv_push(struct aj_strv *sv, const char *s)
 {
-	return aj_strv_push_owned(sv, strdup(s));
+	aj_strv_push_owned(sv, aj_xstrdup(s));
 }
 
-int aj_strv_pushf(struct aj_strv *sv, const char *fmt, ...)
+void aj_strv_pushf(struct aj_strv *sv, const char *fmt, ...)
 {
-	char *s = NULL;
 	va_list ap;
-	int r;
+	char *s;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	s = aj_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return -1;
-	return aj_strv_push_owned(sv, s);
+	aj_strv_push_owned(sv, s);
 }
 
 bool aj_strv_contains(const struct aj_strv *sv, const char *s)
@@ -61,28 +49,23 @@ long aj_strv_find_env(const struct aj_strv *sv, const char *name, size_t name_le
 	return -1;
 }
 
-int aj_strv_setenv(struct aj_strv *sv, const char *name, const char *value)
+void aj_strv_setenv(struct aj_strv *sv, const char *name, const char *value)
 {
-	char *s = NULL;
-	long i;
+	char *s = aj_xasprintf("%s=%s", name, value);
+	long i = aj_strv_find_env(sv, name, strlen(name));
 
-	if (asprintf(&s, "%s=%s", name, value) < 0)
-		return -1;
-	i = aj_strv_find_env(sv, name, strlen(name));
 	if (i >= 0) {
 		free(sv->v[i]);
 		sv->v[i] = s;
-		return 0;
+		return;
 	}
-	return aj_strv_push_owned(sv, s);
+	aj_strv_push_owned(sv, s);
 }
 
-int aj_strv_copy(struct aj_strv *dst, const struct aj_strv *src)
+void aj_strv_copy(struct aj_strv *dst, const struct aj_strv *src)
 {
 	for (size_t i = 0; i < src->n; i++)
-		if (aj_strv_push(dst, src->v[i]) < 0)
-			return -1;
-	return 0;
+		aj_strv_push(dst, src->v[i]);
 }
 
 void aj_strv_clear(struct aj_strv *sv)

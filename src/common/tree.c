@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/util.h"
 
 #define MAX_DEPTH 256
 
@@ -28,6 +29,16 @@ static bool skip_name(const char *n)
 static int open_dir_at(int parent, const char *name)
 {
 	return openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* The entries of dir, read through a duplicate so that the caller keeps its descriptor. */
+static DIR *entries_of(int dir)
+{
+	DIR *d = aj_fdopendir(dup(dir));
+
+	if (d)
+		rewinddir(d); /* the duplicate shares the caller's offset */
+	return d;
 }
 
 /* Owner, mode and times, applied last so that read-only directories can still be filled. */
@@ -104,22 +115,18 @@ static int remove_at(int parent, const char *name, int depth, struct aj_err *err
 
 static int copy_dir_contents(int src, int dst, int depth, uint64_t *bytes, struct aj_err *err)
 {
-	_cleanup_close_ int dup_fd = dup(src);
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 	int r = 0;
 
 	if (depth > MAX_DEPTH)
 		return aj_err_set(err, AJ_LAYER_STATE, ELOOP, "directory tree deeper than %d",
 				  MAX_DEPTH);
-	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
+	if (!(d = entries_of(src)))
 		return aj_err_sys(err, AJ_LAYER_STATE, "read directory");
-	aj_steal_fd(&dup_fd); /* owned by d now */
-	rewinddir(d);         /* the duplicate shares the caller's offset */
 	while (r == 0 && (errno = 0, e = readdir(d)))
 		if (!skip_name(e->d_name))
 			r = copy_entry(src, dst, e->d_name, depth, bytes, err);
-	closedir(d);
 	return r;
 }
 
@@ -213,22 +220,18 @@ static int remove_at(int parent, const char *name, int depth, struct aj_err *err
 
 static int remove_contents(int dir, int depth, struct aj_err *err)
 {
-	_cleanup_close_ int dup_fd = dup(dir);
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 	int r = 0;
 
 	if (depth > MAX_DEPTH)
 		return aj_err_set(err, AJ_LAYER_STATE, ELOOP, "directory tree deeper than %d",
 				  MAX_DEPTH);
-	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
+	if (!(d = entries_of(dir)))
 		return aj_err_sys(err, AJ_LAYER_STATE, "read directory");
-	aj_steal_fd(&dup_fd); /* owned by d now */
-	rewinddir(d);         /* the duplicate shares the caller's offset */
 	while (r == 0 && (e = readdir(d)))
 		if (!skip_name(e->d_name))
 			r = remove_at(dir, e->d_name, depth, err);
-	closedir(d);
 	return r;
 }
 
@@ -275,22 +278,18 @@ static int merge_entry(int layer, int dst, const char *name, int depth, uint64_t
 
 static int merge_dir(int layer, int dst, int depth, uint64_t *bytes, struct aj_err *err)
 {
-	_cleanup_close_ int dup_fd = dup(layer);
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 	int r = 0;
 
 	if (depth > MAX_DEPTH)
 		return aj_err_set(err, AJ_LAYER_STATE, ELOOP, "directory tree deeper than %d",
 				  MAX_DEPTH);
-	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
+	if (!(d = entries_of(layer)))
 		return aj_err_sys(err, AJ_LAYER_STATE, "read directory");
-	aj_steal_fd(&dup_fd); /* owned by d now */
-	rewinddir(d);         /* the duplicate shares the caller's offset */
 	while (r == 0 && (e = readdir(d)))
 		if (!skip_name(e->d_name))
 			r = merge_entry(layer, dst, e->d_name, depth, bytes, err);
-	closedir(d);
 	return r;
 }
 
@@ -301,17 +300,14 @@ int aj_tree_merge(int layer_dir, int dst_dir, uint64_t *bytes, struct aj_err *er
 
 static int size_dir(int dir, int depth, uint64_t *bytes, struct aj_err *err)
 {
-	_cleanup_close_ int dup_fd = dup(dir);
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 	int r = 0;
 
 	if (depth > MAX_DEPTH)
 		return 0;
-	if (dup_fd < 0 || !(d = fdopendir(dup_fd)))
+	if (!(d = entries_of(dir)))
 		return aj_err_sys(err, AJ_LAYER_STATE, "read directory");
-	aj_steal_fd(&dup_fd); /* owned by d now */
-	rewinddir(d);         /* the duplicate shares the caller's offset */
 	while (r == 0 && (e = readdir(d))) {
 		struct stat st;
 		if (skip_name(e->d_name) || fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -324,7 +320,6 @@ static int size_dir(int dir, int depth, uint64_t *bytes, struct aj_err *err)
 				r = size_dir(sub, depth + 1, bytes, err);
 		}
 	}
-	closedir(d);
 	return r;
 }
 

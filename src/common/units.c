@@ -26,6 +26,12 @@ static const struct unit duration_units[] = {
 	{"", 1000}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
 };
 
+static int fail_with(int errnum)
+{
+	errno = errnum;
+	return -1;
+}
+
 /* Parses "<decimal>[.<fraction>]<suffix>" and scales by the unit; the fraction is kept to
  * three decimal places, which is all any of our units need. */
 static int parse_scaled(const char *s, const struct unit *units, size_t n_units, uint64_t *out)
@@ -37,16 +43,16 @@ static int parse_scaled(const char *s, const struct unit *units, size_t n_units,
 	while (*p == ' ')
 		p++;
 	if (!isdigit((unsigned char)*p))
-		goto invalid;
+		return fail_with(EINVAL);
 	for (; isdigit((unsigned char)*p); p++, digits++) {
 		if (whole > (UINT64_MAX - 9) / 10)
-			goto range;
+			return fail_with(ERANGE);
 		whole = whole * 10 + (uint64_t)(*p - '0');
 	}
 	if (*p == '.') {
 		p++;
 		if (!isdigit((unsigned char)*p))
-			goto invalid;
+			return fail_with(EINVAL);
 		for (; isdigit((unsigned char)*p); p++)
 			if (frac_div < 1000) {
 				frac = frac * 10 + (uint64_t)(*p - '0');
@@ -60,16 +66,11 @@ static int parse_scaled(const char *s, const struct unit *units, size_t n_units,
 			continue;
 		uint64_t m = units[i].mult;
 		if (whole > UINT64_MAX / m)
-			goto range;
+			return fail_with(ERANGE);
 		*out = whole * m + (frac * m) / frac_div;
 		return 0;
 	}
-invalid:
-	errno = EINVAL;
-	return -1;
-range:
-	errno = ERANGE;
-	return -1;
+	return fail_with(EINVAL);
 }
 
 int aj_parse_size(const char *s, uint64_t *out)

@@ -10,6 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
+
 int aj_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -47,17 +50,12 @@ ssize_t aj_read_full(int fd, void *buf, size_t len)
 
 int aj_write_file_at(int dirfd, const char *path, const char *data)
 {
-	int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-	int r, saved;
+	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0)
 		return -1;
 	/* procfs and cgroupfs want the value in a single write() */
-	r = (int)write(fd, data, strlen(data));
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return r < 0 ? -1 : 0;
+	return write(fd, data, strlen(data)) < 0 ? -1 : 0;
 }
 
 int aj_write_file(const char *path, const char *data)
@@ -67,50 +65,59 @@ int aj_write_file(const char *path, const char *data)
 
 char *aj_read_file_at(int dirfd, const char *path, size_t max, size_t *len_out)
 {
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
 	size_t cap = 4096, len = 0;
-	char *buf;
 
 	if (fd < 0)
 		return NULL;
-	buf = malloc(cap + 1);
-	if (!buf)
-		goto fail;
+	buf = aj_xmalloc(cap + 1);
 	for (;;) {
 		ssize_t n;
 		if (len == cap) {
-			char *nb;
 			if (cap >= max) {
 				errno = EFBIG;
-				goto fail;
+				return NULL;
 			}
 			cap = cap * 2 > max ? max : cap * 2;
-			nb = realloc(buf, cap + 1);
-			if (!nb)
-				goto fail;
-			buf = nb;
+			buf = aj_xrealloc(buf, cap + 1);
 		}
 		n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			goto fail;
+			return NULL;
 		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
 	buf[len] = '\0';
 	if (len_out)
 		*len_out = len;
-	return buf;
-fail: {
-	int saved = errno;
-	free(buf);
-	close(fd);
-	errno = saved;
-	return NULL;
+	return aj_steal_ptr(&buf);
 }
+
+int aj_pipe(int *rd, int *wr, int flags)
+{
+	int p[2];
+
+	if (pipe2(p, flags) < 0)
+		return -1;
+	*rd = p[0];
+	*wr = p[1];
+	return 0;
+}
+
+DIR *aj_fdopendir(int fd)
+{
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d)
+		aj_closep(&fd);
+	return d;
 }
 
 char *aj_read_file(const char *path, size_t max, size_t *len_out)

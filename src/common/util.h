@@ -4,6 +4,7 @@
 #ifndef AJ_COMMON_UTIL_H
 #define AJ_COMMON_UTIL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,13 @@ int aj_write_file(const char *path, const char *data);
  * Refuses files larger than max bytes (errno = EFBIG). */
 char *aj_read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
 char *aj_read_file(const char *path, size_t max, size_t *len_out);
+/* pipe2() into two variables (cleanup variables, typically). 0, or -1 with errno and both
+ * left as they were. */
+int aj_pipe(int *rd, int *wr, int flags);
+/* fdopendir() that always takes fd: closed (errno kept) when no DIR can be made on it, so
+ * `_cleanup_closedir_ DIR *d = aj_fdopendir(openat(...))` leaks nothing. A negative fd (a
+ * failed open, errno set) gives NULL. */
+DIR *aj_fdopendir(int fd);
 /* mkdir -p with the given mode for each created component. */
 int aj_mkdir_p(const char *path, mode_t mode);
 

@@ -8,7 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/exitcode.h"
+#include "common/fdpass.h"
+#include "common/util.h"
 #include "control/client.h"
 #include "control/proto.h"
 
@@ -37,19 +41,15 @@ static json_t *exec_request(const struct aj_exec_opts *o)
 
 static int start_tty(struct aj_exec *x, json_t *req, struct aj_err *err)
 {
-	int got[AJ_CTL_MAX_FDS];
-	size_t ngot = 0;
-	json_t *reply = NULL;
+	_cleanup_fdset_ struct aj_fdset got = {.n = 0};
+	_cleanup_json_ json_t *reply = NULL;
 
-	if (aj_ctl_call(x->ctl, req, NULL, 0, &reply, got, &ngot, START_TIMEOUT_MS, err) < 0)
+	if (aj_ctl_call(x->ctl, req, NULL, 0, &reply, got.v, &got.n, START_TIMEOUT_MS, err) < 0)
 		return -1;
 	x->id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
-	json_decref(reply);
-	for (size_t i = 1; i < ngot; i++)
-		close(got[i]);
-	if (ngot == 0)
+	if (got.n == 0)
 		return aj_err_set(err, AJ_LAYER_EXEC, EPROTO, "the supervisor sent no terminal");
-	x->master = got[0];
+	x->master = aj_steal_fd(&got.v[0]);
 	x->in = x->master;
 	x->out[0] = dup(x->master);
 	if (x->out[0] < 0)
@@ -57,48 +57,26 @@ static int start_tty(struct aj_exec *x, json_t *req, struct aj_err *err)
 	return 0;
 }
 
-static void close_pair(int p[2])
-{
-	for (int i = 0; i < 2; i++)
-		if (p[i] >= 0)
-			close(p[i]);
-}
-
-/* The command's ends of the pipes go to the supervisor (and on to init); ours stay here. */
+/* The command's ends of the pipes go to the supervisor (and on to init); ours stay here.
+ * req is consumed. */
 static int start_pipes(struct aj_exec *x, json_t *req, bool stdin_pipe, struct aj_err *err)
 {
-	int o[2] = {-1, -1}, e[2] = {-1, -1}, in[2] = {-1, -1}, fds[3];
-	json_t *reply = NULL;
-	int rc = -1;
+	_cleanup_json_ json_t *request = req, *reply = NULL;
+	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, in_r = -1, in_w = -1;
 
-	if (pipe2(o, O_CLOEXEC) < 0 || pipe2(e, O_CLOEXEC) < 0 ||
-	    (stdin_pipe && pipe2(in, O_CLOEXEC) < 0)) {
-		aj_err_sys(err, AJ_LAYER_IO, "pipe");
-		goto out;
-	}
-	if (!stdin_pipe && (in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-		aj_err_sys(err, AJ_LAYER_IO, "open \"/dev/null\"");
-		goto out;
-	}
-	fds[0] = in[0];
-	fds[1] = o[1];
-	fds[2] = e[1];
-	rc = aj_ctl_call(x->ctl, req, fds, 3, &reply, NULL, NULL, START_TIMEOUT_MS, err);
-	req = NULL; /* consumed */
-	if (rc == 0) {
-		x->id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
-		x->out[0] = o[0];
-		x->out[1] = e[0];
-		x->in = in[1];
-		o[0] = e[0] = in[1] = -1;
-	}
-	json_decref(reply);
-out:
-	json_decref(req);
-	close_pair(o);
-	close_pair(e);
-	close_pair(in);
-	return rc;
+	if (aj_pipe(&out_r, &out_w, O_CLOEXEC) < 0 || aj_pipe(&err_r, &err_w, O_CLOEXEC) < 0 ||
+	    (stdin_pipe && aj_pipe(&in_r, &in_w, O_CLOEXEC) < 0))
+		return aj_err_sys(err, AJ_LAYER_IO, "pipe");
+	if (!stdin_pipe && (in_r = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "open \"/dev/null\"");
+	if (aj_ctl_call(x->ctl, aj_steal_ptr(&request), (int[]){in_r, out_w, err_w}, 3, &reply,
+			NULL, NULL, START_TIMEOUT_MS, err) < 0)
+		return -1;
+	x->id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
+	x->out[0] = aj_steal_fd(&out_r);
+	x->out[1] = aj_steal_fd(&err_r);
+	x->in = aj_steal_fd(&in_w);
+	return 0;
 }
 
 int aj_exec_start(struct aj_exec *x, int ctl, const struct aj_exec_opts *o, struct aj_err *err)
@@ -134,11 +112,10 @@ static void take_exit(struct aj_exec *x, json_t *m)
  * answer to a signal request). Returns -1 once the supervisor is gone. */
 static int take_event(struct aj_exec *x)
 {
-	json_t *m = NULL;
-	int fds[AJ_CTL_MAX_FDS];
-	size_t n = 0;
+	_cleanup_json_ json_t *m = NULL;
+	_cleanup_fdset_ struct aj_fdset fds = {.n = 0}; /* none is expected: closed */
 
-	if (aj_ctl_recv(x->ctl, &m, fds, &n, 0) < 0) {
+	if (aj_ctl_recv(x->ctl, &m, fds.v, &fds.n, 0) < 0) {
 		if (errno == EAGAIN || errno == ETIMEDOUT || errno == EPROTO)
 			return 0;
 		if (!x->exited) {
@@ -148,12 +125,9 @@ static int take_event(struct aj_exec *x)
 		}
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++)
-		close(fds[i]);
 	if (json_object_get(m, "event") &&
 	    (uint64_t)json_integer_value(json_object_get(m, "exec")) == x->id)
 		take_exit(x, m);
-	json_decref(m);
 	return 0;
 }
 
@@ -180,8 +154,7 @@ static void stream_ended(struct aj_exec *x, int i, bool *parked)
 		parked[i] = true;
 		return;
 	}
-	close(x->out[i]);
-	x->out[i] = -1;
+	aj_close_fd(&x->out[i]);
 }
 
 int aj_exec_wait(struct aj_exec *x, const struct aj_exec_hooks *h)
@@ -221,25 +194,21 @@ int aj_exec_wait(struct aj_exec *x, const struct aj_exec_hooks *h)
 
 int aj_exec_signal(struct aj_exec *x, int sig)
 {
-	json_t *req = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec", (json_int_t)x->id,
-				"signal", sig);
-	int r = req ? aj_ctl_send(x->ctl, req, NULL, 0) : -1;
+	_cleanup_json_ json_t *req = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec",
+						(json_int_t)x->id, "signal", sig);
 
 	/* The answer arrives on the connection and is skipped by aj_exec_wait. */
-	json_decref(req);
-	return r;
+	return aj_ctl_send(x->ctl, req, NULL, 0);
 }
 
 void aj_exec_close(struct aj_exec *x)
 {
 	for (int i = 0; i < 2; i++)
-		if (x->out[i] >= 0)
-			close(x->out[i]);
-	if (x->in >= 0 && x->in != x->master)
-		close(x->in);
-	if (x->master >= 0)
-		close(x->master);
-	x->out[0] = x->out[1] = x->in = x->master = -1;
+		aj_close_fd(&x->out[i]);
+	if (x->in != x->master) /* with a terminal, in is the master */
+		aj_close_fd(&x->in);
+	aj_close_fd(&x->master);
+	x->in = -1;
 }
 
 void aj_exec_capture_output(void *arg, int stream, const char *buf, size_t n)
@@ -254,11 +223,7 @@ void aj_exec_capture_output(void *arg, int stream, const char *buf, size_t n)
 		c->truncated[stream] = true;
 	if (!take)
 		return;
-	p = realloc(c->data[stream], c->len[stream] + take + 1);
-	if (!p) {
-		c->oom = c->truncated[stream] = true;
-		return;
-	}
+	p = aj_xrealloc(c->data[stream], c->len[stream] + take + 1);
 	memcpy(p + c->len[stream], buf, take);
 	c->len[stream] += take;
 	p[c->len[stream]] = '\0';

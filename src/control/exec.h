@@ -79,7 +79,6 @@ struct aj_exec_capture {
 	size_t len[2];
 	uint64_t total[2]; /* bytes the command wrote, kept or not */
 	bool truncated[2];
-	bool oom;
 };
 void aj_exec_capture_output(void *arg, int stream, const char *buf, size_t n);
 void aj_exec_capture_free(struct aj_exec_capture *c);

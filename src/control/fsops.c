@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "control/client.h"
 #include "control/proto.h"
@@ -21,26 +23,44 @@ static int call(int ctl, json_t *req, int *fds, size_t *nfds, const char *path,
 	return 0;
 }
 
-int aj_fs_open(int ctl, const char *path, const char *mode, int perm, struct aj_err *err)
+static const char *const mode_names[] = {
+	[AJ_FS_READ] = "r",    [AJ_FS_WRITE] = "w",   [AJ_FS_CREATE] = "wx",
+	[AJ_FS_APPEND] = "a",  [AJ_FS_DIR] = "dir",   [AJ_FS_PATH] = "path",
+	[AJ_FS_FOLLOW] = "follow",
+};
+
+const char *aj_fs_mode_name(enum aj_fs_mode mode)
 {
-	int fds[AJ_CTL_MAX_FDS];
-	size_t n = 0;
+	return (size_t)mode < AJ_ARRAY_SIZE(mode_names) ? mode_names[mode] : "?";
+}
+
+int aj_fs_mode_parse(const char *name, enum aj_fs_mode *mode)
+{
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(mode_names); i++)
+		if (strcmp(name, mode_names[i]) == 0) {
+			*mode = (enum aj_fs_mode)i;
+			return 0;
+		}
+	return -1;
+}
+
+int aj_fs_open(int ctl, const char *path, enum aj_fs_mode mode, int perm, struct aj_err *err)
+{
+	_cleanup_fdset_ struct aj_fdset fds = {.n = 0};
 
 	if (call(ctl,
-		 json_pack("{s:s, s:s, s:s, s:i}", "op", "open", "path", path, "mode", mode,
-			   "perm", perm),
-		 fds, &n, path, err) < 0)
+		 json_pack("{s:s, s:s, s:s, s:i}", "op", "open", "path", path, "mode",
+			   aj_fs_mode_name(mode), "perm", perm),
+		 fds.v, &fds.n, path, err) < 0)
 		return -1;
-	for (size_t i = 1; i < n; i++)
-		close(fds[i]);
-	if (n == 0)
+	if (fds.n == 0)
 		return aj_err_set(err, AJ_LAYER_IO, EPROTO, "no descriptor came for \"%s\"", path);
-	return fds[0];
+	return aj_steal_fd(&fds.v[0]);
 }
 
 int aj_fs_stat(int ctl, const char *path, bool follow, struct stat *st, struct aj_err *err)
 {
-	_cleanup_close_ int fd = aj_fs_open(ctl, path, follow ? "follow" : "path", 0, err);
+	_cleanup_close_ int fd = aj_fs_open(ctl, path, follow ? AJ_FS_FOLLOW : AJ_FS_PATH, 0, err);
 
 	if (fd < 0)
 		return -1;
@@ -52,10 +72,10 @@ int aj_fs_stat(int ctl, const char *path, bool follow, struct stat *st, struct a
 int aj_fs_read(int ctl, const char *path, size_t max, char **data, size_t *len,
 	       struct aj_err *err)
 {
-	_cleanup_close_ int fd = aj_fs_open(ctl, path, "r", 0, err);
+	_cleanup_close_ int fd = aj_fs_open(ctl, path, AJ_FS_READ, 0, err);
 	struct stat st;
 	size_t cap, n = 0;
-	char *buf;
+	_cleanup_free_ char *buf = NULL;
 
 	*data = NULL;
 	*len = 0;
@@ -71,45 +91,30 @@ int aj_fs_read(int ctl, const char *path, size_t max, char **data, size_t *len,
 				  max);
 	/* The size may change under us: read to EOF, still bounded by max. */
 	cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	if (!buf)
-		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "read \"%s\"", path);
+	buf = aj_xmalloc(cap);
 	for (;;) {
 		ssize_t r;
 		if (n + 1 >= cap) {
-			char *nb;
-			if (cap > max + 1) {
-				free(buf);
+			if (cap > max + 1)
 				return aj_err_set(err, AJ_LAYER_IO, EFBIG,
 						  "\"%s\" is larger than %zu bytes", path, max);
-			}
-			nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "read \"%s\"", path);
-			}
-			buf = nb;
 			cap *= 2;
+			buf = aj_xrealloc(buf, cap);
 		}
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			return aj_err_set(err, AJ_LAYER_IO, e, "read \"%s\"", path);
-		}
+		if (r < 0)
+			return aj_err_sys(err, AJ_LAYER_IO, "read \"%s\"", path);
 		if (r == 0)
 			break;
 		n += (size_t)r;
 	}
-	if (n > max) {
-		free(buf);
+	if (n > max)
 		return aj_err_set(err, AJ_LAYER_IO, EFBIG, "\"%s\" is larger than %zu bytes", path,
 				  max);
-	}
 	buf[n] = '\0';
-	*data = buf;
+	*data = aj_steal_ptr(&buf);
 	*len = n;
 	return 0;
 }
@@ -127,7 +132,7 @@ static int make_parents(int ctl, const char *path, struct aj_err *err)
 	return aj_fs_mkdir(ctl, dir, true, err);
 }
 
-int aj_fs_write(int ctl, const char *path, const void *data, size_t len, const char *mode,
+int aj_fs_write(int ctl, const char *path, const void *data, size_t len, enum aj_fs_mode mode,
 		int perm, bool parents, struct aj_err *err)
 {
 	_cleanup_close_ int fd = -1;
@@ -174,43 +179,36 @@ int aj_fs_rename(int ctl, const char *from, const char *to, struct aj_err *err)
 
 int aj_fs_watch(int ctl, const char *path, int ifd, uint32_t mask, int *wd, struct aj_err *err)
 {
-	json_t *reply = NULL;
-	int fds[AJ_CTL_MAX_FDS];
-	size_t n = 0;
+	_cleanup_json_ json_t *reply = NULL;
+	_cleanup_fdset_ struct aj_fdset fds = {.n = 0};
 
 	if (aj_ctl_call(ctl, json_pack("{s:s, s:s, s:I}", "op", "watch", "path", path, "mask",
 				       (json_int_t)mask),
-			ifd >= 0 ? &ifd : NULL, ifd >= 0 ? 1 : 0, &reply, fds, &n, AJ_FS_TIMEOUT_MS,
-			err) < 0)
+			ifd >= 0 ? &ifd : NULL, ifd >= 0 ? 1 : 0, &reply, fds.v, &fds.n,
+			AJ_FS_TIMEOUT_MS, err) < 0)
 		return aj_err_prefix(err, "watch sandbox path \"%s\"", path);
 	*wd = (int)json_integer_value(json_object_get(reply, "wd"));
-	json_decref(reply);
-	for (size_t i = ifd >= 0 ? 0 : 1; i < n; i++)
-		close(fds[i]);
 	if (ifd >= 0)
 		return 0;
-	if (n == 0)
+	if (fds.n == 0)
 		return aj_err_set(err, AJ_LAYER_IO, EPROTO, "no inotify descriptor came for \"%s\"",
 				  path);
-	return fds[0];
+	return aj_steal_fd(&fds.v[0]);
 }
 
 int aj_fs_list(int ctl, const char *path,
 	       int (*fn)(void *arg, const struct aj_fs_entry *e), void *arg,
 	       struct aj_err *err)
 {
-	int dfd = aj_fs_open(ctl, path, "dir", 0, err);
-	DIR *d;
+	int dfd = aj_fs_open(ctl, path, AJ_FS_DIR, 0, err);
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	int r = 0;
 
 	if (dfd < 0)
 		return -1;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
+	if (!(d = aj_fdopendir(dfd)))
 		return aj_err_sys(err, AJ_LAYER_IO, "list \"%s\"", path);
-	}
 	/* Entries are looked at through init's descriptor without following anything: lstat
 	 * and readlink only read the directory's own entries. */
 	while (r == 0 && (errno = 0, de = readdir(d))) {
@@ -229,10 +227,8 @@ int aj_fs_list(int ctl, const char *path,
 		}
 		r = fn(arg, &e);
 	}
-	if (r == 0 && errno) {
+	if (r == 0 && errno)
 		r = aj_err_sys(err, AJ_LAYER_IO, "list \"%s\"", path);
-	}
-	closedir(d);
 	return r;
 }
 

@@ -21,10 +21,24 @@
 
 #define AJ_FS_TIMEOUT_MS 30000
 
-/* mode: "r", "w" (create/truncate), "wx" (create, must not exist), "a" (append), "dir",
- * "path" (O_PATH, the final symlink not followed), "follow" (O_PATH, followed). perm applies
- * when a file is created. Returns the descriptor, or -1. */
-int aj_fs_open(int ctl, const char *path, const char *mode, int perm, struct aj_err *err);
+/* How a path is opened. The control protocol carries the mode's name (aj_fs_mode_name):
+ * "r", "w", "wx", "a", "dir", "path", "follow". */
+enum aj_fs_mode {
+	AJ_FS_READ = 0, /* "r" */
+	AJ_FS_WRITE,    /* "w": created or truncated */
+	AJ_FS_CREATE,   /* "wx": created, must not exist */
+	AJ_FS_APPEND,   /* "a": created if missing, written at the end */
+	AJ_FS_DIR,      /* "dir": a directory, for reading its entries */
+	AJ_FS_PATH,     /* "path": O_PATH, the final symlink not followed */
+	AJ_FS_FOLLOW,   /* "follow": O_PATH, followed */
+};
+
+const char *aj_fs_mode_name(enum aj_fs_mode mode);
+/* 0 with *mode for a mode's name, -1 for any other string. */
+int aj_fs_mode_parse(const char *name, enum aj_fs_mode *mode);
+
+/* perm applies when a file is created. Returns the descriptor, or -1. */
+int aj_fs_open(int ctl, const char *path, enum aj_fs_mode mode, int perm, struct aj_err *err);
 
 /* lstat (follow=false) or stat of a path inside. */
 int aj_fs_stat(int ctl, const char *path, bool follow, struct stat *st, struct aj_err *err);
@@ -34,9 +48,9 @@ int aj_fs_stat(int ctl, const char *path, bool follow, struct stat *st, struct a
 int aj_fs_read(int ctl, const char *path, size_t max, char **data, size_t *len,
 	       struct aj_err *err);
 
-/* Writes data as the file's content (mode "w", "wx" or "a"); creates it with perm. With
- * parents, missing parent directories are made first. */
-int aj_fs_write(int ctl, const char *path, const void *data, size_t len, const char *mode,
+/* Writes data as the file's content (AJ_FS_WRITE, AJ_FS_CREATE or AJ_FS_APPEND); creates it
+ * with perm. With parents, missing parent directories are made first. */
+int aj_fs_write(int ctl, const char *path, const void *data, size_t len, enum aj_fs_mode mode,
 		int perm, bool parents, struct aj_err *err);
 
 int aj_fs_mkdir(int ctl, const char *path, bool parents, struct aj_err *err);

@@ -72,8 +72,8 @@ int aj_ctl_recv(int fd, json_t **msg, int *fds, size_t *nfds, int timeout_ms)
 	if (!*msg || !json_is_object(*msg)) {
 		json_decref(*msg);
 		*msg = NULL;
-		for (size_t i = 0; fds && i < got; i++)
-			close(fds[i]);
+		if (fds)
+			aj_fds_close(fds, got);
 		if (nfds)
 			*nfds = 0;
 		errno = EPROTO;

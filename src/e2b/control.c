@@ -46,7 +46,7 @@ static int fail_mgr(struct aj_srv_req *r, const struct aj_err *e)
 
 static bool live(const struct aj_sandbox_rec *rec)
 {
-	return !strcmp(rec->state, AJ_ST_RUNNING) || !strcmp(rec->state, AJ_ST_PAUSED);
+	return rec->state == AJ_ST_RUNNING || rec->state == AJ_ST_PAUSED;
 }
 
 static int not_found(struct aj_srv_req *r, bool paused)
@@ -71,7 +71,7 @@ static int find_live(struct aj_srv_req *r, struct aj_mgr *m, bool for_connect)
 	x->have_rec = true;
 	if (e2b_is_ours(&x->rec) && live(&x->rec))
 		return 0;
-	if (e2b_is_ours(&x->rec) && !strcmp(x->rec.state, AJ_ST_STOPPED))
+	if (e2b_is_ours(&x->rec) && x->rec.state == AJ_ST_STOPPED)
 		aj_mgr_remove(m, x->rec.id, true, NULL);
 	return not_found(r, for_connect);
 }
@@ -349,7 +349,7 @@ static void timeout_work(struct aj_srv_req *r, struct aj_mgr *m)
 	if (timeout_s(r, true, &secs) < 0 || find_live(r, m, false) < 0)
 		return;
 	/* E2B's API answers 404 for a paused sandbox here: its timeout starts anew on connect. */
-	if (!strcmp(x->rec.state, AJ_ST_PAUSED))
+	if (x->rec.state == AJ_ST_PAUSED)
 		e2b_fail(r, 404, "sandbox \"%s\" is paused", x->id);
 	else if (aj_mgr_set_lifetime(m, x->rec.id, lifetime_for(&x->rec, secs), &err) < 0)
 		fail_mgr(r, &err);
@@ -366,7 +366,7 @@ static void pause_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 	if (find_live(r, m, false) < 0)
 		return;
-	if (!strcmp(x->rec.state, AJ_ST_PAUSED)) {
+	if (x->rec.state == AJ_ST_PAUSED) {
 		e2b_fail(r, 409, "Error pausing sandbox - sandbox '%s' is already paused", x->id);
 		return;
 	}
@@ -410,7 +410,7 @@ static void connect_sandbox(struct aj_srv_req *r, struct aj_mgr *m, bool resume_
 
 	if (timeout_s(r, false, &secs) < 0 || find_live(r, m, true) < 0)
 		return;
-	paused = !strcmp(x->rec.state, AJ_ST_PAUSED);
+	paused = x->rec.state == AJ_ST_PAUSED;
 	want = lifetime_for(&x->rec, secs);
 	if (!paused && resume_only) {
 		e2b_fail(r, 409, "Sandbox %s is already running", x->id);

@@ -28,7 +28,7 @@ int e2b_sandbox_open(struct aj_srv_req *r, struct aj_mgr *m)
 		return e2b_fail_gone(r);
 	x->have_rec = true;
 	/* Paused and stopped sandboxes are "not found" to the SDK, as E2B's proxy has them. */
-	if (!e2b_is_ours(&x->rec) || strcmp(x->rec.state, AJ_ST_RUNNING))
+	if (!e2b_is_ours(&x->rec) || x->rec.state != AJ_ST_RUNNING)
 		return e2b_fail_gone(r);
 	x->ctl = aj_ctl_connect(x->rec.socket, &err);
 	return x->ctl < 0 ? e2b_fail_gone(r) : 0;
@@ -132,7 +132,7 @@ static int find_signed(struct aj_srv_req *r, struct aj_mgr *m, const char *op)
 		found = signature_of(r, x->id, op);
 	} else if (aj_mgr_list(m, NULL, &v, &n, &err) == 0) {
 		for (size_t i = 0; i < n; i++)
-			if (e2b_is_ours(&v[i]) && !strcmp(v[i].state, AJ_ST_RUNNING) &&
+			if (e2b_is_ours(&v[i]) && v[i].state == AJ_ST_RUNNING &&
 			    signature_of(r, v[i].id, op) && !found) {
 				snprintf(x->id, sizeof x->id, "%s", v[i].id);
 				found = true;
@@ -189,7 +189,7 @@ static void download_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 	if (files_open(r, m, "read", aj_srv_query(r, "path"), &u, path) < 0)
 		return;
-	if ((fd = aj_fs_open(e2b_of(r)->ctl, path, "r", 0, &err)) < 0) {
+	if ((fd = aj_fs_open(e2b_of(r)->ctl, path, AJ_FS_READ, 0, &err)) < 0) {
 		if (err.errnum == ENOENT)
 			e2b_fail(r, 404, "path '%s' does not exist", path);
 		else if (err.errnum == ENXIO)
@@ -222,7 +222,7 @@ static int write_one(struct aj_srv_req *r, const char *path, const char *data, s
 {
 	struct aj_err err;
 
-	if (aj_fs_write(e2b_of(r)->ctl, path, data, len, "w", 0644, true, &err) == 0)
+	if (aj_fs_write(e2b_of(r)->ctl, path, data, len, AJ_FS_WRITE, 0644, true, &err) == 0)
 		return 0;
 	if (err.errnum == EISDIR)
 		return e2b_fail(r, 400, "path '%s' is a directory", path);

@@ -121,7 +121,7 @@ static int lstat_entry(struct aj_srv_req *r, const struct fsctx *c, json_t **out
 {
 	int ctl = e2b_of(r)->ctl;
 	struct aj_err err;
-	_cleanup_close_ int fd = aj_fs_open(ctl, c->path, "path", 0, &err);
+	_cleanup_close_ int fd = aj_fs_open(ctl, c->path, AJ_FS_PATH, 0, &err);
 	char text[E2B_PATH_MAX + 1];
 	struct stat st;
 	ssize_t n = -1;

@@ -162,7 +162,7 @@ static struct filter *list_prepare(struct aj_srv_req *r)
 
 static bool matches(const struct filter *f, const struct aj_sandbox_rec *rec)
 {
-	bool paused = !strcmp(rec->state, AJ_ST_PAUSED);
+	bool paused = rec->state == AJ_ST_PAUSED;
 	json_t *meta, *v;
 	const char *k;
 	bool ok = true;
@@ -207,9 +207,9 @@ static size_t collect(struct aj_mgr *m, const struct filter *f, struct aj_sandbo
 	for (size_t i = 0; i < n; i++) {
 		if (!e2b_is_ours(&v[i]))
 			continue;
-		if (!strcmp(v[i].state, AJ_ST_STOPPED))
+		if (v[i].state == AJ_ST_STOPPED)
 			aj_mgr_remove(m, v[i].id, true, NULL);
-		else if ((!strcmp(v[i].state, AJ_ST_RUNNING) || !strcmp(v[i].state, AJ_ST_PAUSED)) &&
+		else if ((v[i].state == AJ_ST_RUNNING || v[i].state == AJ_ST_PAUSED) &&
 			 matches(f, &v[i]))
 			out[k++] = &v[i];
 	}

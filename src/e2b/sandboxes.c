@@ -197,7 +197,7 @@ json_t *e2b_detail_json(const struct aj_e2b *e, const struct aj_sandbox_rec *rec
 		      "clientID", "agentjail", "startedAt", e2b_time_json(rec->started_ms), "endAt",
 		      e2b_time_json(e2b_end_ms(rec)), "cpuCount", (int)sh.cpus, "memoryMB",
 		      (int)sh.memory_mb, "diskSizeMB", 0, "metadata", e2b_metadata_json(rec),
-		      "state", strcmp(rec->state, AJ_ST_PAUSED) ? "running" : "paused",
+		      "state", rec->state != AJ_ST_PAUSED ? "running" : "paused",
 		      "envdVersion", E2B_ENVD_VERSION);
 	if (!j || !detail)
 		return j;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "egress/tls_internal.h"
 
 #define CA_DAYS 90
@@ -27,12 +29,12 @@ int aj_egress_ossl_err(struct aj_err *err, const char *what)
 
 static int random_serial(X509 *x)
 {
-	BIGNUM *bn = BN_new();
-	int ok = bn && BN_rand(bn, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) &&
-		 BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x));
+	_cleanup_bn_ BIGNUM *bn = BN_new();
 
-	BN_free(bn);
-	return ok ? 0 : -1;
+	return bn && BN_rand(bn, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) &&
+			       BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x))
+		       ? 0
+		       : -1;
 }
 
 static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
@@ -54,24 +56,21 @@ static int add_ext(X509 *x, X509 *issuer, int nid, const char *value)
  * hour ago (clocks differ), subject CN, public key. */
 static X509 *cert_base(const char *cn, EVP_PKEY *pub, int days)
 {
-	X509 *x = X509_new();
+	_cleanup_x509_ X509 *x = X509_new();
 	X509_NAME *name;
 
 	if (!x || !X509_set_version(x, 2) || random_serial(x) < 0 ||
 	    !X509_gmtime_adj(X509_getm_notBefore(x), -3600) ||
 	    !X509_gmtime_adj(X509_getm_notAfter(x), (long)days * 86400) ||
 	    !X509_set_pubkey(x, pub))
-		goto fail;
+		return NULL;
 	name = X509_get_subject_name(x);
 	if (!X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"agentjail",
 					-1, -1, 0) ||
 	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1,
 					-1, 0))
-		goto fail;
-	return x;
-fail:
-	X509_free(x);
-	return NULL;
+		return NULL;
+	return aj_steal_ptr(&x);
 }
 
 /* "permitted;DNS:a.example,permitted;DNS:example.org" from the bound hosts: "*.x" becomes
@@ -79,23 +78,16 @@ fail:
 static char *name_constraints(const struct aj_egress_cred *creds, size_t n)
 {
 	size_t cap = 32, len = 0;
-	char *s = malloc(cap);
+	char *s = aj_xmalloc(cap);
 
-	if (!s)
-		return NULL;
 	len = (size_t)snprintf(s, cap, "critical");
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < creds[i].n_hosts; j++) {
 			const char *h = creds[i].hosts[j].host;
 			size_t need = len + strlen(h) + 24;
 			if (need > cap) {
-				char *t = realloc(s, need * 2);
-				if (!t) {
-					free(s);
-					return NULL;
-				}
-				s = t;
 				cap = need * 2;
+				s = aj_xrealloc(s, cap);
 			}
 			len += (size_t)snprintf(s + len, cap - len, ",permitted;DNS:%s", h);
 		}
@@ -106,13 +98,13 @@ int aj_egress_ca_make(struct aj_egress_tls *t, const char *sandbox_id,
 		      const struct aj_egress_cred *creds, size_t n, struct aj_err *err)
 {
 	char cn[96];
-	char *nc = name_constraints(creds, n);
+	_cleanup_free_ char *nc = name_constraints(creds, n);
 
 	snprintf(cn, sizeof cn, "agentjail egress CA for sandbox %s", sandbox_id);
 	t->ca_key = EVP_EC_gen("P-256");
 	t->leaf_key = EVP_EC_gen("P-256");
-	if (!nc || !t->ca_key || !t->leaf_key)
-		goto fail;
+	if (!t->ca_key || !t->leaf_key)
+		return aj_egress_ossl_err(err, "make the sandbox's egress CA");
 	t->ca = cert_base(cn, t->ca_key, CA_DAYS);
 	if (!t->ca || X509_set_issuer_name(t->ca, X509_get_subject_name(t->ca)) != 1 ||
 	    add_ext(t->ca, t->ca, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") < 0 ||
@@ -120,18 +112,14 @@ int aj_egress_ca_make(struct aj_egress_tls *t, const char *sandbox_id,
 	    add_ext(t->ca, t->ca, NID_subject_key_identifier, "hash") < 0 ||
 	    add_ext(t->ca, t->ca, NID_name_constraints, nc) < 0 ||
 	    !X509_sign(t->ca, t->ca_key, EVP_sha256()))
-		goto fail;
-	free(nc);
+		return aj_egress_ossl_err(err, "make the sandbox's egress CA");
 	return 0;
-fail:
-	free(nc);
-	return aj_egress_ossl_err(err, "make the sandbox's egress CA");
 }
 
 static X509 *issue(struct aj_egress_tls *t, const char *host)
 {
 	char san[AJ_EGRESS_HOST_MAX + 8];
-	X509 *x = cert_base(host, t->leaf_key, LEAF_DAYS);
+	_cleanup_x509_ X509 *x = cert_base(host, t->leaf_key, LEAF_DAYS);
 
 	snprintf(san, sizeof san, "DNS:%s", host);
 	if (!x || X509_set_issuer_name(x, X509_get_subject_name(t->ca)) != 1 ||
@@ -140,30 +128,26 @@ static X509 *issue(struct aj_egress_tls *t, const char *host)
 	    add_ext(x, t->ca, NID_ext_key_usage, "serverAuth") < 0 ||
 	    add_ext(x, t->ca, NID_subject_alt_name, san) < 0 ||
 	    add_ext(x, t->ca, NID_authority_key_identifier, "keyid:always") < 0 ||
-	    !X509_sign(x, t->ca_key, EVP_sha256())) {
-		X509_free(x);
+	    !X509_sign(x, t->ca_key, EVP_sha256()))
 		return NULL;
-	}
-	return x;
+	return aj_steal_ptr(&x);
 }
 
 X509 *aj_egress_ca_leaf(struct aj_egress_tls *t, const char *host, struct aj_err *err)
 {
 	struct leaf *l;
+	X509 *cert;
 
 	for (l = t->leaves; l; l = l->next)
 		if (strcmp(l->host, host) == 0)
 			return l->cert;
-	l = calloc(1, sizeof *l);
-	if (!l)
-		return aj_err_sys(err, AJ_LAYER_PROXY, "leaf certificate"), NULL;
-	snprintf(l->host, sizeof l->host, "%s", host);
-	l->cert = issue(t, host);
-	if (!l->cert) {
-		free(l);
+	if (!(cert = issue(t, host))) {
 		aj_egress_ossl_err(err, "issue a certificate");
 		return NULL;
 	}
+	l = aj_xcalloc(1, sizeof *l);
+	snprintf(l->host, sizeof l->host, "%s", host);
+	l->cert = cert;
 	/* Bound hosts are few (the credentials' names): the cache needs no eviction. */
 	l->next = t->leaves;
 	t->leaves = l;
@@ -172,16 +156,15 @@ X509 *aj_egress_ca_leaf(struct aj_egress_tls *t, const char *host, struct aj_err
 
 char *aj_egress_tls_ca_pem(const struct aj_egress_tls *t, size_t *len)
 {
-	BIO *b = BIO_new(BIO_s_mem());
-	char *data, *out = NULL;
+	_cleanup_bio_ BIO *b = BIO_new(BIO_s_mem());
+	char *data, *out;
 	long n;
 
-	if (b && PEM_write_bio_X509(b, t->ca) == 1 && (n = BIO_get_mem_data(b, &data)) > 0 &&
-	    (out = malloc((size_t)n + 1))) {
-		memcpy(out, data, (size_t)n);
-		out[n] = '\0';
-		*len = (size_t)n;
-	}
-	BIO_free(b);
+	if (!b || PEM_write_bio_X509(b, t->ca) != 1 || (n = BIO_get_mem_data(b, &data)) <= 0)
+		return NULL;
+	out = aj_xmalloc((size_t)n + 1);
+	memcpy(out, data, (size_t)n);
+	out[n] = '\0';
+	*len = (size_t)n;
 	return out;
 }

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 #include "egress/internal.h"
 
@@ -47,21 +49,16 @@ static void set_timeout(struct bufferevent *b, int seconds)
 
 struct pconn *pc_new(struct aj_egress *eg, evutil_socket_t fd)
 {
-	struct pconn *pc = calloc(1, sizeof *pc);
+	_cleanup_close_ int sock = fd; /* ours until the bufferevent takes it */
+	struct bufferevent *cli = bufferevent_socket_new(eg->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	struct pconn *pc;
 
-	if (!pc)
+	if (!cli)
 		return NULL;
-	pc->used = calloc(eg->n_creds ? eg->n_creds : 1, sizeof *pc->used);
-	pc->cli = bufferevent_socket_new(eg->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!pc->used || !pc->cli) {
-		if (pc->cli)
-			bufferevent_free(pc->cli);
-		else
-			close(fd);
-		free(pc->used);
-		free(pc);
-		return NULL;
-	}
+	aj_steal_fd(&sock);
+	pc = aj_xcalloc(1, sizeof *pc);
+	pc->used = aj_xcalloc(eg->n_creds ? eg->n_creds : 1, sizeof *pc->used);
+	pc->cli = cli;
 	pc->eg = eg;
 	pc->t0_us = aj_now_monotonic_us();
 	aj_egress_nodelay(fd);
@@ -84,8 +81,9 @@ static const char *proto_name(const struct pconn *pc)
 	case PK_HTTP: return "http";
 	case PK_CONNECT: return "connect";
 	case PK_SOCKS: return "socks";
-	default: return "unknown";
+	case PK_NONE: break;
 	}
+	return "unknown";
 }
 
 static json_t *used_creds(struct pconn *pc)
@@ -314,16 +312,15 @@ int pc_intercept(struct pconn *pc)
 {
 	struct aj_err err;
 	struct bufferevent *tls;
-	SSL *ssl = aj_egress_tls_server(pc->eg->tls, pc->host, &err);
+	_cleanup_ssl_ SSL *ssl = aj_egress_tls_server(pc->eg->tls, pc->host, &err);
 
 	if (!ssl)
 		return -1;
 	tls = bufferevent_openssl_filter_new(pc->eg->base, pc->cli, ssl,
 					     BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
-	if (!tls) {
-		SSL_free(ssl);
+	if (!tls)
 		return -1;
-	}
+	aj_steal_ptr(&ssl); /* the filter frees it */
 	bufferevent_openssl_set_allow_dirty_shutdown(tls, 1);
 	pc->cli = tls;
 	pc->intercepted = true;

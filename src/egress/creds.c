@@ -7,30 +7,26 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/base64.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 #include "policy/plan.h"
 
 #define SECRET_MAX 16384
 
-char *aj_egress_replace_all(const char *s, const char *from, const char *to, size_t to_len,
-			    bool *oom)
+char *aj_egress_replace_all(const char *s, const char *from, const char *to, size_t to_len)
 {
 	size_t fl = strlen(from), count = 0, n;
 	const char *p;
 	char *out, *w;
 
-	*oom = false;
 	for (p = s; (p = strstr(p, from)); p += fl)
 		count++;
 	if (!count)
 		return NULL;
 	n = strlen(s) - count * fl + count * to_len;
-	out = malloc(n + 1);
-	if (!out) {
-		*oom = true;
-		return NULL;
-	}
+	out = aj_xmalloc(n + 1);
 	for (w = out, p = s;;) {
 		const char *hit = strstr(p, from);
 		size_t lit = hit ? (size_t)(hit - p) : strlen(p);
@@ -59,30 +55,28 @@ static bool secret_ok(const char *s, size_t n)
 static char *read_secret_file(const char *path, size_t *len, struct aj_err *err,
 			      const char *field)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	char *buf;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	ssize_t n;
 
 	if (fd < 0)
 		return aj_err_sys(err, AJ_LAYER_PROXY, "%s: open \"%s\"", field, path), NULL;
-	buf = calloc(1, SECRET_MAX + 1);
-	ssize_t n = buf ? aj_read_full(fd, buf, SECRET_MAX + 1) : -1;
-	close(fd);
-	if (n < 0) {
-		aj_err_sys(err, AJ_LAYER_PROXY, "%s: read \"%s\"", field, path);
-		free(buf);
-		return NULL;
-	}
+	buf = aj_xcalloc(1, SECRET_MAX + 1);
+	n = aj_read_full(fd, buf, SECRET_MAX + 1);
+	if (n < 0)
+		return aj_err_sys(err, AJ_LAYER_PROXY, "%s: read \"%s\"", field, path), NULL;
 	if (n > SECRET_MAX) {
-		aj_err_set(err, AJ_LAYER_PROXY, EFBIG, "%s: \"%s\" is larger than %d bytes", field,
-			   path, SECRET_MAX);
-		free(buf);
-		return NULL;
+		/* What was read may be a secret all the same: wiped. */
+		explicit_bzero(buf, SECRET_MAX + 1);
+		return aj_err_set(err, AJ_LAYER_PROXY, EFBIG, "%s: \"%s\" is larger than %d bytes",
+				  field, path, SECRET_MAX),
+		       NULL;
 	}
 	/* Files made with echo end in a newline that is not part of the secret. */
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		buf[--n] = '\0';
 	*len = (size_t)n;
-	return buf;
+	return aj_steal_ptr(&buf);
 }
 
 static int load_one(const struct aj_credential *pc, struct aj_egress_cred *c,
@@ -103,21 +97,17 @@ static int load_one(const struct aj_credential *pc, struct aj_egress_cred *c,
 					  "%s: the variable %s is not set in agentjail's environment",
 					  field, pc->from_env);
 		c->secret_len = strlen(v);
-		c->secret = strdup(v);
+		c->secret = aj_xstrdup(v);
 	} else {
 		snprintf(field, sizeof field, "credentials.%s.from_file", pc->name);
 		c->secret = read_secret_file(pc->from_file, &c->secret_len, err, field);
 		if (!c->secret)
 			return -1;
 	}
-	if (!c->secret)
-		return aj_err_sys(err, AJ_LAYER_PROXY, "%s", field);
 	if (!secret_ok(c->secret, c->secret_len))
 		return aj_err_set(err, AJ_LAYER_PROXY, EINVAL,
 				  "%s: the secret is empty or holds control characters", field);
-	c->hosts = calloc(pc->hosts.n, sizeof *c->hosts);
-	if (!c->hosts)
-		return aj_err_sys(err, AJ_LAYER_PROXY, "%s", field);
+	c->hosts = aj_xcalloc(pc->hosts.n, sizeof *c->hosts);
 	for (size_t i = 0; i < pc->hosts.n; i++, c->n_hosts++)
 		if (aj_egress_rule_parse(pc->hosts.v[i], AJ_RULE_PORTS_TLS, &c->hosts[i], why,
 					 sizeof why) < 0)
@@ -136,9 +126,7 @@ int aj_egress_creds_load(const struct aj_plan *plan, struct aj_egress_cred **out
 	*n = 0;
 	if (!pol->n_creds)
 		return 0;
-	c = calloc(pol->n_creds, sizeof *c);
-	if (!c)
-		return aj_err_sys(err, AJ_LAYER_PROXY, "credentials");
+	c = aj_xcalloc(pol->n_creds, sizeof *c);
 	for (size_t i = 0; i < pol->n_creds; i++) {
 		const char *name = pol->creds[i].name;
 		long at = aj_strv_find_env(&plan->egress.placeholders, name, strlen(name));
@@ -186,60 +174,52 @@ bool aj_egress_creds_bound(const struct aj_egress_cred *c, size_t n, const char 
 	return false;
 }
 
+/* A string holding a secret: wiped before it is freed. */
+static void secret_freep(char **s)
+{
+	if (*s) {
+		explicit_bzero(*s, strlen(*s));
+		free(*s);
+	}
+}
+
+#define _cleanup_secret_ __attribute__((cleanup(secret_freep)))
+
 /* "Basic base64(user:password)": decoded, rewritten, encoded again. 0 if nothing to do,
- * 1 if *value was replaced, -1 out of memory. */
+ * 1 if *value was replaced. */
 static int rewrite_basic(char **value, const struct aj_egress_cred *c)
 {
 	const char *b64 = *value + 6;
 	size_t bl = strlen(b64);
-	unsigned char *raw = malloc(bl / 4 * 3 + 4);
-	char *plain = NULL, *enc = NULL;
-	bool oom = false;
+	_cleanup_free_ unsigned char *raw = aj_xmalloc(bl / 4 * 3 + 4);
+	_cleanup_secret_ char *plain = NULL;
+	char *enc;
 	long n;
-	int r = -1;
 
-	if (!raw)
-		return -1;
 	n = aj_base64_decode(b64, bl, raw);
-	if (n < 0 || memchr(raw, '\0', (size_t)n)) {
-		free(raw);
+	if (n < 0 || memchr(raw, '\0', (size_t)n))
 		return 0; /* not base64 text: left alone */
-	}
 	raw[n] = '\0';
-	plain = aj_egress_replace_all((char *)raw, c->placeholder, c->secret, c->secret_len, &oom);
-	if (!plain) {
-		r = oom ? -1 : 0;
-		goto out;
-	}
-	enc = malloc(6 + aj_base64_len(strlen(plain)) + 1);
-	if (!enc)
-		goto out;
-	memcpy(enc, "Basic ", 6);
+	plain = aj_egress_replace_all((char *)raw, c->placeholder, c->secret, c->secret_len);
+	if (!plain)
+		return 0;
+	enc = aj_xmalloc(6 + aj_base64_len(strlen(plain)) + 1);
+	memcpy(enc, "Basic ", sizeof "Basic "); /* the encoding goes over the NUL */
 	aj_base64_encode(plain, strlen(plain), enc + 6);
 	free(*value);
 	*value = enc;
-	r = 1;
-out:
-	if (plain) {
-		explicit_bzero(plain, strlen(plain));
-		free(plain);
-	}
-	free(raw);
-	return r;
+	return 1;
 }
 
 static int rewrite_value(char **value, const struct aj_egress_cred *c)
 {
-	bool oom = false;
-	char *rep = aj_egress_replace_all(*value, c->placeholder, c->secret, c->secret_len, &oom);
+	char *rep = aj_egress_replace_all(*value, c->placeholder, c->secret, c->secret_len);
 
 	if (rep) {
 		free(*value);
 		*value = rep;
 		return 1;
 	}
-	if (oom)
-		return -1;
 	if (strncasecmp(*value, "Basic ", 6) == 0)
 		return rewrite_basic(value, c);
 	return 0;
@@ -247,19 +227,15 @@ static int rewrite_value(char **value, const struct aj_egress_cred *c)
 
 static int inject(struct aj_http_head *h, const struct aj_egress_cred *c)
 {
-	bool oom = false;
-	char *v;
-	int r;
+	_cleanup_secret_ char *v = NULL;
 
 	if (!c->header || aj_http_head_get(h, c->header))
 		return 0;
-	v = aj_egress_replace_all(c->format, "{}", c->secret, c->secret_len, &oom);
+	v = aj_egress_replace_all(c->format, "{}", c->secret, c->secret_len);
 	if (!v)
 		return -1; /* the format always holds "{}" (checked by the policy) */
-	r = aj_http_head_add(h, c->header, v);
-	explicit_bzero(v, strlen(v));
-	free(v);
-	return r < 0 ? -1 : 1;
+	aj_http_head_add(h, c->header, v);
+	return 1;
 }
 
 int aj_egress_creds_apply(struct aj_egress_cred *c, size_t n, const char *host, uint16_t port,

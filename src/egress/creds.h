@@ -44,13 +44,13 @@ bool aj_egress_creds_bound(const struct aj_egress_cred *c, size_t n, const char 
 			   uint16_t port);
 
 /* Rewrites h for host:port. used[i] is set for each credential that went out. Returns the
- * number of credentials used, or -1 (out of memory). */
+ * number of credentials used, or -1 if a credential's header format lacks its "{}" (the
+ * policy lets none through). */
 int aj_egress_creds_apply(struct aj_egress_cred *c, size_t n, const char *host, uint16_t port,
 			  struct aj_http_head *h, bool *used);
 
-/* Replaces every occurrence of `from` in s with `to`; NULL if s has none (or no memory:
- * *oom is set). Exposed for the unit tests. */
-char *aj_egress_replace_all(const char *s, const char *from, const char *to, size_t to_len,
-			    bool *oom);
+/* Replaces every occurrence of `from` in s with `to` (malloc'd); NULL if s has none. Exposed
+ * for the unit tests. */
+char *aj_egress_replace_all(const char *s, const char *from, const char *to, size_t to_len);
 
 #endif

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 #include "egress/internal.h"
 
@@ -20,7 +22,7 @@
 static ssize_t body_take(struct evbuffer *in, struct aj_http_body *b)
 {
 	size_t len = evbuffer_get_length(in), total = 0;
-	struct evbuffer_iovec *v;
+	_cleanup_free_ struct evbuffer_iovec *v = NULL;
 	int nv;
 
 	if (!len || b->done)
@@ -28,19 +30,14 @@ static ssize_t body_take(struct evbuffer *in, struct aj_http_body *b)
 	if (b->kind != AJ_BODY_CHUNKED)
 		return aj_http_body_scan(b, NULL, len);
 	nv = evbuffer_peek(in, -1, NULL, NULL, 0);
-	v = calloc((size_t)(nv > 0 ? nv : 1), sizeof *v);
-	if (!v)
-		return -1;
+	v = aj_xcalloc((size_t)(nv > 0 ? nv : 1), sizeof *v);
 	nv = evbuffer_peek(in, -1, NULL, v, nv);
 	for (int i = 0; i < nv && !b->done; i++) {
 		ssize_t n = aj_http_body_scan(b, v[i].iov_base, v[i].iov_len);
-		if (n < 0) {
-			free(v);
+		if (n < 0)
 			return -1;
-		}
 		total += (size_t)n;
 	}
-	free(v);
 	return (ssize_t)total;
 }
 
@@ -120,7 +117,8 @@ static int response_head(struct pconn *pc)
 	struct evbuffer *in = bufferevent_get_input(pc->up);
 	struct evbuffer_ptr at = evbuffer_search(in, "\r\n\r\n", 4, NULL);
 	struct aj_http_head h;
-	char why[200], msg[300], *raw;
+	char why[200] = "", msg[300];
+	_cleanup_free_ char *raw = NULL;
 	size_t len;
 
 	if (at.pos < 0) {
@@ -130,17 +128,14 @@ static int response_head(struct pconn *pc)
 		return -1;
 	}
 	len = (size_t)at.pos + 4;
-	raw = malloc(len);
-	if (!raw || evbuffer_copyout(in, raw, len) != (ev_ssize_t)len ||
+	raw = aj_xmalloc(len);
+	if (evbuffer_copyout(in, raw, len) != (ev_ssize_t)len ||
 	    aj_http_head_parse(raw, len, false, &h, why, sizeof why) < 0) {
-		snprintf(msg, sizeof msg, "malformed response from %s: %s", pc->host,
-			 raw ? why : "out of memory");
-		free(raw);
+		snprintf(msg, sizeof msg, "malformed response from %s: %s", pc->host, why);
 		up_close(pc);
 		pc_upstream_failed(pc, EF_TLS, msg);
 		return -1;
 	}
-	free(raw);
 	pc->status = atoi(h.start[1]);
 	if (pc->status < 100 || pc->status > 599 ||
 	    aj_http_response_body(&h, pc->method, pc->status, &pc->respb, why, sizeof why) < 0) {
@@ -241,16 +236,16 @@ static const char *const hop_by_hop[] = {
 /* Headers for this hop only: the fixed list, plus every header Connection names. */
 static void strip_hop_by_hop(struct aj_http_head *h, bool keep_upgrade)
 {
-	struct aj_strv named = {0};
+	_cleanup_strv_ struct aj_strv named = AJ_STRV_INIT;
 
 	for (size_t i = 0; i < h->n; i++) {
+		_cleanup_free_ char *copy = NULL;
+		char *save = NULL;
 		if (strcasecmp(h->f[i].name, "Connection") != 0)
 			continue;
-		char *copy = strdup(h->f[i].value), *save = NULL;
-		for (char *t = copy ? strtok_r(copy, ", \t", &save) : NULL; t;
-		     t = strtok_r(NULL, ", \t", &save))
+		copy = aj_xstrdup(h->f[i].value);
+		for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save))
 			aj_strv_push(&named, t);
-		free(copy);
 	}
 	for (size_t i = 0; i < named.n; i++)
 		if (!(keep_upgrade && strcasecmp(named.v[i], "upgrade") == 0))
@@ -258,17 +253,14 @@ static void strip_hop_by_hop(struct aj_http_head *h, bool keep_upgrade)
 	for (size_t i = 0; i < sizeof hop_by_hop / sizeof hop_by_hop[0]; i++)
 		if (!(keep_upgrade && strcmp(hop_by_hop[i], "Upgrade") == 0))
 			aj_http_head_del(h, hop_by_hop[i]);
-	aj_strv_free(&named);
 }
 
 /* The target in origin form: the path and query, never a fragment. */
 static char *origin_form(const char *path)
 {
 	size_t n = strcspn(path, "#");
-	char *out = malloc(n + 2);
+	char *out = aj_xmalloc(n + 2);
 
-	if (!out)
-		return NULL;
 	if (path[0] == '/')
 		snprintf(out, n + 2, "%.*s", (int)n, path);
 	else
@@ -278,7 +270,7 @@ static char *origin_form(const char *path)
 
 /* Host is what the rules checked: a request cannot name an allowed host in its URL and
  * another in its Host header (domain fronting on a shared front end). */
-static int set_host(struct pconn *pc, struct aj_http_head *h)
+static void set_host(struct pconn *pc, struct aj_http_head *h)
 {
 	char host[AJ_EGRESS_HOST_MAX + 12];
 	bool v6 = strchr(pc->host, ':') != NULL;
@@ -289,13 +281,12 @@ static int set_host(struct pconn *pc, struct aj_http_head *h)
 	else
 		snprintf(host, sizeof host, "%s%s%s:%u", v6 ? "[" : "", pc->host, v6 ? "]" : "",
 			 pc->port);
-	return aj_http_head_set(h, "Host", host);
+	aj_http_head_set(h, "Host", host);
 }
 
 static int prepare(struct pconn *pc, struct aj_http_head *h, const char *path)
 {
-	char why[200];
-	char *target;
+	char why[200], *target;
 	int used;
 
 	if (aj_http_request_body(h, &pc->reqb, why, sizeof why) < 0) {
@@ -306,29 +297,27 @@ static int prepare(struct pconn *pc, struct aj_http_head *h, const char *path)
 	pc->upgrade = aj_http_head_has_token(h, "Connection", "upgrade") &&
 		      aj_http_head_get(h, "Upgrade");
 	strip_hop_by_hop(h, pc->upgrade);
-	target = origin_form(path);
-	if (!target || set_host(pc, h) < 0 ||
-	    (pc->upgrade ? aj_http_head_set(h, "Connection", "Upgrade")
-			 : !pc->cli_keep ? aj_http_head_set(h, "Connection", "close") : 0) < 0)
-		goto oom;
+	target = origin_form(path); /* before the old target goes: path points into it */
+	set_host(pc, h);
+	if (pc->upgrade)
+		aj_http_head_set(h, "Connection", "Upgrade");
+	else if (!pc->cli_keep)
+		aj_http_head_set(h, "Connection", "close");
 	free(h->start[1]);
 	h->start[1] = target;
 	/* Secrets go out only inside TLS the proxy verified, to the hosts they are bound to. */
 	if (pc->intercepted) {
 		used = aj_egress_creds_apply(pc->eg->creds, pc->eg->n_creds, pc->host, pc->port, h,
 					     pc->used);
-		if (used < 0)
-			goto oom;
+		if (used < 0) {
+			pc_http_error(pc, 502, "a credential's header format is broken");
+			return -1;
+		}
 		pc->used_any = used > 0;
 	}
 	free(pc->out_head);
 	pc->out_head = aj_http_head_format(h, &pc->out_head_len);
-	if (!pc->out_head)
-		goto oom;
 	return 0;
-oom:
-	pc_http_error(pc, 502, "out of memory");
-	return -1;
 }
 
 /* ---- requests ----------------------------------------------------------------------------- */
@@ -427,7 +416,8 @@ static int take_head(struct pconn *pc, struct aj_http_head *h)
 {
 	struct evbuffer *in = bufferevent_get_input(pc->cli);
 	struct evbuffer_ptr at = evbuffer_search(in, "\r\n\r\n", 4, NULL);
-	char why[200], *raw;
+	char why[200];
+	_cleanup_free_ char *raw = NULL;
 	size_t len;
 
 	if (at.pos < 0) {
@@ -437,18 +427,15 @@ static int take_head(struct pconn *pc, struct aj_http_head *h)
 		return -1;
 	}
 	len = (size_t)at.pos + 4;
-	raw = malloc(len);
-	if (!raw || evbuffer_remove(in, raw, len) != (int)len) {
-		free(raw);
-		pc_http_error(pc, 502, "out of memory");
+	raw = aj_xmalloc(len);
+	if (evbuffer_remove(in, raw, len) != (int)len) {
+		pc_http_error(pc, 502, "the request head could not be read");
 		return -1;
 	}
 	if (aj_http_head_parse(raw, len, true, h, why, sizeof why) < 0) {
-		free(raw);
 		pc_http_error(pc, 400, why);
 		return -1;
 	}
-	free(raw);
 	return 1;
 }
 
@@ -482,7 +469,7 @@ static const unsigned char socks_code[] = {
 	[EF_UNREACH] = 0x03, [EF_TIMEOUT] = 0x04, [EF_TLS] = 0x01, [EF_BAD] = 0x01,
 };
 
-void pc_upstream_failed(struct pconn *pc, int fail, const char *why)
+void pc_upstream_failed(struct pconn *pc, enum pc_fail fail, const char *why)
 {
 	bool socks = pc->kind == PK_SOCKS && !pc->intercepted;
 

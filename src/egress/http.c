@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "rules/egress.h"
 
 static bool tchar(char c)
@@ -26,25 +28,15 @@ void aj_http_head_free(struct aj_http_head *h)
 	memset(h, 0, sizeof *h);
 }
 
-int aj_http_head_add(struct aj_http_head *h, const char *name, const char *value)
+void aj_http_head_add(struct aj_http_head *h, const char *name, const char *value)
 {
 	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 16;
-		struct aj_http_field *f = realloc(h->f, cap * sizeof *f);
-		if (!f)
-			return -1;
-		h->f = f;
-		h->cap = cap;
+		h->cap = h->cap ? h->cap * 2 : 16;
+		h->f = aj_xrealloc(h->f, h->cap * sizeof *h->f);
 	}
-	h->f[h->n].name = strdup(name);
-	h->f[h->n].value = strdup(value);
-	if (!h->f[h->n].name || !h->f[h->n].value) {
-		free(h->f[h->n].name);
-		free(h->f[h->n].value);
-		return -1;
-	}
+	h->f[h->n].name = aj_xstrdup(name);
+	h->f[h->n].value = aj_xstrdup(value);
 	h->n++;
-	return 0;
 }
 
 const char *aj_http_head_get(const struct aj_http_head *h, const char *name)
@@ -78,10 +70,10 @@ void aj_http_head_del(struct aj_http_head *h, const char *name)
 	h->n = w;
 }
 
-int aj_http_head_set(struct aj_http_head *h, const char *name, const char *value)
+void aj_http_head_set(struct aj_http_head *h, const char *name, const char *value)
 {
 	aj_http_head_del(h, name);
-	return aj_http_head_add(h, name, value);
+	aj_http_head_add(h, name, value);
 }
 
 bool aj_http_head_has_token(const struct aj_http_head *h, const char *name, const char *token)
@@ -126,47 +118,47 @@ static const char *next_line(const char **cur, const char *end, size_t *n, bool 
 	return *n ? p : NULL;
 }
 
+static int malformed_start(bool request, char *why, size_t why_len)
+{
+	snprintf(why, why_len, "malformed %s line", request ? "request" : "status");
+	return -1;
+}
+
 static int parse_start(const char *line, size_t n, bool request, struct aj_http_head *h,
 		       char *why, size_t why_len)
 {
-	const char *sp1 = memchr(line, ' ', n), *sp2;
+	const char *sp1 = memchr(line, ' ', n), *sp2, *version;
 
 	if (!sp1)
-		goto bad;
+		return malformed_start(request, why, why_len);
 	sp2 = memchr(sp1 + 1, ' ', (size_t)(line + n - sp1 - 1));
 	if (!sp2 && request)
-		goto bad;
+		return malformed_start(request, why, why_len);
 	if (!sp2)
 		sp2 = line + n; /* a status line may lack the reason */
-	h->start[0] = strndup(line, (size_t)(sp1 - line));
-	h->start[1] = strndup(sp1 + 1, (size_t)(sp2 - sp1 - 1));
-	h->start[2] = strndup(sp2 < line + n ? sp2 + 1 : sp2, (size_t)(line + n - sp2) -
-							     (sp2 < line + n ? 1 : 0));
-	if (!h->start[0] || !h->start[1] || !h->start[2]) {
-		snprintf(why, why_len, "out of memory");
-		return -1;
-	}
-	const char *version = request ? h->start[2] : h->start[0];
+	h->start[0] = aj_xstrndup(line, (size_t)(sp1 - line));
+	h->start[1] = aj_xstrndup(sp1 + 1, (size_t)(sp2 - sp1 - 1));
+	h->start[2] = aj_xstrndup(sp2 < line + n ? sp2 + 1 : sp2,
+				  (size_t)(line + n - sp2) - (sp2 < line + n ? 1 : 0));
+	version = request ? h->start[2] : h->start[0];
 	if (strcmp(version, "HTTP/1.1") != 0 && strcmp(version, "HTTP/1.0") != 0) {
 		snprintf(why, why_len, "unsupported protocol version (HTTP/1.0 and 1.1 only)");
 		return -1;
 	}
 	if (!h->start[0][0] || !h->start[1][0])
-		goto bad;
+		return malformed_start(request, why, why_len);
 	for (const char *c = h->start[0]; request && *c; c++)
 		if (!tchar(*c))
-			goto bad;
+			return malformed_start(request, why, why_len);
 	return 0;
-bad:
-	snprintf(why, why_len, "malformed %s line", request ? "request" : "status");
-	return -1;
 }
 
 static int parse_field(const char *line, size_t n, struct aj_http_head *h, char *why,
 		       size_t why_len)
 {
 	const char *colon = memchr(line, ':', n), *v, *e = line + n;
-	char name[256], *value;
+	char name[256];
+	_cleanup_free_ char *value = NULL;
 
 	if (line[0] == ' ' || line[0] == '\t') {
 		snprintf(why, why_len, "obsolete line folding in a header");
@@ -187,44 +179,47 @@ static int parse_field(const char *line, size_t n, struct aj_http_head *h, char 
 		;
 	while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
 		e--;
-	value = strndup(v, (size_t)(e - v));
-	if (!value || aj_http_head_add(h, name, value) < 0) {
-		free(value);
-		snprintf(why, why_len, "out of memory");
-		return -1;
-	}
-	free(value);
+	value = aj_xstrndup(v, (size_t)(e - v));
+	aj_http_head_add(h, name, value);
 	return 0;
 }
 
-int aj_http_head_parse(const char *text, size_t len, bool request, struct aj_http_head *h,
+/* The lines of the head into h; what fails leaves h partly filled, for the caller to free. */
+static int parse_lines(const char *text, size_t len, bool request, struct aj_http_head *h,
 		       char *why, size_t why_len)
 {
 	const char *cur = text, *end = text + len, *line;
 	size_t n;
 	bool bad, first = true;
 
-	memset(h, 0, sizeof *h);
 	for (;;) {
 		line = next_line(&cur, end, &n, &bad);
 		if (bad) {
 			snprintf(why, why_len, "malformed line (bare CR, NUL or no line end)");
-			goto fail;
+			return -1;
 		}
 		if (!line && first) {
 			snprintf(why, why_len, "empty %s line", request ? "request" : "status");
-			goto fail;
+			return -1;
 		}
 		if (!line)
 			return 0;
 		if (first ? parse_start(line, n, request, h, why, why_len) < 0
 			  : parse_field(line, n, h, why, why_len) < 0)
-			goto fail;
+			return -1;
 		first = false;
 	}
-fail:
-	aj_http_head_free(h);
-	return -1;
+}
+
+int aj_http_head_parse(const char *text, size_t len, bool request, struct aj_http_head *h,
+		       char *why, size_t why_len)
+{
+	memset(h, 0, sizeof *h);
+	if (parse_lines(text, len, request, h, why, why_len) < 0) {
+		aj_http_head_free(h);
+		return -1;
+	}
+	return 0;
 }
 
 char *aj_http_head_format(const struct aj_http_head *h, size_t *len)
@@ -234,9 +229,7 @@ char *aj_http_head_format(const struct aj_http_head *h, size_t *len)
 
 	for (size_t i = 0; i < h->n; i++)
 		cap += strlen(h->f[i].name) + strlen(h->f[i].value) + 4;
-	out = malloc(cap + 1);
-	if (!out)
-		return NULL;
+	out = aj_xmalloc(cap + 1);
 	w = out + sprintf(out, "%s %s %s\r\n", h->start[0], h->start[1], h->start[2]);
 	for (size_t i = 0; i < h->n; i++)
 		w += sprintf(w, "%s: %s\r\n", h->f[i].name, h->f[i].value);
@@ -327,9 +320,6 @@ int aj_http_response_body(const struct aj_http_head *h, const char *method, int 
 	return framing(h, false, b, why, why_len);
 }
 
-enum { C_SIZE, C_EXT, C_SIZE_LF, C_DATA, C_DATA_CR, C_DATA_LF, C_TRAILER, C_TRAILER_LF,
-       C_TRAILER_LINE, C_TRAILER_LINE_LF };
-
 static int hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
@@ -403,6 +393,7 @@ static int chunk_step(struct aj_http_body *b, unsigned char c)
 			return -1;
 		b->cstate = C_TRAILER;
 		return 0;
+	case C_DATA: /* chunked_scan() passes data over without a step per byte */
 	default:
 		return -1;
 	}

@@ -37,8 +37,8 @@ void aj_http_head_free(struct aj_http_head *h);
 /* Field access, names compared case-insensitively. get returns the first value. */
 const char *aj_http_head_get(const struct aj_http_head *h, const char *name);
 size_t aj_http_head_count(const struct aj_http_head *h, const char *name);
-int aj_http_head_set(struct aj_http_head *h, const char *name, const char *value);
-int aj_http_head_add(struct aj_http_head *h, const char *name, const char *value);
+void aj_http_head_set(struct aj_http_head *h, const char *name, const char *value);
+void aj_http_head_add(struct aj_http_head *h, const char *name, const char *value);
 void aj_http_head_del(struct aj_http_head *h, const char *name);
 /* True if a comma-separated header (Connection) lists token. */
 bool aj_http_head_has_token(const struct aj_http_head *h, const char *name, const char *token);
@@ -53,11 +53,17 @@ enum aj_http_body_kind {
 	AJ_BODY_CLOSE,   /* until the connection closes (responses only) */
 };
 
+/* Where the chunked-coding scanner is (aj_http_body's own). */
+enum aj_http_chunk_state {
+	C_SIZE = 0, C_EXT, C_SIZE_LF, C_DATA, C_DATA_CR, C_DATA_LF, C_TRAILER, C_TRAILER_LF,
+	C_TRAILER_LINE, C_TRAILER_LINE_LF
+};
+
 struct aj_http_body {
-	int kind; /* enum aj_http_body_kind */
+	enum aj_http_body_kind kind;
 	uint64_t remaining; /* AJ_BODY_LENGTH */
 	/* AJ_BODY_CHUNKED scanner state */
-	int cstate;
+	enum aj_http_chunk_state cstate;
 	uint64_t csize;
 	int cdigits;
 	bool done;

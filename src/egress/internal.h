@@ -11,6 +11,7 @@
 #define AJ_EGRESS_INTERNAL_H
 
 #include <arpa/inet.h>
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/dns.h>
 #include <event2/listener.h>
@@ -22,6 +23,24 @@
 #include "egress/tls.h"
 #include "rules/addr.h"
 #include "rules/egress.h"
+
+/* Cleanup attributes for the libevent objects held in local variables before a connection
+ * or the proxy takes them over (common/cleanup.h's convention). Events are never local: each
+ * is a field of the connection or the proxy that made it, freed by its teardown. */
+static inline void eg_bufferevent_freep(struct bufferevent **b)
+{
+	if (*b)
+		bufferevent_free(*b);
+}
+
+static inline void eg_evbuffer_freep(struct evbuffer **b)
+{
+	if (*b)
+		evbuffer_free(*b);
+}
+
+#define _cleanup_bufferevent_ __attribute__((cleanup(eg_bufferevent_freep)))
+#define _cleanup_evbuffer_ __attribute__((cleanup(eg_evbuffer_freep)))
 
 /* Past this many bytes waiting to be written to one side, the other side is not read. */
 #define EG_HIGH_WATER (1024u * 1024u)
@@ -78,7 +97,9 @@ struct pconn {
 	int refs;
 	bool closed;
 	struct bufferevent *cli, *up;
-	int kind, state, next_step;
+	enum pc_kind kind;
+	enum pc_state state;
+	enum pc_next next_step;
 	bool intercepted; /* the client's TLS ends here (credential host) */
 	bool intercept_up; /* the upstream being opened gets TLS */
 	bool over_limit;  /* accepted past network.max_connections */
@@ -168,7 +189,7 @@ enum pc_fail {
 };
 /* The target could not be reached or was refused: one event, and a reply to the client in
  * its protocol saying why; then the connection closes. */
-void pc_upstream_failed(struct pconn *pc, int fail, const char *why);
+void pc_upstream_failed(struct pconn *pc, enum pc_fail fail, const char *why);
 void pc_upstream_ready(struct pconn *pc);
 
 /* splice.c: switches a tunnel between two plain sockets to splice(2); -1 if it cannot (TLS

@@ -9,6 +9,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 #include "egress/internal.h"
 
@@ -17,9 +19,7 @@ static int load_private(struct aj_egress *eg, struct aj_err *err)
 	const struct aj_strv *sv = &eg->plan->policy->net_allow_private;
 	char why[256];
 
-	eg->private_ok = calloc(sv->n ? sv->n : 1, sizeof *eg->private_ok);
-	if (!eg->private_ok)
-		return aj_err_sys(err, AJ_LAYER_PROXY, "network.allow_private");
+	eg->private_ok = aj_xcalloc(sv->n ? sv->n : 1, sizeof *eg->private_ok);
 	for (size_t i = 0; i < sv->n; i++, eg->n_private_ok++)
 		if (aj_egress_cidr_parse(sv->v[i], &eg->private_ok[i], why, sizeof why) < 0)
 			return aj_err_set(err, AJ_LAYER_POLICY, 0, "network.allow_private[%zu]: %s",
@@ -46,13 +46,16 @@ int aj_egress_ca_files(const struct aj_egress *eg, char **bundle, size_t *bundle
 	return 0;
 }
 
+static void egress_freep(struct aj_egress **eg)
+{
+	aj_egress_free(*eg);
+}
+
 int aj_egress_new(struct aj_plan *plan, struct aj_egress **out, struct aj_err *err)
 {
-	struct aj_egress *eg = calloc(1, sizeof *eg);
+	__attribute__((cleanup(egress_freep))) struct aj_egress *eg = aj_xcalloc(1, sizeof *eg);
 
 	*out = NULL;
-	if (!eg)
-		return aj_err_sys(err, AJ_LAYER_PROXY, "egress proxy");
 	eg->plan = plan;
 	eg->listen_fd = -1;
 	eg->spipe[0] = eg->spipe[1] = -1;
@@ -60,16 +63,12 @@ int aj_egress_new(struct aj_plan *plan, struct aj_egress **out, struct aj_err *e
 				  err) < 0 ||
 	    load_private(eg, err) < 0 ||
 	    aj_egress_creds_load(plan, &eg->creds, &eg->n_creds, err) < 0)
-		goto fail;
+		return aj_err_prefix(err, "egress proxy");
 	if (eg->n_creds && plan->egress.bundle_op != SIZE_MAX &&
 	    aj_egress_tls_new(plan->id, eg->creds, eg->n_creds, &eg->tls, err) < 0)
-		goto fail;
-	*out = eg;
+		return aj_err_prefix(err, "egress proxy");
+	*out = aj_steal_ptr(&eg);
 	return 0;
-fail:
-	aj_err_prefix(err, "egress proxy");
-	aj_egress_free(eg);
-	return -1;
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
@@ -85,11 +84,9 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		close(fd);
 		return;
 	}
-	pc = pc_new(eg, fd);
-	if (!pc) {
-		close(fd);
+	pc = pc_new(eg, fd); /* takes fd, also when it fails */
+	if (!pc)
 		return;
-	}
 	eg->stats.connections++;
 	if (eg->n_conns > eg->stats.peak_connections)
 		eg->stats.peak_connections = eg->n_conns;
@@ -298,8 +295,7 @@ void aj_egress_free(struct aj_egress *eg)
 	if (!eg)
 		return;
 	aj_egress_stop(eg);
-	if (eg->listen_fd >= 0)
-		close(eg->listen_fd);
+	aj_close_fd(&eg->listen_fd);
 	aj_egress_spipe_close(eg);
 	aj_egress_rules_free(&eg->rules);
 	free(eg->private_ok);

@@ -25,6 +25,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "egress/internal.h"
 
 #define SPLICE_PIPE (1024 * 1024)
@@ -64,9 +66,7 @@ int aj_egress_spipe_open(struct aj_egress *eg)
 void aj_egress_spipe_close(struct aj_egress *eg)
 {
 	for (int i = 0; i < 2; i++)
-		if (eg->spipe[i] >= 0)
-			close(eg->spipe[i]);
-	eg->spipe[0] = eg->spipe[1] = -1;
+		aj_close_fd(&eg->spipe[i]);
 }
 
 void sp_free(struct eg_splice *sp)
@@ -76,12 +76,16 @@ void sp_free(struct eg_splice *sp)
 	for (int i = 0; i < 2; i++) {
 		if (sp->ev[i])
 			event_free(sp->ev[i]);
-		if (sp->fd[i] >= 0)
-			close(sp->fd[i]);
+		aj_close_fd(&sp->fd[i]);
 		if (sp->d[i].pre)
 			evbuffer_free(sp->d[i].pre);
 	}
 	free(sp);
+}
+
+static void sp_freep(struct eg_splice **sp)
+{
+	sp_free(*sp);
 }
 
 /* Empties the shared pipe of n bytes into buf (NULL: discards them). The pipe is empty
@@ -217,28 +221,25 @@ static int take(struct bufferevent *b, int *fd, struct evbuffer *in, struct evbu
 
 static struct eg_splice *sp_new(struct pconn *pc)
 {
-	struct eg_splice *sp = calloc(1, sizeof *sp);
+	__attribute__((cleanup(sp_freep))) struct eg_splice *sp = aj_xcalloc(1, sizeof *sp);
 
-	if (!sp)
-		return NULL;
 	sp->pc = pc;
 	sp->fd[0] = sp->fd[1] = -1;
 	for (int i = 0; i < 2; i++) {
 		sp->d[i].from = i;
 		sp->d[i].to = 1 - i;
 		sp->d[i].pre = evbuffer_new();
-		if (!sp->d[i].pre) {
-			sp_free(sp);
+		if (!sp->d[i].pre)
 			return NULL;
-		}
 	}
-	return sp;
+	return aj_steal_ptr(&sp);
 }
 
 int sp_start(struct pconn *pc)
 {
-	struct eg_splice *sp;
-	struct evbuffer *from_up_early;
+	__attribute__((cleanup(sp_freep))) struct eg_splice *sp = NULL;
+	_cleanup_evbuffer_ struct evbuffer *from_up_early = NULL;
+	size_t queued;
 
 	/* TLS filters hold plaintext the kernel never sees: those stay with bufferevents. */
 	if (pc->eg->spipe[0] < 0 || bufferevent_get_underlying(pc->cli) ||
@@ -247,29 +248,23 @@ int sp_start(struct pconn *pc)
 	sp = sp_new(pc);
 	from_up_early = evbuffer_new();
 	if (!sp || !from_up_early)
-		goto fail;
+		return -1;
 	/* Order on each wire: what the proxy already queued for it, then what the other side
 	 * sent early. */
 	if (take(pc->up, &sp->fd[1], from_up_early, sp->d[0].pre) < 0)
-		goto fail;
-	size_t queued = evbuffer_get_length(sp->d[0].pre);
+		return -1;
+	queued = evbuffer_get_length(sp->d[0].pre);
 	if (take(pc->cli, &sp->fd[0], sp->d[0].pre, sp->d[1].pre) < 0)
-		goto fail;
+		return -1;
 	pc->bytes_up += evbuffer_get_length(sp->d[0].pre) - queued;
 	/* Early bytes of either side are payload; the proxy's own replies are not. */
 	pc->bytes_down += evbuffer_get_length(from_up_early);
 	evbuffer_add_buffer(sp->d[1].pre, from_up_early);
-	evbuffer_free(from_up_early);
 	bufferevent_free(pc->cli);
 	bufferevent_free(pc->up);
 	pc->cli = pc->up = NULL;
-	pc->sp = sp;
+	pc->sp = aj_steal_ptr(&sp);
 	pc->state = PS_TUNNEL;
-	on_ready(-1, 0, sp);
+	on_ready(-1, 0, pc->sp);
 	return 0;
-fail:
-	if (from_up_early)
-		evbuffer_free(from_up_early);
-	sp_free(sp);
-	return -1;
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 #include "egress/tls_internal.h"
 
@@ -35,19 +37,20 @@ static int make_contexts(struct aj_egress_tls *t, struct aj_err *err)
 	return 0;
 }
 
+static void tls_freep(struct aj_egress_tls **t)
+{
+	aj_egress_tls_free(*t);
+}
+
 int aj_egress_tls_new(const char *sandbox_id, const struct aj_egress_cred *creds, size_t n,
 		      struct aj_egress_tls **out, struct aj_err *err)
 {
-	struct aj_egress_tls *t = calloc(1, sizeof *t);
+	__attribute__((cleanup(tls_freep))) struct aj_egress_tls *t = aj_xcalloc(1, sizeof *t);
 
 	*out = NULL;
-	if (!t)
-		return aj_err_sys(err, AJ_LAYER_PROXY, "TLS state");
-	if (aj_egress_ca_make(t, sandbox_id, creds, n, err) < 0 || make_contexts(t, err) < 0) {
-		aj_egress_tls_free(t);
+	if (aj_egress_ca_make(t, sandbox_id, creds, n, err) < 0 || make_contexts(t, err) < 0)
 		return -1;
-	}
-	*out = t;
+	*out = aj_steal_ptr(&t);
 	return 0;
 }
 
@@ -73,7 +76,8 @@ char *aj_egress_tls_bundle(const struct aj_egress_tls *t, size_t *len, struct aj
 {
 	const char *path = getenv(X509_get_default_cert_file_env());
 	size_t sys_len = 0, ca_len = 0;
-	char *sys, *ca, *out;
+	_cleanup_free_ char *sys = NULL, *ca = NULL;
+	char *out;
 
 	if (!path || !*path)
 		path = X509_get_default_cert_file();
@@ -86,12 +90,9 @@ char *aj_egress_tls_bundle(const struct aj_egress_tls *t, size_t *len, struct aj
 		sys_len = 0;
 	}
 	ca = aj_egress_tls_ca_pem(t, &ca_len);
-	out = ca ? malloc(sys_len + ca_len + 2) : NULL;
-	if (!out) {
-		free(sys);
-		free(ca);
+	if (!ca)
 		return aj_err_sys(err, AJ_LAYER_PROXY, "CA bundle"), NULL;
-	}
+	out = aj_xmalloc(sys_len + ca_len + 2);
 	if (sys_len)
 		memcpy(out, sys, sys_len);
 	if (sys_len && out[sys_len - 1] != '\n')
@@ -99,38 +100,34 @@ char *aj_egress_tls_bundle(const struct aj_egress_tls *t, size_t *len, struct aj
 	memcpy(out + sys_len, ca, ca_len);
 	*len = sys_len + ca_len;
 	out[*len] = '\0';
-	free(sys);
-	free(ca);
 	return out;
 }
 
 SSL *aj_egress_tls_server(struct aj_egress_tls *t, const char *host, struct aj_err *err)
 {
 	X509 *leaf = aj_egress_ca_leaf(t, host, err);
-	SSL *ssl;
+	_cleanup_ssl_ SSL *ssl = NULL;
 
 	if (!leaf)
 		return NULL;
 	ssl = SSL_new(t->server);
 	if (!ssl || SSL_use_certificate(ssl, leaf) != 1 ||
 	    SSL_use_PrivateKey(ssl, t->leaf_key) != 1) {
-		SSL_free(ssl);
 		aj_egress_ossl_err(err, "TLS towards the sandbox");
 		return NULL;
 	}
-	return ssl;
+	return aj_steal_ptr(&ssl);
 }
 
 SSL *aj_egress_tls_client(struct aj_egress_tls *t, const char *host, struct aj_err *err)
 {
-	SSL *ssl = SSL_new(t->client);
+	_cleanup_ssl_ SSL *ssl = SSL_new(t->client);
 
 	if (!ssl || SSL_set_tlsext_host_name(ssl, host) != 1 || SSL_set1_host(ssl, host) != 1) {
-		SSL_free(ssl);
 		aj_egress_ossl_err(err, "TLS towards the host");
 		return NULL;
 	}
-	return ssl;
+	return aj_steal_ptr(&ssl);
 }
 
 void aj_egress_tls_why(SSL *ssl, unsigned long ossl_err, char *buf, size_t len)

@@ -36,6 +36,14 @@ SSL *aj_egress_tls_server(struct aj_egress_tls *t, const char *host, struct aj_e
  * name checked, HTTP/1.1 offered by ALPN. */
 SSL *aj_egress_tls_client(struct aj_egress_tls *t, const char *host, struct aj_err *err);
 
+static inline void aj_egress_ssl_freep(SSL **s)
+{
+	SSL_free(*s);
+}
+
+/* An SSL not yet taken over by a bufferevent (which frees it from then on). */
+#define _cleanup_ssl_ __attribute__((cleanup(aj_egress_ssl_freep)))
+
 /* Why a TLS session failed, from OpenSSL's error queue and the verify result. */
 void aj_egress_tls_why(SSL *ssl, unsigned long ossl_err, char *buf, size_t len);
 

@@ -1,11 +1,34 @@
-/* Shared by ca.c and tls.c only. */
+/* Shared by ca.c and tls.c only: the TLS state, and cleanup attributes for the OpenSSL
+ * objects they hold in local variables (common/cleanup.h's convention; each free function
+ * accepts NULL). */
 #ifndef AJ_EGRESS_TLS_INTERNAL_H
 #define AJ_EGRESS_TLS_INTERNAL_H
 
+#include <openssl/bio.h>
+#include <openssl/bn.h>
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
 #include "egress/tls.h"
+
+static inline void eg_x509_freep(X509 **x)
+{
+	X509_free(*x);
+}
+
+static inline void eg_bio_freep(BIO **b)
+{
+	BIO_free(*b);
+}
+
+static inline void eg_bn_freep(BIGNUM **b)
+{
+	BN_free(*b);
+}
+
+#define _cleanup_x509_ __attribute__((cleanup(eg_x509_freep)))
+#define _cleanup_bio_ __attribute__((cleanup(eg_bio_freep)))
+#define _cleanup_bn_ __attribute__((cleanup(eg_bn_freep)))
 
 struct leaf {
 	char host[AJ_EGRESS_HOST_MAX + 1];

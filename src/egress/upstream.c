@@ -13,9 +13,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "egress/internal.h"
 
-static void try_next(struct pconn *pc, const char *last_error, int last_fail);
+static void try_next(struct pconn *pc, const char *last_error, enum pc_fail last_fail);
 
 /* The proxy writes whole messages; Nagle's algorithm would only hold back the last
  * segment of each (40 ms with delayed ACKs on the other side). */
@@ -140,7 +141,7 @@ void up_open(struct pconn *pc, bool tls)
 		pc->dns = req;
 }
 
-static int fail_kind(int e)
+static enum pc_fail fail_kind(int e)
 {
 	switch (e) {
 	case ECONNREFUSED: return EF_REFUSED;
@@ -173,17 +174,16 @@ static void start_tls(struct pconn *pc)
 {
 	struct aj_err err;
 	struct bufferevent *tls;
-	SSL *ssl = aj_egress_tls_client(pc->eg->tls, pc->host, &err);
+	_cleanup_ssl_ SSL *ssl = aj_egress_tls_client(pc->eg->tls, pc->host, &err);
 
 	tls = ssl ? bufferevent_openssl_filter_new(pc->eg->base, pc->up, ssl,
 						   BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE)
 		  : NULL;
 	if (!tls) {
-		if (ssl)
-			SSL_free(ssl);
 		pc_upstream_failed(pc, EF_TLS, ssl ? "cannot start TLS" : err.msg);
 		return;
 	}
+	aj_steal_ptr(&ssl); /* the filter frees it */
 	bufferevent_openssl_set_allow_dirty_shutdown(tls, 1);
 	pc->up = tls;
 	bufferevent_setcb(tls, NULL, NULL, on_tls_event, pc);
@@ -222,7 +222,8 @@ static int start_connect(struct pconn *pc, struct evutil_addrinfo *ai)
 	struct sockaddr_storage ss;
 	socklen_t len = (socklen_t)ai->ai_addrlen;
 	struct timeval tv = {EG_CONNECT_TIMEOUT_S, 0};
-	int fd;
+	_cleanup_close_ int fd = -1;
+	_cleanup_bufferevent_ struct bufferevent *up = NULL;
 
 	if (len > sizeof ss)
 		return -1;
@@ -234,22 +235,19 @@ static int start_connect(struct pconn *pc, struct evutil_addrinfo *ai)
 	if (fd < 0)
 		return -1;
 	aj_egress_nodelay(fd);
-	pc->up = bufferevent_socket_new(pc->eg->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!pc->up) {
-		close(fd);
+	up = bufferevent_socket_new(pc->eg->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!up)
 		return -1;
-	}
-	bufferevent_setcb(pc->up, NULL, NULL, on_connect_event, pc);
-	bufferevent_set_timeouts(pc->up, NULL, &tv);
-	if (bufferevent_socket_connect(pc->up, (struct sockaddr *)&ss, (int)len) < 0) {
-		bufferevent_free(pc->up);
-		pc->up = NULL;
+	aj_steal_fd(&fd); /* the bufferevent closes it */
+	bufferevent_setcb(up, NULL, NULL, on_connect_event, pc);
+	bufferevent_set_timeouts(up, NULL, &tv);
+	if (bufferevent_socket_connect(up, (struct sockaddr *)&ss, (int)len) < 0)
 		return -1;
-	}
+	pc->up = aj_steal_ptr(&up);
 	return 0;
 }
 
-static void try_next(struct pconn *pc, const char *last_error, int last_fail)
+static void try_next(struct pconn *pc, const char *last_error, enum pc_fail last_fail)
 {
 	char msg[400], local[400];
 

@@ -101,6 +101,7 @@ void aj_features_probe(struct aj_features *f, const char *cgroup_parent)
 void aj_features_probe_userns(struct aj_features *f)
 {
 	int pfd[2], child_errno = 0;
+	_cleanup_close_ int rd = -1, wr = -1;
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
@@ -108,16 +109,17 @@ void aj_features_probe_userns(struct aj_features *f)
 		snprintf(f->userns_why, sizeof f->userns_why, "pipe: %s", strerror(errno));
 		return;
 	}
+	rd = pfd[0];
+	wr = pfd[1];
 	pid = fork();
 	if (pid == 0) {
 		int e = unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
-		(void)!write(pfd[1], &e, sizeof e);
+		(void)!write(wr, &e, sizeof e);
 		_exit(0);
 	}
-	close(pfd[1]);
-	if (pid < 0 || read(pfd[0], &child_errno, sizeof child_errno) != sizeof child_errno)
+	aj_close_fd(&wr); /* the child's end only: a child that died gives end-of-file */
+	if (pid < 0 || read(rd, &child_errno, sizeof child_errno) != sizeof child_errno)
 		child_errno = pid < 0 ? errno : EIO;
-	close(pfd[0]);
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
 	f->userns = child_errno == 0;

@@ -1,7 +1,11 @@
-/* Shared by the manager's files; not for other modules. */
+/* Shared by the manager's files; not for other modules. Sandbox locks are descriptors
+ * (aj_mgr_lock), held in _cleanup_close_ variables; records in _cleanup_sandbox_rec_ and
+ * _cleanup_snapshot_rec_ ones (state/store.h). */
 #ifndef AJ_MANAGER_INTERNAL_H
 #define AJ_MANAGER_INTERNAL_H
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "manager/manager.h"
 
 /* flock on the sandbox's lock file; -1 with err on failure. Close the fd to release. */

@@ -54,10 +54,8 @@ static int prepare_spawn(struct aj_mgr *m, const char *id, int ready_fd, struct 
 
 static void close_prep(struct spawn_prep *s)
 {
-	if (s->null_fd >= 0)
-		close(s->null_fd);
-	if (s->log_fd >= 0)
-		close(s->log_fd);
+	aj_close_fd(&s->null_fd);
+	aj_close_fd(&s->log_fd);
 }
 
 /* The forked child. The supervisor must not be our child (the CLI exits soon) nor share our
@@ -98,7 +96,7 @@ static int read_ready(int fd, struct aj_err *err)
 	char buf[4096];
 	size_t len = 0;
 	struct pollfd p = {.fd = fd, .events = POLLIN};
-	json_t *j;
+	_cleanup_json_ json_t *j = NULL;
 	int rc;
 
 	while (len < sizeof buf - 1) {
@@ -133,27 +131,24 @@ static int read_ready(int fd, struct aj_err *err)
 		if (hint && hint[0])
 			aj_err_hint(err, "%s", hint);
 	}
-	json_decref(j);
 	return rc;
 }
 
 /* The supervisor reads the stack from the store: merge it there first. */
 static int squash_before_start(struct aj_mgr *m, const char *id, struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	int rc;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
 
 	if (aj_store_sandbox_get(m->store, id, NULL, &r, err) < 0)
 		return -1;
-	rc = aj_mgr_squash(m, &r, err);
-	aj_sandbox_rec_free(&r);
-	return rc;
+	return aj_mgr_squash(m, &r, err);
 }
 
 int aj_mgr_spawn(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_err *err)
 {
-	struct spawn_prep prep;
-	int p[2], rc;
+	__attribute__((cleanup(close_prep))) struct spawn_prep prep = {.null_fd = -1, .log_fd = -1};
+	_cleanup_close_ int rd = -1, wr = -1;
+	int rc;
 	pid_t pid;
 
 	/* Said here rather than as the supervisor's failure to mount a missing directory. */
@@ -166,26 +161,21 @@ int aj_mgr_spawn(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_e
 	}
 	if (rec->layers.n > AJ_MAX_LAYERS && squash_before_start(m, rec->id, err) < 0)
 		return -1;
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (aj_pipe(&rd, &wr, O_CLOEXEC) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "pipe");
-	if (prepare_spawn(m, rec->id, p[1], &prep, err) < 0) {
-		close(p[0]);
-		close(p[1]);
+	if (prepare_spawn(m, rec->id, wr, &prep, err) < 0)
 		return -1;
-	}
 	pid = fork();
 	if (pid == 0)
 		exec_supervisor(&prep);
+	/* Our copies go before the wait: the report ends at the supervisor's end of file. */
 	close_prep(&prep);
-	close(p[1]);
-	if (pid < 0) {
-		close(p[0]);
+	aj_close_fd(&wr);
+	if (pid < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "fork");
-	}
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	rc = read_ready(p[0], err);
-	close(p[0]);
+	rc = read_ready(rd, err);
 	if (rc < 0)
 		aj_err_prefix(err, "start sandbox \"%s\"", rec->name);
 	return rc;
@@ -193,27 +183,20 @@ int aj_mgr_spawn(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_e
 
 int aj_mgr_start(struct aj_mgr *m, const char *ref, struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	int lock, rc = -1;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+	_cleanup_close_ int lock = -1;
 
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
 	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
-		goto out;
+		return -1;
 	aj_sandbox_rec_free(&r);
 	/* Again under the lock: another start may have won. */
-	if (aj_mgr_get(m, ref, &r, err) == 0) {
-		if (strcmp(r.state, AJ_ST_STOPPED) != 0)
-			aj_mgr_wrong_state(err, &r, "stopped");
-		else
-			rc = aj_mgr_spawn(m, &r, err);
-		aj_sandbox_rec_free(&r);
-	}
-	close(lock);
-	return rc;
-out:
-	aj_sandbox_rec_free(&r);
-	return rc;
+	if (aj_mgr_get(m, ref, &r, err) < 0)
+		return -1;
+	if (r.state != AJ_ST_STOPPED)
+		return aj_mgr_wrong_state(err, &r, "stopped");
+	return aj_mgr_spawn(m, &r, err);
 }
 
 int aj_mgr_connect(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *rec,
@@ -223,7 +206,7 @@ int aj_mgr_connect(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *rec
 
 	if (aj_mgr_get(m, ref, rec, err) < 0)
 		return -1;
-	if (strcmp(rec->state, AJ_ST_RUNNING) && strcmp(rec->state, AJ_ST_PAUSED)) {
+	if (rec->state != AJ_ST_RUNNING && rec->state != AJ_ST_PAUSED) {
 		aj_mgr_wrong_state(err, rec, "running");
 		aj_err_hint(err, "agentjail start %s", rec->name);
 		aj_sandbox_rec_free(rec);
@@ -253,47 +236,34 @@ static void wait_gone(const struct aj_sandbox_rec *r)
 
 int aj_mgr_stop(struct aj_mgr *m, const char *ref, struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	int rc;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
 
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	if (strcmp(r.state, AJ_ST_RUNNING) && strcmp(r.state, AJ_ST_PAUSED)) {
-		rc = aj_mgr_wrong_state(err, &r, "running or paused");
-		aj_sandbox_rec_free(&r);
-		return rc;
-	}
-	rc = aj_ctl_simple(r.socket, "stop", NULL, err);
-	if (rc < 0 && err->errnum != ECONNREFUSED && err->errnum != ENOENT) {
-		aj_sandbox_rec_free(&r);
+	if (r.state != AJ_ST_RUNNING && r.state != AJ_ST_PAUSED)
+		return aj_mgr_wrong_state(err, &r, "running or paused");
+	if (aj_ctl_simple(r.socket, "stop", NULL, err) < 0 && err->errnum != ECONNREFUSED &&
+	    err->errnum != ENOENT)
 		return -1;
-	}
 	wait_gone(&r);
 	aj_sandbox_rec_free(&r);
 	/* Reads the state the supervisor left (or marks it stopped if it had to be killed). */
-	if (aj_mgr_get(m, ref, &r, err) < 0)
-		return -1;
-	aj_sandbox_rec_free(&r);
-	return 0;
+	return aj_mgr_get(m, ref, &r, err) < 0 ? -1 : 0;
 }
 
 int aj_mgr_pause(struct aj_mgr *m, const char *ref, bool pause, struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
 	int rc;
 
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	if (strcmp(r.state, pause ? AJ_ST_RUNNING : AJ_ST_PAUSED) != 0) {
-		rc = aj_mgr_wrong_state(err, &r, pause ? "running" : "paused");
-		aj_sandbox_rec_free(&r);
-		return rc;
-	}
+	if (r.state != (pause ? AJ_ST_RUNNING : AJ_ST_PAUSED))
+		return aj_mgr_wrong_state(err, &r, pause ? "running" : "paused");
 	rc = aj_ctl_simple(r.socket, pause ? "pause" : "resume", NULL, err);
 	/* Someone else paused or resumed it since we read its state. */
 	if (rc < 0 && err && err->errnum == EALREADY)
 		aj_err_class(err, AJ_ERRC_WRONG_STATE);
-	aj_sandbox_rec_free(&r);
 	return rc;
 }
 
@@ -302,31 +272,27 @@ int aj_mgr_pause(struct aj_mgr *m, const char *ref, bool pause, struct aj_err *e
 int aj_mgr_set_lifetime(struct aj_mgr *m, const char *ref, int64_t max_lifetime_ms,
 			struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	int fd, lock, rc = -1;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+	_cleanup_close_ int fd = -1, lock = -1;
 
 	if (max_lifetime_ms < 0)
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "a lifetime cannot be negative");
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	if (!strcmp(r.state, AJ_ST_RUNNING) || !strcmp(r.state, AJ_ST_PAUSED)) {
-		fd = aj_ctl_connect(r.socket, err);
-		if (fd >= 0) {
-			rc = aj_ctl_call(fd, json_pack("{s:s, s:I}", "op", "lifetime",
-						       "max_lifetime_ms", (json_int_t)max_lifetime_ms),
-					 NULL, 0, NULL, NULL, NULL, STOP_TIMEOUT_MS, err);
-			close(fd);
-		}
-	} else if ((lock = aj_mgr_lock(m, r.id, true, err)) >= 0) {
-		aj_sandbox_rec_free(&r);
-		if (aj_mgr_get(m, ref, &r, err) == 0) {
-			r.max_lifetime_ms = max_lifetime_ms;
-			/* Started meanwhile: its supervisor holds the lifetime now. */
-			rc = strcmp(r.state, AJ_ST_STOPPED) ? aj_mgr_wrong_state(err, &r, "stopped")
-							    : aj_mgr_save(m, &r, err);
-		}
-		close(lock);
+	if (r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED) {
+		if ((fd = aj_ctl_connect(r.socket, err)) < 0)
+			return -1;
+		return aj_ctl_call(fd, json_pack("{s:s, s:I}", "op", "lifetime", "max_lifetime_ms",
+						 (json_int_t)max_lifetime_ms),
+				   NULL, 0, NULL, NULL, NULL, STOP_TIMEOUT_MS, err);
 	}
+	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
+		return -1;
 	aj_sandbox_rec_free(&r);
-	return rc;
+	if (aj_mgr_get(m, ref, &r, err) < 0)
+		return -1;
+	r.max_lifetime_ms = max_lifetime_ms;
+	/* Started meanwhile: its supervisor holds the lifetime now. */
+	return r.state != AJ_ST_STOPPED ? aj_mgr_wrong_state(err, &r, "stopped")
+					  : aj_mgr_save(m, &r, err);
 }

@@ -105,7 +105,7 @@ int aj_mgr_save(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_er
 int aj_mgr_wrong_state(struct aj_err *err, const struct aj_sandbox_rec *rec, const char *want)
 {
 	aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is %s; it must be %s", rec->name,
-		   rec->state, want);
+		   aj_sandbox_state_name(rec->state), want);
 	return aj_err_class(err, AJ_ERRC_WRONG_STATE);
 }
 
@@ -113,13 +113,13 @@ void aj_mgr_refresh(struct aj_mgr *m, struct aj_sandbox_rec *rec)
 {
 	char name[64];
 
-	if (strcmp(rec->state, AJ_ST_RUNNING) != 0 && strcmp(rec->state, AJ_ST_PAUSED) != 0)
+	if (rec->state != AJ_ST_RUNNING && rec->state != AJ_ST_PAUSED)
 		return;
 	if (aj_proc_alive((pid_t)rec->supervisor_pid, (uint64_t)rec->supervisor_start))
 		return;
 	/* The supervisor died (killed, crashed): its init died with it (parent-death signal);
 	 * the workspace is on disk untouched. */
-	snprintf(rec->state, sizeof rec->state, "%s", AJ_ST_STOPPED);
+	rec->state = AJ_ST_STOPPED;
 	snprintf(rec->error, sizeof rec->error, "the supervisor (pid %lld) died",
 		 (long long)rec->supervisor_pid);
 	rec->stopped_ms = rec->updated_ms = (int64_t)aj_now_realtime_ms();
@@ -168,7 +168,7 @@ static bool secret_source(const struct aj_policy *pol, const char *name)
 static char *materialize_policy(struct aj_policy *pol, struct aj_err *err)
 {
 	extern char **environ;
-	json_t *j;
+	_cleanup_json_ json_t *j = NULL;
 	char *text;
 
 	for (char **e = environ; e && *e; e++) {
@@ -194,7 +194,6 @@ static char *materialize_policy(struct aj_policy *pol, struct aj_err *err)
 		return NULL;
 	j = aj_policy_to_json(pol);
 	text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(j);
 	if (!text)
 		aj_err_sys(err, AJ_LAYER_POLICY, "store the policy");
 	return text;
@@ -237,7 +236,7 @@ static int fill_new_record(struct aj_mgr *m, const struct aj_create_opts *o,
 	if (!o->name)
 		snprintf(r->name, sizeof r->name, "sb-%.8s", r->id);
 	snprintf(r->owner, sizeof r->owner, "%s", m->owner);
-	snprintf(r->state, sizeof r->state, "%s", AJ_ST_CREATING);
+	r->state = AJ_ST_CREATING;
 	r->created_ms = r->updated_ms = now;
 	r->idle_timeout_ms = o->idle_timeout_ms;
 	r->max_lifetime_ms = o->max_lifetime_ms;
@@ -256,27 +255,25 @@ static int fill_new_record(struct aj_mgr *m, const struct aj_create_opts *o,
 static int base_layers(struct aj_mgr *m, const char *snapshot, struct aj_sandbox_rec *r,
 		       struct aj_err *err)
 {
-	struct aj_snapshot_rec s;
+	_cleanup_snapshot_rec_ struct aj_snapshot_rec s = AJ_REC_INIT;
 
 	if (!snapshot)
 		return 0;
 	if (aj_store_snapshot_get(m->store, snapshot, owner_filter(m), &s, err) < 0)
 		return -1;
-	if (strcmp(s.state, "ready") != 0) {
-		aj_snapshot_rec_free(&s);
+	if (s.state != AJ_SS_READY) {
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "snapshot \"%s\" is not complete", snapshot);
 		return aj_err_class(err, AJ_ERRC_WRONG_STATE);
 	}
 	snprintf(r->base_snapshot, sizeof r->base_snapshot, "%s", s.id);
 	aj_strv_copy(&r->layers, &s.layers);
 	r->base_depth = (int64_t)r->layers.n;
-	aj_snapshot_rec_free(&s);
 	return 0;
 }
 
 int aj_mgr_begin_creating(struct aj_mgr *m, const struct aj_sandbox_rec *r, struct aj_err *err)
 {
-	int lock = aj_mgr_lock(m, r->id, true, err);
+	_cleanup_close_ int lock = aj_mgr_lock(m, r->id, true, err);
 
 	if (lock < 0)
 		return -1;
@@ -284,77 +281,73 @@ int aj_mgr_begin_creating(struct aj_mgr *m, const struct aj_sandbox_rec *r, stru
 	 * whose lock is free is one nobody will finish, which recovery removes. */
 	if (aj_store_begin(m->store, err) == 0) {
 		if (aj_store_sandbox_insert(m->store, r, err) == 0 && aj_store_commit(m->store, err) == 0)
-			return lock;
+			return aj_steal_fd(&lock);
 		aj_store_rollback(m->store);
 	}
 	aj_ws_sandbox_remove(m->state, r->id, NULL);
-	close(lock);
 	return -1;
+}
+
+/* The record and the directories under the new sandbox's lock, which goes when it returns;
+ * started if asked. */
+static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
+			 struct aj_sandbox_rec *r, struct aj_err *err)
+{
+	_cleanup_close_ int lock = -1;
+
+	if (fill_new_record(m, o, r, err) < 0 || base_layers(m, o->from_snapshot, r, err) < 0 ||
+	    (lock = aj_mgr_begin_creating(m, r, err)) < 0)
+		return -1;
+	if (aj_ws_sandbox_create(m->state, r->id, (uid_t)o->policy->uid, (gid_t)o->policy->gid,
+				 err) < 0) {
+		aj_mgr_discard_creating(m, r->id, NULL);
+		return -1;
+	}
+	r->state = AJ_ST_STOPPED;
+	if (aj_mgr_save(m, r, err) < 0) {
+		aj_mgr_discard_creating(m, r->id, NULL);
+		return -1;
+	}
+	aj_store_event_add(m->store, r->id, "create", NULL, NULL);
+	return o->start ? aj_mgr_spawn(m, r, err) : 0;
 }
 
 int aj_mgr_create(struct aj_mgr *m, const struct aj_create_opts *o, struct aj_sandbox_rec *out,
 		  struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	int lock = -1, rc = -1;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
 
-	if (fill_new_record(m, o, &r, err) < 0 || base_layers(m, o->from_snapshot, &r, err) < 0 ||
-	    (lock = aj_mgr_begin_creating(m, &r, err)) < 0)
-		goto out;
-	if (aj_ws_sandbox_create(m->state, r.id, (uid_t)o->policy->uid, (gid_t)o->policy->gid,
-				 err) < 0) {
-		aj_mgr_discard_creating(m, r.id, NULL);
-		goto out;
-	}
-	snprintf(r.state, sizeof r.state, "%s", AJ_ST_STOPPED);
-	if (aj_mgr_save(m, &r, err) < 0) {
-		aj_mgr_discard_creating(m, r.id, NULL);
-		goto out;
-	}
-	aj_store_event_add(m->store, r.id, "create", NULL, NULL);
-	if (o->start && aj_mgr_spawn(m, &r, err) < 0)
-		goto out;
-	rc = 0;
-out:
-	if (lock >= 0)
-		close(lock);
-	if (rc == 0 && out)
-		rc = aj_mgr_get(m, r.id, out, err);
-	aj_sandbox_rec_free(&r);
-	return rc;
+	if (create_locked(m, o, &r, err) < 0)
+		return -1;
+	return out ? aj_mgr_get(m, r.id, out, err) : 0;
 }
 
 int aj_mgr_remove(struct aj_mgr *m, const char *ref, bool force, struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	int lock, rc = -1;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+	_cleanup_close_ int lock = -1;
 
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	if (strcmp(r.state, AJ_ST_STOPPED) && strcmp(r.state, AJ_ST_CREATING) && !force) {
-		aj_mgr_wrong_state(err, &r, "stopped (or use rm -f)");
-		goto out;
-	}
-	if (force && (!strcmp(r.state, AJ_ST_RUNNING) || !strcmp(r.state, AJ_ST_PAUSED)) &&
+	if (r.state != AJ_ST_STOPPED && r.state != AJ_ST_CREATING && !force)
+		return aj_mgr_wrong_state(err, &r, "stopped (or use rm -f)");
+	if (force && (r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED) &&
 	    aj_mgr_stop(m, r.id, err) < 0)
-		goto out;
+		return -1;
 	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
-		goto out;
+		return -1;
 	/* Record first, files after: a crash between leaves files gc finds unreferenced. The
 	 * event says the record went, which is what "removed" means to a client. */
-	if (aj_store_begin(m->store, err) == 0 && aj_store_sandbox_delete(m->store, r.id, err) == 0 &&
-	    aj_store_commit(m->store, err) == 0) {
-		aj_store_event_add(m->store, r.id, "remove", NULL, NULL);
-		if (aj_ws_sandbox_remove(m->state, r.id, err) == 0 &&
-		    aj_mgr_drop_unused_layers(m, NULL, err) == 0)
-			rc = 0;
-	} else {
+	if (aj_store_begin(m->store, err) < 0 || aj_store_sandbox_delete(m->store, r.id, err) < 0 ||
+	    aj_store_commit(m->store, err) < 0) {
 		aj_store_rollback(m->store);
+		return -1;
 	}
-	close(lock);
-out:
-	aj_sandbox_rec_free(&r);
-	return rc;
+	aj_store_event_add(m->store, r.id, "remove", NULL, NULL);
+	if (aj_ws_sandbox_remove(m->state, r.id, err) < 0 ||
+	    aj_mgr_drop_unused_layers(m, NULL, err) < 0)
+		return -1;
+	return 0;
 }
 
 /* Removes one ready layer if it is still unused, under its lock. Record first, in a
@@ -385,13 +378,12 @@ static int drop_layer(struct aj_mgr *m, const char *id, unsigned *n, struct aj_e
 
 int aj_mgr_drop_unused_layers(struct aj_mgr *m, unsigned *n, struct aj_err *err)
 {
-	struct aj_strv ids = {0};
+	_cleanup_strv_ struct aj_strv ids = AJ_STRV_INIT;
 	int r = aj_store_layers_unused(m->store, &ids, err);
 
 	/* Layers still "creating" are their creator's or crash recovery's business. */
 	for (size_t i = 0; r == 0 && i < ids.n; i++)
 		r = drop_layer(m, ids.v[i], n, err);
-	aj_strv_free(&ids);
 	return r;
 }
 
@@ -409,45 +401,43 @@ static bool layer_entry_exists(struct aj_mgr *m, const char *prefix, const char 
  * are left to recovery, which has run before. */
 static int sweep_layer_dirs(struct aj_mgr *m, unsigned *n, struct aj_err *err)
 {
-	struct aj_strv ids = {0};
+	_cleanup_strv_ struct aj_strv ids = AJ_STRV_INIT;
 	int r = aj_ws_dir_ids(m->state, "layers", &ids, err);
 
 	for (size_t i = 0; r == 0 && i < ids.n; i++) {
 		const char *id = ids.v[i];
-		char st[16] = "";
-		int lock, known = aj_store_layer_get(m->store, id, st, sizeof st, err);
-		if (known < 0 || (known && (!strcmp(st, "creating") ||
+		enum aj_store_state st = AJ_SS_READY;
+		int lock, known = aj_store_layer_get(m->store, id, &st, err);
+		if (known < 0 || (known && (st == AJ_SS_CREATING ||
 					    !layer_entry_exists(m, ".lock-", id)))) {
 			r = known < 0 ? -1 : 0;
 			continue;
 		}
 		if ((lock = aj_ws_layer_lock(m->state, id, false, NULL)) < 0)
 			continue; /* in use */
-		known = aj_store_layer_get(m->store, id, st, sizeof st, err);
+		known = aj_store_layer_get(m->store, id, &st, err);
 		if (known < 0)
 			r = -1;
 		else if (!known && aj_ws_layer_discard(m->state, id, err) < 0)
 			r = -1;
 		else if (!known && n)
 			(*n)++;
-		if (known > 0 && !strcmp(st, "creating"))
+		if (known > 0 && st == AJ_SS_CREATING)
 			close(lock); /* became one meanwhile: its lock file is its creator's */
 		else
 			aj_ws_layer_unlock(m->state, id, lock);
 	}
-	aj_strv_free(&ids);
 	return r;
 }
 
 /* False only if the store says there is no such sandbox (not on a read error). */
 static bool sandbox_known(struct aj_mgr *m, const char *id)
 {
-	struct aj_sandbox_rec rec;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec rec = AJ_REC_INIT;
 	struct aj_err e;
 
 	if (aj_store_sandbox_get(m->store, id, NULL, &rec, &e) < 0)
 		return e.cls != AJ_ERRC_NOT_FOUND;
-	aj_sandbox_rec_free(&rec);
 	return true;
 }
 
@@ -455,18 +445,16 @@ static bool sandbox_known(struct aj_mgr *m, const char *id)
  * checked again with it held: a maker takes the lock before its record exists. */
 static int sweep_sandbox_dirs(struct aj_mgr *m, struct aj_err *err)
 {
-	struct aj_strv ids = {0};
+	_cleanup_strv_ struct aj_strv ids = AJ_STRV_INIT;
 	int r = aj_ws_dir_ids(m->state, "sandboxes", &ids, err);
 
 	for (size_t i = 0; r == 0 && i < ids.n; i++) {
-		int lock;
+		_cleanup_close_ int lock = -1;
 		if (sandbox_known(m, ids.v[i]) || (lock = aj_mgr_lock(m, ids.v[i], false, NULL)) < 0)
 			continue;
 		if (!sandbox_known(m, ids.v[i]))
 			r = aj_ws_sandbox_remove(m->state, ids.v[i], err);
-		close(lock);
 	}
-	aj_strv_free(&ids);
 	return r;
 }
 
@@ -482,10 +470,10 @@ int aj_mgr_gc(struct aj_mgr *m, struct aj_gc_report *rep, struct aj_err *err)
 	    aj_store_sandbox_list(m->store, owner_filter(m), NULL, &v, &n, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		bool was_live = !strcmp(v[i].state, AJ_ST_RUNNING) || !strcmp(v[i].state, AJ_ST_PAUSED);
+		bool was_live = v[i].state == AJ_ST_RUNNING || v[i].state == AJ_ST_PAUSED;
 		aj_mgr_refresh(m, &v[i]);
-		rep->marked_stopped += was_live && !strcmp(v[i].state, AJ_ST_STOPPED);
-		if (!strcmp(v[i].state, AJ_ST_STOPPED) && v[i].retention_ms &&
+		rep->marked_stopped += was_live && v[i].state == AJ_ST_STOPPED;
+		if (v[i].state == AJ_ST_STOPPED && v[i].retention_ms &&
 		    v[i].stopped_ms + v[i].retention_ms <= now &&
 		    aj_mgr_remove(m, v[i].id, false, NULL) == 0)
 			rep->sandboxes_deleted++;

@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/util.h"
 #include "control/client.h"
 #include "manager/internal.h"
@@ -59,7 +60,20 @@ static const char *owner_of(const struct aj_mgr *m)
 
 static bool running(const struct aj_sandbox_rec *r)
 {
-	return !strcmp(r->state, AJ_ST_RUNNING) || !strcmp(r->state, AJ_ST_PAUSED);
+	return r->state == AJ_ST_RUNNING || r->state == AJ_ST_PAUSED;
+}
+
+/* record_intent()'s records, inside its transaction. */
+static int intent_records(struct aj_mgr *m, struct aj_sandbox_rec *r, const char *layer,
+			  struct aj_snapshot_rec *snap, bool move, struct aj_err *err)
+{
+	if (aj_store_layer_insert(m->store, layer, AJ_SS_CREATING, err) < 0 ||
+	    (snap && aj_store_snapshot_insert(m->store, snap, err) < 0))
+		return -1;
+	if (!move)
+		return 0;
+	aj_strv_push(&r->layers, layer);
+	return aj_store_sandbox_update(m->store, r, err);
 }
 
 /* Step 1: the intent, in one transaction. */
@@ -68,18 +82,11 @@ static int record_intent(struct aj_mgr *m, struct aj_sandbox_rec *r, const char 
 {
 	if (aj_store_begin(m->store, err) < 0)
 		return -1;
-	if (aj_store_layer_insert(m->store, layer, "creating", err) < 0 ||
-	    (snap && aj_store_snapshot_insert(m->store, snap, err) < 0))
-		goto fail;
-	if (move) {
-		aj_strv_push(&r->layers, layer);
-		if (aj_store_sandbox_update(m->store, r, err) < 0)
-			goto fail;
+	if (intent_records(m, r, layer, snap, move, err) < 0) {
+		aj_store_rollback(m->store);
+		return -1;
 	}
 	return aj_store_commit(m->store, err);
-fail:
-	aj_store_rollback(m->store);
-	return -1;
 }
 
 /* Step 3. */
@@ -88,9 +95,10 @@ static int record_done(struct aj_mgr *m, const char *layer, const char *snapshot
 {
 	if (aj_store_begin(m->store, err) < 0)
 		return -1;
-	if (aj_store_layer_set_state(m->store, layer, "ready", err) < 0 ||
+	if (aj_store_layer_set_state(m->store, layer, AJ_SS_READY, err) < 0 ||
 	    (snapshot_id &&
-	     aj_store_snapshot_set_state(m->store, snapshot_id, "ready", (int64_t)bytes, err) < 0)) {
+	     aj_store_snapshot_set_state(m->store, snapshot_id, AJ_SS_READY, (int64_t)bytes,
+					 err) < 0)) {
 		aj_store_rollback(m->store);
 		return -1;
 	}
@@ -102,25 +110,21 @@ static int record_done(struct aj_mgr *m, const char *layer, const char *snapshot
 static int copy_live(struct aj_mgr *m, const struct aj_sandbox_rec *r, const char *layer,
 		     uid_t uid, gid_t gid, uint64_t *bytes, struct aj_err *err)
 {
-	bool was_paused = !strcmp(r->state, AJ_ST_PAUSED);
-	int ctl = -1, rc;
+	bool was_paused = r->state == AJ_ST_PAUSED;
+	_cleanup_close_ int ctl = -1;
+	int rc;
 
 	/* The pause is leased to this connection: if we are killed while copying, the
 	 * supervisor sees the connection close and resumes the sandbox itself. */
 	if (!was_paused &&
 	    ((ctl = aj_ctl_connect(r->socket, err)) < 0 ||
 	     aj_ctl_call(ctl, json_pack("{s:s, s:b}", "op", "pause", "lease", 1), NULL, 0, NULL,
-			 NULL, NULL, 30000, err) < 0)) {
-		if (ctl >= 0)
-			close(ctl);
+			 NULL, NULL, 30000, err) < 0))
 		return -1;
-	}
 	rc = aj_ws_layer_from_upper(m->state, r->id, layer, false, uid, gid, bytes, err);
-	if (!was_paused) {
+	if (!was_paused)
 		aj_ctl_call(ctl, json_pack("{s:s}", "op", "resume"), NULL, 0, NULL, NULL, NULL,
 			    30000, rc < 0 ? NULL : err);
-		close(ctl);
-	}
 	return rc;
 }
 
@@ -166,77 +170,75 @@ static int reread(struct aj_mgr *m, struct aj_sandbox_rec *r, struct aj_err *err
 	return aj_mgr_get(m, id, r, err);
 }
 
+/* The snapshot of r, whose lock the caller holds, under its new layer's lock. */
+static int snapshot_locked(struct aj_mgr *m, struct aj_sandbox_rec *r, const char *name,
+			   int64_t retention_ms, struct aj_snapshot_rec *out, struct aj_err *err)
+{
+	_cleanup_snapshot_rec_ struct aj_snapshot_rec s = AJ_REC_INIT;
+	char layer[33];
+	uint64_t bytes = 0;
+	int llock, rc = -1;
+
+	if (aj_mgr_new_id(s.id, err) < 0 || aj_mgr_new_id(layer, err) < 0 ||
+	    (llock = aj_ws_layer_lock(m->state, layer, true, err)) < 0)
+		return -1;
+	snprintf(s.name, sizeof s.name, "%s", name ? name : "");
+	if (!name)
+		snprintf(s.name, sizeof s.name, "%s-%.8s", r->name, s.id);
+	snprintf(s.owner, sizeof s.owner, "%s", r->owner);
+	snprintf(s.source, sizeof s.source, "%s", r->id);
+	s.state = AJ_SS_CREATING;
+	s.created_ms = (int64_t)aj_now_realtime_ms();
+	s.retention_ms = retention_ms;
+	if (freeze_layer(m, r, layer, &s, &bytes, err) == 0) {
+		aj_store_event_add(m->store, r->id, "snapshot", NULL, NULL);
+		rc = out ? aj_store_snapshot_get(m->store, s.id, NULL, out, err) : 0;
+	}
+	aj_ws_layer_unlock(m->state, layer, llock);
+	return rc;
+}
+
 int aj_mgr_snapshot(struct aj_mgr *m, const char *ref, const char *name, int64_t retention_ms,
 		    struct aj_snapshot_rec *out, struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	struct aj_snapshot_rec s;
-	char layer[33];
-	uint64_t bytes = 0;
-	int lock, llock = -1, rc = -1;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+	_cleanup_close_ int lock = -1;
 
 	if (name && !aj_mgr_name_ok(name))
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "snapshot name \"%s\" is not valid",
 				  name);
-	if (aj_mgr_get(m, ref, &r, err) < 0)
+	if (aj_mgr_get(m, ref, &r, err) < 0 || (lock = aj_mgr_lock(m, r.id, true, err)) < 0 ||
+	    reread(m, &r, err) < 0)
 		return -1;
-	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
-		goto out;
-	memset(&s, 0, sizeof s);
-	if (reread(m, &r, err) < 0 || aj_mgr_new_id(s.id, err) < 0 ||
-	    aj_mgr_new_id(layer, err) < 0 || (llock = aj_ws_layer_lock(m->state, layer, true, err)) < 0)
-		goto unlock;
-	snprintf(s.name, sizeof s.name, "%s", name ? name : "");
-	if (!name)
-		snprintf(s.name, sizeof s.name, "%s-%.8s", r.name, s.id);
-	snprintf(s.owner, sizeof s.owner, "%s", r.owner);
-	snprintf(s.source, sizeof s.source, "%s", r.id);
-	snprintf(s.state, sizeof s.state, "creating");
-	s.created_ms = (int64_t)aj_now_realtime_ms();
-	s.retention_ms = retention_ms;
-	if (freeze_layer(m, &r, layer, &s, &bytes, err) == 0) {
-		aj_store_event_add(m->store, r.id, "snapshot", NULL, NULL);
-		rc = out ? aj_store_snapshot_get(m->store, s.id, NULL, out, err) : 0;
-	}
-	aj_snapshot_rec_free(&s);
-unlock:
-	aj_ws_layer_unlock(m->state, layer, llock);
-	close(lock);
-out:
-	aj_sandbox_rec_free(&r);
-	return rc;
+	return snapshot_locked(m, &r, name, retention_ms, out, err);
 }
 
 int aj_mgr_snapshot_remove(struct aj_mgr *m, const char *ref, struct aj_err *err)
 {
-	struct aj_snapshot_rec s;
-	struct aj_strv users = {0};
-	int rc = -1;
+	_cleanup_snapshot_rec_ struct aj_snapshot_rec s = AJ_REC_INIT;
+	_cleanup_strv_ struct aj_strv users = AJ_STRV_INIT;
 
-	if (aj_store_snapshot_get(m->store, ref, owner_of(m), &s, err) < 0)
+	if (aj_store_snapshot_get(m->store, ref, owner_of(m), &s, err) < 0 ||
+	    aj_store_snapshot_users(m->store, s.id, &users, err) < 0)
 		return -1;
-	if (aj_store_snapshot_users(m->store, s.id, &users, err) < 0)
-		goto out;
 	if (users.n) {
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY,
 			   "snapshot \"%s\" is in use by sandbox \"%s\"%s (made from it)", s.name,
 			   users.v[0], users.n > 1 ? " and others" : "");
 		aj_err_class(err, AJ_ERRC_WRONG_STATE);
-		aj_err_hint(err, "remove the sandboxes made from it first (agentjail rm -f %s)",
-			    users.v[0]);
-		goto out;
+		return aj_err_hint(err,
+				   "remove the sandboxes made from it first (agentjail rm -f %s)",
+				   users.v[0]);
 	}
 	if (aj_store_begin(m->store, err) < 0)
-		goto out;
+		return -1;
 	if (aj_store_snapshot_delete(m->store, s.id, err) < 0) {
 		aj_store_rollback(m->store);
-		goto out;
+		return -1;
 	}
-	rc = aj_store_commit(m->store, err) == 0 ? aj_mgr_drop_unused_layers(m, NULL, err) : -1;
-out:
-	aj_strv_free(&users);
-	aj_snapshot_rec_free(&s);
-	return rc;
+	if (aj_store_commit(m->store, err) < 0)
+		return -1;
+	return aj_mgr_drop_unused_layers(m, NULL, err);
 }
 
 /* ---- restore ----------------------------------------------------------------------------- */
@@ -252,7 +254,7 @@ static int restore_intent(struct aj_mgr *m, const char *snapshot, const char *sa
 		aj_store_rollback(m->store);
 		return -1;
 	}
-	if (strcmp(s->state, "ready") != 0) {
+	if (s->state != AJ_SS_READY) {
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "snapshot \"%s\" is not complete", snapshot);
 		aj_err_class(err, AJ_ERRC_WRONG_STATE);
 	} else if (aj_store_restore_intent_set(m->store, sandbox_id, &s->layers, err) == 0 &&
@@ -267,11 +269,10 @@ static int restore_intent(struct aj_mgr *m, const char *snapshot, const char *sa
 static int restore_finish(struct aj_mgr *m, struct aj_sandbox_rec *r, const struct aj_strv *stack,
 			  const char *snapshot_id, struct aj_err *err)
 {
-	struct aj_strv none = {0};
+	const struct aj_strv none = AJ_STRV_INIT;
 
 	aj_strv_clear(&r->layers);
-	if (aj_strv_copy(&r->layers, stack) < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "restore");
+	aj_strv_copy(&r->layers, stack);
 	if (snapshot_id)
 		snprintf(r->base_snapshot, sizeof r->base_snapshot, "%s", snapshot_id);
 	r->base_depth = (int64_t)stack->n; /* diff compares with the snapshot from now on */
@@ -295,9 +296,9 @@ static int restore_finish(struct aj_mgr *m, struct aj_sandbox_rec *r, const stru
  * Returns 1 if there was one, 0 if not, -1 on error. */
 static int recover_restore(struct aj_mgr *m, const char *id, struct aj_err *err)
 {
-	struct aj_strv stack = {0}, none = {0};
-	struct aj_sandbox_rec r;
-	int rc = 1;
+	_cleanup_strv_ struct aj_strv stack = AJ_STRV_INIT;
+	const struct aj_strv none = AJ_STRV_INIT;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
 
 	if (aj_store_restore_intent_get(m->store, id, &stack, err) < 0)
 		return -1;
@@ -306,32 +307,27 @@ static int recover_restore(struct aj_mgr *m, const char *id, struct aj_err *err)
 			aj_ws_upper_drop_aside(m->state, id, NULL);
 		return 0;
 	}
-	if (!aj_ws_upper_aside_exists(m->state, id) ||
-	    aj_store_sandbox_get(m->store, id, NULL, &r, NULL) < 0) {
-		/* Back: the files never changed (or the sandbox is gone). */
-		if (aj_store_begin(m->store, err) < 0 ||
-		    aj_store_restore_intent_set(m->store, id, &none, err) < 0 ||
-		    aj_store_commit(m->store, err) < 0) {
-			aj_store_rollback(m->store);
-			rc = -1;
-		}
-	} else { /* forward */
-		rc = aj_ws_upper_set_aside(m->state, id, err) == 0 &&
-				     restore_finish(m, &r, &stack, NULL, err) == 0
-			     ? 1
-			     : -1;
-		aj_sandbox_rec_free(&r);
+	if (aj_ws_upper_aside_exists(m->state, id) &&
+	    aj_store_sandbox_get(m->store, id, NULL, &r, NULL) == 0) /* forward */
+		return aj_ws_upper_set_aside(m->state, id, err) == 0 &&
+				       restore_finish(m, &r, &stack, NULL, err) == 0
+			       ? 1
+			       : -1;
+	/* Back: the files never changed (or the sandbox is gone). */
+	if (aj_store_begin(m->store, err) < 0 ||
+	    aj_store_restore_intent_set(m->store, id, &none, err) < 0 ||
+	    aj_store_commit(m->store, err) < 0) {
+		aj_store_rollback(m->store);
+		return -1;
 	}
-	aj_strv_free(&stack);
-	return rc;
+	return 1;
 }
 
 /* Steps 1-3 on a stopped sandbox whose lock the caller holds. */
 static int restore_stopped(struct aj_mgr *m, struct aj_sandbox_rec *r, const char *snapshot,
 			   struct aj_err *err)
 {
-	struct aj_snapshot_rec s;
-	int rc;
+	_cleanup_snapshot_rec_ struct aj_snapshot_rec s = AJ_REC_INIT;
 
 	if (recover_restore(m, r->id, err) < 0)
 		return aj_err_prefix(err, "an earlier restore of \"%s\"", r->name);
@@ -339,27 +335,22 @@ static int restore_stopped(struct aj_mgr *m, struct aj_sandbox_rec *r, const cha
 		return -1;
 	if (aj_ws_upper_set_aside(m->state, r->id, err) < 0) {
 		recover_restore(m, r->id, NULL); /* back, or forward if the rename happened */
-		aj_snapshot_rec_free(&s);
 		return -1;
 	}
-	rc = restore_finish(m, r, &s.layers, s.id, err);
-	aj_snapshot_rec_free(&s);
-	return rc;
+	return restore_finish(m, r, &s.layers, s.id, err);
 }
 
 int aj_mgr_restore(struct aj_mgr *m, const char *ref, const char *snapshot, struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	struct aj_snapshot_rec s;
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+	_cleanup_snapshot_rec_ struct aj_snapshot_rec s = AJ_REC_INIT;
+	_cleanup_close_ int lock = -1;
 	char id[sizeof r.id];
 	bool was_running;
-	int lock, rc = -1;
 
 	/* Checked before anything stops; checked again under the lock (restore_intent). */
-	if (aj_store_snapshot_get(m->store, snapshot, owner_of(m), &s, err) < 0)
-		return -1;
-	aj_snapshot_rec_free(&s);
-	if (aj_mgr_get(m, ref, &r, err) < 0)
+	if (aj_store_snapshot_get(m->store, snapshot, owner_of(m), &s, err) < 0 ||
+	    aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
 	was_running = running(&r);
 	snprintf(id, sizeof id, "%s", r.id);
@@ -367,22 +358,16 @@ int aj_mgr_restore(struct aj_mgr *m, const char *ref, const char *snapshot, stru
 	/* Stopped outside the lock, as rm -f does: the supervisor records its own end. */
 	if (was_running && aj_mgr_stop(m, id, err) < 0)
 		return -1;
-	if ((lock = aj_mgr_lock(m, id, true, err)) < 0)
+	if ((lock = aj_mgr_lock(m, id, true, err)) < 0 || aj_mgr_get(m, id, &r, err) < 0)
 		return -1;
-	if (aj_mgr_get(m, id, &r, err) < 0)
-		goto unlock;
-	if (strcmp(r.state, AJ_ST_STOPPED) != 0)
-		aj_mgr_wrong_state(err, &r, "stopped (it was started again meanwhile)");
-	else if (restore_stopped(m, &r, snapshot, err) == 0) {
-		aj_store_event_add(m->store, r.id, "restore", NULL, NULL);
-		rc = was_running ? aj_mgr_spawn(m, &r, err) : 0;
-		if (rc < 0)
-			aj_err_prefix(err, "the workspace was restored, but");
-	}
-	aj_sandbox_rec_free(&r);
-unlock:
-	close(lock);
-	return rc;
+	if (r.state != AJ_ST_STOPPED)
+		return aj_mgr_wrong_state(err, &r, "stopped (it was started again meanwhile)");
+	if (restore_stopped(m, &r, snapshot, err) < 0)
+		return -1;
+	aj_store_event_add(m->store, r.id, "restore", NULL, NULL);
+	if (was_running && aj_mgr_spawn(m, &r, err) < 0)
+		return aj_err_prefix(err, "the workspace was restored, but");
+	return 0;
 }
 
 /* One of a fork's new sandboxes (see the top of this file), made and, if `start`, started.
@@ -390,55 +375,45 @@ unlock:
 static int make_fork(struct aj_mgr *m, const struct aj_sandbox_rec *src, const char *name,
 		     bool start, char *made, struct aj_err *err)
 {
-	struct aj_sandbox_rec f = *src;
+	/* The copy's pointers are replaced before anything can fail: it frees its own. */
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec f = *src;
+	_cleanup_close_ int lock = -1;
 	char upper[4200];
 	struct stat st;
-	int lock = -1, rc = -1;
 
 	/* Same policy, labels, TTLs and layers; its own id, name, upper and compute. */
 	memset(&f.labels, 0, sizeof f.labels);
 	memset(&f.layers, 0, sizeof f.layers);
 	f.policy = NULL;
 	snprintf(f.name, sizeof f.name, "%s", name);
-	snprintf(f.state, sizeof f.state, "%s", AJ_ST_CREATING);
+	f.state = AJ_ST_CREATING;
 	f.generation = 0;
 	f.created_ms = f.updated_ms = (int64_t)aj_now_realtime_ms();
 	f.started_ms = f.stopped_ms = f.supervisor_pid = f.supervisor_start = 0;
 	f.socket[0] = f.error[0] = '\0';
 	aj_ws_path(upper, sizeof upper, m->state, "sandboxes", src->id, "upper");
 	if (aj_mgr_new_id(f.id, err) < 0)
-		goto out;
-	if (!(f.policy = strdup(src->policy)) || aj_strv_copy(&f.labels, &src->labels) < 0 ||
-	    aj_strv_copy(&f.layers, &src->layers) < 0) {
-		aj_err_sys(err, AJ_LAYER_STATE, "fork \"%s\"", src->name);
-		goto out;
-	}
+		return -1;
+	f.policy = aj_xstrdup(src->policy);
+	aj_strv_copy(&f.labels, &src->labels);
+	aj_strv_copy(&f.layers, &src->layers);
 	f.base_depth = (int64_t)f.layers.n; /* the source's state at the fork is its base */
-	if (stat(upper, &st) < 0) {
-		aj_err_sys(err, AJ_LAYER_STATE, "stat \"%s\"", upper);
-		goto out;
-	}
+	if (stat(upper, &st) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "stat \"%s\"", upper);
 	if ((lock = aj_mgr_begin_creating(m, &f, err)) < 0)
-		goto out;
+		return -1;
 	if (aj_ws_sandbox_create(m->state, f.id, st.st_uid, st.st_gid, err) < 0) {
 		aj_mgr_discard_creating(m, f.id, NULL);
-		goto out;
+		return -1;
 	}
-	snprintf(f.state, sizeof f.state, "%s", AJ_ST_STOPPED);
+	f.state = AJ_ST_STOPPED;
 	if (aj_mgr_save(m, &f, err) < 0) {
 		aj_mgr_discard_creating(m, f.id, NULL);
-		goto out;
+		return -1;
 	}
 	snprintf(made, sizeof f.id, "%s", f.id);
 	aj_store_event_add(m->store, f.id, "create", NULL, NULL);
-	rc = start ? aj_mgr_spawn(m, &f, err) : 0;
-out:
-	if (lock >= 0)
-		close(lock);
-	free(f.policy);
-	aj_strv_free(&f.labels);
-	aj_strv_free(&f.layers);
-	return rc;
+	return start ? aj_mgr_spawn(m, &f, err) : 0;
 }
 
 /* The new sandboxes' names (prefix-1.., the one name `exact`, or the source's name, "fork",
@@ -449,7 +424,7 @@ static int fork_names(struct aj_mgr *m, const struct aj_sandbox_rec *src, const 
 		      struct aj_err *err)
 {
 	for (unsigned i = 1; i <= count; i++) {
-		struct aj_sandbox_rec other;
+		_cleanup_sandbox_rec_ struct aj_sandbox_rec other = AJ_REC_INIT;
 		struct aj_err e;
 		char name[256];
 
@@ -465,7 +440,6 @@ static int fork_names(struct aj_mgr *m, const struct aj_sandbox_rec *src, const 
 					  "A-Za-z0-9_.-, not a 16-digit hex id)",
 					  name);
 		if (aj_store_sandbox_get(m->store, name, NULL, &other, &e) == 0) {
-			aj_sandbox_rec_free(&other);
 			aj_err_set(err, AJ_LAYER_STATE, EEXIST, "a sandbox named \"%s\" already exists",
 				   name);
 			return aj_err_class(err, AJ_ERRC_EXISTS);
@@ -475,8 +449,7 @@ static int fork_names(struct aj_mgr *m, const struct aj_sandbox_rec *src, const 
 				*err = e;
 			return -1;
 		}
-		if (aj_strv_push(out, name) < 0)
-			return aj_err_sys(err, AJ_LAYER_STATE, "fork");
+		aj_strv_push(out, name);
 	}
 	return 0;
 }
@@ -488,53 +461,56 @@ static void unmake_forks(struct aj_mgr *m, const struct aj_strv *ids)
 		aj_mgr_remove(m, ids->v[i], true, NULL);
 }
 
-static int fork_sandboxes(struct aj_mgr *m, const char *ref, unsigned count, const char *prefix,
-			  bool exact, bool start, struct aj_strv *names, struct aj_err *err)
+/* The forks named in want of r, whose lock the caller holds, on r's state frozen into
+ * `layer`, under that layer's lock (*llock, released by the caller). */
+static int fork_locked(struct aj_mgr *m, struct aj_sandbox_rec *r, const char *layer,
+		       const struct aj_strv *want, bool start, struct aj_strv *names, int *llock,
+		       struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	struct aj_strv want = {0}, made = {0};
-	char layer[33];
-	int lock, llock = -1, rc = -1;
+	_cleanup_strv_ struct aj_strv made = AJ_STRV_INIT;
 
-	if (count == 0 || count > 1000)
-		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "fork: --count must be 1 to 1000");
-	if (aj_mgr_get(m, ref, &r, err) < 0)
-		return -1;
-	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
-		goto out;
-	if (reread(m, &r, err) < 0 || aj_mgr_new_id(layer, err) < 0 ||
-	    fork_names(m, &r, layer, count, prefix, exact, &want, err) < 0)
-		goto unlock;
 	/* The source's state becomes a shared layer once; every fork starts on it with an
 	 * empty upper of its own: constant work per fork, whatever the workspace's size. */
-	if ((llock = aj_ws_layer_lock(m->state, layer, true, err)) < 0 ||
-	    freeze_layer(m, &r, layer, NULL, NULL, err) < 0)
-		goto unlock;
-	if (running(&r)) /* the stack a running source's forks share */
-		aj_strv_push(&r.layers, layer);
-	for (size_t i = 0; i < want.n; i++) {
+	if ((*llock = aj_ws_layer_lock(m->state, layer, true, err)) < 0 ||
+	    freeze_layer(m, r, layer, NULL, NULL, err) < 0)
+		return -1;
+	if (running(r)) /* the stack a running source's forks share */
+		aj_strv_push(&r->layers, layer);
+	for (size_t i = 0; i < want->n; i++) {
 		char id[33] = "";
-		int k = make_fork(m, &r, want.v[i], start, id, err);
+		int k = make_fork(m, r, want->v[i], start, id, err);
 		if (id[0])
 			aj_strv_push(&made, id);
 		if (k < 0) {
 			unmake_forks(m, &made);
-			goto unlock;
+			return -1;
 		}
 	}
-	aj_store_event_add(m->store, r.id, "fork", NULL, NULL);
-	for (size_t i = 0; names && i < want.n; i++)
-		aj_strv_push(names, want.v[i]);
-	rc = 0;
-unlock:
+	aj_store_event_add(m->store, r->id, "fork", NULL, NULL);
+	for (size_t i = 0; names && i < want->n; i++)
+		aj_strv_push(names, want->v[i]);
+	return 0;
+}
+
+static int fork_sandboxes(struct aj_mgr *m, const char *ref, unsigned count, const char *prefix,
+			  bool exact, bool start, struct aj_strv *names, struct aj_err *err)
+{
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+	_cleanup_strv_ struct aj_strv want = AJ_STRV_INIT;
+	_cleanup_close_ int lock = -1;
+	char layer[33];
+	int llock = -1, rc;
+
+	if (count == 0 || count > 1000)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "fork: --count must be 1 to 1000");
+	if (aj_mgr_get(m, ref, &r, err) < 0 || (lock = aj_mgr_lock(m, r.id, true, err)) < 0 ||
+	    reread(m, &r, err) < 0 || aj_mgr_new_id(layer, err) < 0 ||
+	    fork_names(m, &r, layer, count, prefix, exact, &want, err) < 0)
+		return -1;
+	rc = fork_locked(m, &r, layer, &want, start, names, &llock, err);
 	aj_ws_layer_unlock(m->state, layer, llock);
 	if (rc < 0 && llock >= 0) /* a running source's layer, if nothing references it now */
 		aj_mgr_drop_unused_layers(m, NULL, NULL);
-	close(lock);
-out:
-	aj_strv_free(&want);
-	aj_strv_free(&made);
-	aj_sandbox_rec_free(&r);
 	return rc;
 }
 
@@ -554,16 +530,14 @@ int aj_mgr_fork_named(struct aj_mgr *m, const char *ref, const char *name, bool 
  * stored have base_depth -1: their base snapshot's stack, or none. */
 size_t aj_mgr_base_depth(struct aj_mgr *m, const struct aj_sandbox_rec *r)
 {
-	struct aj_snapshot_rec s;
+	_cleanup_snapshot_rec_ struct aj_snapshot_rec s = AJ_REC_INIT;
 	size_t d = 0;
 
 	if (r->base_depth >= 0)
 		d = (size_t)r->base_depth;
 	else if (r->base_snapshot[0] &&
-		 aj_store_snapshot_get(m->store, r->base_snapshot, NULL, &s, NULL) == 0) {
+		 aj_store_snapshot_get(m->store, r->base_snapshot, NULL, &s, NULL) == 0)
 		d = s.layers.n;
-		aj_snapshot_rec_free(&s);
-	}
 	return d < r->layers.n ? d : r->layers.n;
 }
 
@@ -572,8 +546,8 @@ size_t aj_mgr_base_depth(struct aj_mgr *m, const struct aj_sandbox_rec *r)
 int aj_mgr_diff(struct aj_mgr *m, const char *ref,
 		int (*fn)(void *arg, char kind, const char *path), void *arg, struct aj_err *err)
 {
-	struct aj_sandbox_rec r;
-	struct aj_strv base = {0}, own = {0};
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+	_cleanup_strv_ struct aj_strv base = AJ_STRV_INIT, own = AJ_STRV_INIT;
 	char path[4200];
 	size_t depth;
 	int rc;
@@ -589,26 +563,22 @@ int aj_mgr_diff(struct aj_mgr *m, const char *ref,
 	rc = aj_ws_diff_stack(&base, &own, path, fn, arg, err);
 	if (rc < 0)
 		aj_err_prefix(err, "diff of \"%s\"", r.name);
-	aj_strv_free(&base);
-	aj_strv_free(&own);
-	aj_sandbox_rec_free(&r);
 	return rc;
 }
 
 /* Restores a crash interrupted, for the sandboxes whose lock is free. */
 static int recover_restores(struct aj_mgr *m, unsigned *recovered, struct aj_err *err)
 {
-	struct aj_strv ids = {0};
+	_cleanup_strv_ struct aj_strv ids = AJ_STRV_INIT;
 
 	if (aj_store_restore_intents(m->store, &ids, err) < 0)
 		return -1;
 	for (size_t i = 0; i < ids.n; i++) {
-		struct aj_sandbox_rec r;
+		_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+		_cleanup_close_ int lock = -1;
 		struct aj_err e;
-		int lock = -1;
 		/* A deleted sandbox's intent is dropped without making its directory for a lock. */
 		if (aj_store_sandbox_get(m->store, ids.v[i], NULL, &r, &e) == 0) {
-			aj_sandbox_rec_free(&r);
 			if ((lock = aj_mgr_lock(m, ids.v[i], false, NULL)) < 0)
 				continue; /* in progress right now */
 		} else if (e.cls != AJ_ERRC_NOT_FOUND) {
@@ -616,10 +586,7 @@ static int recover_restores(struct aj_mgr *m, unsigned *recovered, struct aj_err
 		}
 		if (recover_restore(m, ids.v[i], NULL) > 0)
 			(*recovered)++;
-		if (lock >= 0)
-			close(lock);
 	}
-	aj_strv_free(&ids);
 	return 0;
 }
 

@@ -19,17 +19,11 @@
 static int merge_range(struct aj_mgr *m, const struct aj_sandbox_rec *r, size_t from, size_t to,
 		       const char *layer, struct aj_err *err)
 {
-	struct aj_strv part = {0};
-	int rc;
+	_cleanup_strv_ struct aj_strv part = AJ_STRV_INIT;
 
 	for (size_t i = from; i < to; i++)
-		if (aj_strv_push(&part, r->layers.v[i]) < 0) {
-			aj_strv_free(&part);
-			return aj_err_sys(err, AJ_LAYER_STATE, "squash");
-		}
-	rc = aj_ws_layer_squash(m->state, &part, layer, err);
-	aj_strv_free(&part);
-	return rc;
+		aj_strv_push(&part, r->layers.v[i]);
+	return aj_ws_layer_squash(m->state, &part, layer, err);
 }
 
 struct group {
@@ -45,11 +39,21 @@ static int new_layer(struct aj_mgr *m, struct group *g, struct aj_err *err)
 		return -1;
 	if (aj_store_begin(m->store, err) < 0)
 		return -1;
-	if (aj_store_layer_insert(m->store, g->layer, "creating", err) < 0) {
+	if (aj_store_layer_insert(m->store, g->layer, AJ_SS_CREATING, err) < 0) {
 		aj_store_rollback(m->store);
 		return -1;
 	}
 	return aj_store_commit(m->store, err);
+}
+
+/* commit()'s records, inside its transaction. */
+static int commit_records(struct aj_mgr *m, const struct aj_sandbox_rec *r,
+			  const struct group *g, size_t ng, struct aj_err *err)
+{
+	for (size_t k = 0; k < ng; k++)
+		if (aj_store_layer_set_state(m->store, g[k].layer, AJ_SS_READY, err) < 0)
+			return -1;
+	return aj_store_sandbox_update(m->store, r, err);
 }
 
 /* The new stack: each group's range replaced by its layer; the base shrinks to match. */
@@ -76,22 +80,18 @@ static int commit(struct aj_mgr *m, struct aj_sandbox_rec *r, struct group *g, s
 		r->base_depth = new_base;
 	if (aj_store_begin(m->store, err) < 0)
 		return -1;
-	for (size_t k = 0; k < ng; k++)
-		if (aj_store_layer_set_state(m->store, g[k].layer, "ready", err) < 0)
-			goto fail;
-	if (aj_store_sandbox_update(m->store, r, err) < 0)
-		goto fail;
+	if (commit_records(m, r, g, ng, err) < 0) {
+		aj_store_rollback(m->store);
+		return -1;
+	}
 	return aj_store_commit(m->store, err);
-fail:
-	aj_store_rollback(m->store);
-	return -1;
 }
 
 int aj_mgr_squash(struct aj_mgr *m, struct aj_sandbox_rec *r, struct aj_err *err)
 {
 	size_t base = aj_mgr_base_depth(m, r), n = r->layers.n, ng = 0;
 	struct group g[2];
-	int rc = -1;
+	int rc = 0;
 
 	if (n <= AJ_MAX_LAYERS)
 		return 0;
@@ -100,19 +100,20 @@ int aj_mgr_squash(struct aj_mgr *m, struct aj_sandbox_rec *r, struct aj_err *err
 		g[ng++] = (struct group){.from = 0, .to = base, .lock = -1};
 	if (n - base > 1)
 		g[ng++] = (struct group){.from = base, .to = n, .lock = -1};
-	for (size_t k = 0; k < ng; k++)
+	for (size_t k = 0; rc == 0 && k < ng; k++)
 		if (new_layer(m, &g[k], err) < 0 ||
 		    merge_range(m, r, g[k].from, g[k].to, g[k].layer, err) < 0)
-			goto out;
-	rc = commit(m, r, g, ng, base, err);
+			rc = -1;
+	if (rc == 0)
+		rc = commit(m, r, g, ng, base, err);
 	if (rc == 0) {
 		aj_store_event_add(m->store, r->id, "squash",
 				   "{\"reason\":\"layer stack deeper than the limit\"}", NULL);
 		aj_mgr_drop_unused_layers(m, NULL, NULL);
 	}
-out:
+	/* Each group's layer lock goes; a failed or interrupted merge is settled first, like a
+	 * failed snapshot's layer. */
 	for (size_t k = 0; k < ng; k++) {
-		/* A failed or interrupted merge is settled like a failed snapshot's layer. */
 		if (rc < 0 && g[k].lock >= 0)
 			aj_mgr_settle_layer(m, g[k].layer, NULL);
 		if (g[k].lock >= 0)

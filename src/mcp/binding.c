@@ -110,15 +110,15 @@ static int wake(struct aj_mcp_binding *b, const struct aj_sandbox_rec *r, bool *
 		struct aj_err *err)
 {
 	*restarted = false;
-	if (!strcmp(r->state, AJ_ST_RUNNING))
+	if (r->state == AJ_ST_RUNNING)
 		return 0;
-	if (!strcmp(r->state, AJ_ST_PAUSED)) {
+	if (r->state == AJ_ST_PAUSED) {
 		fprintf(stderr, "agentjail mcp: resuming the paused sandbox \"%s\"\n", b->name);
 		if (aj_mgr_pause(&b->mgr, b->id, false, err) < 0 && err->errnum != EALREADY)
 			return -1;
 		return 0;
 	}
-	if (!strcmp(r->state, AJ_ST_STOPPED)) {
+	if (r->state == AJ_ST_STOPPED) {
 		fprintf(stderr, "agentjail mcp: starting the stopped sandbox \"%s\"\n", b->name);
 		*restarted = true;
 		/* EBUSY: someone else started it meanwhile, which serves as well. */
@@ -126,7 +126,8 @@ static int wake(struct aj_mcp_binding *b, const struct aj_sandbox_rec *r, bool *
 			return -1;
 		return 0;
 	}
-	return aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is %s", b->name, r->state);
+	return aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is %s", b->name,
+			  aj_sandbox_state_name(r->state));
 }
 
 int aj_mcp_ctl(struct aj_mcp_binding *b, struct aj_err *err)

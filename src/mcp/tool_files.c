@@ -184,7 +184,7 @@ static json_t *run_read(struct aj_mcp_call *c, json_t *args)
 		return res;
 	r.first = aj_mcp_arg_int(&aj_mcp_tool_read_file, args, "offset");
 	r.last = r.first + aj_mcp_arg_int(&aj_mcp_tool_read_file, args, "limit") - 1;
-	r.fd = aj_fs_open(ctl, path, "r", 0, &err);
+	r.fd = aj_fs_open(ctl, path, AJ_FS_READ, 0, &err);
 	if (r.fd < 0)
 		return fs_error(&err, "read_file", path);
 	if (fstat(r.fd, &st) < 0) {
@@ -245,7 +245,8 @@ static json_t *run_write(struct aj_mcp_call *c, json_t *args)
 
 	if (prepare(c, args, "write_file", path, sizeof path, &ctl, &res) < 0)
 		return res;
-	if (aj_fs_write(ctl, path, json_string_value(content), len, "w", 0644, true, &err) < 0)
+	if (aj_fs_write(ctl, path, json_string_value(content), len, AJ_FS_WRITE, 0644, true,
+			&err) < 0)
 		return fs_error(&err, "write_file", path);
 	snprintf(msg, sizeof msg, "Wrote %zu bytes to %s", len, path);
 	return aj_mcp_result_text(msg, NULL);
@@ -350,7 +351,7 @@ static json_t *run_edit(struct aj_mcp_call *c, json_t *args)
 		return res;
 	out = replace(data, len, json_string_value(old), json_string_length(old),
 		      json_string_value(new), json_string_length(new), all, &out_len);
-	if (aj_fs_write(ctl, path, out, out_len, "w", 0644, false, &err) < 0)
+	if (aj_fs_write(ctl, path, out, out_len, AJ_FS_WRITE, 0644, false, &err) < 0)
 		return fs_error(&err, "edit_file", path);
 	snprintf(msg, sizeof msg, "Replaced %zu occurrence%s in %s", count, count == 1 ? "" : "s",
 		 path);

@@ -36,14 +36,14 @@ static int flag_process(const struct exec_opts *o, const struct aj_container_pro
 	p->uid = base->uid;
 	p->gid = base->gid;
 	p->terminal = o->tty;
-	if (aj_strv_copy(&p->env, &base->env) < 0)
-		return aj_err_sys(err, AJ_LAYER_USAGE, "exec");
+	aj_strv_copy(&p->env, &base->env);
 	p->cwd = aj_xstrdup(o->cwd ? o->cwd : base->cwd);
 	for (int i = 0; i < argc; i++)
-		if (aj_strv_push(&p->args, argv[i]) < 0)
-			return aj_err_sys(err, AJ_LAYER_USAGE, "exec");
-	if (o->env && (!strchr(o->env, '=') || aj_strv_push(&p->env, o->env) < 0))
+		aj_strv_push(&p->args, argv[i]);
+	if (o->env && !strchr(o->env, '='))
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: --env \"%s\"", o->env);
+	if (o->env)
+		aj_strv_push(&p->env, o->env);
 	if (o->user) {
 		int n = sscanf(o->user, "%u:%u", &uid, &gid);
 		if (n < 1 || uid > 65535 || gid > 65535)

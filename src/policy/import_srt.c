@@ -218,9 +218,9 @@ static int allowed_domain(struct srt_import *im, const char *path, json_t *el,
 		srt_note(im, "%s: \"%s\": agentjail's proxy still refuses loopback and private "
 			 "addresses unless network.allow_private names them (not added here)",
 			 path, v);
-	if (aj_strv_contains(&im->net_allow, rule) || aj_strv_push(&im->net_allow, rule) == 0)
-		return 0;
-	return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
+	if (!aj_strv_contains(&im->net_allow, rule))
+		aj_strv_push(&im->net_allow, rule);
+	return 0;
 }
 
 /* srt also applies an IP address in deniedDomains to every name that resolves to it; an
@@ -241,9 +241,9 @@ static int denied_domain(struct srt_import *im, const char *path, json_t *el, st
 				     "srt denies an address to every name resolving to it; "
 				     "agentjail's deny rules match the name asked for",
 				     err);
-	if (aj_strv_contains(&im->net_deny, rule) || aj_strv_push(&im->net_deny, rule) == 0)
-		return 0;
-	return aj_err_sys(err, AJ_LAYER_POLICY, "%s", path);
+	if (!aj_strv_contains(&im->net_deny, rule))
+		aj_strv_push(&im->net_deny, rule);
+	return 0;
 }
 
 SRT_EACH(allowed_domain_el, allowed_domain);
@@ -552,18 +552,16 @@ static json_t *policy_json(struct srt_import *im)
 	return doc;
 }
 
-static int import_init(struct srt_import *im, const struct aj_srt_ctx *ctx)
+static void import_init(struct srt_import *im, const struct aj_srt_ctx *ctx)
 {
 	struct aj_policy defaults;
-	int r;
 
 	memset(im, 0, sizeof *im);
 	im->ctx = ctx;
 	/* agentjail's own default, so that the two cannot drift apart. */
 	aj_policy_init(&defaults);
-	r = aj_strv_copy(&im->env_allow, &defaults.env_allow);
+	aj_strv_copy(&im->env_allow, &defaults.env_allow);
 	aj_policy_free(&defaults);
-	return r;
 }
 
 static void import_free(struct srt_import *im)
@@ -595,11 +593,7 @@ json_t *aj_policy_import_srt(json_t *srt, const struct aj_srt_ctx *ctx, struct a
 		       NULL;
 	if (!json_is_object(srt))
 		return type_error("srt settings", "a JSON object at the top level", srt, err), NULL;
-	if (import_init(&im, ctx) < 0) {
-		aj_err_sys(err, AJ_LAYER_POLICY, "srt settings");
-		import_free(&im);
-		return NULL;
-	}
+	import_init(&im, ctx);
 	if (walk(&im, srt, err) == 0 && srt_convert_fs(&im, err) == 0) {
 		doc = policy_json(&im);
 		if (!doc)

@@ -72,14 +72,13 @@ static int keep_read_only(struct srt_import *im, const char *path, struct aj_err
 {
 	bool exists;
 	char *real = srt_resolve(im, path, &exists);
-	int r = 0;
 
 	if (!real)
 		return aj_err_sys(err, AJ_LAYER_POLICY, "\"%s\"", path);
 	if (exists && aj_path_is_clean_abs(real) && srt_writable_at(im, real))
-		r = srt_push_unique(&im->read_only, real, "filesystem.read_only", err);
+		srt_push_unique(&im->read_only, real);
 	free(real);
-	return r;
+	return 0;
 }
 
 /* The protected paths in one writable area that exist now become read-only entries (on their

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h" /* AJ_ARRAY_SIZE */
 #include "common/util.h"
 #include "policy/import_srt_internal.h"
@@ -72,11 +73,10 @@ static void strv_remove(struct aj_strv *sv, size_t i)
 	sv->n--;
 }
 
-int srt_push_unique(struct aj_strv *sv, const char *path, const char *field, struct aj_err *err)
+void srt_push_unique(struct aj_strv *sv, const char *path)
 {
-	if (aj_strv_contains(sv, path) || aj_strv_push(sv, path) == 0)
-		return 0;
-	return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
+	if (!aj_strv_contains(sv, path))
+		aj_strv_push(sv, path);
 }
 
 /* ---- srt's path forms ----------------------------------------------------------------------- */
@@ -163,13 +163,13 @@ static int expand(const struct srt_import *im, const char *field, const char *te
 }
 
 /* The canonical form through the context's hook (agentjail's validation insists on canonical
- * grants): malloc'd, NULL when out of memory. */
+ * grants): malloc'd, NULL when the hook fails. */
 char *srt_resolve(const struct srt_import *im, const char *path, bool *exists)
 {
 	if (im->ctx->resolve)
 		return im->ctx->resolve(path, exists, im->ctx->opaque);
 	*exists = true;
-	return strdup(path);
+	return aj_xstrdup(path);
 }
 
 static void path_free(struct srt_path *e)
@@ -188,19 +188,15 @@ int srt_add_path(struct srt_import *im, struct srt_paths *l, const char *field, 
 	if (expand(im, field, text, clean, sizeof clean, err) < 0)
 		return -1;
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 8;
-		struct srt_path *v = realloc(l->v, cap * sizeof *v);
-		if (!v)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
-		l->v = v;
-		l->cap = cap;
+		l->cap = l->cap ? 2 * l->cap : 8;
+		l->v = aj_xrealloc(l->v, l->cap * sizeof *l->v);
 	}
 	e = &l->v[l->n];
 	memset(e, 0, sizeof *e);
 	snprintf(e->field, sizeof e->field, "%s", field);
-	e->text = strdup(text);
-	e->lexical = strdup(clean);
-	e->path = e->text && e->lexical ? srt_resolve(im, clean, &e->exists) : NULL;
+	e->text = aj_xstrdup(text);
+	e->lexical = aj_xstrdup(clean);
+	e->path = srt_resolve(im, clean, &e->exists);
 	if (!e->path) {
 		path_free(e);
 		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", field);
@@ -303,7 +299,8 @@ static int allow_write(struct srt_import *im, const struct srt_path *e, struct a
 			      e->field, y);
 	if (srt_refuse_protected(e, err) < 0)
 		return -1;
-	return srt_push_unique(&im->read_write, y, e->field, err);
+	srt_push_unique(&im->read_write, y);
+	return 0;
 }
 
 /* srt: denyWrite wins over allowWrite. Whatever writable area the path contains loses its
@@ -328,8 +325,10 @@ static int deny_write(struct srt_import *im, const struct srt_path *e, struct aj
 		strv_remove(&im->read_write, i);
 		changed = true;
 	}
-	if (srt_writable_at(im, x))
-		return srt_push_unique(&im->read_only, x, e->field, err);
+	if (srt_writable_at(im, x)) {
+		srt_push_unique(&im->read_only, x);
+		return 0;
+	}
 	if (!changed)
 		srt_note(im, "%s: \"%s\" dropped: the sandbox cannot write there anyway", e->field, x);
 	return 0;
@@ -399,7 +398,8 @@ static int allow_read(struct srt_import *im, const struct srt_path *e, struct aj
 	if (strcmp(y, "/") == 0)
 		return refuse(err, "%s: \"/\" would show the whole host to the sandbox", e->field);
 	note_missing(im, e, "a read_only grant must exist");
-	return srt_push_unique(&im->read_only, y, e->field, err);
+	srt_push_unique(&im->read_only, y);
+	return 0;
 }
 
 /* An allowRead strictly inside path: a mask of path would hide it. */
@@ -454,7 +454,8 @@ static int mask(struct srt_import *im, const struct srt_path *e, const char *tar
 		srt_note(im, "%s: \"%s\" does not exist now; `agentjail run` refuses to start until "
 			 "it does (a mask inside a writable area must find its target)",
 			 e->field, target);
-	return srt_push_unique(&im->mask, target, e->field, err);
+	srt_push_unique(&im->mask, target);
+	return 0;
 }
 
 /* A denied path the sandbox does not see can still contain things it sees: each of those
@@ -462,20 +463,16 @@ static int mask(struct srt_import *im, const struct srt_path *e, const char *tar
 static int hide_below(struct srt_import *im, const struct srt_path *e, struct aj_err *err)
 {
 	const struct aj_strv *grants[] = {&im->read_write, &im->read_only};
-	struct aj_strv roots = {NULL, 0, 0};
+	_cleanup_strv_ struct aj_strv roots = AJ_STRV_INIT;
 	size_t hidden = 0, reopened = 0;
 	int r = 0;
 
 	for (size_t i = 0; i < AJ_ARRAY_SIZE(system_roots); i++)
-		r |= aj_strv_push(&roots, system_roots[i]);
-	r |= aj_strv_push(&roots, im->ctx->workspace);
+		aj_strv_push(&roots, system_roots[i]);
+	aj_strv_push(&roots, im->ctx->workspace);
 	for (size_t g = 0; g < AJ_ARRAY_SIZE(grants); g++)
 		for (size_t i = 0; i < grants[g]->n; i++)
-			r |= aj_strv_push(&roots, grants[g]->v[i]);
-	if (r < 0) {
-		aj_strv_free(&roots);
-		return aj_err_sys(err, AJ_LAYER_POLICY, "%s", e->field);
-	}
+			aj_strv_push(&roots, grants[g]->v[i]);
 	for (size_t i = 0; r == 0 && i < roots.n; i++) {
 		const char *root = roots.v[i];
 		if (!aj_path_within(root, e->path))
@@ -493,7 +490,6 @@ static int hide_below(struct srt_import *im, const struct srt_path *e, struct aj
 		srt_note(im, "%s: \"%s\" dropped: %s", e->field, e->path,
 			 reopened ? "allowRead re-opens what the sandbox sees in it"
 				  : "the sandbox does not see it anyway");
-	aj_strv_free(&roots);
 	return r;
 }
 

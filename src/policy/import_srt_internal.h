@@ -50,7 +50,7 @@ void srt_paths_free(struct srt_paths *list);
 /* import_srt_fs.c's helpers for import_srt_builtin.c. */
 char *srt_resolve(const struct srt_import *im, const char *path, bool *exists);
 bool srt_writable_at(const struct srt_import *im, const char *path);
-int srt_push_unique(struct aj_strv *sv, const char *path, const char *field, struct aj_err *err);
+void srt_push_unique(struct aj_strv *sv, const char *path);
 
 /* import_srt_builtin.c: srt's mandatory write denials and its unix socket block. */
 int srt_refuse_protected(const struct srt_path *e, struct aj_err *err);

@@ -50,15 +50,13 @@ static int check_env_pattern(const char *path, const char *v, struct aj_err *err
 static int check_name(const char *path, const char *v, struct aj_err *err)
 {
 	size_t n = strlen(v);
+	bool ok = n > 0 && n <= 64;
 
-	if (n == 0 || n > 64)
-		goto bad;
-	for (const char *c = v; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.'))
-			goto bad;
-	return 0;
-bad:
+	for (const char *c = v; ok && *c; c++)
+		ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		     (*c >= '0' && *c <= '9') || *c == '-' || *c == '_' || *c == '.';
+	if (ok)
+		return 0;
 	return aj_err_set(err, AJ_LAYER_POLICY, 0,
 			  "%s: expected 1-64 characters from [A-Za-z0-9._-], got \"%s\"", path, v);
 }
@@ -197,8 +195,8 @@ static int parse_envmap(const struct aj_jf_field *f, const char *path, json_t *v
 			return aj_err_set(&e->err, AJ_LAYER_POLICY, 0,
 					  "%s.%s: expected a string, got %s", path, key,
 					  aj_jf_type_name(val));
-		if (sv && aj_strv_setenv(sv, key, json_string_value(val)) < 0)
-			return aj_err_sys(&e->err, AJ_LAYER_POLICY, "%s.%s", path, key);
+		if (sv)
+			aj_strv_setenv(sv, key, json_string_value(val));
 	}
 	return 0;
 }
@@ -281,6 +279,10 @@ static json_t *dump_creds(const struct aj_jf_field *f, const void *dst, void *ar
 #define STRINGS(n, m, chk) {.name = n, .type = AJ_JF_ARRAY, .off = OFF(m), .check = chk}
 #define BOOLEAN(n, m) {.name = n, .type = AJ_JF_BOOL, .off = OFF(m)}
 #define ENUM(n, m, names) {.name = n, .type = AJ_JF_ENUM, .off = OFF(m), .values = names}
+/* The engine stores an ENUM's index as an int. */
+_Static_assert(sizeof(enum aj_ws_mode) == sizeof(int) && sizeof(enum aj_net_mode) == sizeof(int) &&
+		       sizeof(enum aj_output_action) == sizeof(int),
+	       "enum fields are int-sized");
 #define SECTION(n, table) {.name = n, .type = AJ_JF_OBJECT, .sub = table}
 #define ID(n, m)                                                                               \
 	{.name = n, .type = AJ_JF_INT, .off = OFF(m), .min = 0, .max = 65535,                  \
@@ -408,13 +410,26 @@ int aj_policy_json_preset(json_t *root, const char **out, struct aj_err *err)
 	return 0;
 }
 
+/* The preset (the file's, unless overridden), then the file's fields over it. */
+static int apply_file(struct aj_policy *p, json_t *root, const char *preset_override,
+		      struct aj_err *err)
+{
+	const char *preset = NULL;
+
+	if (root && aj_policy_json_preset(root, &preset, err) < 0)
+		return -1;
+	if (preset_override)
+		preset = preset_override;
+	if (aj_policy_apply_preset(p, preset ? preset : "workspace-write", err) < 0)
+		return -1;
+	return root ? aj_policy_apply_json(p, root, err) : 0;
+}
+
 int aj_policy_load(struct aj_policy *p, const char *file, const char *preset_override,
 		   struct aj_err *err)
 {
-	json_t *root = NULL;
+	_cleanup_json_ json_t *root = NULL;
 	json_error_t jerr;
-	const char *preset = NULL;
-	int r = -1;
 
 	if (file) {
 		root = json_load_file(file, JSON_REJECT_DUPLICATES, &jerr);
@@ -426,39 +441,21 @@ int aj_policy_load(struct aj_policy *p, const char *file, const char *preset_ove
 					  "policy file \"%s\", line %d column %d: %s", file,
 					  jerr.line, jerr.column, jerr.text);
 		}
-		if (aj_policy_json_preset(root, &preset, err) < 0)
-			goto out;
 	}
-	if (preset_override)
-		preset = preset_override;
-	if (aj_policy_apply_preset(p, preset ? preset : "workspace-write", err) < 0)
-		goto out;
-	if (root && aj_policy_apply_json(p, root, err) < 0)
-		goto out;
-	r = 0;
-out:
-	if (r < 0 && file)
-		aj_err_prefix(err, "policy file \"%s\"", file);
-	json_decref(root);
-	return r;
+	if (apply_file(p, root, preset_override, err) < 0)
+		return file ? aj_err_prefix(err, "policy file \"%s\"", file) : -1;
+	return 0;
 }
 
 int aj_policy_load_text(struct aj_policy *p, const char *text, struct aj_err *err)
 {
 	json_error_t jerr;
-	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-	const char *preset = NULL;
-	int r = -1;
+	_cleanup_json_ json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
 
 	if (!root)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "stored policy, line %d: %s", jerr.line,
 				  jerr.text);
-	if (aj_policy_json_preset(root, &preset, err) == 0 &&
-	    aj_policy_apply_preset(p, preset ? preset : "workspace-write", err) == 0 &&
-	    aj_policy_apply_json(p, root, err) == 0)
-		r = 0;
-	json_decref(root);
-	return r;
+	return apply_file(p, root, NULL, err);
 }
 
 json_t *aj_policy_to_json(const struct aj_policy *p)

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/units.h"
 #include "common/util.h"
@@ -81,18 +82,14 @@ int aj_plan_need(struct aj_plan *p, int layer, const char *name, const char *gro
 			   name);
 }
 
-struct aj_op *aj_plan_add_op(struct aj_plan *p, int kind, const char *dst, const char *src,
-			     unsigned flags, uint64_t landlock, const char *why)
+struct aj_op *aj_plan_add_op(struct aj_plan *p, enum aj_op_kind kind, const char *dst,
+			     const char *src, unsigned flags, uint64_t landlock, const char *why)
 {
 	struct aj_op *op;
 
 	if (p->n_ops == p->cap_ops) {
-		size_t cap = p->cap_ops ? p->cap_ops * 2 : 64;
-		struct aj_op *ops = realloc(p->ops, cap * sizeof *ops);
-		if (!ops)
-			return NULL;
-		p->ops = ops;
-		p->cap_ops = cap;
+		p->cap_ops = p->cap_ops ? p->cap_ops * 2 : 64;
+		p->ops = aj_xrealloc(p->ops, p->cap_ops * sizeof *p->ops);
 	}
 	op = &p->ops[p->n_ops];
 	memset(op, 0, sizeof *op);
@@ -101,13 +98,8 @@ struct aj_op *aj_plan_add_op(struct aj_plan *p, int kind, const char *dst, const
 	op->landlock = landlock;
 	op->why = why;
 	op->tree_fd = -1;
-	op->dst = strdup(dst);
-	op->src = src ? strdup(src) : NULL;
-	if (!op->dst || (src && !op->src)) {
-		free(op->dst);
-		free(op->src);
-		return NULL;
-	}
+	op->dst = aj_xstrdup(dst);
+	op->src = src ? aj_xstrdup(src) : NULL;
 	p->n_ops++;
 	return op;
 }
@@ -130,18 +122,17 @@ static bool env_allowed(const struct aj_strv *allow, const char *entry)
 	return false;
 }
 
-static int environment(struct aj_plan *p, struct aj_err *err)
+static void environment(struct aj_plan *p)
 {
 	const struct aj_policy *pol = p->policy;
 	extern char **environ;
-	int r = 0;
 
-	r |= aj_strv_setenv(&p->env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+	aj_strv_setenv(&p->env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
 					     "/sbin:/bin");
-	r |= aj_strv_setenv(&p->env, "HOME", pol->home);
-	r |= aj_strv_setenv(&p->env, "USER", pol->user_name);
-	r |= aj_strv_setenv(&p->env, "LOGNAME", pol->user_name);
-	r |= aj_strv_setenv(&p->env, "SHELL", pol->shell);
+	aj_strv_setenv(&p->env, "HOME", pol->home);
+	aj_strv_setenv(&p->env, "USER", pol->user_name);
+	aj_strv_setenv(&p->env, "LOGNAME", pol->user_name);
+	aj_strv_setenv(&p->env, "SHELL", pol->shell);
 	for (char **e = environ; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		char name[256];
@@ -150,7 +141,7 @@ static int environment(struct aj_plan *p, struct aj_err *err)
 			continue;
 		memcpy(name, *e, n);
 		name[n] = '\0';
-		r |= aj_strv_setenv(&p->env, name, eq + 1);
+		aj_strv_setenv(&p->env, name, eq + 1);
 	}
 	for (size_t i = 0; i < pol->env_set.n; i++) {
 		const char *kv = pol->env_set.v[i], *eq = strchr(kv, '=');
@@ -160,25 +151,19 @@ static int environment(struct aj_plan *p, struct aj_err *err)
 			continue;
 		memcpy(name, kv, n);
 		name[n] = '\0';
-		r |= aj_strv_setenv(&p->env, name, eq + 1);
+		aj_strv_setenv(&p->env, name, eq + 1);
 	}
-	if (r)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "build the environment");
 	aj_plan_set_layer(p, AJ_PL_ENV, AJ_LS_ENFORCED,
 			  "host environment dropped; %zu variables set from the allowlist and "
 			  "policy",
 			  p->env.n);
-	return 0;
 }
 
 static int process(struct aj_plan *p, char *const *argv, struct aj_err *err)
 {
 	for (size_t i = 0; argv && argv[i]; i++)
-		if (aj_strv_push(&p->argv, argv[i]) < 0)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "copy the command");
-	p->cwd = strdup(p->policy->cwd ? p->policy->cwd : p->policy->workspace);
-	if (!p->cwd)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "cwd");
+		aj_strv_push(&p->argv, argv[i]);
+	p->cwd = aj_xstrdup(p->policy->cwd ? p->policy->cwd : p->policy->workspace);
 	aj_plan_set_layer(p, AJ_PL_CAPS, AJ_LS_ENFORCED,
 			  "every capability dropped (bounding, ambient, effective, permitted, "
 			  "inheritable); securebits locked");
@@ -187,7 +172,8 @@ static int process(struct aj_plan *p, char *const *argv, struct aj_err *err)
 	aj_plan_set_layer(p, AJ_PL_SESSION, AJ_LS_ENFORCED,
 			  "new session without a controlling terminal (no TIOCSTI into the "
 			  "caller's terminal); caller's descriptors other than stdio closed");
-	return environment(p, err);
+	environment(p);
+	return 0;
 }
 
 void aj_plan_add_rlimit(struct aj_plan *p, int resource, uint64_t value)
@@ -303,27 +289,21 @@ static int workspace(struct aj_plan *p, const struct aj_workspace_spec *ws, stru
 				  ws->lowers->n, AJ_OVL_MAX_LOWERS);
 	p->ovl.on = true;
 	p->ovl.canonical = ws->canonical;
-	p->ovl.rw_dir = strdup(ws->rw_dir);
-	if (!p->ovl.rw_dir)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "workspace");
+	p->ovl.rw_dir = aj_xstrdup(ws->rw_dir);
 	for (; p->ovl.n_lowers < ws->lowers->n; p->ovl.n_lowers++)
-		if (!(p->ovl.lowers[p->ovl.n_lowers] = strdup(ws->lowers->v[p->ovl.n_lowers])))
-			return aj_err_sys(err, AJ_LAYER_POLICY, "workspace");
+		p->ovl.lowers[p->ovl.n_lowers] = aj_xstrdup(ws->lowers->v[p->ovl.n_lowers]);
 	return 0;
 }
 
 /* The table of each tier. A tier the table lacks cannot come from the policy parser; it
  * gets the namespaces tier, the stronger one. */
-const struct aj_plan_tier *aj_plan_tier_of(int tier)
+const struct aj_plan_tier *aj_plan_tier_of(enum aj_tier tier)
 {
-	static const struct aj_plan_tier *const tiers[] = {
-		[AJ_TIER_NAMESPACES] = &aj_plan_namespaces_tier,
-		[AJ_TIER_LANDLOCK] = &aj_plan_landlock_tier,
-	};
-
-	if (tier < 0 || (size_t)tier >= AJ_ARRAY_SIZE(tiers))
-		return &aj_plan_namespaces_tier;
-	return tiers[tier];
+	switch (tier) {
+	case AJ_TIER_NAMESPACES: return &aj_plan_namespaces_tier;
+	case AJ_TIER_LANDLOCK: return &aj_plan_landlock_tier;
+	}
+	return &aj_plan_namespaces_tier;
 }
 
 int aj_plan_base_layers(struct aj_plan *p, struct aj_err *err)
@@ -346,30 +326,36 @@ int aj_plan_build(struct aj_plan *p, struct aj_policy *pol, const struct aj_feat
 	return aj_plan_build_ex(p, pol, feat, argv, NULL, err);
 }
 
+/* The sections in order; what fails leaves the plan half made, for the caller to free. */
+static int build(struct aj_plan *p, const struct aj_plan_tier *t, char *const *argv,
+		 const struct aj_workspace_spec *ws, struct aj_err *err)
+{
+	if (workspace(p, ws, err) < 0)
+		return -1;
+	if (aj_random_hex(p->id, 8) < 0)
+		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
+	if (t->identity(p, err) < 0 || t->setup(p, ws, err) < 0)
+		return -1;
+	if (process(p, argv, err) < 0 || t->process(p, err) < 0 || aj_plan_network(p, err) < 0)
+		return -1;
+	rlimits(p);
+	if (t->landlock(p, err) < 0 || t->seccomp(p, err) < 0 || resources(p, t, err) < 0)
+		return -1;
+	return 0;
+}
+
 int aj_plan_build_ex(struct aj_plan *p, struct aj_policy *pol, const struct aj_features *feat,
 		     char *const *argv, const struct aj_workspace_spec *ws, struct aj_err *err)
 {
-	const struct aj_plan_tier *t = aj_plan_tier_of(pol->tier);
-
 	memset(p, 0, sizeof *p);
 	p->policy = pol;
 	p->features = feat;
 	p->tier = pol->tier;
-	if (workspace(p, ws, err) < 0)
-		goto fail;
-	if (aj_random_hex(p->id, 8) < 0)
-		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
-	if (t->identity(p, err) < 0 || t->setup(p, ws, err) < 0)
-		goto fail;
-	if (process(p, argv, err) < 0 || t->process(p, err) < 0 || aj_plan_network(p, err) < 0)
-		goto fail;
-	rlimits(p);
-	if (t->landlock(p, err) < 0 || t->seccomp(p, err) < 0 || resources(p, t, err) < 0)
-		goto fail;
+	if (build(p, aj_plan_tier_of(pol->tier), argv, ws, err) < 0) {
+		aj_plan_free(p);
+		return -1;
+	}
 	return 0;
-fail:
-	aj_plan_free(p);
-	return -1;
 }
 
 void aj_plan_free(struct aj_plan *p)

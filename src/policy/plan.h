@@ -60,7 +60,7 @@ enum aj_op_kind {
 				       * ids 0-65535 appear as the sandbox's own (OCI rootfs, volumes) */
 
 struct aj_op {
-	int kind; /* enum aj_op_kind */
+	enum aj_op_kind kind;
 	unsigned flags;
 	char *src;
 	char *dst;
@@ -111,7 +111,7 @@ enum aj_layer_state {
 };
 
 struct aj_layer_status {
-	int state;
+	enum aj_layer_state state;
 	char detail[224];
 };
 
@@ -165,7 +165,7 @@ struct aj_plan {
 	struct aj_policy *policy;
 	const struct aj_features *features;
 	char id[33];
-	int tier; /* enum aj_tier, from the policy */
+	enum aj_tier tier; /* from the policy */
 	/* identity: the sandbox user is uid:gid inside; it is host_uid:host_gid outside */
 	bool privileged;
 	uint32_t uid, gid;
@@ -224,12 +224,13 @@ void aj_plan_egress_ca(struct aj_plan *p, char *bundle, size_t bundle_len, char 
 void aj_plan_set_layer(struct aj_plan *p, int layer, int state, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Appends an operation (dst and src are copied). NULL on allocation failure. */
-struct aj_op *aj_plan_add_op(struct aj_plan *p, int kind, const char *dst, const char *src,
+__attribute__((returns_nonnull)) struct aj_op *
+aj_plan_add_op(struct aj_plan *p, enum aj_op_kind kind, const char *dst, const char *src,
 			     unsigned flags, uint64_t landlock, const char *why);
 
 /* One row of the comparison between the tiers, for `agentjail features` (plan_tier.c). */
 struct aj_tier_row {
-	int layer;              /* enum aj_layer_id */
+	enum aj_layer_id layer;
 	const char *namespaces; /* what the namespaces tier does */
 	const char *landlock;   /* what the landlock tier does instead, or what it loses */
 };

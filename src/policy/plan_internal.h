@@ -17,7 +17,7 @@ int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err);
 /* Adds a resource limit, lowered to the host's hard limit (raising it needs privilege). */
 void aj_plan_add_rlimit(struct aj_plan *p, int resource, uint64_t value);
 /* data/rootfs.rules into p->rootfs_text: NUL-separated "KIND PATH -- WHY" lines. */
-int aj_plan_load_rules(struct aj_plan *p, struct aj_err *err);
+void aj_plan_load_rules(struct aj_plan *p);
 /* What the two tiers build differently: one table each, chosen once per plan from the
  * policy's tier (aj_plan_tier_of()), called by the shared sections of aj_plan_build_ex()
  * and aj_plan_base_layers() in place of branches on the tier. The namespaces tier's is in
@@ -47,12 +47,12 @@ struct aj_plan_tier {
 	void (*print_header)(const struct aj_plan *p, FILE *f);
 };
 /* The table of `tier` (enum aj_tier). */
-const struct aj_plan_tier *aj_plan_tier_of(int tier);
+const struct aj_plan_tier *aj_plan_tier_of(enum aj_tier tier);
 extern const struct aj_plan_tier aj_plan_namespaces_tier, aj_plan_landlock_tier;
 /* plan_net.c: the CA files of network.mode "proxy" with credentials (called by
  * aj_plan_rootfs before /etc is sealed), and the proxy's environment, placeholders and
  * layer (after the environment is built). */
-int aj_plan_egress_files(struct aj_plan *p, struct aj_err *err);
+void aj_plan_egress_files(struct aj_plan *p);
 int aj_plan_network(struct aj_plan *p, struct aj_err *err);
 
 #endif

@@ -47,35 +47,27 @@ static bool distro_bundle_exists(void)
 	return stat(AJ_DISTRO_BUNDLE, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int aj_plan_egress_files(struct aj_plan *p, struct aj_err *err)
+void aj_plan_egress_files(struct aj_plan *p)
 {
-	struct aj_op *op;
-
 	p->egress.bundle_op = p->egress.ca_op = SIZE_MAX;
 	if (p->policy->net_mode != AJ_NET_PROXY || p->policy->n_creds == 0)
-		return 0;
+		return;
 	/* Contents come from the supervisor at launch (the CA does not exist yet). */
-	op = aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_BUNDLE, NULL, 0, 0,
-			    "trusted CAs: the host's plus the sandbox's egress CA (credentials)");
-	if (!op)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	op->mode = 0644;
+	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_BUNDLE, NULL, 0, 0,
+		       "trusted CAs: the host's plus the sandbox's egress CA (credentials)")
+		->mode = 0644;
 	p->egress.bundle_op = p->n_ops - 1;
-	op = aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_CA_FILE, NULL, 0, 0,
-			    "the sandbox's egress CA certificate (its key stays outside)");
-	if (!op)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	op->mode = 0644;
+	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_CA_FILE, NULL, 0, 0,
+		       "the sandbox's egress CA certificate (its key stays outside)")
+		->mode = 0644;
 	p->egress.ca_op = p->n_ops - 1;
 	/* Tools that read the distribution's bundle path directly (and ignore the variables)
 	 * see the same file there. Only over an existing file: /etc/ssl is the host's, bound
 	 * in, and nothing may be created in it. */
-	if (distro_bundle_exists() &&
-	    !aj_plan_add_op(p, AJ_OP_BIND, AJ_DISTRO_BUNDLE, AJ_EGRESS_BUNDLE,
-			    AJ_OPF_SELF | AJ_OPF_RO | AJ_OPF_SEALED, 0,
-			    "the distribution's CA bundle path shows the sandbox's bundle"))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	return 0;
+	if (distro_bundle_exists())
+		aj_plan_add_op(p, AJ_OP_BIND, AJ_DISTRO_BUNDLE, AJ_EGRESS_BUNDLE,
+			       AJ_OPF_SELF | AJ_OPF_RO | AJ_OPF_SEALED, 0,
+			       "the distribution's CA bundle path shows the sandbox's bundle");
 }
 
 /* Secrets the host holds must never reach the sandbox under their own names either: a
@@ -98,7 +90,7 @@ static bool set_by_policy(const struct aj_policy *pol, const char *name)
 	return aj_strv_find_env(&pol->env_set, name, strlen(name)) >= 0;
 }
 
-static int proxy_environment(struct aj_plan *p)
+static void proxy_environment(struct aj_plan *p)
 {
 	char http[64], socks[64];
 	const char *vals[] = {[V_HTTP] = http, [V_SOCKS] = socks,
@@ -106,22 +98,20 @@ static int proxy_environment(struct aj_plan *p)
 	const char *bundle = p->egress.bundle_op != SIZE_MAX && distro_bundle_exists()
 				     ? AJ_DISTRO_BUNDLE
 				     : AJ_EGRESS_BUNDLE;
-	int r = 0;
 
 	snprintf(http, sizeof http, "http://127.0.0.1:%u", p->egress.port);
 	snprintf(socks, sizeof socks, "socks5h://127.0.0.1:%u", p->egress.port);
 	/* environment.set wins: a policy may extend NO_PROXY or point one tool elsewhere. */
 	for (size_t i = 0; i < sizeof proxy_vars / sizeof proxy_vars[0]; i++)
 		if (!set_by_policy(p->policy, proxy_vars[i].name))
-			r |= aj_strv_setenv(&p->env, proxy_vars[i].name, vals[proxy_vars[i].value]);
+			aj_strv_setenv(&p->env, proxy_vars[i].name, vals[proxy_vars[i].value]);
 	if (p->egress.bundle_op == SIZE_MAX)
-		return r;
+		return;
 	for (size_t i = 0; i < sizeof bundle_vars / sizeof bundle_vars[0]; i++)
 		if (!set_by_policy(p->policy, bundle_vars[i]))
-			r |= aj_strv_setenv(&p->env, bundle_vars[i], bundle);
+			aj_strv_setenv(&p->env, bundle_vars[i], bundle);
 	if (!set_by_policy(p->policy, "NODE_EXTRA_CA_CERTS"))
-		r |= aj_strv_setenv(&p->env, "NODE_EXTRA_CA_CERTS", AJ_EGRESS_CA_FILE);
-	return r;
+		aj_strv_setenv(&p->env, "NODE_EXTRA_CA_CERTS", AJ_EGRESS_CA_FILE);
 }
 
 /* One random placeholder per credential and sandbox: it identifies the secret to the proxy
@@ -129,17 +119,16 @@ static int proxy_environment(struct aj_plan *p)
 static int placeholders(struct aj_plan *p)
 {
 	char hex[41], value[64];
-	int r = 0;
 
 	for (size_t i = 0; i < p->policy->n_creds; i++) {
 		const char *name = p->policy->creds[i].name;
 		if (aj_random_hex(hex, 20) < 0)
 			return -1;
 		snprintf(value, sizeof value, "ajph_%s", hex);
-		r |= aj_strv_setenv(&p->env, name, value);
-		r |= aj_strv_setenv(&p->egress.placeholders, name, value);
+		aj_strv_setenv(&p->env, name, value);
+		aj_strv_setenv(&p->egress.placeholders, name, value);
 	}
-	return r;
+	return 0;
 }
 
 static void describe(struct aj_plan *p)
@@ -174,7 +163,8 @@ int aj_plan_network(struct aj_plan *p, struct aj_err *err)
 	p->egress.on = true;
 	p->egress.port = AJ_EGRESS_PORT;
 	drop_secret_sources(p);
-	if (proxy_environment(p) != 0 || placeholders(p) != 0)
+	proxy_environment(p);
+	if (placeholders(p) < 0)
 		return aj_err_sys(err, AJ_LAYER_POLICY, "the egress proxy's environment");
 	aj_plan_set_layer(p, AJ_PL_ENV, AJ_LS_ENFORCED,
 			  "host environment dropped; %zu variables set from the allowlist, the "

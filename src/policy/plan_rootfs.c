@@ -4,157 +4,141 @@
  * which deeper mounts land on top of shallower ones. */
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "policy/plan_internal.h"
 #include "rules/landlock.h"
 
-#define ADD(...)                                               \
-	do {                                                   \
-		if (!aj_plan_add_op(__VA_ARGS__))              \
-			return aj_err_sys(err, AJ_LAYER_POLICY, "plan"); \
-	} while (0)
+#define ADD aj_plan_add_op
 
-static int copy_etc_file(struct aj_plan *p, const char *path, const struct stat *st,
-			 const char *why, struct aj_err *err);
+/* A tmpfs, devpts or the like with its mount options. */
+static void add_fs(struct aj_plan *p, enum aj_op_kind kind, const char *dst, uint64_t landlock,
+		   const char *opts, const char *why)
+{
+	ADD(p, kind, dst, NULL, 0, landlock, why)->opts = aj_xstrdup(opts);
+}
+
+/* A regular file with the given content (taken over). */
+static void add_file(struct aj_plan *p, const char *dst, char *content, size_t len,
+		     const char *why)
+{
+	struct aj_op *op = ADD(p, AJ_OP_FILE, dst, NULL, 0, 0, why);
+
+	op->src = content;
+	op->len = len;
+	op->mode = 0644;
+}
+
+static void copy_etc_file(struct aj_plan *p, const char *path, const struct stat *st,
+			  const char *why);
 
 /* Recreates a host symlink, copies a small /etc file, or binds the host path read-only;
  * skips what is missing. */
-static int add_host_entry(struct aj_plan *p, const char *path, uint64_t rights, const char *why,
-			  struct aj_err *err)
+static void add_host_entry(struct aj_plan *p, const char *path, uint64_t rights,
+			   const char *why)
 {
 	struct stat st;
 	char target[4096];
 	ssize_t n;
 
 	if (lstat(path, &st) < 0)
-		return 0;
+		return;
 	if (S_ISLNK(st.st_mode)) {
 		n = readlink(path, target, sizeof target - 1);
 		if (n < 0)
-			return 0;
+			return;
 		target[n] = '\0';
 		ADD(p, AJ_OP_SYMLINK, path, target, 0, 0, why);
-		return 0;
+		return;
 	}
 	/* Past a few pages, writing a copy into tmpfs costs more than a bind. */
-	if (S_ISREG(st.st_mode) && st.st_size <= 16384 && strncmp(path, "/etc/", 5) == 0)
-		return copy_etc_file(p, path, &st, why, err);
+	if (S_ISREG(st.st_mode) && st.st_size <= 16384 && strncmp(path, "/etc/", 5) == 0) {
+		copy_etc_file(p, path, &st, why);
+		return;
+	}
 	ADD(p, AJ_OP_BIND, path, path,
 	    AJ_OPF_RO | AJ_OPF_OPTIONAL | (strncmp(path, "/etc/", 5) == 0 ? AJ_OPF_SEALED : 0),
 	    rights, why);
-	return 0;
 }
 
-static int add_generated(struct aj_plan *p, const char *dst, char *content, const char *why,
-			 struct aj_err *err)
+static void add_generated(struct aj_plan *p, const char *dst, char *content, const char *why)
 {
-	struct aj_op *op;
-
-	if (!content)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "generate %s", dst);
-	op = aj_plan_add_op(p, AJ_OP_FILE, dst, NULL, 0, 0, why);
-	if (!op) {
-		free(content);
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	}
-	op->src = content;
-	op->len = strlen(content);
-	op->mode = 0644;
-	return 0;
+	add_file(p, dst, content, strlen(content), why);
 }
 
 /* Small world-readable /etc files are copied into the sandbox's /etc rather than bound: a
  * copy costs the child one small write, a bind a mount-table operation, and /etc holds dozens
  * of them. Files the sandbox user could not read on the host are never copied (the copy is
  * made by agentjail, which may be root). */
-static int copy_etc_file(struct aj_plan *p, const char *path, const struct stat *st,
-			 const char *why, struct aj_err *err)
+static void copy_etc_file(struct aj_plan *p, const char *path, const struct stat *st,
+			  const char *why)
 {
-	struct aj_op *op;
 	char *content;
 	size_t len = 0;
 
 	if (!(st->st_mode & S_IROTH) || st->st_size > (1 << 20))
-		return 0;
+		return;
 	content = aj_read_file(path, 1 << 20, &len);
-	if (!content)
-		return 0; /* vanished or unreadable: treated as absent */
-	op = aj_plan_add_op(p, AJ_OP_FILE, path, NULL, 0, 0, why);
-	if (!op) {
-		free(content);
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	}
-	op->src = content;
-	op->len = len;
-	op->mode = 0644;
-	return 0;
+	if (content) /* vanished or unreadable: treated as absent */
+		add_file(p, path, content, len, why);
 }
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...)
-{
-	char *s = NULL;
-	va_list ap;
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
-static int identity_files(struct aj_plan *p, struct aj_err *err)
+static void identity_files(struct aj_plan *p)
 {
 	const struct aj_policy *pol = p->policy;
 	char *passwd, *group;
 
 	if (p->uid == 0)
-		passwd = fmt("%s:x:0:%u::%s:%s\nnobody:x:65534:65534:nobody:/nonexistent:"
-			     "/usr/sbin/nologin\n",
-			     pol->user_name, p->gid, pol->home, pol->shell);
+		passwd = aj_xasprintf("%s:x:0:%u::%s:%s\nnobody:x:65534:65534:nobody:/nonexistent:"
+				      "/usr/sbin/nologin\n",
+				      pol->user_name, p->gid, pol->home, pol->shell);
 	else
-		passwd = fmt("root:x:0:0:root:/root:/usr/sbin/nologin\n%s:x:%u:%u::%s:%s\n"
-			     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-			     pol->user_name, p->uid, p->gid, pol->home, pol->shell);
+		passwd = aj_xasprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n"
+				      "%s:x:%u:%u::%s:%s\n"
+				      "nobody:x:65534:65534:nobody:/nonexistent:"
+				      "/usr/sbin/nologin\n",
+				      pol->user_name, p->uid, p->gid, pol->home, pol->shell);
 	if (p->gid == 0)
-		group = fmt("%s:x:0:\nnogroup:x:65534:\n", pol->user_name);
+		group = aj_xasprintf("%s:x:0:\nnogroup:x:65534:\n", pol->user_name);
 	else
-		group = fmt("root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", pol->user_name, p->gid);
-	if (add_generated(p, "/etc/passwd", passwd, "the sandbox's users only", err) < 0 ||
-	    add_generated(p, "/etc/group", group, "the sandbox's groups only", err) < 0 ||
-	    (pol->net_mode == AJ_NET_HOST ? add_host_entry(p, "/etc/hosts", AJ_LL_RO, "the host's "
-							"name table (host network)", err) : add_generated(p, "/etc/hosts",
-			  fmt("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-			      "127.0.1.1\t%s\n",
-			      pol->hostname),
-			  "loopback names only", err)) < 0 ||
-	    add_generated(p, "/etc/hostname", fmt("%s\n", pol->hostname), "the sandbox's name",
-			  err) < 0 ||
-	    add_generated(p, "/etc/nsswitch.conf",
-			  fmt("passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
-			      "networks: files\nprotocols: files\nservices: files\n"),
-			  "files only: no host directory services are reachable", err) < 0 ||
-	    (pol->net_mode == AJ_NET_HOST
-		     ? add_host_entry(p, "/etc/resolv.conf", AJ_LL_RO, "the host's resolver (host "
-								 "network)", err)
-		     : add_generated(p, "/etc/resolv.conf",
-				     fmt("# no DNS inside the sandbox: the network is not "
+		group = aj_xasprintf("root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", pol->user_name,
+				     p->gid);
+	add_generated(p, "/etc/passwd", passwd, "the sandbox's users only");
+	add_generated(p, "/etc/group", group, "the sandbox's groups only");
+	if (pol->net_mode == AJ_NET_HOST)
+		add_host_entry(p, "/etc/hosts", AJ_LL_RO, "the host's name table (host network)");
+	else
+		add_generated(p, "/etc/hosts",
+			      aj_xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost "
+					   "ip6-loopback\n127.0.1.1\t%s\n",
+					   pol->hostname),
+			      "loopback names only");
+	add_generated(p, "/etc/hostname", aj_xasprintf("%s\n", pol->hostname),
+		      "the sandbox's name");
+	add_generated(p, "/etc/nsswitch.conf",
+		      aj_xstrdup("passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
+				 "networks: files\nprotocols: files\nservices: files\n"),
+		      "files only: no host directory services are reachable");
+	if (pol->net_mode == AJ_NET_HOST)
+		add_host_entry(p, "/etc/resolv.conf", AJ_LL_RO,
+			       "the host's resolver (host network)");
+	else
+		add_generated(p, "/etc/resolv.conf",
+			      aj_xstrdup("# no DNS inside the sandbox: the network is not "
 					 "reachable\n"),
-				     "no resolver", err)) < 0)
-		return -1;
+			      "no resolver");
 	ADD(p, AJ_OP_SYMLINK, "/etc/mtab", "../proc/self/mounts", 0, 0, "classic mount table");
-	return 0;
 }
 
 /* Applies data/rootfs.rules: "system PATH", "etc NAME", "proc-mask PATH". */
-static int rules_section(struct aj_plan *p, const char *kind, struct aj_err *err)
+static void rules_section(struct aj_plan *p, const char *kind)
 {
 	for (char *line = p->rootfs_text; line && *line; line += strlen(line) + 1) {
 		char *sp = strchr(line, ' '), *dash = strstr(line, " -- ");
@@ -165,29 +149,24 @@ static int rules_section(struct aj_plan *p, const char *kind, struct aj_err *err
 			continue;
 		snprintf(path, sizeof path, "%.*s", (int)(dash - sp - 1), sp + 1);
 		if (strcmp(kind, "system") == 0) {
-			if (add_host_entry(p, path, AJ_LL_RX, dash + 4, err) < 0)
-				return -1;
+			add_host_entry(p, path, AJ_LL_RX, dash + 4);
 		} else if (strcmp(kind, "etc") == 0) {
 			char full[600];
 			snprintf(full, sizeof full, "/etc/%s", path);
-			if (add_host_entry(p, full, AJ_LL_RO, dash + 4, err) < 0)
-				return -1;
+			add_host_entry(p, full, AJ_LL_RO, dash + 4);
 		} else {
 			ADD(p, AJ_OP_MASK, path, NULL, AJ_OPF_OPTIONAL | AJ_OPF_SEALED, 0, dash + 4);
 		}
 	}
-	return 0;
 }
 
 /* Copies the embedded rules into NUL-separated lines, comments dropped, so that `why`
  * pointers into it stay valid for the plan's lifetime. */
-int aj_plan_load_rules(struct aj_plan *p, struct aj_err *err)
+void aj_plan_load_rules(struct aj_plan *p)
 {
 	size_t len = strlen(aj_rootfs_rules);
-	char *out = malloc(len + 2), *w = out;
+	char *out = aj_xmalloc(len + 2), *w = out;
 
-	if (!out)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
 	for (const char *line = aj_rootfs_rules; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
@@ -200,19 +179,16 @@ int aj_plan_load_rules(struct aj_plan *p, struct aj_err *err)
 	}
 	*w = '\0';
 	p->rootfs_text = out;
-	return 0;
 }
 
-static int dev_tree(struct aj_plan *p, struct aj_err *err)
+static void dev_tree(struct aj_plan *p)
 {
 	static const char *const nodes[] = {"/dev/null", "/dev/zero", "/dev/full",
 					    "/dev/random", "/dev/urandom", "/dev/tty"};
-	struct aj_op *op;
 	char opts[64];
 
-	ADD(p, AJ_OP_TMPFS, "/dev", NULL, 0, AJ_LL_FS_READ_DIR,
-	    "minimal /dev: no host devices beyond the harmless ones");
-	p->ops[p->n_ops - 1].opts = strdup("mode=0755,size=64k");
+	add_fs(p, AJ_OP_TMPFS, "/dev", AJ_LL_FS_READ_DIR, "mode=0755,size=64k",
+	       "minimal /dev: no host devices beyond the harmless ones");
 	for (size_t i = 0; i < AJ_ARRAY_SIZE(nodes); i++) {
 		struct stat st;
 		if (stat(nodes[i], &st) < 0 || !S_ISCHR(st.st_mode))
@@ -220,10 +196,9 @@ static int dev_tree(struct aj_plan *p, struct aj_err *err)
 		ADD(p, AJ_OP_BIND, nodes[i], nodes[i], AJ_OPF_DEV | AJ_OPF_SEALED,
 		    strcmp(nodes[i], "/dev/tty") ? AJ_LL_DEV : AJ_LL_TTY, "harmless device");
 	}
-	op = aj_plan_add_op(p, AJ_OP_DEVPTS, "/dev/pts", NULL, 0, AJ_LL_TTY | AJ_LL_FS_READ_DIR,
-			    "private pseudo-terminals: host terminals stay out of reach");
-	if (!op || !(op->opts = strdup("newinstance,ptmxmode=0666,mode=0620")))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	add_fs(p, AJ_OP_DEVPTS, "/dev/pts", AJ_LL_TTY | AJ_LL_FS_READ_DIR,
+	       "newinstance,ptmxmode=0666,mode=0620",
+	       "private pseudo-terminals: host terminals stay out of reach");
 	ADD(p, AJ_OP_SYMLINK, "/dev/ptmx", "pts/ptmx", 0, 0, "pty multiplexer of the private devpts");
 	ADD(p, AJ_OP_SYMLINK, "/dev/fd", "/proc/self/fd", 0, 0, "descriptor links");
 	ADD(p, AJ_OP_SYMLINK, "/dev/stdin", "/proc/self/fd/0", 0, 0, "descriptor links");
@@ -231,37 +206,27 @@ static int dev_tree(struct aj_plan *p, struct aj_err *err)
 	ADD(p, AJ_OP_SYMLINK, "/dev/stderr", "/proc/self/fd/2", 0, 0, "descriptor links");
 	snprintf(opts, sizeof opts, "mode=1777,size=%lu",
 		 (unsigned long)p->policy->limits.tmpfs_size);
-	op = aj_plan_add_op(p, AJ_OP_TMPFS, "/dev/shm", NULL, 0, AJ_LL_RW,
-			    "private shared memory, size-limited");
-	if (!op || !(op->opts = strdup(opts)))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	add_fs(p, AJ_OP_TMPFS, "/dev/shm", AJ_LL_RW, opts, "private shared memory, size-limited");
 	ADD(p, AJ_OP_SEAL, "/dev", NULL, AJ_OPF_NOEXEC, 0,
 	    "/dev and the devices bound into it: nosuid, noexec");
-	return 0;
 }
 
-static int scratch_areas(struct aj_plan *p, struct aj_err *err)
+static void scratch_areas(struct aj_plan *p)
 {
 	const struct aj_policy *pol = p->policy;
 	char opts[128];
-	struct aj_op *op;
 
 	snprintf(opts, sizeof opts, "mode=1777,size=%lu", (unsigned long)pol->limits.tmpfs_size);
-	op = aj_plan_add_op(p, AJ_OP_TMPFS, "/tmp", NULL, 0, AJ_LL_RW,
-			    "private /tmp, size-limited, gone with the sandbox");
-	if (!op || !(op->opts = strdup(opts)))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
+	add_fs(p, AJ_OP_TMPFS, "/tmp", AJ_LL_RW, opts,
+	       "private /tmp, size-limited, gone with the sandbox");
 	ADD(p, AJ_OP_DIR, "/var", NULL, 0, 0, "parent of /var/tmp");
 	ADD(p, AJ_OP_SYMLINK, "/var/tmp", "/tmp", 0, 0, "programs expect /var/tmp");
 	if (aj_path_within(pol->home, pol->workspace))
-		return 0; /* the home lives in the workspace */
+		return; /* the home lives in the workspace */
 	snprintf(opts, sizeof opts, "mode=0755,uid=%u,gid=%u,size=%lu", p->uid, p->gid,
 		 (unsigned long)pol->limits.tmpfs_size);
-	op = aj_plan_add_op(p, AJ_OP_TMPFS, pol->home, NULL, 0, AJ_LL_RW,
-			    "the sandbox user's home, size-limited, gone with the sandbox");
-	if (!op || !(op->opts = strdup(opts)))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	return 0;
+	add_fs(p, AJ_OP_TMPFS, pol->home, AJ_LL_RW, opts,
+	       "the sandbox user's home, size-limited, gone with the sandbox");
 }
 
 static size_t depth(const char *path)
@@ -272,11 +237,9 @@ static size_t depth(const char *path)
 	return d;
 }
 
-static int protect(struct aj_plan *p, const char *path, unsigned flags, const char *why,
-		   struct aj_err *err)
+static void protect(struct aj_plan *p, const char *path, unsigned flags, const char *why)
 {
 	ADD(p, AJ_OP_BIND, path, path, AJ_OPF_SELF | AJ_OPF_NOFOLLOW | flags, 0, why);
-	return 0;
 }
 
 /* One git directory's executable parts: hooks and config are read-only; missing ones are
@@ -305,11 +268,10 @@ static int protect_gitdir(struct aj_plan *p, const char *gitdir, bool modules,
 				return aj_err_sys(err, AJ_LAYER_POLICY, "protect \"%s\"", path);
 			if (!parts[i].create || modules)
 				continue;
-			if (protect(p, path, AJ_OPF_RO | AJ_OPF_MKSRC | (parts[i].type == S_IFDIR
-									       ? 0
-									       : AJ_OPF_MKFILE),
-				    parts[i].why, err) < 0)
-				return -1;
+			protect(p, path,
+				AJ_OPF_RO | AJ_OPF_MKSRC |
+					(parts[i].type == S_IFDIR ? 0 : AJ_OPF_MKFILE),
+				parts[i].why);
 			continue;
 		}
 		if ((st.st_mode & S_IFMT) != (mode_t)parts[i].type)
@@ -319,8 +281,7 @@ static int protect_gitdir(struct aj_plan *p, const char *gitdir, bool modules,
 					  path, parts[i].type == S_IFDIR ? "directory" : "file"),
 			       aj_err_hint(err, "inspect and repair the repository, or run with "
 						"protect_git off");
-		if (protect(p, path, AJ_OPF_RO, parts[i].why, err) < 0)
-			return -1;
+		protect(p, path, AJ_OPF_RO, parts[i].why);
 	}
 	return 0;
 }
@@ -333,7 +294,7 @@ static int protect_git(struct aj_plan *p, struct aj_err *err)
 	const char *ws = p->policy->workspace;
 	char git[4200], mod[4300];
 	struct stat st;
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 
 	snprintf(git, sizeof git, "%s/.git", ws);
@@ -344,17 +305,17 @@ static int protect_git(struct aj_plan *p, struct aj_err *err)
 				  "\"%s\" is a symlink (left by an earlier run?); agentjail protects "
 				  ".git and will not follow it",
 				  git);
-	if (S_ISREG(st.st_mode))
-		return protect(p, git, AJ_OPF_RO, "a gitdir file: where git finds the repository",
-			       err);
+	if (S_ISREG(st.st_mode)) {
+		protect(p, git, AJ_OPF_RO, "a gitdir file: where git finds the repository");
+		return 0;
+	}
 	if (!S_ISDIR(st.st_mode))
 		return 0;
-	p->git_dir = strdup(git);
+	p->git_dir = aj_xstrdup(git);
 	snprintf(mod, sizeof mod, "%s/commondir", git);
 	p->had_commondir = lstat(mod, &st) == 0;
-	if (!p->git_dir || protect(p, git, 0, "pinned: a mount point cannot be renamed away",
-				   err) < 0 ||
-	    protect_gitdir(p, git, false, err) < 0)
+	protect(p, git, 0, "pinned: a mount point cannot be renamed away");
+	if (protect_gitdir(p, git, false, err) < 0)
 		return -1;
 	snprintf(mod, sizeof mod, "%s/modules", git);
 	d = opendir(mod);
@@ -363,13 +324,9 @@ static int protect_git(struct aj_plan *p, struct aj_err *err)
 		if (e->d_name[0] == '.' || e->d_type != DT_DIR)
 			continue;
 		snprintf(sub, sizeof sub, "%s/%s", mod, e->d_name);
-		if (protect_gitdir(p, sub, true, err) < 0) {
-			closedir(d);
+		if (protect_gitdir(p, sub, true, err) < 0)
 			return -1;
-		}
 	}
-	if (d)
-		closedir(d);
 	return 0;
 }
 
@@ -449,32 +406,24 @@ static int masks(struct aj_plan *p, struct aj_err *err)
 
 int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err)
 {
-	struct aj_op *op;
-
-	if (aj_plan_load_rules(p, err) < 0)
-		return -1;
+	aj_plan_load_rules(p);
 	/* Listing directories anywhere is harmless: only what is mounted in can be listed. */
 	ADD(p, AJ_OP_DIR, "/", NULL, 0, AJ_LL_FS_READ_DIR, "the sandbox root (a tmpfs)");
-	if (rules_section(p, "system", err) < 0)
-		return -1;
-	op = aj_plan_add_op(p, AJ_OP_TMPFS, "/etc", NULL, 0, AJ_LL_RO,
-			    "only the /etc entries programs need");
-	if (!op || !(op->opts = strdup("mode=0755,size=8m")))
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	if (rules_section(p, "etc", err) < 0 || identity_files(p, err) < 0)
-		return -1;
-	if (dev_tree(p, err) < 0)
-		return -1;
+	rules_section(p, "system");
+	add_fs(p, AJ_OP_TMPFS, "/etc", AJ_LL_RO, "mode=0755,size=8m",
+	       "only the /etc entries programs need");
+	rules_section(p, "etc");
+	identity_files(p);
+	dev_tree(p);
 	ADD(p, AJ_OP_PROC, "/proc", NULL, 0, AJ_LL_RO,
 	    "fresh procfs: only the sandbox's processes");
-	if (rules_section(p, "proc-mask", err) < 0)
-		return -1;
+	rules_section(p, "proc-mask");
 	ADD(p, AJ_OP_SEAL, "/proc", NULL, AJ_OPF_RO | AJ_OPF_NODEV | AJ_OPF_NOEXEC, 0,
 	    "procfs and its masks: read-only, nosuid, nodev, noexec");
-	if (scratch_areas(p, err) < 0 || user_binds(p, err) < 0 || masks(p, err) < 0)
+	scratch_areas(p);
+	if (user_binds(p, err) < 0 || masks(p, err) < 0)
 		return -1;
-	if (aj_plan_egress_files(p, err) < 0)
-		return -1;
+	aj_plan_egress_files(p);
 	/* Last, so that grants and masks under /etc can still be placed. */
 	ADD(p, AJ_OP_SEAL, "/etc", NULL, AJ_OPF_RO | AJ_OPF_NODEV, 0,
 	    "/etc and everything bound into it: read-only, nosuid, nodev");

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/units.h"
 #include "common/util.h"
@@ -25,11 +26,7 @@
 #include "rules/landlock.h"
 #include "rules/seccomp.h"
 
-#define ADD(...)                                                         \
-	do {                                                             \
-		if (!aj_plan_add_op(__VA_ARGS__))                        \
-			return aj_err_sys(err, AJ_LAYER_POLICY, "plan"); \
-	} while (0)
+#define ADD aj_plan_add_op
 
 static const struct aj_tier_row rows[] = {
 	{AJ_PL_USERNS, "the sandbox user is mapped to an unprivileged host uid",
@@ -176,86 +173,70 @@ static int namespace_layers(struct aj_plan *p, struct aj_err *err)
 /* ---- filesystem: Landlock rules on host paths -------------------------------------------- */
 
 /* A rule on a host path that exists; missing ones are skipped, as the mounts skip them. */
-static int allow(struct aj_plan *p, const char *path, uint64_t rights, const char *why,
-		 struct aj_err *err)
+static void allow(struct aj_plan *p, const char *path, uint64_t rights, const char *why)
 {
 	struct stat st;
 
-	if (lstat(path, &st) < 0)
-		return 0;
-	ADD(p, AJ_OP_ALLOW, path, NULL, 0, rights, why);
-	return 0;
+	if (lstat(path, &st) == 0)
+		ADD(p, AJ_OP_ALLOW, path, NULL, 0, rights, why);
 }
 
 /* The same host paths the namespaces tier binds in (data/rootfs.rules), with the same
  * rights, plus the /etc files that tier generates: here they are the host's. */
-static int system_paths(struct aj_plan *p, struct aj_err *err)
+static void system_paths(struct aj_plan *p)
 {
 	static const char *const etc_files[] = {"/etc/passwd", "/etc/group", "/etc/hosts",
 						"/etc/hostname", "/etc/nsswitch.conf",
 						"/etc/resolv.conf"};
 	char path[600];
 
-	if (aj_plan_load_rules(p, err) < 0)
-		return -1;
+	aj_plan_load_rules(p);
 	for (char *line = p->rootfs_text; *line; line += strlen(line) + 1) {
 		char *sp = strchr(line, ' '), *dash = strstr(line, " -- ");
 		if (!sp || !dash || dash < sp)
 			continue;
 		if (strncmp(line, "system ", 7) == 0) {
 			snprintf(path, sizeof path, "%.*s", (int)(dash - sp - 1), sp + 1);
-			if (allow(p, path, AJ_LL_RX, dash + 4, err) < 0)
-				return -1;
+			allow(p, path, AJ_LL_RX, dash + 4);
 		} else if (strncmp(line, "etc ", 4) == 0) {
 			snprintf(path, sizeof path, "/etc/%.*s", (int)(dash - sp - 1), sp + 1);
-			if (allow(p, path, AJ_LL_RO, dash + 4, err) < 0)
-				return -1;
+			allow(p, path, AJ_LL_RO, dash + 4);
 		}
 	}
 	for (size_t i = 0; i < AJ_ARRAY_SIZE(etc_files); i++)
-		if (allow(p, etc_files[i], AJ_LL_RO,
-			  "the host's, read-only (the namespaces tier generates its own)", err) < 0)
-			return -1;
-	return 0;
+		allow(p, etc_files[i], AJ_LL_RO,
+		      "the host's, read-only (the namespaces tier generates its own)");
 }
 
-static int devices_and_proc(struct aj_plan *p, struct aj_err *err)
+static void devices_and_proc(struct aj_plan *p)
 {
 	static const char *const nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 					    "/dev/urandom"};
 
 	for (size_t i = 0; i < AJ_ARRAY_SIZE(nodes); i++)
-		if (allow(p, nodes[i], AJ_LL_DEV, "harmless device", err) < 0)
-			return -1;
+		allow(p, nodes[i], AJ_LL_DEV, "harmless device");
 	/* Not /dev/pts: the host's devpts holds the caller's other terminals. */
-	if (allow(p, "/dev/tty", AJ_LL_TTY, "the controlling terminal (the sandbox has none)",
-		  err) < 0)
-		return -1;
-	return allow(p, "/proc", AJ_LL_RO,
-		     "the host's procfs, read-only: its own entries, and host processes' command "
-		     "lines (no pid namespace); their memory and environment stay out (Landlock)",
-		     err);
+	allow(p, "/dev/tty", AJ_LL_TTY, "the controlling terminal (the sandbox has none)");
+	allow(p, "/proc", AJ_LL_RO,
+	      "the host's procfs, read-only: its own entries, and host processes' command "
+	      "lines (no pid namespace); their memory and environment stay out (Landlock)");
 }
 
 /* HOME and TMPDIR: the namespaces tier's private tmpfs areas become one directory made for
  * this run (by the launcher) and removed after it. */
-static int scratch(struct aj_plan *p, struct aj_err *err)
+static void scratch(struct aj_plan *p)
 {
 	const char *tmp = getenv("TMPDIR");
 
 	if (!tmp || !aj_path_is_clean_abs(tmp) || strcmp(tmp, "/") == 0)
 		tmp = "/tmp";
-	if (asprintf(&p->scratch, "%s/agentjail-%s", tmp, p->id) < 0) {
-		p->scratch = NULL;
-		return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-	}
+	p->scratch = aj_xasprintf("%s/agentjail-%s", tmp, p->id);
 	ADD(p, AJ_OP_ALLOW, p->scratch, NULL, 0, AJ_LL_RW,
 	    "HOME and TMPDIR of this run, removed after it (private /tmp and home in the "
 	    "namespaces tier)");
-	return 0;
 }
 
-static int user_grants(struct aj_plan *p, struct aj_err *err)
+static void user_grants(struct aj_plan *p)
 {
 	const struct aj_policy *pol = p->policy;
 	bool ro = pol->workspace_mode == AJ_WS_RO;
@@ -268,7 +249,6 @@ static int user_grants(struct aj_plan *p, struct aj_err *err)
 	for (size_t i = 0; i < pol->read_write.n; i++)
 		ADD(p, AJ_OP_ALLOW, pol->read_write.v[i], NULL, 0, AJ_LL_RW,
 		    "granted read-write by the policy");
-	return 0;
 }
 
 static bool writable(uint64_t rights)
@@ -357,9 +337,12 @@ static int masks(struct aj_plan *p, struct aj_err *err)
 
 static int filesystem(struct aj_plan *p, struct aj_err *err)
 {
-	if (system_paths(p, err) < 0 || devices_and_proc(p, err) < 0 || scratch(p, err) < 0 ||
-	    user_grants(p, err) < 0 || readonly_inside_writable(p, err) < 0 ||
-	    git_protection(p, err) < 0 || masks(p, err) < 0)
+	system_paths(p);
+	devices_and_proc(p);
+	scratch(p);
+	user_grants(p);
+	if (readonly_inside_writable(p, err) < 0 || git_protection(p, err) < 0 ||
+	    masks(p, err) < 0)
 		return -1;
 	aj_plan_set_layer(p, AJ_PL_ROOTFS, AJ_LS_ABSENT,
 			  "no private root: %zu Landlock rules on host paths; workspace %s; /tmp "
@@ -389,10 +372,10 @@ static int process(struct aj_plan *p, struct aj_err *err)
 	_cleanup_free_ char *home = NULL, *tmp = NULL;
 	bool home_in_ws = aj_path_within(pol->home, pol->workspace);
 
-	if (asprintf(&home, "%s/home", p->scratch) < 0 || asprintf(&tmp, "%s/tmp", p->scratch) < 0 ||
-	    aj_strv_setenv(&p->env, "HOME", home_in_ws ? pol->home : home) < 0 ||
-	    aj_strv_setenv(&p->env, "TMPDIR", tmp) < 0)
-		return aj_err_sys(err, AJ_LAYER_POLICY, "build the environment");
+	home = aj_xasprintf("%s/home", p->scratch);
+	tmp = aj_xasprintf("%s/tmp", p->scratch);
+	aj_strv_setenv(&p->env, "HOME", home_in_ws ? pol->home : home);
+	aj_strv_setenv(&p->env, "TMPDIR", tmp);
 	aj_plan_set_layer(p, AJ_PL_ENV, AJ_LS_ENFORCED,
 			  "host environment dropped; %zu variables set from the allowlist and "
 			  "policy; HOME%s and TMPDIR in the run's scratch directory",
@@ -577,25 +560,20 @@ static void seccomp_layer(struct aj_plan *p)
 
 static int compile(struct aj_plan *p, struct aj_sc_profile *prof, struct aj_err *err)
 {
-	struct aj_strv relax = {0};
+	_cleanup_strv_ struct aj_strv relax = AJ_STRV_INIT;
 	size_t skipped = 0, kept = 0;
 	int r;
 
-	r = aj_strv_copy(&relax, &p->policy->syscalls_allow);
+	aj_strv_copy(&relax, &p->policy->syscalls_allow);
 	/* The host's network by choice: the rules that stand in for its namespace go too. */
-	if (r == 0 && p->policy->net_mode == AJ_NET_HOST)
-		r = aj_strv_push(&relax, "network");
+	if (p->policy->net_mode == AJ_NET_HOST)
+		aj_strv_push(&relax, "network");
 	/* Ports to listen on by choice: listen() goes, the rest of the network rules stay. */
-	if (r == 0 && (p->policy->net_mode == AJ_NET_HOST || p->policy->net_listen.n))
-		r = aj_strv_push(&relax, "listen");
-	if (r < 0) {
-		aj_strv_free(&relax);
-		return aj_err_sys(err, AJ_LAYER_SECCOMP, "compile");
-	}
+	if (p->policy->net_mode == AJ_NET_HOST || p->policy->net_listen.n)
+		aj_strv_push(&relax, "listen");
 	r = aj_seccomp_compile(prof, &relax, &p->sc_owned, &p->sc_len, &skipped, err);
 	for (size_t i = 0; r == 0 && i < prof->n; i++)
 		kept += !aj_strv_contains(&relax, prof->rules[i].group);
-	aj_strv_free(&relax);
 	p->sc_insns = p->sc_owned;
 	p->sc_rules = kept - skipped;
 	return r;
@@ -613,10 +591,7 @@ static int seccomp(struct aj_plan *p, struct aj_err *err)
 				    "use a kernel with CONFIG_SECCOMP_FILTER (in this tier seccomp also "
 				    "stands in for the network and IPC namespaces)",
 				    err);
-	if (asprintf(&text, "%s\n%s", aj_seccomp_default_rules, aj_seccomp_tier_rules) < 0) {
-		text = NULL;
-		return aj_err_sys(err, AJ_LAYER_SECCOMP, "compile");
-	}
+	text = aj_xasprintf("%s\n%s", aj_seccomp_default_rules, aj_seccomp_tier_rules);
 	if (aj_seccomp_parse(text, &prof, err) < 0)
 		return -1;
 	r = check_relaxations(&prof, &p->policy->syscalls_allow, err);
@@ -648,7 +623,7 @@ static void memory_degraded(struct aj_plan *p)
 /* Tasks (threads included, as RLIMIT_NPROC counts them) whose real uid is uid. */
 static unsigned long tasks_of(uid_t uid)
 {
-	DIR *d = opendir("/proc");
+	_cleanup_closedir_ DIR *d = opendir("/proc");
 	struct dirent *e;
 	unsigned long n = 0;
 	char path[64];
@@ -665,8 +640,6 @@ static unsigned long tasks_of(uid_t uid)
 		if (u && t && strtoul(u + 5, NULL, 10) == uid)
 			n += strtoul(t + 9, NULL, 10);
 	}
-	if (d)
-		closedir(d);
 	return n;
 }
 

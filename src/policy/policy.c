@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
 #include "common/units.h"
 
 /* Variables that carry no secret and that ordinary tools need to behave (locale, terminal,
@@ -15,15 +16,15 @@ static const char *const default_env_allow[] = {
 void aj_policy_init(struct aj_policy *p)
 {
 	memset(p, 0, sizeof *p);
-	p->preset = strdup("workspace-write");
+	p->preset = aj_xstrdup("workspace-write");
 	p->workspace_mode = AJ_WS_RW;
 	p->protect_git = true;
 	p->uid = 1000;
 	p->gid = 1000;
-	p->user_name = strdup("user");
-	p->home = strdup("/home/user");
-	p->shell = strdup("/bin/bash");
-	p->hostname = strdup("agentjail");
+	p->user_name = aj_xstrdup("user");
+	p->home = aj_xstrdup("/home/user");
+	p->shell = aj_xstrdup("/bin/bash");
+	p->hostname = aj_xstrdup("agentjail");
 	p->net_mode = AJ_NET_NONE;
 	/* Each proxied connection costs the supervisor two descriptors and two buffers. */
 	p->net_max_connections = AJ_DEFAULT_MAX_CONNECTIONS;
@@ -68,7 +69,7 @@ void aj_policy_free(struct aj_policy *p)
 
 struct preset {
 	const char *name;
-	int workspace_mode;
+	enum aj_ws_mode workspace_mode;
 	bool protect_git;
 };
 
@@ -93,7 +94,7 @@ int aj_policy_apply_preset(struct aj_policy *p, const char *name, struct aj_err 
 		if (strcmp(presets[i].name, name) != 0)
 			continue;
 		free(p->preset);
-		p->preset = strdup(name);
+		p->preset = aj_xstrdup(name);
 		p->workspace_mode = presets[i].workspace_mode;
 		p->protect_git = presets[i].protect_git;
 		return 0;

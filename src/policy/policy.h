@@ -38,7 +38,7 @@ struct aj_limits {
 	uint64_t open_files;   /* descriptors per process */
 	uint64_t output_bytes; /* stdout + stderr together */
 	uint64_t tmpfs_size;   /* bytes, each writable tmpfs (/tmp, home, /dev/shm) */
-	int output_action;     /* enum aj_output_action */
+	enum aj_output_action output_action;
 };
 
 /* A secret the egress proxy adds to requests for the hosts it is bound to; the sandbox only
@@ -66,7 +66,7 @@ struct aj_policy {
 	char *workspace_mount; /* where a managed (layered) workspace appears; NULL: the home */
 	bool managed;          /* not from JSON: a persistent sandbox's layered workspace, no
 				* host workspace directory */
-	int workspace_mode; /* enum aj_ws_mode */
+	enum aj_ws_mode workspace_mode;
 	bool protect_git;
 	struct aj_strv read_only;
 	struct aj_strv read_write;
@@ -82,7 +82,7 @@ struct aj_policy {
 	struct aj_strv env_allow; /* names, or prefixes ending in '*' */
 	struct aj_strv env_set;   /* "NAME=value" */
 	/* network */
-	int net_mode; /* enum aj_net_mode */
+	enum aj_net_mode net_mode;
 	struct aj_strv net_allow;         /* egress rules, "host-pattern[:port]" */
 	struct aj_strv net_deny;          /* egress rules that win over allow */
 	struct aj_strv net_allow_private; /* CIDRs the proxy may connect to despite the guard */
@@ -96,7 +96,7 @@ struct aj_policy {
 	struct aj_limits limits;
 	struct aj_strv syscalls_allow;  /* relaxable groups of the default seccomp profile */
 	struct aj_strv allow_degraded;  /* layers the caller accepts as missing */
-	int tier;                       /* enum aj_tier */
+	enum aj_tier tier;
 };
 
 /* Defaults that callers also hold policies to (a token owner of the API cannot go above them). */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/util.h"
 
 /* Paths a sandbox may never be given write access to, nor use as its workspace: granting any
@@ -99,16 +100,16 @@ static int validate_workspace(struct aj_policy *p, struct aj_err *err)
 
 	if (p->managed) {
 		/* The workspace is agentjail's own layered directory, not a host path. */
-		if (!p->workspace_mount && !(p->workspace_mount = strdup(p->home)))
-			return aj_err_sys(err, AJ_LAYER_POLICY, "filesystem.mount");
+		if (!p->workspace_mount)
+			p->workspace_mount = aj_xstrdup(p->home);
 		if (strcmp(p->workspace_mount, "/") == 0 || in_kernel_tree(p->workspace_mount) ||
 		    is_system_path_or_parent(p->workspace_mount))
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
 					  "filesystem.mount: \"%s\" cannot hold the workspace",
 					  p->workspace_mount);
 		free(p->workspace);
-		p->workspace = strdup(p->workspace_mount);
-		return p->workspace ? 0 : aj_err_sys(err, AJ_LAYER_POLICY, "filesystem.mount");
+		p->workspace = aj_xstrdup(p->workspace_mount);
+		return 0;
 	}
 
 	if (!p->workspace) {

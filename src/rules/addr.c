@@ -181,6 +181,13 @@ bool aj_egress_addr_allowed(const struct sockaddr *sa, const struct aj_cidr *all
 	return false;
 }
 
+static int not_a_range(const char *text, char *why, size_t why_len)
+{
+	snprintf(why, why_len, "\"%s\" is not an address range such as 10.1.0.0/16 or fd00::/8",
+		 text);
+	return -1;
+}
+
 int aj_egress_cidr_parse(const char *text, struct aj_cidr *out, char *why, size_t why_len)
 {
 	char addr[INET6_ADDRSTRLEN + 1];
@@ -190,7 +197,7 @@ int aj_egress_cidr_parse(const char *text, struct aj_cidr *out, char *why, size_
 
 	memset(out, 0, sizeof *out);
 	if (n == 0 || n >= sizeof addr)
-		goto bad;
+		return not_a_range(text, why, why_len);
 	memcpy(addr, text, n);
 	addr[n] = '\0';
 	if (inet_pton(AF_INET, addr, out->addr) == 1)
@@ -198,13 +205,13 @@ int aj_egress_cidr_parse(const char *text, struct aj_cidr *out, char *why, size_
 	else if (inet_pton(AF_INET6, addr, out->addr) == 1)
 		out->family = AF_INET6, max = 128;
 	else
-		goto bad;
+		return not_a_range(text, why, why_len);
 	out->prefix = max;
 	if (slash) {
 		char *end;
 		long p = strtol(slash + 1, &end, 10);
 		if (!slash[1] || *end || p < 0 || p > max || slash[1] == '+' || slash[1] == '-')
-			goto bad;
+			return not_a_range(text, why, why_len);
 		out->prefix = (int)p;
 	}
 	for (int bit = out->prefix; bit < max; bit++)
@@ -214,10 +221,6 @@ int aj_egress_cidr_parse(const char *text, struct aj_cidr *out, char *why, size_
 			return -1;
 		}
 	return 0;
-bad:
-	snprintf(why, why_len, "\"%s\" is not an address range such as 10.1.0.0/16 or fd00::/8",
-		 text);
-	return -1;
 }
 
 socklen_t aj_egress_addr_unmap(struct sockaddr_storage *ss, socklen_t len)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+
 static bool label_char(char c)
 {
 	/* Underscores are not valid in host names, but real services use them (SRV-style
@@ -164,11 +166,7 @@ int aj_egress_rule_parse(const char *text, int no_port, struct aj_egress_rule *r
 		snprintf(why, why_len, "\"%s\" is neither a host name nor an IP address", host);
 		return -1;
 	}
-	r->text = strdup(text);
-	if (!r->text) {
-		snprintf(why, why_len, "%s", strerror(ENOMEM));
-		return -1;
-	}
+	r->text = aj_xstrdup(text);
 	return 0;
 }
 
@@ -212,9 +210,7 @@ static int build_list(struct aj_egress_rule **out, size_t *n, const struct aj_st
 	char why[256];
 
 	*n = 0;
-	*out = calloc(sv->n ? sv->n : 1, sizeof **out);
-	if (!*out)
-		return aj_err_sys(err, AJ_LAYER_PROXY, "%s", field);
+	*out = aj_xcalloc(sv->n ? sv->n : 1, sizeof **out);
 	for (size_t i = 0; i < sv->n; i++) {
 		if (aj_egress_rule_parse(sv->v[i], AJ_RULE_PORTS_WEB, &(*out)[i], why, sizeof why) < 0)
 			return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s[%zu]: %s", field, i, why);

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 
 struct errno_name {
@@ -37,7 +38,7 @@ static int parse_cond(const char *s, struct aj_sc_cond *c)
 {
 	static const struct {
 		const char *tok;
-		int op;
+		enum aj_sc_op op;
 	} ops[] = {{"==", AJ_SC_EQ}, {"!=", AJ_SC_NE}, {">=", AJ_SC_GE},
 		   {"<=", AJ_SC_LE}, {">", AJ_SC_GT},  {"<", AJ_SC_LT}};
 	char *end;
@@ -153,17 +154,27 @@ static int parse_rule(struct aj_sc_rule *r, char *line, int lineno, struct aj_er
 	return 0;
 }
 
+/* One line that is neither blank nor a comment. */
+static int parse_line(struct aj_sc_profile *out, char *line, int lineno, struct aj_err *err)
+{
+	if (strncmp(line, "relaxable ", 10) == 0)
+		return parse_directive(out, line, lineno, err);
+	if (strncmp(line, "allow ", 6) == 0)
+		return parse_allow(out, line, lineno, err);
+	out->rules = aj_xrealloc(out->rules, (out->n + 1) * sizeof *out->rules);
+	memset(&out->rules[out->n], 0, sizeof out->rules[0]);
+	if (parse_rule(&out->rules[out->n], line, lineno, err) < 0)
+		return -1;
+	out->n++;
+	return 0;
+}
+
 int aj_seccomp_parse(const char *text, struct aj_sc_profile *out, struct aj_err *err)
 {
-	/* Freed by hand, not with _cleanup_free_: clang 14's analyzer does not run cleanup
-	 * functions and would report this as a leak. */
-	char *copy = strdup(text);
-	char *save = NULL;
+	_cleanup_free_ char *copy = aj_xstrdup(text);
 	int lineno = 0;
 
 	memset(out, 0, sizeof *out);
-	if (!copy)
-		return aj_err_sys(err, AJ_LAYER_SECCOMP, "parse rules");
 	for (char *line = copy, *nl; line; line = nl) {
 		nl = strchr(line, '\n');
 		if (nl)
@@ -173,34 +184,12 @@ int aj_seccomp_parse(const char *text, struct aj_sc_profile *out, struct aj_err 
 			line++;
 		if (!*line || *line == '#')
 			continue;
-		if (strncmp(line, "relaxable ", 10) == 0) {
-			if (parse_directive(out, line, lineno, err) < 0)
-				goto fail;
-			continue;
+		if (parse_line(out, line, lineno, err) < 0) {
+			aj_seccomp_profile_free(out);
+			return -1;
 		}
-		if (strncmp(line, "allow ", 6) == 0) {
-			if (parse_allow(out, line, lineno, err) < 0)
-				goto fail;
-			continue;
-		}
-		struct aj_sc_rule *rules = realloc(out->rules, (out->n + 1) * sizeof *rules);
-		if (!rules) {
-			aj_err_sys(err, AJ_LAYER_SECCOMP, "parse rules");
-			goto fail;
-		}
-		out->rules = rules;
-		memset(&rules[out->n], 0, sizeof rules[0]);
-		if (parse_rule(&rules[out->n], line, lineno, err) < 0)
-			goto fail;
-		out->n++;
 	}
-	(void)save;
-	free(copy);
 	return 0;
-fail:
-	free(copy);
-	aj_seccomp_profile_free(out);
-	return -1;
 }
 
 void aj_seccomp_profile_free(struct aj_sc_profile *p)
@@ -286,6 +275,7 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *n
 		      struct aj_err *err)
 {
 	_cleanup_close_ int fd = memfd_create("aj-seccomp", MFD_CLOEXEC);
+	_cleanup_free_ struct sock_filter *buf = NULL;
 	off_t size;
 	int rc;
 
@@ -298,14 +288,10 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *n
 	if (size <= 0 || size % (off_t)sizeof(struct sock_filter))
 		return aj_err_set(err, AJ_LAYER_SECCOMP, EINVAL, "exported BPF has size %ld",
 				  (long)size);
-	*insns = malloc((size_t)size);
-	if (!*insns)
-		return aj_err_sys(err, AJ_LAYER_SECCOMP, "export BPF");
-	if (pread(fd, *insns, (size_t)size, 0) != size) {
-		free(*insns);
-		*insns = NULL;
+	buf = aj_xmalloc((size_t)size);
+	if (pread(fd, buf, (size_t)size, 0) != size)
 		return aj_err_sys(err, AJ_LAYER_SECCOMP, "read exported BPF");
-	}
+	*insns = aj_steal_ptr(&buf);
 	*n = (size_t)size / sizeof(struct sock_filter);
 	return 0;
 }
@@ -342,9 +328,7 @@ static int prepend_allows(const struct aj_sc_profile *p, struct sock_filter **in
 		pre[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, a->value, 0, 1);
 		pre[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	}
-	all = malloc((k + *n) * sizeof *all);
-	if (!all)
-		return aj_err_sys(err, AJ_LAYER_SECCOMP, "compile");
+	all = aj_xmalloc((k + *n) * sizeof *all);
 	memcpy(all, pre, k * sizeof *all);
 	memcpy(all + k, *insns, *n * sizeof *all);
 	free(*insns);
@@ -353,31 +337,35 @@ static int prepend_allows(const struct aj_sc_profile *p, struct sock_filter **in
 	return 0;
 }
 
+static void release_ctx(scmp_filter_ctx *ctx)
+{
+	if (*ctx)
+		seccomp_release(*ctx);
+}
+
 int aj_seccomp_compile(const struct aj_sc_profile *p, const struct aj_strv *relax,
 		       struct sock_filter **insns, size_t *n_insns, size_t *skipped,
 		       struct aj_err *err)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int r = -1;
+	__attribute__((cleanup(release_ctx))) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 
 	*skipped = 0;
-	if (!ctx)
+	if (!ctx) /* libseccomp's allocation, not ours: reported, as the library does */
 		return aj_err_set(err, AJ_LAYER_SECCOMP, ENOMEM, "seccomp_init");
 	/* Only the native ABI is in the filter; any other (i386, x32) gets the bad-arch action,
 	 * which kills the process: see the header of the rules file. agentjail sets
 	 * no_new_privs itself, as an explicit step of the launch sequence. */
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0 ||
-	    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) {
-		aj_err_set(err, AJ_LAYER_SECCOMP, EINVAL, "seccomp_attr_set");
-		goto out;
+	    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0)
+		return aj_err_set(err, AJ_LAYER_SECCOMP, EINVAL, "seccomp_attr_set");
+	if (add_rules(ctx, p, relax, skipped, err) < 0 || export_bpf(ctx, insns, n_insns, err) < 0)
+		return -1;
+	if (prepend_allows(p, insns, n_insns, err) < 0) {
+		free(*insns);
+		*insns = NULL;
+		return -1;
 	}
-	if (add_rules(ctx, p, relax, skipped, err) < 0 || export_bpf(ctx, insns, n_insns, err) < 0 ||
-	    prepend_allows(p, insns, n_insns, err) < 0)
-		goto out;
-	r = 0;
-out:
-	seccomp_release(ctx);
-	return r;
+	return 0;
 }
 
 int aj_seccomp_export(void *ctx, struct sock_filter **insns, size_t *n_insns, struct aj_err *err)

@@ -19,7 +19,7 @@ enum aj_sc_op { AJ_SC_EQ, AJ_SC_NE, AJ_SC_GT, AJ_SC_GE, AJ_SC_LT, AJ_SC_LE, AJ_S
 
 struct aj_sc_cond {
 	unsigned arg;
-	int op; /* enum aj_sc_op */
+	enum aj_sc_op op;
 	uint64_t mask;
 	uint64_t value;
 };

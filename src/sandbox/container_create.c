@@ -231,43 +231,48 @@ static int join_namespaces(const struct aj_container_launch *l, struct aj_err *e
 	return 0;
 }
 
+/* What a create that failed undoes: the trees not attached yet, and the child, killed and
+ * reaped. Returns -1. */
+static int create_failed(struct aj_container_launch *l, pid_t pid, int pidfd)
+{
+	aj_userns_close_trees(l->plan);
+	if (pid > 0) {
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		waitpid(pid, NULL, 0);
+	}
+	return -1;
+}
+
 int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err *err)
 {
-	_cleanup_close_ int lock = -1, pidfd = -1;
-	int sv[2] = {-1, -1};
+	_cleanup_close_ int lock = -1, pidfd = -1, ours = -1, childs = -1;
+	int sv[2];
 
 	*pid = -1;
 	if (aj_idrange_acquire(&l->plan->id_base, &lock, err) < 0 ||
 	    aj_container_rootfs_tree(l->plan, l->scratch, err) < 0 ||
 	    aj_userns_prepare_trees(l->plan, err) < 0 || join_namespaces(l, err) < 0)
-		goto fail;
+		return create_failed(l, *pid, pidfd);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		aj_err_sys(err, AJ_LAYER_PROCESS, "socketpair");
-		goto fail;
+		return create_failed(l, *pid, pidfd);
 	}
+	ours = sv[0];
+	childs = sv[1];
 	*pid = (pid_t)syscall(SYS_clone, (unsigned long)l->plan->clone_flags | CLONE_PIDFD | SIGCHLD,
 			      NULL, &pidfd, NULL, 0);
-	if (*pid == 0) {
-		close(sv[0]);
-		child_main(l, sv[1], lock); /* keeps the id range's lock for the container's life */
+	if (*pid == 0) { /* the child: never returns, so no cleanup runs here */
+		aj_close_fd(&ours);
+		/* It keeps the id range's lock for the container's life. */
+		child_main(l, childs, lock);
 	}
-	close(sv[1]);
+	aj_close_fd(&childs);
 	aj_userns_close_trees(l->plan);
 	if (*pid < 0) {
 		aj_userns_fail(err, errno, "clone into new namespaces");
-		goto fail;
+		return create_failed(l, *pid, pidfd);
 	}
-	if (handshake(l, *pid, sv[0], err) < 0)
-		goto fail;
-	close(sv[0]);
+	if (handshake(l, *pid, ours, err) < 0)
+		return create_failed(l, *pid, pidfd);
 	return 0;
-fail:
-	aj_userns_close_trees(l->plan);
-	if (sv[0] >= 0)
-		close(sv[0]);
-	if (*pid > 0) {
-		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-		waitpid(*pid, NULL, 0);
-	}
-	return -1;
 }

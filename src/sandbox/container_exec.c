@@ -78,14 +78,11 @@ static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, 
 
 static int open_init(const struct aj_container_launch *l, struct aj_err *err)
 {
-	int fd = (int)syscall(SYS_pidfd_open, l->init_pid, 0);
+	_cleanup_close_ int fd = (int)syscall(SYS_pidfd_open, l->init_pid, 0);
 
-	if (fd < 0 || !aj_proc_alive(l->init_pid, l->init_start)) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0 || !aj_proc_alive(l->init_pid, l->init_start))
 		return aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "container not running");
-	}
-	return fd;
+	return aj_steal_fd(&fd);
 }
 
 /* The process's end of the handshake: in the cgroup, then go, then its result. */
@@ -111,23 +108,25 @@ static int release(struct aj_container_launch *l, pid_t pid, int go, int result,
 int aj_container_exec(struct aj_container_launch *l, pid_t *pid, int *status, struct aj_err *err)
 {
 	_cleanup_close_ int pidfd = open_init(l, err), own = -1;
-	int go[2], result[2], r, st;
+	/* go: the process waits for it; result: its setup's outcome, end of file at execve. */
+	_cleanup_close_ int go_r = -1, go_w = -1, res_r = -1, res_w = -1;
+	int r, st;
 
 	if (pidfd < 0)
 		return -1;
 	own = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
 	if (own < 0)
 		return aj_err_sys(err, AJ_LAYER_NS, "open /proc/self/ns/pid");
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(result, O_CLOEXEC) < 0)
+	if (aj_pipe(&go_r, &go_w, O_CLOEXEC) < 0 || aj_pipe(&res_r, &res_w, O_CLOEXEC) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "pipe");
 	/* setns(CLONE_NEWPID) applies to our children only: the fork below lands inside. */
 	if (setns(pidfd, CLONE_NEWPID) < 0)
 		return aj_err_sys(err, AJ_LAYER_NS, "join the container's pid namespace");
 	*pid = fork();
-	if (*pid == 0) {
-		close(go[1]);
-		close(result[0]);
-		child_main(l, pidfd, go[0], result[1]);
+	if (*pid == 0) { /* never returns: no cleanup runs in the child */
+		aj_close_fd(&go_w);
+		aj_close_fd(&res_r);
+		child_main(l, pidfd, go_r, res_w);
 	}
 	/* Back to our own for any later child (a sanitizer's helper at exit, say). */
 	if (setns(own, CLONE_NEWPID) < 0 && *pid > 0) {
@@ -135,16 +134,13 @@ int aj_container_exec(struct aj_container_launch *l, pid_t *pid, int *status, st
 		waitpid(*pid, NULL, 0);
 		return aj_err_sys(err, AJ_LAYER_NS, "return to our pid namespace");
 	}
-	close(go[0]);
-	close(result[1]);
-	if (*pid < 0) {
-		close(go[1]);
-		close(result[0]);
+	aj_close_fd(&go_r);
+	aj_close_fd(&res_w);
+	if (*pid < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "fork into the container");
-	}
-	r = release(l, *pid, go[1], result[0], err);
-	close(go[1]);
-	close(result[0]);
+	r = release(l, *pid, go_w, res_r, err);
+	aj_close_fd(&go_w);
+	aj_close_fd(&res_r);
 	if (r < 0) {
 		kill(*pid, SIGKILL);
 		waitpid(*pid, NULL, 0);

@@ -121,22 +121,21 @@ static int split_opts(struct ovl *o, struct aj_err *err)
 static int layer_userns(const struct aj_plan *plan, struct aj_err *err)
 {
 	char map[128], path[64];
-	int pfd[2], nsfd = -1, r = -1;
+	_cleanup_close_ int rd = -1, wr = -1; /* the child holds its namespace until end of file */
+	int nsfd = -1, r = -1;
 	pid_t pid;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	if (aj_pipe(&rd, &wr, O_CLOEXEC) < 0)
 		return aj_err_sys(err, AJ_LAYER_USERNS, "pipe");
 	pid = fork();
 	if (pid == 0) {
 		char c;
-		close(pfd[1]);
-		_exit(unshare(CLONE_NEWUSER) < 0 || read(pfd[0], &c, 1) < 0 ? 1 : 0);
+		aj_close_fd(&wr);
+		_exit(unshare(CLONE_NEWUSER) < 0 || read(rd, &c, 1) < 0 ? 1 : 0);
 	}
-	close(pfd[0]);
-	if (pid < 0) {
-		close(pfd[1]);
+	aj_close_fd(&rd);
+	if (pid < 0)
 		return aj_err_sys(err, AJ_LAYER_USERNS, "fork");
-	}
 	snprintf(map, sizeof map, "0 %u %u\n%u 0 1\n", plan->id_base, plan->id_count,
 		 LAYER_ROOT_DISK_ID);
 	/* The child unshares on its own schedule: wait until its namespace differs from ours. */
@@ -162,7 +161,7 @@ static int layer_userns(const struct aj_plan *plan, struct aj_err *err)
 	} else {
 		aj_err_set(err, AJ_LAYER_USERNS, ETIMEDOUT, "a user namespace for the rootfs layers");
 	}
-	close(pfd[1]);
+	aj_close_fd(&wr);
 	waitpid(pid, NULL, 0);
 	return nsfd;
 }
@@ -229,13 +228,32 @@ static void clear_scratch(const char *scratch, size_t n_lower)
 	rmdir(scratch);
 }
 
+/* The idmapped layers and the overlay over them, mounted in scratch (which the caller
+ * clears); the overlay's detached copy, or -1. */
+static int mount_overlay(struct aj_plan *plan, struct ovl *o, const char *scratch, char *data,
+			 size_t len, struct aj_err *err)
+{
+	char root[PATH_MAX];
+	_cleanup_close_ int nsfd = layer_userns(plan, err);
+	int tree;
+
+	if (nsfd < 0 || mount_layers(o, nsfd, scratch, data, len, err) < 0)
+		return -1;
+	snprintf(root, sizeof root, "%s/root", scratch);
+	if (mkdir(root, 0700) < 0 || mount("overlay", root, "overlay", 0, data) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT,
+				  "mount the rootfs overlay over idmapped layers");
+	tree = (int)open_tree(AT_FDCWD, root, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "detach the rootfs overlay");
+	return tree;
+}
+
 static int overlay_tree(struct aj_plan *plan, const char *scratch, struct aj_err *err)
 {
 	static struct ovl o;
 	static char data[32768];
-	char root[PATH_MAX];
-	_cleanup_close_ int nsfd = -1;
-	int tree = -1;
+	int tree;
 
 	memset(&o, 0, sizeof o);
 	if (find_mount(plan->ops[0].src, &o, err) < 0 || split_opts(&o, err) < 0)
@@ -246,18 +264,7 @@ static int overlay_tree(struct aj_plan *plan, const char *scratch, struct aj_err
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "a private mount namespace for the rootfs");
 	if (mkdir(scratch, 0700) < 0 && errno != EEXIST)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "create \"%s\"", scratch);
-	if ((nsfd = layer_userns(plan, err)) < 0 ||
-	    mount_layers(&o, nsfd, scratch, data, sizeof data, err) < 0)
-		goto out;
-	snprintf(root, sizeof root, "%s/root", scratch);
-	if (mkdir(root, 0700) < 0 || mount("overlay", root, "overlay", 0, data) < 0) {
-		aj_err_sys(err, AJ_LAYER_MOUNT, "mount the rootfs overlay over idmapped layers");
-		goto out;
-	}
-	tree = (int)open_tree(AT_FDCWD, root, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (tree < 0)
-		aj_err_sys(err, AJ_LAYER_MOUNT, "detach the rootfs overlay");
-out:
+	tree = mount_overlay(plan, &o, scratch, data, sizeof data, err);
 	clear_scratch(scratch, o.n_lower);
 	return tree;
 }

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/trace.h"
 #include "sandbox/init_internal.h"
 #include "sandbox/launch.h"
@@ -115,14 +116,13 @@ static pid_t start_command(const struct aj_plan *plan, struct aj_sync_msg *ready
  * tree closes them. */
 void aj_init_detach_stdio(void)
 {
-	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	_cleanup_close_ int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return;
 	dup2(fd, 0);
 	dup2(fd, 1);
 	dup2(fd, 2);
-	close(fd);
 }
 
 static void finish(int ctl_fd, int status, const struct aj_sync_msg *ready)

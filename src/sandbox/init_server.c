@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+#include "common/fdpass.h"
 #include "common/tree.h"
 #include "common/util.h"
 #include "sandbox/init_internal.h"
@@ -108,7 +110,7 @@ static void do_signal(const struct aj_init_hdr *h)
 static int remove_path(const char *path, bool recursive)
 {
 	char parent[4096], *slash;
-	int dfd, r;
+	_cleanup_close_ int dfd = -1;
 	struct aj_err err;
 
 	if (!recursive)
@@ -121,21 +123,11 @@ static int remove_path(const char *path, bool recursive)
 	dfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return errno;
-	if (access(path, F_OK) < 0 && errno == ENOENT) {
-		close(dfd);
+	if (access(path, F_OK) < 0 && errno == ENOENT)
 		return ENOENT;
-	}
-	r = aj_tree_remove_at(dfd, slash + 1, &err);
-	close(dfd);
-	return r < 0 ? (err.errnum ? err.errnum : EIO) : 0;
-}
-
-static int close_keep_errno(int fd)
-{
-	int e = errno;
-
-	close(fd);
-	return e;
+	if (aj_tree_remove_at(dfd, slash + 1, &err) < 0)
+		return err.errnum ? err.errnum : EIO;
+	return 0;
 }
 
 /* Opens a path for a client. init serves every client one request at a time, so nothing may
@@ -145,25 +137,23 @@ static int close_keep_errno(int fd)
 static int open_for_client(const char *path, int flags, mode_t mode, int *out)
 {
 	struct stat st;
-	int fd = open(path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode);
+	_cleanup_close_ int fd = open(path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode);
 
 	*out = -1;
 	if (fd < 0)
 		return errno;
 	if (flags & O_PATH) {
-		*out = fd;
+		*out = aj_steal_fd(&fd);
 		return 0;
 	}
 	if (fstat(fd, &st) < 0)
-		return close_keep_errno(fd);
+		return errno;
 	if (!(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ||
-	      (S_ISCHR(st.st_mode) && strcmp(path, "/dev/ptmx") == 0))) {
-		close(fd);
+	      (S_ISCHR(st.st_mode) && strcmp(path, "/dev/ptmx") == 0)))
 		return ENXIO;
-	}
 	if (fcntl(fd, F_SETFL, flags & O_APPEND) < 0) /* blocking again, for the client */
-		return close_keep_errno(fd);
-	*out = fd;
+		return errno;
+	*out = aj_steal_fd(&fd);
 	return 0;
 }
 
@@ -171,7 +161,8 @@ static void do_file(int ctl, const struct aj_init_hdr *h)
 {
 	char *strs[2];
 	int n = aj_init_strings(payload, h->len, strs, 2);
-	int e = 0, fd = -1;
+	_cleanup_close_ int fd = -1;
+	int e = 0;
 
 	if (n < 1 || (h->op == AJ_IOP_RENAME && n != 2)) {
 		reply(ctl, AJ_IOP_DONE, h->id, EPROTO, NULL);
@@ -197,8 +188,6 @@ static void do_file(int ctl, const struct aj_init_hdr *h)
 		e = EPROTO;
 	}
 	reply(ctl, AJ_IOP_DONE, h->id, e, fd >= 0 ? &fd : NULL);
-	if (fd >= 0)
-		close(fd);
 }
 
 /* inotify for a client (E2B's WatchDir): the watch is added here, inside the sandbox, so the
@@ -211,7 +200,8 @@ static void do_watch(int ctl, const struct aj_init_hdr *h, const int *fds, size_
 	const uint32_t allowed = IN_ALL_EVENTS | IN_DONT_FOLLOW | IN_EXCL_UNLINK;
 	struct aj_init_hdr r;
 	char *strs[1];
-	int ifd = nfds ? fds[0] : -1, made = -1, wd = -1, e = 0;
+	_cleanup_close_ int made = -1;
+	int ifd = nfds ? fds[0] : -1, wd = -1, e = 0;
 
 	if (aj_init_strings(payload, h->len, strs, 1) != 1)
 		e = EPROTO;
@@ -228,32 +218,27 @@ static void do_watch(int ctl, const struct aj_init_hdr *h, const int *fds, size_
 			 e == 0 && made >= 0 ? 1 : 0) < 0 &&
 	    errno == EPIPE)
 		_exit(1);
-	if (made >= 0)
-		close(made);
 }
 
 static void handle_request(int ctl)
 {
 	struct aj_init_hdr h;
-	int fds[AJ_INIT_MAX_FDS];
-	size_t nfds = 0;
+	/* Closed on return: the command holds its own copies, init keeps no end of its stdio. */
+	_cleanup_fdset_ struct aj_fdset fds = {.n = 0};
 
-	if (aj_init_recv(ctl, &h, payload, sizeof payload, fds, &nfds) < 0) {
+	if (aj_init_recv(ctl, &h, payload, sizeof payload, fds.v, &fds.n) < 0) {
 		if (errno == EPIPE || errno == ECONNRESET)
 			_exit(1); /* the supervisor is gone: the sandbox ends with it */
 		return;
 	}
 	if (h.op == AJ_IOP_EXEC)
-		do_exec(ctl, &h, fds, nfds);
+		do_exec(ctl, &h, fds.v, fds.n);
 	else if (h.op == AJ_IOP_SIGNAL)
 		do_signal(&h);
 	else if (h.op == AJ_IOP_WATCH)
-		do_watch(ctl, &h, fds, nfds);
+		do_watch(ctl, &h, fds.v, fds.n);
 	else
 		do_file(ctl, &h);
-	/* The command holds its own copies now; init keeps no end of its stdio. */
-	for (size_t i = 0; i < nfds; i++)
-		close(fds[i]);
 }
 
 static void reap(int ctl)

@@ -50,8 +50,8 @@ int aj_init_recv(int sock, struct aj_init_hdr *h, char *buf, size_t cap, int *fd
 		return -1;
 	}
 	if ((size_t)n < sizeof *h || (m.msg_flags & MSG_TRUNC) || h->len != (size_t)n - sizeof *h) {
-		for (size_t i = 0; fds && i < got_fds; i++)
-			close(fds[i]);
+		if (fds)
+			aj_fds_close(fds, got_fds);
 		if (nfds)
 			*nfds = 0;
 		errno = EPROTO;

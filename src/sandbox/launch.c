@@ -119,23 +119,17 @@ static pid_t clone_sandbox(int flags, int cgroup_fd, int *pidfd)
 static int recv_setup(const struct aj_plan *plan, struct aj_sandbox *sb,
 		      struct aj_sync_msg *ready, struct aj_err *err)
 {
-	int fd = -1;
-
 	for (;;) {
+		_cleanup_close_ int fd = -1;
+
 		if (aj_sync_recv_fd(sb->ctl_fd, ready, SETUP_TIMEOUT_MS, &fd) < 0)
 			return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the sandbox to be built");
-		if (ready->type != AJ_SYNC_LISTENER) {
-			if (fd >= 0)
-				close(fd);
+		if (ready->type != AJ_SYNC_LISTENER)
 			return 0;
-		}
-		if (!plan->egress.on || fd < 0 || sb->proxy_fd >= 0) {
-			if (fd >= 0)
-				close(fd);
+		if (!plan->egress.on || fd < 0 || sb->proxy_fd >= 0)
 			return aj_err_set(err, AJ_LAYER_PROXY, EPROTO,
 					  "unexpected proxy socket message from the sandbox");
-		}
-		sb->proxy_fd = fd;
+		sb->proxy_fd = aj_steal_fd(&fd);
 	}
 }
 
@@ -191,11 +185,11 @@ static int namespaces_before_go(const struct aj_plan *plan, pid_t pid, struct aj
 }
 
 /* The pid namespace takes every process along with init; nothing was made on the host. */
-static void namespaces_kill_tree(pid_t spare)
+static void namespaces_kill_tree(pid_t spare, const struct aj_warn *warn)
 {
 }
 
-static void namespaces_cleanup(const struct aj_plan *plan)
+static void namespaces_cleanup(const struct aj_plan *plan, const struct aj_warn *warn)
 {
 }
 
@@ -213,14 +207,11 @@ static const struct aj_launch_ops namespaces_launch = {
  * parser; it gets the namespaces tier, as the plan builder gives it. */
 static const struct aj_launch_ops *launch_ops(const struct aj_plan *plan)
 {
-	static const struct aj_launch_ops *const tiers[] = {
-		[AJ_TIER_NAMESPACES] = &namespaces_launch,
-		[AJ_TIER_LANDLOCK] = &aj_tier_landlock_launch,
-	};
-
-	if (plan->tier < 0 || (size_t)plan->tier >= AJ_ARRAY_SIZE(tiers))
-		return &namespaces_launch;
-	return tiers[plan->tier];
+	switch (plan->tier) {
+	case AJ_TIER_NAMESPACES: return &namespaces_launch;
+	case AJ_TIER_LANDLOCK: return &aj_tier_landlock_launch;
+	}
+	return &namespaces_launch;
 }
 
 /* ---- start --------------------------------------------------------------------------------- */
@@ -231,11 +222,23 @@ void aj_sandbox_init(struct aj_sandbox *sb)
 	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
 }
 
+/* What a start that failed undoes, in this order: the idmapped trees not attached yet, then
+ * the child (killed, reaped) and the descriptors sb holds. Returns -1. */
+static int start_failed(struct aj_plan *plan, struct aj_sandbox *sb)
+{
+	aj_userns_close_trees(plan);
+	aj_sandbox_kill(sb);
+	aj_sandbox_release(sb);
+	return -1;
+}
+
 int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_cgroup *cg,
 		     struct aj_sandbox *sb, struct aj_sync_msg *ready, struct aj_err *err)
 {
-	struct aj_cgroup_join join = {.clone_into = -1, .n_tasks = 0};
+	__attribute__((cleanup(aj_cgroup_join_close))) struct aj_cgroup_join join = {
+		.clone_into = -1, .n_tasks = 0};
 	int sv[2], clone_errno;
+	_cleanup_close_ int ours = -1, childs = -1;
 
 	aj_sandbox_init(sb);
 	sb->ops = launch_ops(plan);
@@ -244,44 +247,39 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 	aj_trace("parent: id range");
 	if (aj_userns_prepare_trees(plan, err) < 0 || sb->ops->prepare(plan, err) < 0 ||
 	    (cg && cg->env->ops->open_join(cg, &join, err) < 0))
-		goto fail;
+		return start_failed(plan, sb);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		aj_err_sys(err, AJ_LAYER_PROCESS, "socketpair");
-		goto fail;
+		return start_failed(plan, sb);
 	}
+	ours = sv[0];
+	childs = sv[1];
 	aj_trace("parent: trees and cgroup fds ready");
 	sb->pid = clone_sandbox(plan->clone_flags, join.clone_into, &sb->pidfd);
 	if (sb->pid < 0 && errno == ENOSYS && join.clone_into >= 0) {
 		/* clone3 refused (container seccomp profiles answer ENOSYS): plain clone, and the
 		 * supervisor moves the child into the cgroup before letting it go on. */
-		close(join.clone_into);
-		join.clone_into = -1;
+		aj_close_fd(&join.clone_into);
 		sb->attach_needed = true;
 		sb->pid = clone_sandbox(plan->clone_flags, -1, &sb->pidfd);
 	}
 	clone_errno = errno;
-	if (sb->pid == 0) {
-		close(sv[0]);
-		sb->ops->child(plan, io, &join, sv[1]);
+	if (sb->pid == 0) { /* the child: never returns, so no cleanup runs here */
+		aj_close_fd(&ours);
+		sb->ops->child(plan, io, &join, childs);
 	}
 	aj_cgroup_join_close(&join);
-	close(sv[1]);
-	sb->ctl_fd = sv[0];
+	aj_close_fd(&childs);
+	sb->ctl_fd = aj_steal_fd(&ours);
 	aj_userns_close_trees(plan);
 	if (sb->pid < 0) {
 		sb->ops->fork_failed(clone_errno, err);
-		goto fail;
+		return start_failed(plan, sb);
 	}
 	aj_trace("parent: cloned");
 	if (handshake(plan, cg, sb, ready, err) < 0)
-		goto fail;
+		return start_failed(plan, sb);
 	return 0;
-fail:
-	aj_cgroup_join_close(&join);
-	aj_userns_close_trees(plan);
-	aj_sandbox_kill(sb);
-	aj_sandbox_release(sb);
-	return -1;
 }
 
 void aj_sandbox_kill(struct aj_sandbox *sb)
@@ -298,25 +296,21 @@ void aj_sandbox_release(struct aj_sandbox *sb)
 		waitpid(sb->pid, NULL, 0);
 		sb->pid = 0;
 	}
-	if (sb->pidfd >= 0)
-		close(sb->pidfd);
-	if (sb->ctl_fd >= 0)
-		close(sb->ctl_fd);
-	if (sb->id_lock_fd >= 0)
-		close(sb->id_lock_fd);
-	if (sb->proxy_fd >= 0)
-		close(sb->proxy_fd);
-	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
+	aj_close_fd(&sb->pidfd);
+	aj_close_fd(&sb->ctl_fd);
+	aj_close_fd(&sb->id_lock_fd);
+	aj_close_fd(&sb->proxy_fd);
 }
 
-void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare)
+void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare, const struct aj_warn *warn)
 {
 	if (sb->ops) /* NULL: aj_sandbox_start() was never called, nothing was launched */
-		sb->ops->kill_tree(spare);
+		sb->ops->kill_tree(spare, warn);
 }
 
-void aj_sandbox_cleanup(const struct aj_sandbox *sb, const struct aj_plan *plan)
+void aj_sandbox_cleanup(const struct aj_sandbox *sb, const struct aj_plan *plan,
+			const struct aj_warn *warn)
 {
 	if (sb->ops)
-		sb->ops->cleanup(plan);
+		sb->ops->cleanup(plan, warn);
 }

@@ -15,6 +15,7 @@
 
 #include "cgroup/cgroup.h"
 #include "common/err.h"
+#include "common/warn.h"
 #include "policy/plan.h"
 #include "sandbox/sync.h"
 
@@ -52,9 +53,10 @@ void aj_sandbox_release(struct aj_sandbox *sb);
  * aj_sandbox_start()). kill_tree: SIGKILLs and reaps what is left of the sandbox, sparing
  * `spare` (the cgroup guard; 0 if none), after init was killed. cleanup: once the sandbox
  * is gone, removes what the launch made on the host (the landlock tier's scratch
- * directory). */
-void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare);
-void aj_sandbox_cleanup(const struct aj_sandbox *sb, const struct aj_plan *plan);
+ * directory). What they could not do goes to `warn` (common/warn.h). */
+void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare, const struct aj_warn *warn);
+void aj_sandbox_cleanup(const struct aj_sandbox *sb, const struct aj_plan *plan,
+			const struct aj_warn *warn);
 
 /* The sandbox's PID 1 (init.c): starts the command, reaps, forwards signals, reports the
  * command's end to the supervisor. `ctl_fd` is descriptor 3. */

@@ -28,9 +28,9 @@ struct aj_launch_ops {
 	int (*explain)(const struct aj_plan *plan, pid_t pid, struct aj_err *err);
 	/* Supervisor, after init is killed and at the end: what no pid namespace takes along,
 	 * sparing `spare` (the cgroup guard; 0 if none). */
-	void (*kill_tree)(pid_t spare);
+	void (*kill_tree)(pid_t spare, const struct aj_warn *warn);
 	/* Supervisor, once the sandbox is gone. */
-	void (*cleanup)(const struct aj_plan *plan);
+	void (*cleanup)(const struct aj_plan *plan, const struct aj_warn *warn);
 };
 
 extern const struct aj_launch_ops aj_tier_landlock_launch;

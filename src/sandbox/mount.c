@@ -37,17 +37,14 @@ static int mkdir_parents(const char *path, struct aj_err *err)
 
 static int create_node(const char *dst, int kind, const char *target)
 {
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (kind == 'd')
 		return mkdir(dst, 0755);
 	if (kind == 'l')
 		return symlink(target, dst);
 	fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return 0;
+	return fd < 0 ? -1 : 0;
 }
 
 /* Creates a directory ('d'), empty file ('f') or symlink ('l') in the new root, making
@@ -92,6 +89,23 @@ static int seal(const struct aj_op *op, struct aj_err *err)
 			 op->flags & AJ_OPF_NOEXEC, true, err);
 }
 
+/* The child's copies of the trees the supervisor made: attached, or not needed. The plan is
+ * the child's copy and const here, so the numbers stay in it. An OCI bundle's plan has no
+ * overlay (and no overlay descriptors set up). */
+static void close_trees(const struct aj_plan *plan, bool overlay)
+{
+	for (size_t i = 0; i < plan->n_ops; i++)
+		if (plan->ops[i].tree_fd >= 0)
+			close(plan->ops[i].tree_fd);
+	if (!overlay)
+		return;
+	for (size_t i = 0; i < plan->ovl.n_lowers; i++)
+		if (plan->ovl.lower_fds[i] >= 0)
+			close(plan->ovl.lower_fds[i]);
+	if (plan->ovl.rw_fd >= 0)
+		close(plan->ovl.rw_fd);
+}
+
 static int open_nofollow(const char *path, int flags)
 {
 	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
@@ -105,7 +119,8 @@ static int open_nofollow(const char *path, int flags)
  * planted in an earlier run. */
 static int attach(int tree, const char *dst, bool nofollow, struct aj_err *err)
 {
-	int tfd, r;
+	_cleanup_close_ int tfd = -1;
+	int r;
 
 	if (!nofollow) {
 		r = move_mount(tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH);
@@ -114,7 +129,6 @@ static int attach(int tree, const char *dst, bool nofollow, struct aj_err *err)
 		if (tfd < 0)
 			return aj_err_sys(err, AJ_LAYER_MOUNT, "mount point \"%s\"", dst);
 		r = move_mount(tree, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-		close(tfd);
 	}
 	if (r < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "attach \"%s\"", dst);
@@ -331,8 +345,11 @@ static int do_op(const struct aj_plan *plan, const struct aj_op *op, struct aj_e
 		return seal(op, err);
 	case AJ_OP_OVERLAY:
 		return do_overlay(plan, op, err);
+	case AJ_OP_ALLOW: /* the landlock tier's, which mounts nothing */
+	case AJ_OP_DENY:
+	case AJ_OP_MOUNT: /* an OCI bundle's, which tree_op() mounts itself */
 	default:
-		return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "unknown operation %d", op->kind);
+		return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "unknown operation %d", (int)op->kind);
 	}
 }
 
@@ -383,14 +400,7 @@ int aj_mount_build_root(const struct aj_plan *plan, struct aj_err *err)
 		return -1;
 	for (size_t i = 0; i < plan->n_ops && r == 0; i++)
 		r = do_op(plan, &plan->ops[i], err);
-	for (size_t i = 0; i < plan->n_ops; i++)
-		if (plan->ops[i].tree_fd >= 0)
-			close(plan->ops[i].tree_fd);
-	for (size_t i = 0; i < plan->ovl.n_lowers; i++)
-		if (plan->ovl.lower_fds[i] >= 0)
-			close(plan->ovl.lower_fds[i]);
-	if (plan->ovl.rw_fd >= 0)
-		close(plan->ovl.rw_fd);
+	close_trees(plan, true);
 	if (r < 0)
 		return -1;
 	/* Only now: procfs may be mounted in a user namespace only while a fully visible
@@ -507,9 +517,7 @@ int aj_mount_build_tree_root(const struct aj_plan *plan, bool readonly, struct a
 	r = enter_tree(plan, &base, err);
 	for (size_t i = 1; i < plan->n_ops && r == 0; i++)
 		r = tree_op(plan, &plan->ops[i], host, err);
-	for (size_t i = 0; i < plan->n_ops; i++)
-		if (plan->ops[i].tree_fd >= 0)
-			close(plan->ops[i].tree_fd);
+	close_trees(plan, false);
 	if (r < 0)
 		return -1;
 	/* Back to the host root to pivot: pivot_root refuses a new root that is the current

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 
 #define GIVE_UP_US 5000000u
@@ -34,15 +36,14 @@ static bool read_stat(pid_t pid, pid_t *ppid, char *state)
 {
 	char path[64], buf[512];
 	const char *rp;
+	_cleanup_close_ int fd = -1;
 	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
@@ -59,7 +60,7 @@ static int by_pid(const void *a, const void *b)
 /* Every process of the host, sorted by pid. */
 static int scan(struct table *t)
 {
-	DIR *d = opendir("/proc");
+	_cleanup_closedir_ DIR *d = opendir("/proc");
 	struct dirent *e;
 
 	if (!d)
@@ -74,16 +75,11 @@ static int scan(struct table *t)
 			continue;
 		p.pid = (pid_t)pid;
 		if (t->n == t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 1024;
-			struct proc *v = realloc(t->v, cap * sizeof *v);
-			if (!v)
-				break;
-			t->v = v;
-			t->cap = cap;
+			t->cap = t->cap ? t->cap * 2 : 1024;
+			t->v = aj_xrealloc(t->v, t->cap * sizeof *t->v);
 		}
 		t->v[t->n++] = p;
 	}
-	closedir(d);
 	if (t->n)
 		qsort(t->v, t->n, sizeof *t->v, by_pid);
 	return 0;
@@ -125,7 +121,7 @@ static void mark(struct table *t, pid_t root, pid_t spare)
  * the tree meanwhile): either way ours to kill. */
 static void kill_one(const struct table *t, const struct proc *p, pid_t root)
 {
-	int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	_cleanup_close_ int fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
 	pid_t ppid;
 	char state;
 
@@ -133,7 +129,6 @@ static void kill_one(const struct table *t, const struct proc *p, pid_t root)
 		return;
 	if (read_stat(p->pid, &ppid, &state) && in_tree(t, ppid, root))
 		syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
-	close(fd);
 }
 
 /* One round: reaps root's dead children, signals the live ones; returns how many

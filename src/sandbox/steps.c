@@ -81,17 +81,14 @@ int aj_step_network(const struct aj_plan *plan, const char *hostname, struct aj_
 int aj_step_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err *err)
 {
 	struct aj_sync_msg m = {.type = AJ_SYNC_LISTENER};
-	int fd = -1;
+	_cleanup_close_ int fd = -1; /* the supervisor's copy is the one that serves */
 
 	if (!plan->egress.on)
 		return 0;
 	if (aj_netif_proxy_listener(plan->egress.port, &fd, err) < 0)
 		return -1;
-	if (aj_sync_send_fd(sync_fd, &m, fd) < 0) {
-		close(fd);
+	if (aj_sync_send_fd(sync_fd, &m, fd) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROXY, "pass the proxy's socket to the supervisor");
-	}
-	close(fd);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/fdpass.h"
 
 int aj_sync_send(int fd, const struct aj_sync_msg *m)
@@ -96,9 +97,7 @@ int aj_sync_recv_fd(int fd, struct aj_sync_msg *m, int timeout_ms, int *passed)
 	if (!aj_fdpass_take(&mh, passed, 1))
 		*passed = -1;
 	if (n == 0 || n != (ssize_t)sizeof *m) {
-		if (*passed >= 0)
-			close(*passed);
-		*passed = -1;
+		aj_close_fd(passed);
 		errno = n == 0 ? EPIPE : EPROTO;
 		return -1;
 	}

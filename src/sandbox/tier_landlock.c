@@ -36,6 +36,8 @@
 #include "common/proctitle.h"
 #include "common/trace.h"
 #include "common/tree.h"
+#include "common/util.h"
+#include "common/warn.h"
 #include "sandbox/caps.h"
 #include "sandbox/init_internal.h"
 #include "sandbox/launch_internal.h"
@@ -71,18 +73,17 @@ static int prepare(const struct aj_plan *plan, struct aj_err *err)
 }
 
 /* Every process of the sandbox is a descendant of the supervisor but `spare`. */
-static void kill_tree(pid_t spare)
+static void kill_tree(pid_t spare, const struct aj_warn *warn)
 {
 	unsigned left = aj_proctree_kill(getpid(), spare);
 
 	if (left)
-		fprintf(stderr, "agentjail: %u process(es) of the sandbox still alive after 5 s of "
-				"SIGKILL\n",
+		aj_warn(warn, "%u process(es) of the sandbox still alive after 5 s of SIGKILL",
 			left);
 }
 
 /* Never following what the sandbox left in it. */
-static void cleanup(const struct aj_plan *plan)
+static void cleanup(const struct aj_plan *plan, const struct aj_warn *warn)
 {
 	char parent[4200];
 	const char *name;
@@ -106,7 +107,7 @@ static void cleanup(const struct aj_plan *plan)
 		return;
 	if (aj_tree_remove_at(dfd, name, &err) < 0) {
 		aj_err_prefix(&err, "remove the scratch directory \"%s\"", plan->scratch);
-		aj_err_print(&err, stderr);
+		aj_warn_err(warn, &err);
 	}
 }
 
@@ -132,38 +133,45 @@ static void default_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* The command's own enforcement steps, in the forked child. Never returns. */
-static void command_child(const struct aj_plan *plan, int report_fd)
+/* The command's own enforcement steps, then its exec; returns only on a failure, which r
+ * describes. */
+static void command_steps(const struct aj_plan *plan, struct spawn_report *r)
 {
 	extern char **environ;
+
+	/* 1. A session and process group of its own: the keeper signals the whole group, and
+	 *    no terminal is controlling it (no TIOCSTI into the caller's). */
+	if (aj_step_new_session(&r->err) < 0)
+		return;
+	/* 2. The working directory: told apart from a missing program, as in the other tier. */
+	if (chdir(plan->cwd) < 0) {
+		r->stage = 1;
+		r->errnum = errno;
+		return;
+	}
+	/* 3. Landlock: filesystem, TCP, scopes. From here on this process is inside the
+	 *    sandbox's domain and the keeper outside it. */
+	if (aj_step_landlock(plan, &r->err) < 0)
+		return;
+	/* 4. seccomp last. */
+	if (aj_step_seccomp(plan->sc_insns, plan->sc_len, &r->err) < 0)
+		return;
+	/* execvp searches the PATH of its own environment: make it the command's. */
+	environ = (char **)plan->env.v;
+	execvp(plan->argv.v[0], plan->argv.v);
+	r->stage = 2;
+	r->errnum = errno;
+}
+
+/* The forked child: the steps, or the report of the one that failed. Never returns. */
+static void command_child(const struct aj_plan *plan, int report_fd)
+{
 	struct spawn_report r;
 
 	memset(&r, 0, sizeof r);
 	aj_err_clear(&r.err);
 	default_signals();
-	/* 1. A session and process group of its own: the keeper signals the whole group, and
-	 *    no terminal is controlling it (no TIOCSTI into the caller's). */
-	if (aj_step_new_session(&r.err) < 0)
-		goto report;
-	/* 2. The working directory: told apart from a missing program, as in the other tier. */
-	if (chdir(plan->cwd) < 0) {
-		r.stage = 1;
-		r.errnum = errno;
-		goto report;
-	}
-	/* 3. Landlock: filesystem, TCP, scopes. From here on this process is inside the
-	 *    sandbox's domain and the keeper outside it. */
-	if (aj_step_landlock(plan, &r.err) < 0)
-		goto report;
-	/* 4. seccomp last. */
-	if (aj_step_seccomp(plan->sc_insns, plan->sc_len, &r.err) < 0)
-		goto report;
-	/* execvp searches the PATH of its own environment: make it the command's. */
-	environ = (char **)plan->env.v;
-	execvp(plan->argv.v[0], plan->argv.v);
-	r.stage = 2;
-	r.errnum = errno;
-report:
+	command_steps(plan, &r);
 	(void)!write(report_fd, &r, sizeof r);
 	_exit(125);
 }
@@ -175,29 +183,27 @@ static int spawn_command(const struct aj_plan *plan, struct aj_sync_msg *ready, 
 			 struct aj_err *err)
 {
 	struct spawn_report r;
-	int pfd[2];
+	_cleanup_close_ int rd = -1, wr = -1;
 	ssize_t n;
 	pid_t pid;
 
 	memset(ready, 0, sizeof *ready);
 	ready->type = AJ_SYNC_READY;
 	*cmd = -1;
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	if (aj_pipe(&rd, &wr, O_CLOEXEC) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "pipe for the command's start");
 	pid = fork();
 	if (pid == 0) {
-		close(pfd[0]);
-		command_child(plan, pfd[1]);
+		aj_close_fd(&rd);
+		command_child(plan, wr);
 	}
-	close(pfd[1]);
-	if (pid < 0) {
-		close(pfd[0]);
+	aj_close_fd(&wr); /* the child's: end of file once it has exec'd */
+	if (pid < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "fork the command");
-	}
 	do
-		n = read(pfd[0], &r, sizeof r);
+		n = read(rd, &r, sizeof r);
 	while (n < 0 && errno == EINTR);
-	close(pfd[0]);
+	aj_close_fd(&rd);
 	if (n == 0) {
 		ready->pid = *cmd = pid;
 		return 0;
@@ -247,7 +253,8 @@ static void control(const struct aj_plan *plan, pid_t cmd)
 		/* The supervisor is gone (killed: it would have waited for us otherwise): take
 		 * the sandbox with us, and its scratch directory, which nobody else will. */
 		aj_proctree_kill(getpid(), 0);
-		cleanup(plan);
+		/* The keeper is its own edge here: stderr is all it has left to tell. */
+		cleanup(plan, &aj_warn_stderr);
 		_exit(1);
 	}
 	if (m.type == AJ_SYNC_SIGNAL && m.status > 0 && m.status < NSIG)

@@ -32,7 +32,7 @@ int aj_idrange_acquire(uint32_t *base, int *lock_fd, struct aj_err *err)
 	/* Start at a random slot so concurrent launches rarely contend for the same lock. */
 	for (uint32_t i = 0; i < AJ_ID_RANGES; i++) {
 		uint32_t slot = (start + i) % AJ_ID_RANGES;
-		int fd;
+		_cleanup_close_ int fd = -1;
 
 		snprintf(path, sizeof path, "%s/%u", dir, slot);
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -40,10 +40,9 @@ int aj_idrange_acquire(uint32_t *base, int *lock_fd, struct aj_err *err)
 			return aj_err_sys(err, AJ_LAYER_USERNS, "open \"%s\"", path);
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			*base = AJ_ID_BASE + slot * 65536u;
-			*lock_fd = fd;
+			*lock_fd = aj_steal_fd(&fd);
 			return 0;
 		}
-		close(fd);
 		if (errno != EWOULDBLOCK)
 			return aj_err_sys(err, AJ_LAYER_USERNS, "lock \"%s\"", path);
 	}
@@ -99,10 +98,12 @@ static void id_map(char *buf, size_t len, uint32_t disk, uint32_t host, uint32_t
 
 static int idmap_holder(void *arg)
 {
-	int *pfd = arg;
+	const int *pfd = arg;
 	char c;
 
-	close(pfd[1]); /* our copy of the write end: EOF must come when the parent closes its */
+	/* Our copy of the write end: EOF must come when the parent closes its. A plain close:
+	 * the memory is the parent's (CLONE_VM), nothing here may be written. */
+	close(pfd[1]);
 	(void)!read(pfd[0], &c, 1);
 	return 0;
 }
@@ -114,20 +115,19 @@ static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint3
 			uint32_t count, uint32_t root_host, struct aj_err *err)
 {
 	static char stack[16384] __attribute__((aligned(16)));
-	int pfd[2], nsfd = -1;
+	int pfd[2], nsfd = -1; /* pfd: the holder's copy of the numbers, never changed */
+	_cleanup_close_ int rd = -1, wr = -1;
 	char map[128], path[64];
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return aj_err_sys(err, AJ_LAYER_USERNS, "pipe");
+	rd = pfd[0];
+	wr = pfd[1];
 	pid = clone(idmap_holder, stack + sizeof stack, CLONE_VM | CLONE_NEWUSER | SIGCHLD,
 		    pfd);
-	if (pid < 0) {
-		int e = errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return aj_userns_fail(err, e, "clone(CLONE_NEWUSER) for an idmapped mount");
-	}
+	if (pid < 0)
+		return aj_userns_fail(err, errno, "clone(CLONE_NEWUSER) for an idmapped mount");
 	id_map(map, sizeof map, disk_uid, host_uid, count, root_host);
 	if (write_proc(pid, "uid_map", map, err) == 0) {
 		id_map(map, sizeof map, disk_gid, host_gid, count, root_host);
@@ -138,9 +138,8 @@ static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint3
 				aj_err_sys(err, AJ_LAYER_USERNS, "open \"%s\"", path);
 		}
 	}
-	close(pfd[1]);
+	aj_close_fd(&wr); /* the holder reads end-of-file and exits */
 	waitpid(pid, NULL, __WALL);
-	close(pfd[0]);
 	return nsfd;
 }
 
@@ -195,7 +194,7 @@ static int make_tree(const char *path, int nsfd, bool ro, struct aj_err *err)
 	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
 			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	_cleanup_close_ int pfd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (pfd < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "open \"%s\" (symlinks are not followed)",
@@ -213,10 +212,9 @@ static int make_tree(const char *path, int nsfd, bool ro, struct aj_err *err)
 			aj_err_hint(err, "its filesystem (or a mount below it) does not support "
 					 "idmapped mounts; run agentjail as the owner of the path "
 					 "(rootless mode) instead of as root");
-		close(fd);
 		return -1;
 	}
-	return fd;
+	return aj_steal_fd(&fd);
 }
 
 static int owner_userns(struct idmap_cache *cache, const struct aj_plan *plan, const char *path,
@@ -285,9 +283,10 @@ static int make_source(const struct aj_op *op, struct aj_err *err)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "open \"%s\" (symlinks are not followed)",
 				  parent);
 	if (op->flags & AJ_OPF_MKFILE) {
-		r = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (r >= 0)
-			close(r);
+		_cleanup_close_ int f = openat(dfd, name,
+					       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+					       0644);
+		r = f < 0 ? -1 : 0;
 	} else {
 		r = mkdirat(dfd, name, 0755);
 	}
@@ -298,9 +297,16 @@ static int make_source(const struct aj_op *op, struct aj_err *err)
 	return 0;
 }
 
+/* The mounts keep their idmap; the namespaces themselves are no longer needed. */
+static void idmap_cache_close(struct idmap_cache *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		aj_close_fd(&c->e[i].fd);
+}
+
 int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err)
 {
-	struct idmap_cache cache = {.n = 0};
+	__attribute__((cleanup(idmap_cache_close))) struct idmap_cache cache = {.n = 0};
 	int r = 0;
 
 	for (size_t i = 0; i < plan->n_ops && r == 0; i++) {
@@ -313,28 +319,16 @@ int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err)
 	}
 	if (r == 0 && plan->ovl.on && plan->privileged)
 		r = overlay_trees(plan, &cache, err);
-	/* The mounts keep their idmap; the namespaces themselves are no longer needed. */
-	for (size_t i = 0; i < cache.n; i++)
-		close(cache.e[i].fd);
 	return r;
 }
 
 void aj_userns_close_trees(struct aj_plan *plan)
 {
 	for (size_t i = 0; i < plan->ovl.n_lowers; i++)
-		if (plan->ovl.lower_fds[i] >= 0) {
-			close(plan->ovl.lower_fds[i]);
-			plan->ovl.lower_fds[i] = -1;
-		}
-	if (plan->ovl.rw_fd >= 0) {
-		close(plan->ovl.rw_fd);
-		plan->ovl.rw_fd = -1;
-	}
+		aj_close_fd(&plan->ovl.lower_fds[i]);
+	aj_close_fd(&plan->ovl.rw_fd);
 	for (size_t i = 0; i < plan->n_ops; i++)
-		if (plan->ops[i].tree_fd >= 0) {
-			close(plan->ops[i].tree_fd);
-			plan->ops[i].tree_fd = -1;
-		}
+		aj_close_fd(&plan->ops[i].tree_fd);
 }
 
 int aj_userns_idmapped_tree(const char *path, int userns_fd, bool ro, struct aj_err *err)

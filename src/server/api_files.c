@@ -149,7 +149,7 @@ static void read_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 	if (open_ctx(r, m, "path", aj_srv_query(r, "path"), &x) < 0)
 		return;
-	if ((fd = aj_fs_open(x.ctl, x.path, "r", 0, &err)) < 0) {
+	if ((fd = aj_fs_open(x.ctl, x.path, AJ_FS_READ, 0, &err)) < 0) {
 		aj_srv_fail_err(r, &err, "path");
 	} else if (fstat(fd, &st) < 0) {
 		aj_srv_fail(r, 500, "internal", NULL, "stat \"%s\": %s", x.path, strerror(errno));
@@ -183,7 +183,7 @@ static void write_work(struct aj_srv_req *r, struct aj_mgr *m)
 	    open_ctx(r, m, "path", aj_srv_query(r, "path"), &x) < 0)
 		return;
 	existed = aj_fs_stat(x.ctl, x.path, true, &st, &err) == 0;
-	if (aj_fs_write(x.ctl, x.path, r->raw, r->raw_len, "w", mode, parents, &err) < 0)
+	if (aj_fs_write(x.ctl, x.path, r->raw, r->raw_len, AJ_FS_WRITE, mode, parents, &err) < 0)
 		aj_srv_fail_err(r, &err, "path");
 	else
 		aj_srv_ok(r, existed ? 200 : 201, json_pack("{s:s, s:I}", "path", x.path, "size",
@@ -255,7 +255,7 @@ static void stat_work(struct aj_srv_req *r, struct aj_mgr *m)
 	if (aj_srv_query_bool(r, "follow", &follow) < 0 ||
 	    open_ctx(r, m, "path", aj_srv_query(r, "path"), &x) < 0)
 		return;
-	fd = aj_fs_open(x.ctl, x.path, follow ? "follow" : "path", 0, &err);
+	fd = aj_fs_open(x.ctl, x.path, follow ? AJ_FS_FOLLOW : AJ_FS_PATH, 0, &err);
 	if (fd < 0) {
 		aj_srv_fail_err(r, &err, "path");
 	} else if (fstat(fd, &st) < 0) {

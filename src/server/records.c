@@ -45,7 +45,8 @@ json_t *aj_srv_sandbox_json(const struct aj_sandbox_rec *r)
 
 	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s?, "
 			 "s:{s:I, s:s, s:I, s:I}, s:s?, s:o}",
-			 "id", r->id, "name", r->name, "owner", r->owner, "state", r->state,
+			 "id", r->id, "name", r->name, "owner", r->owner, "state",
+			 aj_sandbox_state_name(r->state),
 			 "generation", (json_int_t)r->generation, "created",
 			 aj_srv_time_json(r->created_ms), "started", aj_srv_time_json(r->started_ms),
 			 "stopped", aj_srv_time_json(r->stopped_ms), "last_active",
@@ -61,7 +62,7 @@ json_t *aj_srv_sandbox_json(const struct aj_sandbox_rec *r)
 json_t *aj_srv_snapshot_json(const struct aj_snapshot_rec *s)
 {
 	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:o}", "id", s->id, "name", s->name,
-			 "source", s->source, "state", s->state, "created",
+			 "source", s->source, "state", aj_store_state_name(s->state), "created",
 			 aj_srv_time_json(s->created_ms), "size_bytes", (json_int_t)s->size_bytes,
 			 "retention_ms", (json_int_t)s->retention_ms, "layers",
 			 strv_json(&s->layers));

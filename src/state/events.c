@@ -8,9 +8,9 @@
 int aj_store_event_add(struct aj_store *s, const char *sandbox_id, const char *type,
 		       const char *data_json, struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "INSERT INTO events (time_ms, sandbox_id, type, data) "
-				         "VALUES (?1, ?2, ?3, ?4)",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "INSERT INTO events (time_ms, sandbox_id, type, data) VALUES (?1, "
+			      "?2, ?3, ?4)", err);
 
 	if (!st)
 		return -1;
@@ -26,10 +26,9 @@ int aj_store_events(struct aj_store *s, const char *sandbox_id, int64_t after,
 			      const char *type, const char *data),
 		    void *arg, struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "SELECT seq, time_ms, sandbox_id, type, data FROM events "
-				         "WHERE seq > ?1 AND (?2 IS NULL OR sandbox_id = ?2) ORDER "
-				         "BY seq",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "SELECT seq, time_ms, sandbox_id, type, data FROM events WHERE seq "
+			      "> ?1 AND (?2 IS NULL OR sandbox_id = ?2) ORDER BY seq", err);
 	int rc;
 
 	if (!st)
@@ -45,6 +44,5 @@ int aj_store_events(struct aj_store *s, const char *sandbox_id, int64_t after,
 			rc = SQLITE_DONE;
 			break;
 		}
-	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : state_db_error(s, err, "read events");
 }

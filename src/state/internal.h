@@ -6,10 +6,10 @@
  * and their labels), snapshots.c, stacks.c (layers, the stacks that order them, restore
  * intents) and events.c each own their tables' SQL.
  *
- * Statements are prepared per call and finalized by the function that prepared them (or by
- * state_run(), which takes it over). A record read into a caller's struct owns its pointers
- * from then on, also after a later step fails: the failing function frees it before it
- * returns, so a caller never frees after an error.
+ * Statements are prepared per call into a _cleanup_stmt_ variable of the function that
+ * prepared them, which finalizes them when it returns. A record read into a caller's struct
+ * owns its pointers from then on, also after a later step fails: the failing function frees
+ * it before it returns, so a caller never frees after an error.
  */
 #ifndef AJ_STATE_INTERNAL_H
 #define AJ_STATE_INTERNAL_H
@@ -26,6 +26,13 @@ struct aj_store {
 	char dir[4096];
 };
 
+static inline void state_finalizep(sqlite3_stmt **st)
+{
+	sqlite3_finalize(*st); /* a no-op on NULL */
+}
+
+#define _cleanup_stmt_ __attribute__((cleanup(state_finalizep)))
+
 /* The error of the statement that just failed: EEXIST for a constraint (a unique name),
  * EBUSY for a lock that outlasted the busy timeout, EIO otherwise. Returns -1. */
 int state_db_error(struct aj_store *s, struct aj_err *err, const char *what);
@@ -34,9 +41,13 @@ int state_exec(struct aj_store *s, const char *sql, struct aj_err *err);
 sqlite3_stmt *state_prep(struct aj_store *s, const char *sql, struct aj_err *err);
 /* NULL binds as "": every text column is NOT NULL. */
 void state_bind_text(sqlite3_stmt *st, int i, const char *v);
-/* Runs a statement that returns no rows and finalizes it. */
+/* Runs a statement that returns no rows (its owner finalizes it). */
 int state_run(struct aj_store *s, sqlite3_stmt *st, const char *what, struct aj_err *err);
 void state_col_copy(sqlite3_stmt *st, int i, char *dst, size_t len);
+/* A layer's or a snapshot's state column: 0 with *st, -1 with err for a name agentjail does
+ * not know (what names the row). */
+int state_col_state(sqlite3_stmt *st, int i, const char *what, enum aj_store_state *out,
+		    struct aj_err *err);
 /* Pushes the first column of every row of sql (?1 = a, ?2 = b unless NULL) onto out. */
 int state_load_strv(struct aj_store *s, const char *sql, const char *a, const char *b,
 		    struct aj_strv *out, struct aj_err *err);
@@ -58,7 +69,9 @@ struct state_table {
 	const char *noun, *plural; /* "sandbox", "sandboxes": in error messages */
 	const char *by_ref, *by_owner;
 	size_t size; /* of one record */
-	void (*read)(sqlite3_stmt *st, void *rec); /* the current row into rec (overwritten) */
+	/* The current row into rec (overwritten); -1 for a row the program cannot hold (a
+	 * state it does not know), with rec's pointers still to free. */
+	int (*read)(sqlite3_stmt *st, void *rec, struct aj_err *err);
 	/* What the row does not hold (labels, layers); on failure the lookups free rec. */
 	int (*load)(struct aj_store *s, void *rec, struct aj_err *err);
 	void (*free)(void *rec);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "state/internal.h"
 
 #define SB_COLS                                                                           \
@@ -15,13 +17,33 @@
 	" retention_ms, base_snapshot, supervisor_pid, supervisor_start, socket, error,"   \
 	" base_depth, lifetime_action"
 
+static const char *const state_names[] = {
+	[AJ_ST_CREATING] = "creating", [AJ_ST_RUNNING] = "running", [AJ_ST_PAUSED] = "paused",
+	[AJ_ST_STOPPED] = "stopped",   [AJ_ST_DELETING] = "deleting",
+};
+
+const char *aj_sandbox_state_name(enum aj_sandbox_state st)
+{
+	return (size_t)st < AJ_ARRAY_SIZE(state_names) ? state_names[st] : "?";
+}
+
+int aj_sandbox_state_parse(const char *name, enum aj_sandbox_state *st)
+{
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(state_names); i++)
+		if (strcmp(name, state_names[i]) == 0) {
+			*st = (enum aj_sandbox_state)i;
+			return 0;
+		}
+	return -1;
+}
+
 static void bind_sandbox(sqlite3_stmt *st, const struct aj_sandbox_rec *r)
 {
 	state_bind_text(st, 1, r->id);
 	state_bind_text(st, 2, r->name);
 	state_bind_text(st, 3, r->owner);
 	state_bind_text(st, 4, r->policy);
-	state_bind_text(st, 5, r->state);
+	state_bind_text(st, 5, aj_sandbox_state_name(r->state));
 	sqlite3_bind_int64(st, 6, r->generation);
 	sqlite3_bind_int64(st, 7, r->created_ms);
 	sqlite3_bind_int64(st, 8, r->updated_ms);
@@ -41,17 +63,21 @@ static void bind_sandbox(sqlite3_stmt *st, const struct aj_sandbox_rec *r)
 	state_bind_text(st, 22, r->lifetime_action[0] ? r->lifetime_action : "stop");
 }
 
-static void read_sandbox(sqlite3_stmt *st, void *rec)
+static int read_sandbox(sqlite3_stmt *st, void *rec, struct aj_err *err)
 {
 	struct aj_sandbox_rec *r = rec;
 	const unsigned char *policy = sqlite3_column_text(st, 3);
+	const unsigned char *state = sqlite3_column_text(st, 4);
 
 	memset(r, 0, sizeof *r);
 	state_col_copy(st, 0, r->id, sizeof r->id);
 	state_col_copy(st, 1, r->name, sizeof r->name);
 	state_col_copy(st, 2, r->owner, sizeof r->owner);
-	r->policy = strdup(policy ? (const char *)policy : "{}");
-	state_col_copy(st, 4, r->state, sizeof r->state);
+	r->policy = aj_xstrdup(policy ? (const char *)policy : "{}");
+	if (aj_sandbox_state_parse(state ? (const char *)state : "", &r->state) < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, EPROTO,
+				  "sandbox \"%s\" has a state agentjail does not know (\"%s\")",
+				  r->id, state ? (const char *)state : "");
 	r->generation = sqlite3_column_int64(st, 5);
 	r->created_ms = sqlite3_column_int64(st, 6);
 	r->updated_ms = sqlite3_column_int64(st, 7);
@@ -69,6 +95,7 @@ static void read_sandbox(sqlite3_stmt *st, void *rec)
 	state_col_copy(st, 19, r->error, sizeof r->error);
 	r->base_depth = sqlite3_column_int64(st, 20);
 	state_col_copy(st, 21, r->lifetime_action, sizeof r->lifetime_action);
+	return 0;
 }
 
 /* Its labels and its layer stack. */
@@ -105,9 +132,9 @@ static int insert_labels(struct aj_store *s, const struct aj_sandbox_rec *r, str
 {
 	for (size_t i = 0; i < r->labels.n; i++) {
 		const char *kv = r->labels.v[i], *eq = strchr(kv, '=');
-		sqlite3_stmt *st = state_prep(s, "INSERT INTO labels (sandbox_id, key, value) "
-					         "VALUES (?1, ?2, ?3)",
-					      err);
+		_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "INSERT INTO labels (sandbox_id, key, value) VALUES (?1, ?2, ?3)",
+			   err);
 		if (!st)
 			return -1;
 		state_bind_text(st, 1, r->id);
@@ -122,10 +149,10 @@ static int insert_labels(struct aj_store *s, const struct aj_sandbox_rec *r, str
 int aj_store_sandbox_insert(struct aj_store *s, const struct aj_sandbox_rec *r,
 			    struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "INSERT INTO sandboxes (" SB_COLS ") VALUES (?1, ?2, "
-				         "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-				         "?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "INSERT INTO sandboxes (" SB_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+			      "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+			      "?21, ?22)", err);
 
 	if (!st)
 		return -1;
@@ -179,7 +206,7 @@ int aj_store_sandbox_list(struct aj_store *s, const char *owner, const struct aj
 int aj_store_sandbox_update(struct aj_store *s, const struct aj_sandbox_rec *r,
 			    struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(
+	_cleanup_stmt_ sqlite3_stmt *st = state_prep(
 		s, "UPDATE sandboxes SET name = ?2, owner = ?3, policy = ?4, state = ?5, "
 		   "generation = ?6, created_ms = ?7, updated_ms = ?8, started_ms = ?9, "
 		   "stopped_ms = ?10, last_active_ms = ?11, idle_timeout_ms = ?12, idle_action "
@@ -201,8 +228,9 @@ int aj_store_sandbox_update(struct aj_store *s, const struct aj_sandbox_rec *r,
 int aj_store_sandbox_touch(struct aj_store *s, const char *id, int64_t now_ms,
 			   struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "UPDATE sandboxes SET last_active_ms = ?2 WHERE id = ?1",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "UPDATE sandboxes SET last_active_ms = ?2 WHERE id = ?1", err);
+
 
 	if (!st)
 		return -1;
@@ -213,7 +241,7 @@ int aj_store_sandbox_touch(struct aj_store *s, const char *id, int64_t now_ms,
 
 int aj_store_sandbox_delete(struct aj_store *s, const char *id, struct aj_err *err)
 {
-	sqlite3_stmt *st;
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
 	/* Labels go with the row (ON DELETE CASCADE); the stack has no foreign key to it. */
 	if (state_stack_delete(s, "sandbox", id, err) < 0)

@@ -11,7 +11,7 @@
 
 #define SNAP_COLS "id, name, owner, source, state, created_ms, retention_ms, size_bytes"
 
-static void read_snapshot(sqlite3_stmt *st, void *rec)
+static int read_snapshot(sqlite3_stmt *st, void *rec, struct aj_err *err)
 {
 	struct aj_snapshot_rec *r = rec;
 
@@ -20,10 +20,12 @@ static void read_snapshot(sqlite3_stmt *st, void *rec)
 	state_col_copy(st, 1, r->name, sizeof r->name);
 	state_col_copy(st, 2, r->owner, sizeof r->owner);
 	state_col_copy(st, 3, r->source, sizeof r->source);
-	state_col_copy(st, 4, r->state, sizeof r->state);
+	if (state_col_state(st, 4, "a snapshot", &r->state, err) < 0)
+		return aj_err_prefix(err, "snapshot \"%s\"", r->id);
 	r->created_ms = sqlite3_column_int64(st, 5);
 	r->retention_ms = sqlite3_column_int64(st, 6);
 	r->size_bytes = sqlite3_column_int64(st, 7);
+	return 0;
 }
 
 static int load_snapshot(struct aj_store *s, void *rec, struct aj_err *err)
@@ -54,9 +56,9 @@ static const struct state_table snapshots = {
 int aj_store_snapshot_insert(struct aj_store *s, const struct aj_snapshot_rec *r,
 			     struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "INSERT INTO snapshots (" SNAP_COLS ") VALUES (?1, ?2, "
-				         "?3, ?4, ?5, ?6, ?7, ?8)",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "INSERT INTO snapshots (" SNAP_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, "
+			      "?6, ?7, ?8)", err);
 
 	if (!st)
 		return -1;
@@ -64,7 +66,7 @@ int aj_store_snapshot_insert(struct aj_store *s, const struct aj_snapshot_rec *r
 	state_bind_text(st, 2, r->name);
 	state_bind_text(st, 3, r->owner);
 	state_bind_text(st, 4, r->source);
-	state_bind_text(st, 5, r->state);
+	state_bind_text(st, 5, aj_store_state_name(r->state));
 	sqlite3_bind_int64(st, 6, r->created_ms);
 	sqlite3_bind_int64(st, 7, r->retention_ms);
 	sqlite3_bind_int64(st, 8, r->size_bytes);
@@ -93,24 +95,24 @@ int aj_store_snapshot_list(struct aj_store *s, const char *owner, struct aj_snap
 	return 0;
 }
 
-int aj_store_snapshot_set_state(struct aj_store *s, const char *id, const char *state,
+int aj_store_snapshot_set_state(struct aj_store *s, const char *id, enum aj_store_state state,
 				int64_t size_bytes, struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "UPDATE snapshots SET state = ?2, size_bytes = ?3 WHERE "
-				         "id = ?1",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "UPDATE snapshots SET state = ?2, size_bytes = ?3 WHERE id = ?1",
+			   err);
 
 	if (!st)
 		return -1;
 	state_bind_text(st, 1, id);
-	state_bind_text(st, 2, state);
+	state_bind_text(st, 2, aj_store_state_name(state));
 	sqlite3_bind_int64(st, 3, size_bytes);
 	return state_run(s, st, "update the snapshot", err);
 }
 
 int aj_store_snapshot_delete(struct aj_store *s, const char *id, struct aj_err *err)
 {
-	sqlite3_stmt *st;
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 
 	if (state_stack_delete(s, "snapshot", id, err) < 0)
 		return -1;

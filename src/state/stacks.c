@@ -9,31 +9,44 @@
 
 /* ---- stacks --------------------------------------------------------------------------- */
 
-int state_stack_save(struct aj_store *s, const char *kind, const char *id,
-		     const struct aj_strv *layers, struct aj_err *err)
+static int clear_stack(struct aj_store *s, const char *kind, const char *id, const char *what,
+		       struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "DELETE FROM stacks WHERE kind = ?1 AND owner_id = ?2",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "DELETE FROM stacks WHERE kind = ?1 AND owner_id = ?2", err);
+
 
 	if (!st)
 		return -1;
 	state_bind_text(st, 1, kind);
 	state_bind_text(st, 2, id);
-	if (state_run(s, st, "clear a layer stack", err) < 0)
+	return state_run(s, st, what, err);
+}
+
+static int stack_row(struct aj_store *s, const char *kind, const char *id, size_t position,
+		     const char *layer, struct aj_err *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "INSERT INTO stacks (kind, owner_id, position, layer_id) VALUES "
+			      "(?1, ?2, ?3, ?4)", err);
+
+	if (!st)
 		return -1;
-	for (size_t i = 0; i < layers->n; i++) {
-		st = state_prep(s, "INSERT INTO stacks (kind, owner_id, position, layer_id) VALUES "
-				   "(?1, ?2, ?3, ?4)",
-				err);
-		if (!st)
+	state_bind_text(st, 1, kind);
+	state_bind_text(st, 2, id);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)position);
+	state_bind_text(st, 4, layer);
+	return state_run(s, st, "save a layer stack", err);
+}
+
+int state_stack_save(struct aj_store *s, const char *kind, const char *id,
+		     const struct aj_strv *layers, struct aj_err *err)
+{
+	if (clear_stack(s, kind, id, "clear a layer stack", err) < 0)
+		return -1;
+	for (size_t i = 0; i < layers->n; i++)
+		if (stack_row(s, kind, id, i, layers->v[i], err) < 0)
 			return -1;
-		state_bind_text(st, 1, kind);
-		state_bind_text(st, 2, id);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)i);
-		state_bind_text(st, 4, layers->v[i]);
-		if (state_run(s, st, "save a layer stack", err) < 0)
-			return -1;
-	}
 	return 0;
 }
 
@@ -48,44 +61,40 @@ int state_stack_load(struct aj_store *s, const char *kind, const char *id,
 int state_stack_delete(struct aj_store *s, const char *kind, const char *id,
 		       struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "DELETE FROM stacks WHERE kind = ?1 AND owner_id = ?2",
-				      err);
 	char what[64];
 
-	if (!st)
-		return -1;
-	state_bind_text(st, 1, kind);
-	state_bind_text(st, 2, id);
 	snprintf(what, sizeof what, "delete the %s's stack", kind);
-	return state_run(s, st, what, err);
+	return clear_stack(s, kind, id, what, err);
 }
 
 /* ---- layers --------------------------------------------------------------------------- */
 
-int aj_store_layer_insert(struct aj_store *s, const char *id, const char *state,
+int aj_store_layer_insert(struct aj_store *s, const char *id, enum aj_store_state state,
 			  struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "INSERT INTO layers (id, state, created_ms) VALUES (?1, "
-				         "?2, ?3)",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "INSERT INTO layers (id, state, created_ms) VALUES (?1, ?2, ?3)",
+			   err);
 
 	if (!st)
 		return -1;
 	state_bind_text(st, 1, id);
-	state_bind_text(st, 2, state);
+	state_bind_text(st, 2, aj_store_state_name(state));
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)aj_now_realtime_ms());
 	return state_run(s, st, "add a layer", err);
 }
 
-int aj_store_layer_set_state(struct aj_store *s, const char *id, const char *state,
+int aj_store_layer_set_state(struct aj_store *s, const char *id, enum aj_store_state state,
 			     struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "UPDATE layers SET state = ?2 WHERE id = ?1", err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "UPDATE layers SET state = ?2 WHERE id = ?1", err);
+
 
 	if (!st)
 		return -1;
 	state_bind_text(st, 1, id);
-	state_bind_text(st, 2, state);
+	state_bind_text(st, 2, aj_store_state_name(state));
 	return state_run(s, st, "update a layer", err);
 }
 
@@ -97,11 +106,11 @@ int aj_store_layers_unused(struct aj_store *s, struct aj_strv *ids, struct aj_er
 			       NULL, NULL, ids, err);
 }
 
-int aj_store_layers_in_state(struct aj_store *s, const char *state, struct aj_strv *ids,
+int aj_store_layers_in_state(struct aj_store *s, enum aj_store_state state, struct aj_strv *ids,
 			     struct aj_err *err)
 {
-	return state_load_strv(s, "SELECT id FROM layers WHERE state = ?1 ORDER BY id", state,
-			       NULL, ids, err);
+	return state_load_strv(s, "SELECT id FROM layers WHERE state = ?1 ORDER BY id",
+			       aj_store_state_name(state), NULL, ids, err);
 }
 
 int aj_store_layer_sandboxes(struct aj_store *s, const char *layer, struct aj_strv *ids,
@@ -115,9 +124,9 @@ int aj_store_layer_sandboxes(struct aj_store *s, const char *layer, struct aj_st
 int aj_store_sandbox_drop_layer(struct aj_store *s, const char *sandbox, const char *layer,
 				struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "DELETE FROM stacks WHERE kind = 'sandbox' AND owner_id "
-				         "= ?1 AND layer_id = ?2",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "DELETE FROM stacks WHERE kind = 'sandbox' AND owner_id = ?1 AND "
+			      "layer_id = ?2", err);
 
 	if (!st)
 		return -1;
@@ -126,19 +135,20 @@ int aj_store_sandbox_drop_layer(struct aj_store *s, const char *sandbox, const c
 	return state_run(s, st, "drop a layer from a stack", err);
 }
 
-int aj_store_layer_get(struct aj_store *s, const char *id, char *state, size_t len,
+int aj_store_layer_get(struct aj_store *s, const char *id, enum aj_store_state *state,
 		       struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "SELECT state FROM layers WHERE id = ?1", err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "SELECT state FROM layers WHERE id = ?1", err);
+
 	int rc;
 
 	if (!st)
 		return -1;
 	state_bind_text(st, 1, id);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		state_col_copy(st, 0, state, len);
-	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW && state_col_state(st, 0, "a layer", state, err) < 0)
+		return aj_err_prefix(err, "layer \"%s\"", id);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return state_db_error(s, err, "read a layer");
 	return rc == SQLITE_ROW;
@@ -155,9 +165,9 @@ int aj_store_layer_snapshots(struct aj_store *s, const char *layer, struct aj_st
 int aj_store_layer_delete_unused(struct aj_store *s, const char *id, bool *deleted,
 				 struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "DELETE FROM layers WHERE id = ?1 AND state = 'ready' "
-				         "AND id NOT IN (SELECT layer_id FROM stacks)",
-				      err);
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "DELETE FROM layers WHERE id = ?1 AND state = 'ready' AND id NOT "
+			      "IN (SELECT layer_id FROM stacks)", err);
 
 	*deleted = false;
 	if (!st)
@@ -171,7 +181,7 @@ int aj_store_layer_delete_unused(struct aj_store *s, const char *id, bool *delet
 
 int aj_store_layer_delete(struct aj_store *s, const char *id, struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, "DELETE FROM layers WHERE id = ?1", err);
+	_cleanup_stmt_ sqlite3_stmt *st = state_prep(s, "DELETE FROM layers WHERE id = ?1", err);
 
 	if (!st)
 		return -1;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 #include "state/internal.h"
 
@@ -75,17 +77,23 @@ int state_exec(struct aj_store *s, const char *sql, struct aj_err *err)
 	return 0;
 }
 
+/* PRAGMA user_version, or -1 with err set. */
+static int schema_version(struct aj_store *s, struct aj_err *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = state_prep(s, "PRAGMA user_version", err);
+
+	if (!st)
+		return -1;
+	return sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+}
+
 static int migrate(struct aj_store *s, struct aj_err *err)
 {
-	sqlite3_stmt *st;
-	int version = 0;
 	const int latest = (int)(sizeof migrations / sizeof migrations[0]);
+	int version = schema_version(s, err);
 
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return state_db_error(s, err, "read the schema version");
-	if (sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	if (version < 0)
+		return aj_err_prefix(err, "read the schema version");
 	if (version > latest)
 		return aj_err_set(err, AJ_LAYER_STATE, EPROTO,
 				  "state store schema version %d is newer than this agentjail "
@@ -97,13 +105,10 @@ static int migrate(struct aj_store *s, struct aj_err *err)
 			return -1;
 		snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
 		/* Another process may have migrated while we waited for the lock. */
-		if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-		    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > v) {
-			sqlite3_finalize(st);
+		if (schema_version(s, NULL) > v) {
 			state_exec(s, "COMMIT", err);
 			continue;
 		}
-		sqlite3_finalize(st);
 		if (state_exec(s, migrations[v], err) < 0 || state_exec(s, bump, err) < 0 ||
 		    state_exec(s, "COMMIT", err) < 0) {
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -113,39 +118,34 @@ static int migrate(struct aj_store *s, struct aj_err *err)
 	return 0;
 }
 
+static void store_closep(struct aj_store **s)
+{
+	aj_store_close(*s);
+}
+
 int aj_store_open(const char *state_dir, struct aj_store **out, struct aj_err *err)
 {
-	struct aj_store *s = calloc(1, sizeof *s);
+	__attribute__((cleanup(store_closep))) struct aj_store *s = aj_xcalloc(1, sizeof *s);
 	char path[4200];
 
-	if (!s)
-		return aj_err_sys(err, AJ_LAYER_STATE, "open the state store");
 	snprintf(s->dir, sizeof s->dir, "%s", state_dir);
-	if (aj_mkdir_p(state_dir, 0700) < 0) {
-		aj_err_sys(err, AJ_LAYER_STATE, "create the state directory \"%s\"", state_dir);
-		free(s);
-		return -1;
-	}
+	if (aj_mkdir_p(state_dir, 0700) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "create the state directory \"%s\"",
+				  state_dir);
 	snprintf(path, sizeof path, "%s/state.db", state_dir);
+	/* SQLite reports its own allocation failures (SQLITE_NOMEM) as errors. */
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 						   SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		aj_err_set(err, AJ_LAYER_STATE, EIO, "open \"%s\": %s", path,
-			   s->db ? sqlite3_errmsg(s->db) : "out of memory");
-		sqlite3_close(s->db);
-		free(s);
-		return -1;
-	}
+			    NULL) != SQLITE_OK)
+		return aj_err_set(err, AJ_LAYER_STATE, EIO, "open \"%s\": %s", path,
+				  s->db ? sqlite3_errmsg(s->db) : "out of memory");
 	sqlite3_busy_timeout(s->db, 10000);
 	if (state_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
 			"PRAGMA foreign_keys=ON",
 		     err) < 0 ||
-	    migrate(s, err) < 0) {
-		aj_err_prefix(err, "state store \"%s\"", path);
-		aj_store_close(s);
-		return -1;
-	}
-	*out = s;
+	    migrate(s, err) < 0)
+		return aj_err_prefix(err, "state store \"%s\"", path);
+	*out = aj_steal_ptr(&s);
 	return 0;
 }
 
@@ -201,10 +201,7 @@ void state_bind_text(sqlite3_stmt *st, int i, const char *v)
 
 int state_run(struct aj_store *s, sqlite3_stmt *st, const char *what, struct aj_err *err)
 {
-	int rc = sqlite3_step(st);
-
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
+	if (sqlite3_step(st) != SQLITE_DONE)
 		return state_db_error(s, err, what);
 	return 0;
 }
@@ -215,10 +212,35 @@ void state_col_copy(sqlite3_stmt *st, int i, char *dst, size_t len)
 	snprintf(dst, len, "%s", v ? (const char *)v : "");
 }
 
+const char *aj_store_state_name(enum aj_store_state st)
+{
+	switch (st) {
+	case AJ_SS_CREATING: return "creating";
+	case AJ_SS_READY: return "ready";
+	}
+	return "?";
+}
+
+int state_col_state(sqlite3_stmt *st, int i, const char *what, enum aj_store_state *out,
+		    struct aj_err *err)
+{
+	const unsigned char *v = sqlite3_column_text(st, i);
+	const char *name = v ? (const char *)v : "";
+
+	if (!strcmp(name, "creating"))
+		*out = AJ_SS_CREATING;
+	else if (!strcmp(name, "ready"))
+		*out = AJ_SS_READY;
+	else
+		return aj_err_set(err, AJ_LAYER_STATE, EPROTO,
+				  "%s has a state agentjail does not know (\"%s\")", what, name);
+	return 0;
+}
+
 int state_load_strv(struct aj_store *s, const char *sql, const char *a, const char *b,
 		    struct aj_strv *out, struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, sql, err);
+	_cleanup_stmt_ sqlite3_stmt *st = state_prep(s, sql, err);
 	int rc;
 
 	if (!st)
@@ -228,7 +250,6 @@ int state_load_strv(struct aj_store *s, const char *sql, const char *a, const ch
 		state_bind_text(st, 2, b);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		aj_strv_push(out, (const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : state_db_error(s, err, "read");
 }
 
@@ -246,10 +267,11 @@ int state_name_taken(struct aj_err *err, const char *noun, const char *name)
 	return aj_err_class(err, AJ_ERRC_EXISTS);
 }
 
-int state_get_by_ref(struct aj_store *s, const struct state_table *t, const char *ref,
-		     const char *owner, void *out, struct aj_err *err)
+/* The row itself, its statement finalized before anything else is read. */
+static int read_by_ref(struct aj_store *s, const struct state_table *t, const char *ref,
+		       const char *owner, void *out, struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, t->by_ref, err);
+	_cleanup_stmt_ sqlite3_stmt *st = state_prep(s, t->by_ref, err);
 	char what[64];
 	int rc;
 
@@ -259,15 +281,24 @@ int state_get_by_ref(struct aj_store *s, const struct state_table *t, const char
 	if (owner)
 		state_bind_text(st, 2, owner);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		t->read(st, out);
-	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW && t->read(st, out, err) < 0) {
+		t->free(out);
+		return -1;
+	}
 	if (rc == SQLITE_DONE)
 		return state_not_found(err, t->noun, ref);
 	if (rc != SQLITE_ROW) {
 		snprintf(what, sizeof what, "read the %s", t->noun);
 		return state_db_error(s, err, what);
 	}
+	return 0;
+}
+
+int state_get_by_ref(struct aj_store *s, const struct state_table *t, const char *ref,
+		     const char *owner, void *out, struct aj_err *err)
+{
+	if (read_by_ref(s, t, ref, owner, out, err) < 0)
+		return -1;
 	if (t->load(s, out, err) < 0) {
 		t->free(out);
 		return -1;
@@ -277,19 +308,39 @@ int state_get_by_ref(struct aj_store *s, const struct state_table *t, const char
 
 /* Appends the rows of st to the array *v of *cnt records (capacity *cap). */
 static int read_rows(sqlite3_stmt *st, const struct state_table *t, char **v, size_t *cnt,
-		     size_t *cap, int *rc)
+		     size_t *cap, int *rc, struct aj_err *err)
 {
 	while ((*rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*cnt == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 16;
-			char *nv = realloc(*v, ncap * t->size);
-			if (!nv)
-				return -1;
-			*v = nv;
-			*cap = ncap;
+			*cap = *cap ? *cap * 2 : 16;
+			*v = aj_xrealloc(*v, *cap * t->size);
 		}
-		t->read(st, *v + *cnt * t->size);
-		(*cnt)++;
+		/* Counted either way: a row that fails is freed with the others. */
+		if (t->read(st, *v + (*cnt)++ * t->size, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The rows of owner into the array *v of *cnt records, the statement finalized before
+ * anything else is read. */
+static int list_rows(struct aj_store *s, const struct state_table *t, const char *owner,
+		     char **v, size_t *cnt, struct aj_err *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = state_prep(s, t->by_owner, err);
+	char what[64];
+	size_t cap = 0;
+	int rc = SQLITE_ERROR;
+
+	if (!st)
+		return -1;
+	if (owner)
+		state_bind_text(st, 1, owner);
+	if (read_rows(st, t, v, cnt, &cap, &rc, err) < 0)
+		return -1;
+	if (rc != SQLITE_DONE) {
+		snprintf(what, sizeof what, "list %s", t->plural);
+		return state_db_error(s, err, what);
 	}
 	return 0;
 }
@@ -297,25 +348,12 @@ static int read_rows(sqlite3_stmt *st, const struct state_table *t, char **v, si
 int state_list(struct aj_store *s, const struct state_table *t, const char *owner, void **out,
 	       size_t *n, struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s, t->by_owner, err);
-	char *v = NULL, what[64];
-	size_t cap = 0, cnt = 0;
-	int rc = SQLITE_ERROR;
+	char *v = NULL;
+	size_t cnt = 0;
 
-	if (!st)
+	if (list_rows(s, t, owner, &v, &cnt, err) < 0) {
+		state_recs_free(t, v, cnt);
 		return -1;
-	if (owner)
-		state_bind_text(st, 1, owner);
-	if (read_rows(st, t, &v, &cnt, &cap, &rc) < 0) {
-		sqlite3_finalize(st);
-		state_recs_free(t, v, cnt);
-		return aj_err_sys(err, AJ_LAYER_STATE, "list %s", t->plural);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		state_recs_free(t, v, cnt);
-		snprintf(what, sizeof what, "list %s", t->plural);
-		return state_db_error(s, err, what);
 	}
 	for (size_t i = 0; i < cnt; i++)
 		if (t->load(s, v + i * t->size, err) < 0) {

@@ -17,19 +17,36 @@
 
 struct aj_store;
 
-/* Sandbox states. "running" and "paused" have a live supervisor. */
-#define AJ_ST_CREATING "creating"
-#define AJ_ST_RUNNING "running"
-#define AJ_ST_PAUSED "paused"
-#define AJ_ST_STOPPED "stopped"
-#define AJ_ST_DELETING "deleting"
+/* Sandbox states. "running" and "paused" have a live supervisor. The names are what the
+ * store's state column holds and what the front ends show; inside the program a state is
+ * this enum. */
+enum aj_sandbox_state {
+	AJ_ST_CREATING = 0,
+	AJ_ST_RUNNING,
+	AJ_ST_PAUSED,
+	AJ_ST_STOPPED,
+	AJ_ST_DELETING,
+};
+
+const char *aj_sandbox_state_name(enum aj_sandbox_state st);
+/* 0 with *st for a state's name, -1 for any other string. */
+int aj_sandbox_state_parse(const char *name, enum aj_sandbox_state *st);
+
+/* A layer's or a snapshot's state: "creating" until it is complete, then "ready" (the names
+ * are the store's column values). */
+enum aj_store_state {
+	AJ_SS_CREATING = 0,
+	AJ_SS_READY,
+};
+
+const char *aj_store_state_name(enum aj_store_state st);
 
 struct aj_sandbox_rec {
 	char id[33];
 	char name[129];
 	char owner[129];
 	char *policy;   /* effective policy, JSON */
-	char state[16];
+	enum aj_sandbox_state state;
 	int64_t generation;
 	int64_t created_ms, updated_ms, started_ms, stopped_ms, last_active_ms;
 	int64_t idle_timeout_ms;  /* 0: none */
@@ -55,7 +72,7 @@ struct aj_snapshot_rec {
 	char name[129];
 	char owner[129];
 	char source[33]; /* sandbox id */
-	char state[16];  /* "creating" or "ready" */
+	enum aj_store_state state;
 	int64_t created_ms;
 	int64_t retention_ms;
 	int64_t size_bytes;
@@ -108,7 +125,7 @@ int aj_store_snapshot_get(struct aj_store *s, const char *ref, const char *owner
 			  struct aj_snapshot_rec *out, struct aj_err *err);
 int aj_store_snapshot_list(struct aj_store *s, const char *owner, struct aj_snapshot_rec **out,
 			   size_t *n, struct aj_err *err);
-int aj_store_snapshot_set_state(struct aj_store *s, const char *id, const char *state,
+int aj_store_snapshot_set_state(struct aj_store *s, const char *id, enum aj_store_state state,
 				int64_t size_bytes, struct aj_err *err);
 int aj_store_snapshot_delete(struct aj_store *s, const char *id, struct aj_err *err);
 /* Sandboxes (not deleted) whose stack includes the snapshot's top layer, but its source: in
@@ -117,6 +134,13 @@ int aj_store_snapshot_users(struct aj_store *s, const char *id, struct aj_strv *
 			    struct aj_err *err);
 void aj_snapshot_rec_free(struct aj_snapshot_rec *r);
 void aj_snapshot_recs_free(struct aj_snapshot_rec *r, size_t n);
+
+/* Records held by a variable of a function (common/cleanup.h's convention), freed when it
+ * goes out of scope: initialise them to AJ_REC_INIT; a lookup that fails leaves the record
+ * freeable. */
+#define AJ_REC_INIT {.id = ""}
+#define _cleanup_sandbox_rec_ __attribute__((cleanup(aj_sandbox_rec_free)))
+#define _cleanup_snapshot_rec_ __attribute__((cleanup(aj_snapshot_rec_free)))
 
 /* Images. put adds the record and its layers (nothing when it exists); names are the
  * owner's own ("busybox:latest"); get finds a name, a digest, or 12 or more hex digits of a
@@ -141,9 +165,9 @@ void aj_image_rec_free(struct aj_image_rec *r);
 void aj_image_recs_free(struct aj_image_rec *r, size_t n);
 
 /* Layers: directories under <state>/layers, immutable once "ready". */
-int aj_store_layer_insert(struct aj_store *s, const char *id, const char *state,
+int aj_store_layer_insert(struct aj_store *s, const char *id, enum aj_store_state state,
 			  struct aj_err *err);
-int aj_store_layer_set_state(struct aj_store *s, const char *id, const char *state,
+int aj_store_layer_set_state(struct aj_store *s, const char *id, enum aj_store_state state,
 			     struct aj_err *err);
 /* Ready layers referenced by no sandbox or snapshot stack. */
 int aj_store_layers_unused(struct aj_store *s, struct aj_strv *ids, struct aj_err *err);
@@ -153,12 +177,12 @@ int aj_store_layer_delete(struct aj_store *s, const char *id, struct aj_err *err
 int aj_store_layer_delete_unused(struct aj_store *s, const char *id, bool *deleted,
 				 struct aj_err *err);
 /* A layer's state into `state`: 1 if the layer is known, 0 if not, -1 on error. */
-int aj_store_layer_get(struct aj_store *s, const char *id, char *state, size_t len,
+int aj_store_layer_get(struct aj_store *s, const char *id, enum aj_store_state *state,
 		       struct aj_err *err);
 /* Ids of snapshots whose stack holds the layer. */
 int aj_store_layer_snapshots(struct aj_store *s, const char *layer, struct aj_strv *ids,
 			     struct aj_err *err);
-int aj_store_layers_in_state(struct aj_store *s, const char *state, struct aj_strv *ids,
+int aj_store_layers_in_state(struct aj_store *s, enum aj_store_state state, struct aj_strv *ids,
 			     struct aj_err *err);
 /* Ids of sandboxes whose stack holds the layer. */
 int aj_store_layer_sandboxes(struct aj_store *s, const char *layer, struct aj_strv *ids,

@@ -14,6 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
+#include "common/cleanup.h"
+#include "common/fdpass.h"
 #include "control/proto.h"
 #include "supervisor/persist.h"
 #include "supervisor/procs.h"
@@ -28,8 +31,7 @@ struct outmsg {
 
 static void free_msg(struct outmsg *m)
 {
-	for (size_t i = 0; i < m->nfds; i++)
-		close(m->fds[i]);
+	aj_fds_close(m->fds, m->nfds);
 	json_decref(m->msg);
 	free(m);
 }
@@ -87,10 +89,8 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
 
 static int enqueue(struct conn *c, json_t *msg, const int *fds, size_t nfds)
 {
-	struct outmsg *m = calloc(1, sizeof *m);
+	struct outmsg *m = aj_xcalloc(1, sizeof *m);
 
-	if (!m)
-		return -1;
 	m->msg = msg;
 	for (size_t i = 0; i < nfds; i++) {
 		m->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
@@ -160,7 +160,7 @@ void aj_persist_conn_close(struct persist *p, struct conn *c)
 	if (c->wev)
 		event_free(c->wev);
 	event_free(c->ev);
-	close(c->fd);
+	aj_close_fd(&c->fd);
 	free(c);
 }
 
@@ -175,9 +175,9 @@ void aj_persist_conn_flush_all(struct persist *p)
 static void on_conn(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
-	json_t *req = NULL;
-	int fds[AJ_CTL_MAX_FDS];
-	size_t nfds = 0;
+	_cleanup_json_ json_t *req = NULL;
+	/* Lent to the request's handler, which passes on copies; closed here. */
+	_cleanup_fdset_ struct aj_fdset fds = {.n = 0};
 
 	(void)fd;
 	(void)what;
@@ -185,7 +185,7 @@ static void on_conn(evutil_socket_t fd, short what, void *arg)
 		aj_persist_conn_close(c->p, c);
 		return;
 	}
-	if (aj_ctl_recv(c->fd, &req, fds, &nfds, 0) < 0) {
+	if (aj_ctl_recv(c->fd, &req, fds.v, &fds.n, 0) < 0) {
 		if (errno == EPROTO) {
 			struct aj_err err;
 			aj_err_set(&err, AJ_LAYER_USAGE, EPROTO, "a request must be a JSON object");
@@ -196,16 +196,13 @@ static void on_conn(evutil_socket_t fd, short what, void *arg)
 			aj_persist_conn_close(c->p, c);
 		return;
 	}
-	aj_persist_dispatch(c->p, c, req, fds, nfds);
-	json_decref(req);
+	aj_persist_dispatch(c->p, c, req, fds.v, fds.n);
 }
 
 static struct conn *new_conn(struct persist *p, int cfd)
 {
-	struct conn *c = calloc(1, sizeof *c);
+	struct conn *c = aj_xcalloc(1, sizeof *c);
 
-	if (!c)
-		return NULL;
 	c->p = p;
 	c->fd = cfd;
 	c->ev = event_new(p->base, cfd, EV_READ | EV_PERSIST, on_conn, c);
@@ -224,16 +221,19 @@ static struct conn *new_conn(struct persist *p, int cfd)
 void aj_persist_on_accept(evutil_socket_t fd, short what, void *arg)
 {
 	struct persist *p = arg;
-	int cfd;
 
 	(void)fd;
 	(void)what;
-	while ((cfd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-		struct conn *c = new_conn(p, cfd);
-		if (!c) {
-			close(cfd);
+	for (;;) {
+		_cleanup_close_ int cfd =
+			accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct conn *c;
+
+		if (cfd < 0)
+			return;
+		if (!(c = new_conn(p, cfd)))
 			continue;
-		}
+		aj_steal_fd(&cfd); /* c->fd */
 		c->next = p->conns;
 		p->conns = c;
 	}

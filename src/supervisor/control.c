@@ -14,13 +14,15 @@
 
 #include "common/exitcode.h"
 #include "common/util.h"
+#include "common/alloc.h"
+#include "common/cleanup.h"
+#include "common/fdpass.h"
+#include "control/fsops.h"
 #include "control/proto.h"
 #include "policy/policy.h"
 #include "sandbox/initproto.h"
 #include "supervisor/persist.h"
 #include "supervisor/procs.h"
-
-enum { K_EXEC, K_FILE, K_PTY };
 
 /* Answers carry the id of the request they answer (c->cur_rid, set while that request or
  * init's answer to it is handled), so that a client never takes a late answer to one request
@@ -49,19 +51,11 @@ static void reply_err(struct conn *c, enum aj_layer layer, int e, const char *ms
 	reply(c, aj_ctl_error(&err), NULL, 0);
 }
 
-static void close_fds(int *fds, size_t n)
+static struct pending *add_pending(struct persist *p, struct conn *c, enum aj_init_op op,
+				    enum pending_kind kind)
 {
-	for (size_t i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
+	struct pending *q = aj_xcalloc(1, sizeof *q);
 
-static struct pending *add_pending(struct persist *p, struct conn *c, int op, int kind)
-{
-	struct pending *q = calloc(1, sizeof *q);
-
-	if (!q)
-		return NULL;
 	q->id = p->next_id++;
 	q->op = op;
 	q->kind = kind;
@@ -93,8 +87,7 @@ static void free_pending(struct pending *q)
 {
 	if (q->io)
 		aj_procs_io_free(q->io);
-	if (q->keep_fd >= 0)
-		close(q->keep_fd);
+	aj_close_fd(&q->keep_fd);
 	json_decref(q->ctx);
 	free(q);
 }
@@ -108,7 +101,7 @@ static int build_exec_payload(struct persist *p, json_t *req, char **buf, size_t
 {
 	json_t *argv = json_object_get(req, "argv"), *env = json_object_get(req, "env"), *v;
 	const char *cwd = json_string_value(json_object_get(req, "cwd")), *k;
-	struct aj_strv e = {0};
+	_cleanup_strv_ struct aj_strv e = AJ_STRV_INIT;
 	size_t i, n = 0;
 	char *out;
 
@@ -118,27 +111,22 @@ static int build_exec_payload(struct persist *p, json_t *req, char **buf, size_t
 		err, AJ_LAYER_USAGE, EINVAL, "exec: argv[%zu] must be a string", i);
 	aj_strv_copy(&e, &p->plan.env);
 	json_object_foreach(env, k, v) {
-		if (!aj_policy_env_name_ok(k) || !json_is_string(v)) {
-			aj_strv_free(&e);
+		if (!aj_policy_env_name_ok(k) || !json_is_string(v))
 			return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: env.%s: expected a "
 								       "string variable",
 					  k);
-		}
 		aj_strv_setenv(&e, k, json_string_value(v));
 	}
-	if (cwd && cwd[0] != '/') {
-		aj_strv_free(&e);
+	if (cwd && cwd[0] != '/')
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: cwd must be absolute");
-	}
 	n = strlen(cwd ? cwd : p->plan.cwd) + 1;
 	json_array_foreach(argv, i, v) n += strlen(json_string_value(v)) + 1;
 	for (i = 0; i < e.n; i++)
 		n += strlen(e.v[i]) + 1;
-	if (n > AJ_INIT_MAX_PAYLOAD || (out = malloc(n)) == NULL) {
-		aj_strv_free(&e);
+	if (n > AJ_INIT_MAX_PAYLOAD)
 		return aj_err_set(err, AJ_LAYER_USAGE, E2BIG, "exec: arguments and environment too "
 							      "large");
-	}
+	out = aj_xmalloc(n);
 	*len = 0;
 	strcpy(out, cwd ? cwd : p->plan.cwd);
 	*len += strlen(out) + 1;
@@ -153,7 +141,6 @@ static int build_exec_payload(struct persist *p, json_t *req, char **buf, size_t
 	*argc = (uint32_t)json_array_size(argv);
 	*envc = (uint32_t)e.n;
 	*buf = out;
-	aj_strv_free(&e);
 	return 0;
 }
 
@@ -163,18 +150,13 @@ struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *
 {
 	struct aj_init_hdr h;
 	struct pending *q;
-	char *payload = NULL;
+	_cleanup_free_ char *payload = NULL;
 	size_t len = 0;
 
 	memset(&h, 0, sizeof h);
 	if (build_exec_payload(p, req, &payload, &len, &h.argc, &h.envc, err) < 0)
 		return NULL;
 	q = add_pending(p, c, AJ_IOP_EXEC, K_EXEC);
-	if (!q) {
-		free(payload);
-		aj_err_sys(err, AJ_LAYER_INTERNAL, "exec");
-		return NULL;
-	}
 	q->ctx = json_incref(req);
 	q->keep_fd = keep_fd;
 	q->timeout_ms = (uint64_t)json_integer_value(json_object_get(req, "timeout_ms"));
@@ -185,13 +167,11 @@ struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *
 	h.len = (uint32_t)len;
 	h.flags = nfds == 1 ? AJ_IEXEC_TTY : 0;
 	if (aj_init_send(p->sb.ctl_fd, &h, payload, fds, nfds) < 0) {
-		free(payload);
 		q->keep_fd = -1; /* the caller's still */
 		free_pending(take_pending(p, q->id));
 		aj_err_sys(err, AJ_LAYER_PROCESS, "hand the command to the sandbox's init");
 		return NULL;
 	}
-	free(payload);
 	return q;
 }
 
@@ -203,8 +183,6 @@ int aj_persist_start_tty(struct persist *p, struct conn *c, json_t *req, struct 
 	struct pending *q = add_pending(p, c, AJ_IOP_OPEN, K_PTY);
 	const char path[] = "/dev/ptmx";
 
-	if (!q)
-		return aj_err_sys(err, AJ_LAYER_INTERNAL, "exec");
 	q->ctx = json_incref(req);
 	memset(&h, 0, sizeof h);
 	h.op = AJ_IOP_OPEN;
@@ -222,32 +200,32 @@ static void on_pty(struct persist *p, struct pending *q, const struct aj_init_hd
 {
 	struct aj_err err;
 	struct winsize ws = {0};
-	int unlock = 0, slave;
+	int unlock = 0;
+	/* master: what init opened, taken over here; the peer goes to the command (a copy). */
+	_cleanup_close_ int m = master, slave = -1;
 
-	if (h->err || master < 0) {
+	if (h->err || m < 0) {
 		reply_err(q->owner, AJ_LAYER_EXEC, h->err ? h->err : EIO, "open a terminal in the sandbox");
 		return;
 	}
 	ws.ws_row = (unsigned short)json_integer_value(json_object_get(q->ctx, "rows"));
 	ws.ws_col = (unsigned short)json_integer_value(json_object_get(q->ctx, "cols"));
 	if (ws.ws_row && ws.ws_col)
-		ioctl(master, TIOCSWINSZ, &ws);
-	if (ioctl(master, TIOCSPTLCK, &unlock) < 0 ||
-	    (slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		ioctl(m, TIOCSWINSZ, &ws);
+	if (ioctl(m, TIOCSPTLCK, &unlock) < 0 ||
+	    (slave = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
 		reply_err(q->owner, AJ_LAYER_EXEC, errno, "set up the terminal");
-		close(master);
 		return;
 	}
 	if (!strcmp(json_string_value(json_object_get(q->ctx, "op")) ?: "", "spawn")) {
-		aj_procs_on_pty(p, q, master, slave);
-		close(slave);
+		aj_procs_on_pty(p, q, aj_steal_fd(&m), slave);
 		return;
 	}
-	if (!aj_persist_send_exec(p, q->owner, q->ctx, &slave, 1, master, &err)) {
+	if (!aj_persist_send_exec(p, q->owner, q->ctx, &slave, 1, m, &err)) {
 		reply(q->owner, aj_ctl_error(&err), NULL, 0);
-		close(master);
+		return;
 	}
-	close(slave);
+	aj_steal_fd(&m); /* the pending exec's keep_fd, for the client */
 }
 
 static struct exec_rec *find_exec(struct persist *p, uint64_t id)
@@ -297,11 +275,7 @@ static void on_started(struct persist *p, struct pending *q, const struct aj_ini
 		      NULL, 0);
 		return;
 	}
-	e = calloc(1, sizeof *e);
-	if (!e) {
-		aj_persist_signal_exec(p, q->id, SIGKILL);
-		return;
-	}
+	e = aj_xcalloc(1, sizeof *e);
 	e->p = p;
 	e->id = q->id;
 	e->pid = h->pid;
@@ -380,22 +354,22 @@ static void on_exited(struct persist *p, const struct aj_init_hdr *h)
 
 /* ---- file operations, performed by init as the sandbox user ---------------------------- */
 
-static int open_flags(const char *mode)
+/* The request's mode (control/fsops.h; "r" when absent) as open(2) flags, or -1. */
+static int open_flags(const char *name)
 {
-	if (!mode || !strcmp(mode, "r"))
-		return O_RDONLY;
-	if (!strcmp(mode, "w"))
-		return O_WRONLY | O_CREAT | O_TRUNC;
-	if (!strcmp(mode, "wx"))
-		return O_WRONLY | O_CREAT | O_EXCL;
-	if (!strcmp(mode, "a"))
-		return O_WRONLY | O_CREAT | O_APPEND;
-	if (!strcmp(mode, "dir"))
-		return O_RDONLY | O_DIRECTORY;
-	if (!strcmp(mode, "path"))
-		return O_PATH | O_NOFOLLOW;
-	if (!strcmp(mode, "follow"))
-		return O_PATH;
+	enum aj_fs_mode mode = AJ_FS_READ;
+
+	if (name && aj_fs_mode_parse(name, &mode) < 0)
+		return -1;
+	switch (mode) {
+	case AJ_FS_READ: return O_RDONLY;
+	case AJ_FS_WRITE: return O_WRONLY | O_CREAT | O_TRUNC;
+	case AJ_FS_CREATE: return O_WRONLY | O_CREAT | O_EXCL;
+	case AJ_FS_APPEND: return O_WRONLY | O_CREAT | O_APPEND;
+	case AJ_FS_DIR: return O_RDONLY | O_DIRECTORY;
+	case AJ_FS_PATH: return O_PATH | O_NOFOLLOW;
+	case AJ_FS_FOLLOW: return O_PATH;
+	}
 	return -1;
 }
 
@@ -445,11 +419,7 @@ static void file_op(struct persist *p, struct conn *c, const char *op, json_t *r
 	n = (size_t)snprintf(payload, sizeof payload, "%s", path) + 1;
 	if (to)
 		n += (size_t)snprintf(payload + n, sizeof payload - n, "%s", to) + 1;
-	q = add_pending(p, c, (int)h.op, K_FILE);
-	if (!q) {
-		reply_err(c, AJ_LAYER_INTERNAL, ENOMEM, "out of memory");
-		return;
-	}
+	q = add_pending(p, c, (enum aj_init_op)h.op, K_FILE);
 	h.id = q->id;
 	h.len = (uint32_t)n;
 	if (aj_init_send(p->sb.ctl_fd, &h, payload, NULL, 0) < 0) {
@@ -458,6 +428,7 @@ static void file_op(struct persist *p, struct conn *c, const char *op, json_t *r
 	}
 }
 
+/* fd (init's answer's descriptor, or -1) is lent: the reply passes on a copy. */
 static void on_done(struct pending *q, const struct aj_init_hdr *h, int fd)
 {
 	json_t *ok;
@@ -466,16 +437,12 @@ static void on_done(struct pending *q, const struct aj_init_hdr *h, int fd)
 		struct aj_err err;
 		aj_err_set(&err, AJ_LAYER_IO, h->err, "inside the sandbox");
 		reply(q->owner, aj_ctl_error(&err), NULL, 0);
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
 	ok = json_pack("{s:b}", "ok", 1);
 	if (q->op == AJ_IOP_WATCH)
 		json_object_set_new(ok, "wd", json_integer(h->arg));
 	reply(q->owner, ok, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
-	if (fd >= 0)
-		close(fd);
 }
 
 /* An inotify watch on a directory inside, added by init as the sandbox user (initproto.h);
@@ -487,7 +454,6 @@ static void watch_op(struct persist *p, struct conn *c, json_t *req, int *fds, s
 	struct pending *q;
 
 	if (p->paused || !path || path[0] != '/' || strlen(path) > 4095 || nfds > 1) {
-		close_fds(fds, nfds);
 		if (p->paused)
 			reply_err(c, AJ_LAYER_STATE, EAGAIN, "the sandbox is paused");
 		else
@@ -496,11 +462,6 @@ static void watch_op(struct persist *p, struct conn *c, json_t *req, int *fds, s
 		return;
 	}
 	q = add_pending(p, c, AJ_IOP_WATCH, K_FILE);
-	if (!q) {
-		close_fds(fds, nfds);
-		reply_err(c, AJ_LAYER_INTERNAL, ENOMEM, "out of memory");
-		return;
-	}
 	memset(&h, 0, sizeof h);
 	h.op = AJ_IOP_WATCH;
 	h.id = q->id;
@@ -510,7 +471,6 @@ static void watch_op(struct persist *p, struct conn *c, json_t *req, int *fds, s
 		free_pending(take_pending(p, q->id));
 		reply_err(c, AJ_LAYER_PROCESS, errno, "forward to the sandbox's init");
 	}
-	close_fds(fds, nfds);
 }
 
 /* Written to the store at once: a supervisor killed after answering leaves the new lifetime
@@ -543,33 +503,32 @@ void aj_persist_on_init(evutil_socket_t fd, short what, void *arg)
 	struct persist *p = arg;
 	static char buf[64];
 	struct aj_init_hdr h;
-	int fds[AJ_INIT_MAX_FDS];
-	size_t nfds = 0;
 	struct pending *q;
 
 	(void)fd;
 	(void)what;
-	while (aj_init_recv(p->sb.ctl_fd, &h, buf, sizeof buf, fds, &nfds) == 0) {
-		int got = nfds ? fds[0] : -1;
-		close_fds(fds + (nfds ? 1 : 0), nfds ? nfds - 1 : 0);
+	for (;;) {
+		/* An answer carries at most one descriptor, which its handler may take. */
+		_cleanup_fdset_ struct aj_fdset fds = {.n = 0};
+
+		if (aj_init_recv(p->sb.ctl_fd, &h, buf, sizeof buf, fds.v, &fds.n) < 0)
+			break;
+		if (fds.n == 0)
+			fds.v[fds.n++] = -1;
 		if (h.op == AJ_IOP_EXITED) {
 			on_exited(p, &h);
-			close_fds(&got, got >= 0);
 			continue;
 		}
-		q = take_pending(p, h.id);
-		if (!q) {
-			close_fds(&got, got >= 0);
+		if (!(q = take_pending(p, h.id)))
 			continue;
-		}
 		if (q->owner)
 			q->owner->cur_rid = q->rid;
 		if (q->kind == K_PTY)
-			on_pty(p, q, &h, got);
+			on_pty(p, q, &h, aj_steal_fd(&fds.v[0]));
 		else if (h.op == AJ_IOP_STARTED)
 			on_started(p, q, &h);
 		else
-			on_done(q, &h, got);
+			on_done(q, &h, fds.v[0]);
 		if (q->owner)
 			q->owner->cur_rid = 0;
 		free_pending(q);
@@ -590,7 +549,8 @@ static json_t *info_json(struct persist *p)
 						       e->argv0, "attached", e->owner != NULL,
 						       "spawned", e->io != NULL));
 	return json_pack("{s:b, s:s, s:s, s:s, s:I, s:i, s:o}", "ok", 1, "id", p->id, "name",
-			 p->rec.name, "state", p->paused ? AJ_ST_PAUSED : AJ_ST_RUNNING,
+			 p->rec.name, "state",
+			 aj_sandbox_state_name(p->paused ? AJ_ST_PAUSED : AJ_ST_RUNNING),
 			 "generation", (json_int_t)p->rec.generation, "init_pid", (int)p->sb.pid,
 			 "execs", execs);
 }
@@ -602,21 +562,16 @@ static void do_exec_request(struct persist *p, struct conn *c, json_t *req, int 
 	int r;
 
 	if (p->paused) {
-		close_fds(fds, nfds);
 		reply_err(c, AJ_LAYER_STATE, EAGAIN, "the sandbox is paused; resume it first");
 		return;
 	}
-	if (json_is_true(json_object_get(req, "tty"))) {
-		close_fds(fds, nfds);
+	if (json_is_true(json_object_get(req, "tty")))
 		r = aj_persist_start_tty(p, c, req, &err);
-	} else if (nfds != 3) {
-		close_fds(fds, nfds);
+	else if (nfds != 3)
 		r = aj_err_set(&err, AJ_LAYER_USAGE, EINVAL,
 			       "exec: pass stdin, stdout and stderr, or ask for a tty");
-	} else {
+	else
 		r = aj_persist_send_exec(p, c, req, fds, 3, -1, &err) ? 0 : -1;
-		close_fds(fds, 3);
-	}
 	if (r < 0)
 		reply(c, aj_ctl_error(&err), NULL, 0);
 }
@@ -647,7 +602,6 @@ static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_
 		watch_op(p, c, req, fds, nfds);
 		return;
 	}
-	close_fds(fds, nfds);
 	if (op && aj_procs_request(p, c, op, req))
 		return;
 	if (!op) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/util.h"
 
 int aj_events_open(struct aj_events *ev, const char *path, const char *sandbox,
@@ -26,8 +27,8 @@ int aj_events_open(struct aj_events *ev, const char *path, const char *sandbox,
 void aj_events_emit(struct aj_events *ev, const char *event, json_t *fields)
 {
 	char ts[40];
-	char *line;
-	json_t *o;
+	_cleanup_free_ char *line = NULL;
+	_cleanup_json_ json_t *o = NULL;
 
 	if (ev->fd < 0) {
 		json_decref(fields);
@@ -42,19 +43,15 @@ void aj_events_emit(struct aj_events *ev, const char *event, json_t *fields)
 		json_object_update(o, fields);
 	json_decref(fields);
 	line = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
 	if (!line)
 		return;
 	/* One write per line with O_APPEND: lines from concurrent writers do not interleave. */
 	size_t n = strlen(line);
 	line[n] = '\n';
 	aj_write_all(ev->fd, line, n + 1);
-	free(line);
 }
 
 void aj_events_close(struct aj_events *ev)
 {
-	if (ev->fd >= 0)
-		close(ev->fd);
-	ev->fd = -1;
+	aj_close_fd(&ev->fd);
 }

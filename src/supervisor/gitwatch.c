@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+
 static void remove_commondir(struct aj_gitwatch *w)
 {
 	struct stat st;
@@ -33,9 +35,9 @@ static void remove_commondir(struct aj_gitwatch *w)
 	if (unlinkat(w->dirfd, "commondir", flags) < 0)
 		return;
 	if (w->removed++ == 0)
-		fprintf(stderr,
-			"agentjail: removed %s/commondir created inside the sandbox (it would "
-			"redirect git on the host)\n",
+		aj_warn(w->warn,
+			"removed %s/commondir created inside the sandbox (it would redirect git on "
+			"the host)",
 			w->git_dir);
 	if (w->events)
 		aj_events_emit(w->events, "protection",
@@ -62,10 +64,11 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 }
 
 int aj_gitwatch_open(struct aj_gitwatch *w, const char *git_dir, struct aj_events *events,
-		     struct aj_err *err)
+		     const struct aj_warn *warn, struct aj_err *err)
 {
 	w->git_dir = git_dir;
 	w->events = events;
+	w->warn = warn;
 	w->dirfd = open(git_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (w->dirfd < 0)
 		return aj_err_sys(err, AJ_LAYER_POLICY, "open \"%s\" to watch it", git_dir);
@@ -97,9 +100,7 @@ void aj_gitwatch_unhook(struct aj_gitwatch *w)
 	if (w->ev)
 		event_free(w->ev);
 	w->ev = NULL;
-	if (w->ifd >= 0)
-		close(w->ifd);
-	w->ifd = -1;
+	aj_close_fd(&w->ifd);
 }
 
 void aj_gitwatch_finish(struct aj_gitwatch *w)
@@ -107,7 +108,6 @@ void aj_gitwatch_finish(struct aj_gitwatch *w)
 	aj_gitwatch_unhook(w);
 	if (w->dirfd >= 0) {
 		remove_commondir(w);
-		close(w->dirfd);
+		aj_close_fd(&w->dirfd);
 	}
-	w->dirfd = -1;
 }

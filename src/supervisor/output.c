@@ -1,6 +1,6 @@
 #include "supervisor/output.h"
 
-size_t aj_output_admit(struct aj_output *o, int stream, size_t n)
+size_t aj_output_admit(struct aj_output *o, enum aj_stream stream, size_t n)
 {
 	uint64_t room;
 

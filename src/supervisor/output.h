@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { AJ_STREAM_STDOUT = 0, AJ_STREAM_STDERR = 1 };
+enum aj_stream { AJ_STREAM_STDOUT = 0, AJ_STREAM_STDERR = 1 };
 
 struct aj_output {
 	uint64_t cap;         /* 0: none */
@@ -20,6 +20,6 @@ struct aj_output {
 
 /* Records n new bytes on `stream` and returns how many of them may pass. Sets truncated the
  * first time bytes are held back. */
-size_t aj_output_admit(struct aj_output *o, int stream, size_t n);
+size_t aj_output_admit(struct aj_output *o, enum aj_stream stream, size_t n);
 
 #endif

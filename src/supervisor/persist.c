@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
 #include "egress/egress.h"
@@ -51,12 +52,8 @@ static void flush_events(evutil_socket_t fd, short what, void *arg)
 
 void aj_persist_event(struct persist *p, const char *type, json_t *data)
 {
-	struct pevent *e = calloc(1, sizeof *e);
+	struct pevent *e = aj_xcalloc(1, sizeof *e);
 
-	if (!e) {
-		json_decref(data);
-		return;
-	}
 	snprintf(e->type, sizeof e->type, "%s", type);
 	e->text = data ? json_dumps(data, JSON_COMPACT) : NULL;
 	json_decref(data);
@@ -80,10 +77,9 @@ void aj_persist_touch(struct persist *p)
  * is re-validated against this host and this start. */
 static int load_plan(struct persist *p, struct aj_err *err)
 {
-	struct aj_strv lowers = {0};
+	_cleanup_strv_ struct aj_strv lowers = AJ_STRV_INIT;
 	char dir[4200];
 	struct aj_workspace_spec ws = {.persistent = true, .canonical = true};
-	int r;
 
 	aj_policy_init(&p->pol);
 	p->pol.managed = true;
@@ -100,9 +96,7 @@ static int load_plan(struct persist *p, struct aj_err *err)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "sandbox path");
 	ws.lowers = &lowers;
 	ws.rw_dir = dir;
-	r = aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err);
-	aj_strv_free(&lowers);
-	return r;
+	return aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err);
 }
 
 /* Where the control socket lives: a runtime directory, private to the caller. */
@@ -154,7 +148,9 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	struct aj_stdio io;
 	struct aj_sync_msg ready;
 	char name[64];
-	int r, devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int r;
+	/* The sandbox's stdio; init hands the commands their own. */
+	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 
 	if (devnull < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "open /dev/null");
@@ -166,18 +162,13 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	snprintf(name, sizeof name, "sb-%s-%lld", p->id, (long long)p->rec.generation + 1);
 	r = aj_sv_cgroup_create(&p->plan, name, &p->cg, &p->guard, err);
 	p->have_cg = r > 0;
-	if (r < 0) {
-		close(devnull);
+	if (r < 0)
 		return -1;
-	}
 	io.in = io.out = io.err = devnull;
 	/* network.mode "proxy": secrets read and the CA made before the sandbox's /etc is. */
 	if (aj_sv_egress_new(&p->plan, &p->egress, err) < 0 ||
-	    aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0) {
-		close(devnull);
+	    aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0)
 		return -1;
-	}
-	close(devnull);
 	if (ready.exec_errno)
 		return aj_err_set(err, AJ_LAYER_EXEC, ready.exec_errno,
 				  "the workspace \"%s\" is not usable inside the sandbox",
@@ -190,7 +181,7 @@ static int mark_running(struct persist *p, struct aj_err *err)
 {
 	int64_t now = (int64_t)aj_now_realtime_ms();
 
-	snprintf(p->rec.state, sizeof p->rec.state, "%s", AJ_ST_RUNNING);
+	p->rec.state = AJ_ST_RUNNING;
 	p->rec.generation++;
 	p->rec.started_ms = now;
 	p->rec.updated_ms = now;
@@ -212,7 +203,7 @@ static void mark_stopped(struct persist *p, const char *reason, bool failed)
 {
 	int64_t now = (int64_t)aj_now_realtime_ms();
 
-	snprintf(p->rec.state, sizeof p->rec.state, "%s", AJ_ST_STOPPED);
+	p->rec.state = AJ_ST_STOPPED;
 	p->rec.stopped_ms = now;
 	p->rec.updated_ms = now;
 	p->rec.supervisor_pid = 0;
@@ -249,7 +240,7 @@ int aj_persist_set_paused(struct persist *p, bool paused, struct aj_err *err)
 	p->paused = paused;
 	if (!paused)
 		p->pause_lease = NULL;
-	snprintf(p->rec.state, sizeof p->rec.state, "%s", paused ? AJ_ST_PAUSED : AJ_ST_RUNNING);
+	p->rec.state = paused ? AJ_ST_PAUSED : AJ_ST_RUNNING;
 	p->rec.updated_ms = (int64_t)aj_now_realtime_ms();
 	if (aj_store_begin(p->store, err) < 0)
 		return -1;
@@ -305,7 +296,7 @@ static void lifetime_reached(struct persist *p)
 	if (pause && aj_persist_set_paused(p, true, &err) == 0)
 		return;
 	if (pause)
-		fprintf(stderr, "agentjail: supervisor: pause at the maximum lifetime: %s; stopping\n",
+		aj_warn(p->warn, "supervisor: pause at the maximum lifetime: %s; stopping",
 			err.msg);
 	aj_persist_stop(p, "maximum lifetime reached");
 }
@@ -380,19 +371,18 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 
 static void report_ready(int fd, const struct aj_err *err)
 {
-	json_t *j = err ? json_pack("{s:b, s:s, s:s, s:i, s:s}", "ok", 0, "layer",
-				    aj_layer_name(err->layer), "message", err->msg, "errno",
-				    err->errnum, "hint", err->hint)
-			: json_pack("{s:b}", "ok", 1);
-	char *text = json_dumps(j, JSON_COMPACT);
+	_cleanup_json_ json_t *j =
+		err ? json_pack("{s:b, s:s, s:s, s:i, s:s}", "ok", 0, "layer",
+				aj_layer_name(err->layer), "message", err->msg, "errno",
+				err->errnum, "hint", err->hint)
+		    : json_pack("{s:b}", "ok", 1);
+	_cleanup_free_ char *text = json_dumps(j, JSON_COMPACT);
 
 	if (fd >= 0 && text) {
 		aj_write_all(fd, text, strlen(text));
 		aj_write_all(fd, "\n", 1);
-		close(fd);
+		close(fd); /* the ready pipe: its reader waits for end of file */
 	}
-	free(text);
-	json_decref(j);
 }
 
 static void teardown(struct persist *p)
@@ -415,12 +405,12 @@ static void teardown(struct persist *p)
 		aj_sv_cgroup_remove(&p->cg, &p->guard);
 	}
 	if (p->listen_fd >= 0) {
-		close(p->listen_fd);
+		aj_close_fd(&p->listen_fd);
 		unlink(p->sock_path);
 	}
 }
 
-int aj_supervise(const char *state_dir, const char *id, int ready_fd)
+int aj_supervise(const char *state_dir, const char *id, int ready_fd, const struct aj_warn *warn)
 {
 	static struct persist p;
 	struct aj_err err;
@@ -429,6 +419,7 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd)
 	aj_sandbox_init(&p.sb); /* teardown() after an early failure must touch no descriptor */
 	p.listen_fd = -1;
 	p.next_id = 1;
+	p.warn = warn;
 	snprintf(p.state_dir, sizeof p.state_dir, "%s", state_dir);
 	snprintf(p.id, sizeof p.id, "%s", id);
 	aj_err_clear(&err);

@@ -16,7 +16,9 @@
 
 #include "cgroup/cgroup.h"
 #include "cgroup/guard.h"
+#include "common/warn.h"
 #include "policy/plan.h"
+#include "sandbox/initproto.h"
 #include "sandbox/launch.h"
 #include "state/store.h"
 
@@ -52,14 +54,17 @@ struct exec_rec {
 	struct exec_rec *next;
 };
 
+/* What the supervisor does with init's answer to a request (control.c). */
+enum pending_kind { K_EXEC, K_FILE, K_PTY };
+
 /* A request forwarded to init, waiting for its answer. */
 struct pending {
 	uint64_t id;
-	int op; /* enum aj_init_op of the request */
+	enum aj_init_op op; /* of the request */
 	struct conn *owner;
 	int keep_fd;  /* a descriptor to hand back with the answer (a terminal's master) */
 	uint64_t timeout_ms;
-	int kind;     /* what to do with the answer, see control.c */
+	enum pending_kind kind;
 	json_t *ctx;  /* request details kept for the answer */
 	struct proc_io *io; /* spawn: stdio prepared for the command */
 	uint64_t rid;       /* the client's request id, for the answer */
@@ -95,11 +100,13 @@ struct persist {
 	struct conn *pause_lease; /* the connection whose closing resumes the sandbox */
 	bool stopping;
 	const char *stop_reason;
+	const struct aj_warn *warn; /* the caller's: what the supervisor has to tell its log */
 };
 
 /* Entry point of `agentjail __supervise`. ready_fd receives one JSON line when the sandbox
- * is up (or why it could not start) and is closed. Returns the process exit status. */
-int aj_supervise(const char *state_dir, const char *id, int ready_fd);
+ * is up (or why it could not start) and is closed; warnings go to `warn`. Returns the
+ * process exit status. */
+int aj_supervise(const char *state_dir, const char *id, int ready_fd, const struct aj_warn *warn);
 
 /* control.c */
 void aj_persist_on_init(evutil_socket_t fd, short what, void *arg);

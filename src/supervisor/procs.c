@@ -12,7 +12,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/base64.h"
+#include "common/cleanup.h"
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "control/proto.h"
 
@@ -67,10 +70,8 @@ struct proc_io {
 
 static struct proc_io *io_new(struct persist *p, json_t *req)
 {
-	struct proc_io *io = calloc(1, sizeof *io);
+	struct proc_io *io = aj_xcalloc(1, sizeof *io);
 
-	if (!io)
-		return NULL;
 	io->p = p;
 	io->out[0] = io->out[1] = io->in = -1;
 	io->cap = p->pol.limits.output_bytes;
@@ -91,9 +92,7 @@ static void unwatch_out(struct proc_io *io, int i)
 static void close_out(struct proc_io *io, int i)
 {
 	unwatch_out(io, i);
-	if (io->out[i] >= 0)
-		close(io->out[i]);
-	io->out[i] = -1;
+	aj_close_fd(&io->out[i]);
 }
 
 static void close_in(struct proc_io *io)
@@ -101,9 +100,7 @@ static void close_in(struct proc_io *io)
 	if (io->in_ev)
 		event_free(io->in_ev);
 	io->in_ev = NULL;
-	if (io->in >= 0)
-		close(io->in);
-	io->in = -1;
+	aj_close_fd(&io->in);
 	free(io->inq);
 	io->inq = NULL;
 	io->inq_len = 0;
@@ -176,18 +173,13 @@ static void unfollow(struct proc_io *io, const struct conn *c)
 static json_t *output_event(const struct proc_io *io, const struct chunk *ch, size_t skip)
 {
 	size_t n = ch->len - skip;
-	char *b64 = malloc(aj_base64_len(n) + 1);
-	json_t *ev;
+	_cleanup_free_ char *b64 = aj_xmalloc(aj_base64_len(n) + 1);
 
-	if (!b64)
-		return NULL;
 	aj_base64_encode(ch->data + skip, n, b64);
-	ev = json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:I}", "event", "output", "exec",
-		       (json_int_t)io->e->id, "stream", stream_names[ch->stream], "offset",
-		       (json_int_t)(ch->offset + skip), "size", (json_int_t)n, "data", b64,
-		       "time_ms", (json_int_t)ch->time_ms);
-	free(b64);
-	return ev;
+	return json_pack("{s:s, s:I, s:s, s:I, s:I, s:s, s:I}", "event", "output", "exec",
+			 (json_int_t)io->e->id, "stream", stream_names[ch->stream], "offset",
+			 (json_int_t)(ch->offset + skip), "size", (json_int_t)n, "data", b64,
+			 "time_ms", (json_int_t)ch->time_ms);
 }
 
 static void send_to(struct conn *c, json_t *ev)
@@ -248,9 +240,7 @@ static void take_output(struct proc_io *io, int stream, const char *buf, size_t 
 		n = room;
 		io->total -= n; /* counted below */
 	}
-	ch = malloc(sizeof *ch + n);
-	if (!ch)
-		return;
+	ch = aj_xmalloc(sizeof *ch + n);
 	ch->offset = io->total;
 	ch->time_ms = aj_now_realtime_ms();
 	ch->stream = stream;
@@ -376,10 +366,7 @@ static int queue_input(struct proc_io *io, const char *b64, bool eof, struct aj_
 	if (io->inq_len + len / 4 * 3 + 3 > STDIN_MAX)
 		return aj_err_set(err, AJ_LAYER_STATE, EAGAIN,
 				  "the command has not read its earlier input yet; retry");
-	q = realloc(io->inq, io->inq_len + len / 4 * 3 + 4);
-	if (!q)
-		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "input");
-	io->inq = q;
+	q = io->inq = aj_xrealloc(io->inq, io->inq_len + len / 4 * 3 + 4);
 	n = len ? aj_base64_decode(b64, len, (unsigned char *)q + io->inq_len) : 0;
 	if (n < 0)
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "input: \"data\" must be base64");
@@ -537,13 +524,6 @@ static int spawn_pipes(struct proc_io *io, bool want_stdin, int child[3], struct
 	return 0;
 }
 
-static void close3(int fds[3])
-{
-	for (int i = 0; i < 3; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
-
 /* Absent: the policy's timeout (as exec); 0: none. */
 static void apply_timeout(struct pending *q, json_t *req)
 {
@@ -570,18 +550,14 @@ static void do_spawn(struct persist *p, struct conn *c, json_t *req)
 		return; /* continues in aj_procs_on_pty */
 	}
 	io = io_new(p, req);
-	if (!io) {
-		aj_persist_reply_err(c, AJ_LAYER_INTERNAL, ENOMEM, "spawn");
-		return;
-	}
 	if (spawn_pipes(io, json_is_true(json_object_get(req, "stdin")), child, &err) < 0 ||
 	    !(q = aj_persist_send_exec(p, c, req, child, 3, -1, &err))) {
-		close3(child);
+		aj_fds_close(child, 3);
 		aj_procs_io_free(io);
 		aj_persist_reply(c, aj_ctl_error(&err), NULL, 0);
 		return;
 	}
-	close3(child);
+	aj_fds_close(child, 3); /* copies went to init */
 	q->io = io;
 	apply_timeout(q, req);
 }
@@ -592,14 +568,13 @@ void aj_procs_on_pty(struct persist *p, struct pending *q, int master, int slave
 	struct proc_io *io = io_new(p, q->ctx);
 	struct pending *eq;
 
-	if (!io || (io->in = fcntl(master, F_DUPFD_CLOEXEC, 3)) < 0) {
+	io->out[0] = master; /* taken over: freed with io */
+	if ((io->in = fcntl(master, F_DUPFD_CLOEXEC, 3)) < 0) {
+		aj_persist_reply_err(q->owner, AJ_LAYER_INTERNAL, errno, "spawn");
 		aj_procs_io_free(io);
-		close(master);
-		aj_persist_reply_err(q->owner, AJ_LAYER_INTERNAL, errno ? errno : ENOMEM, "spawn");
 		return;
 	}
 	io->tty = true;
-	io->out[0] = master;
 	eq = aj_persist_send_exec(p, q->owner, q->ctx, &slave, 1, -1, &err);
 	if (!eq) {
 		aj_procs_io_free(io);

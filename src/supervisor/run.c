@@ -32,13 +32,14 @@ struct stream {
 	struct run_ctx *c;
 	int fd;    /* our read end, -1 at EOF */
 	int dest;  /* the caller's descriptor */
-	int which; /* AJ_STREAM_* */
+	enum aj_stream which;
 	struct event *ev;
 };
 
 struct run_ctx {
 	struct aj_plan *plan;
 	struct aj_run_result *res;
+	const struct aj_warn *warn;
 	struct aj_sandbox sb;
 	struct aj_cgroup cg;
 	struct aj_cgroup_guard guard; /* removes cg if this process is killed */
@@ -158,7 +159,7 @@ static void maybe_done(struct run_ctx *c)
  * their last subreaper, finds and kills them, sparing its cgroup guard. */
 static void kill_tree(struct run_ctx *c)
 {
-	aj_sandbox_kill_tree(&c->sb, c->guard.pid);
+	aj_sandbox_kill_tree(&c->sb, c->guard.pid, c->warn);
 }
 
 static void kill_sandbox(struct run_ctx *c)
@@ -186,8 +187,7 @@ static void close_stream(struct run_ctx *c, struct stream *s)
 {
 	event_free(s->ev);
 	s->ev = NULL;
-	close(s->fd);
-	s->fd = -1;
+	aj_close_fd(&s->fd);
 	maybe_done(c);
 }
 
@@ -212,9 +212,9 @@ static void relay(struct run_ctx *c, struct stream *s)
 		const struct aj_limits *l = &c->plan->policy->limits;
 		char cap[32];
 		aj_format_size(l->output_bytes, cap, sizeof cap);
-		fprintf(stderr, "\nagentjail: output limit of %s reached; %s\n", cap,
-			l->output_action == AJ_OUTPUT_KILL ? "stopping the sandbox"
-							   : "further output is discarded");
+		aj_warn_flags(c->warn, AJ_WARN_FRESH_LINE, "output limit of %s reached; %s", cap,
+			      l->output_action == AJ_OUTPUT_KILL ? "stopping the sandbox"
+								 : "further output is discarded");
 		hit(c, AJ_HIT_OUTPUT, json_pack("{s:I}", "limit_bytes", (json_int_t)l->output_bytes));
 		if (l->output_action == AJ_OUTPUT_KILL)
 			kill_sandbox(c);
@@ -239,7 +239,7 @@ static void reach_timeout(struct run_ctx *c)
 	if (c->res->hits & AJ_HIT_TIMEOUT)
 		return;
 	aj_format_duration_ms(c->plan->policy->limits.timeout_ms, d, sizeof d);
-	fprintf(stderr, "agentjail: timeout of %s reached; stopping the sandbox\n", d);
+	aj_warn(c->warn, "timeout of %s reached; stopping the sandbox", d);
 	hit(c, AJ_HIT_TIMEOUT,
 	    json_pack("{s:I}", "timeout_ms", (json_int_t)c->plan->policy->limits.timeout_ms));
 	kill_sandbox(c);
@@ -330,10 +330,8 @@ static void on_stdin(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (!aj_stdin_pump(&c->in)) {
-		close(c->in.pipe_w); /* EOF for the command */
-		c->in.pipe_w = -1;
-	}
+	if (!aj_stdin_pump(&c->in))
+		aj_close_fd(&c->in.pipe_w); /* EOF for the command */
 	stdin_update(c);
 }
 
@@ -341,22 +339,23 @@ static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err
 {
 	/* Privileged sandboxes get their range at launch, after this: any of agentjail's. */
 	struct aj_stdin_ids ids = {c->plan->id_base, c->plan->id_count};
-	int p[2][2];
+	int *write_end[2] = {&io->out, &io->err};
 
 	if (c->plan->privileged)
 		ids = (struct aj_stdin_ids){AJ_ID_BASE, AJ_ID_RANGES * 65536u};
 
+	/* Read ends in the streams, write ends in io: each closed by its owner's teardown. */
 	for (int i = 0; i < 2; i++) {
-		if (pipe2(p[i], O_CLOEXEC) < 0)
+		int rd;
+		if (aj_pipe(&rd, write_end[i], O_CLOEXEC) < 0)
 			return aj_err_sys(err, AJ_LAYER_IO, "pipe for the command's output");
-		c->streams[i] = (struct stream){.c = c, .fd = p[i][0], .dest = i + 1, .which = i};
-		aj_fd_set_nonblock(p[i][0], true);
+		c->streams[i] = (struct stream){
+			.c = c, .fd = rd, .dest = i + 1, .which = (enum aj_stream)i};
+		aj_fd_set_nonblock(rd, true);
 	}
 	if (aj_stdin_setup(&c->in, &ids, err) < 0)
 		return -1;
 	io->in = c->in.child_fd;
-	io->out = p[0][1];
-	io->err = p[1][1];
 	return 0;
 }
 
@@ -389,28 +388,24 @@ static void emit_egress(void *arg, const char *event, json_t *fields)
 	aj_events_emit(arg, event, fields);
 }
 
-static int run_loop(struct run_ctx *c, struct aj_err *err)
+/* The loop's events: the streams, the control socket, init's end, the timeout, the
+ * interrupts (released to the loop from here on), stdin, the .git watch and the proxy. What
+ * it made before a failure is freed by disarm_loop(), as after the loop. */
+static int arm_loop(struct run_ctx *c, struct event **evs, const struct timeval *tv,
+		    uint64_t timeout, struct aj_err *err)
 {
-	struct event *evs[3 + 3] = {NULL};
-	uint64_t timeout = c->plan->policy->limits.timeout_ms;
-	struct timeval tv = {(time_t)(timeout / 1000), (suseconds_t)(timeout % 1000) * 1000};
-	int r = -1;
-
-	c->base = event_base_new();
-	if (!c->base)
-		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event_base_new");
 	for (int i = 0; i < 2; i++)
 		if (add_event(c, &c->streams[i].ev, c->streams[i].fd, EV_READ | EV_PERSIST,
 			      on_stream, &c->streams[i], NULL, err) < 0)
-			goto out;
+			return -1;
 	if (add_event(c, &evs[0], c->sb.ctl_fd, EV_READ | EV_PERSIST, on_ctl, c, NULL, err) < 0 ||
 	    add_event(c, &evs[1], c->sb.pidfd, EV_READ, on_init_exit, c, NULL, err) < 0 ||
-	    (timeout && add_event(c, &evs[2], -1, 0, on_timeout, c, &tv, err) < 0))
-		goto out;
+	    (timeout && add_event(c, &evs[2], -1, 0, on_timeout, c, tv, err) < 0))
+		return -1;
 	for (size_t i = 0; i < 3; i++)
 		if (add_event(c, &evs[3 + i], interrupt_sigs[i], EV_SIGNAL | EV_PERSIST, on_signal,
 			      c, NULL, err) < 0)
-			goto out;
+			return -1;
 	/* The loop's handlers are in place: what was held back is delivered to them now. */
 	release_interrupts(c);
 	if (c->in.relay) {
@@ -418,28 +413,25 @@ static int run_loop(struct run_ctx *c, struct aj_err *err)
 		if (!c->in.src_file)
 			c->in_read = event_new(c->base, c->in.src, EV_READ, on_stdin, c);
 		c->in_write = event_new(c->base, c->in.pipe_w, EV_WRITE, on_stdin, c);
-		if ((!c->in_read && !c->in.src_file) || !c->in_write) {
-			aj_err_set(err, AJ_LAYER_IO, ENOMEM, "relay stdin");
-			goto out;
-		}
+		if ((!c->in_read && !c->in.src_file) || !c->in_write)
+			return aj_err_set(err, AJ_LAYER_IO, ENOMEM, "relay stdin");
 		stdin_update(c);
 	}
 	if (aj_gitwatch_attach(&c->git, c->base, err) < 0)
-		goto out;
+		return -1;
 	/* The proxy takes over the listening socket the sandbox's child made. */
 	if (c->egress && aj_egress_start(c->egress, c->base, aj_steal_fd(&c->sb.proxy_fd),
 					 emit_egress, &c->ev, err) < 0)
-		goto out;
-	if (timeout)
-		arm_hard_timeout(c->sb.pidfd, timeout + 50);
-	event_base_dispatch(c->base);
-	if (hard_timeout)
-		reach_timeout(c); /* with the alarm still on: its message may meet a stalled stderr */
-	disarm_hard_timeout();
-	r = 0;
-out:
+		return -1;
+	return 0;
+}
+
+/* Everything on the loop, then the loop itself. The proxy goes last while the loop still
+ * exists: open proxy connections end with their events, and the counters are final. */
+static void disarm_loop(struct run_ctx *c, struct event **evs, size_t n_evs)
+{
 	aj_gitwatch_unhook(&c->git);
-	for (size_t i = 0; i < 6; i++)
+	for (size_t i = 0; i < n_evs; i++)
 		if (evs[i])
 			event_free(evs[i]);
 	for (int i = 0; i < 2; i++)
@@ -450,14 +442,35 @@ out:
 	if (c->in_write)
 		event_free(c->in_write);
 	c->in_read = c->in_write = NULL;
-	/* Last on the loop, while it still exists: open proxy connections end with their
-	 * events, and the counters are final. */
 	if (c->egress) {
 		aj_egress_stop(c->egress);
 		aj_egress_get_stats(c->egress, &c->res->egress);
 		c->res->have_egress = true;
 	}
 	event_base_free(c->base);
+}
+
+static int run_loop(struct run_ctx *c, struct aj_err *err)
+{
+	struct event *evs[3 + 3] = {NULL};
+	uint64_t timeout = c->plan->policy->limits.timeout_ms;
+	struct timeval tv = {(time_t)(timeout / 1000), (suseconds_t)(timeout % 1000) * 1000};
+	int r = -1;
+
+	c->base = event_base_new();
+	if (!c->base)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event_base_new");
+	if (arm_loop(c, evs, &tv, timeout, err) == 0) {
+		if (timeout)
+			arm_hard_timeout(c->sb.pidfd, timeout + 50);
+		event_base_dispatch(c->base);
+		/* With the alarm still on: its message may meet a stalled stderr. */
+		if (hard_timeout)
+			reach_timeout(c);
+		disarm_hard_timeout();
+		r = 0;
+	}
+	disarm_loop(c, evs, AJ_ARRAY_SIZE(evs));
 	return r;
 }
 
@@ -562,19 +575,89 @@ static void report_start(struct run_ctx *c, const struct aj_sync_msg *ready)
 	aj_events_emit(&c->ev, "start", json_pack("{s:o, s:s}", "argv", argv, "mode",
 						  c->plan->privileged ? "privileged" : "rootless"));
 	if (ready->exec_errno)
-		fprintf(stderr, "agentjail: %s \"%s\" inside the sandbox: %s\n",
-			ready->exec_stage, strcmp(ready->exec_stage, "chdir") == 0
-						   ? c->plan->cwd
-						   : c->plan->argv.v[0],
+		aj_warn(c->warn, "%s \"%s\" inside the sandbox: %s", ready->exec_stage,
+			strcmp(ready->exec_stage, "chdir") == 0 ? c->plan->cwd : c->plan->argv.v[0],
 			ready->exec_errno == ENOENT && strcmp(ready->exec_stage, "exec") == 0
 				? "command not found"
 				: strerror(ready->exec_errno));
 }
 
+/* The output pipes' write ends, which go to the sandbox: ours are closed once it has them. */
+static void stdio_closep(struct aj_stdio *io)
+{
+	aj_close_fd(&io->out);
+	aj_close_fd(&io->err);
+}
+
+/* Everything up to a started sandbox; what it made is torn down by teardown() either way. */
+static int start(struct run_ctx *c, const struct aj_run_opts *opts, struct aj_stdio *io,
+		 struct aj_sync_msg *ready, struct aj_err *err)
+{
+	struct aj_plan *plan = c->plan;
+
+	if (aj_events_open(&c->ev, opts->events_path, plan->id, err) < 0 ||
+	    open_pipes(c, io, err) < 0 || create_cgroup(c, err) < 0)
+		return -1;
+	if (plan->git_dir && !plan->had_commondir &&
+	    aj_gitwatch_open(&c->git, plan->git_dir, &c->ev, c->warn, err) < 0)
+		return -1;
+	aj_trace("cgroup created");
+	if (aj_sv_egress_new(plan, &c->egress, err) < 0)
+		return -1;
+	hold_interrupts(c);
+	return aj_sandbox_start(plan, io, c->have_cg ? &c->cg : NULL, &c->sb, ready, err);
+}
+
+/* The started sandbox to its end, and the result. */
+static void supervise(struct run_ctx *c, struct aj_stdio *io, const struct aj_sync_msg *ready)
+{
+	struct aj_err err;
+
+	aj_err_clear(&err);
+	/* Only our read ends stay open, so EOF arrives when the sandbox closes its ends. */
+	stdio_closep(io);
+	if (c->in.relay || c->in.owned)
+		aj_close_fd(&c->in.child_fd);
+	signal(SIGPIPE, SIG_IGN);
+	report_start(c, ready);
+	if (run_loop(c, &err) < 0) {
+		kill_sandbox(c);
+		fail(c, &err);
+	}
+	aj_trace("loop done");
+	collect_stats(c);
+	aj_gitwatch_finish(&c->git);
+	aj_trace("stats collected");
+	if (!c->res->failed)
+		finish(c);
+}
+
+/* What a run holds, in this order: the cgroup (its tasks killed), our stream ends, the
+ * sandbox (killed, reaped, what its tier left removed), the .git watch, stdin, the proxy,
+ * the event log, the held interrupts. Each step is a no-op for what was never made. */
+static void teardown(struct run_ctx *c)
+{
+	if (c->have_cg) {
+		c->cg.env->ops->kill_all(&c->cg, NULL);
+		aj_sv_cgroup_remove(&c->cg, &c->guard);
+	}
+	for (int i = 0; i < 2; i++)
+		aj_close_fd(&c->streams[i].fd);
+	aj_sandbox_kill(&c->sb);
+	kill_tree(c);
+	aj_sandbox_release(&c->sb);
+	aj_sandbox_cleanup(&c->sb, c->plan, c->warn);
+	aj_gitwatch_finish(&c->git);
+	aj_stdin_close(&c->in);
+	aj_egress_free(c->egress);
+	aj_events_close(&c->ev);
+	release_interrupts(c);
+}
+
 void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_result *res)
 {
 	struct run_ctx c;
-	struct aj_stdio io = {-1, -1, -1};
+	__attribute__((cleanup(stdio_closep))) struct aj_stdio io = {-1, -1, -1};
 	struct aj_sync_msg ready;
 	struct aj_err err;
 
@@ -584,6 +667,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	aj_sandbox_init(&c.sb);
 	c.plan = plan;
 	c.res = res;
+	c.warn = opts->warn;
 	c.streams[0].fd = c.streams[1].fd = -1;
 	c.in.pipe_w = c.in.child_fd = -1;
 	c.git = (struct aj_gitwatch)AJ_GITWATCH_INIT;
@@ -591,60 +675,11 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	aj_err_clear(&err);
 	c.start_us = aj_now_monotonic_us();
 	aj_trace("run: begin");
-	if (aj_events_open(&c.ev, opts->events_path, plan->id, &err) < 0 ||
-	    open_pipes(&c, &io, &err) < 0 || create_cgroup(&c, &err) < 0 ||
-	    (plan->git_dir && !plan->had_commondir &&
-	     aj_gitwatch_open(&c.git, plan->git_dir, &c.ev, &err) < 0) ||
-	    (aj_trace("cgroup created"), 0) ||
-	    aj_sv_egress_new(plan, &c.egress, &err) < 0 ||
-	    (hold_interrupts(&c), 0) ||
-	    aj_sandbox_start(plan, &io, c.have_cg ? &c.cg : NULL, &c.sb, &ready, &err) < 0) {
+	if (start(&c, opts, &io, &ready, &err) < 0)
 		fail(&c, &err);
-		goto out;
-	}
-	/* Only our read ends stay open, so EOF arrives when the sandbox closes its ends. */
-	close(io.out);
-	close(io.err);
-	io.out = io.err = -1;
-	if (c.in.relay || c.in.owned) {
-		close(c.in.child_fd);
-		c.in.child_fd = -1;
-	}
-	signal(SIGPIPE, SIG_IGN);
-	report_start(&c, &ready);
-	if (run_loop(&c, &err) < 0) {
-		kill_sandbox(&c);
-		fail(&c, &err);
-	}
-	aj_trace("loop done");
-	collect_stats(&c);
-	aj_gitwatch_finish(&c.git);
-	aj_trace("stats collected");
-	if (!res->failed)
-		finish(&c);
-out:
-	if (c.have_cg) {
-		c.cg.env->ops->kill_all(&c.cg, NULL);
-		aj_sv_cgroup_remove(&c.cg, &c.guard);
-	}
-	for (int i = 0; i < 2; i++)
-		if (c.streams[i].fd >= 0)
-			close(c.streams[i].fd);
-	if (!res->started) {
-		if (io.out >= 0)
-			close(io.out);
-		if (io.err >= 0)
-			close(io.err);
-	}
-	aj_sandbox_kill(&c.sb);
-	kill_tree(&c);
-	aj_sandbox_release(&c.sb);
-	aj_sandbox_cleanup(&c.sb, plan);
-	aj_gitwatch_finish(&c.git);
-	aj_stdin_close(&c.in);
-	aj_egress_free(c.egress);
-	aj_events_close(&c.ev);
-	release_interrupts(&c);
+	else
+		supervise(&c, &io, &ready);
+	teardown(&c);
 }
 
 const char *aj_hit_name(unsigned hit)

@@ -11,6 +11,7 @@
 #include "cgroup/cgroup.h"
 #include "common/err.h"
 #include "common/exitcode.h"
+#include "common/warn.h"
 #include "egress/egress.h"
 #include "policy/plan.h"
 #include "supervisor/output.h"
@@ -27,6 +28,7 @@ enum aj_hit {
 struct aj_run_opts {
 	const char *events_path;
 	bool verbose;
+	const struct aj_warn *warn; /* what the run has to tell as it happens; NULL: nothing */
 };
 
 struct aj_run_result {

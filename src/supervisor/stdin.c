@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/util.h"
 
 /* Whether the sandbox's users own the file behind fd: then they may change its mode, times,
@@ -80,8 +81,6 @@ static bool relayable(int fd, bool *always_ready)
 
 int aj_stdin_setup(struct aj_stdin *s, const struct aj_stdin_ids *ids, struct aj_err *err)
 {
-	int p[2];
-
 	memset(s, 0, sizeof *s);
 	s->src = 0;
 	s->pipe_w = -1;
@@ -99,12 +98,10 @@ int aj_stdin_setup(struct aj_stdin *s, const struct aj_stdin_ids *ids, struct aj
 		s->owned = true;
 		return s->child_fd < 0 ? aj_err_sys(err, AJ_LAYER_IO, "open /dev/null") : 0;
 	}
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (aj_pipe(&s->child_fd, &s->pipe_w, O_CLOEXEC) < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "pipe for stdin");
-	aj_fd_set_nonblock(p[1], true);
+	aj_fd_set_nonblock(s->pipe_w, true);
 	s->relay = true;
-	s->child_fd = p[0];
-	s->pipe_w = p[1];
 	return 0;
 }
 
@@ -148,10 +145,8 @@ bool aj_stdin_wants_write(const struct aj_stdin *s)
 
 void aj_stdin_close(struct aj_stdin *s)
 {
-	if (s->pipe_w >= 0)
-		close(s->pipe_w);
-	if ((s->relay || s->owned) && s->child_fd >= 0)
-		close(s->child_fd);
-	s->pipe_w = -1;
+	aj_close_fd(&s->pipe_w);
+	if (s->relay || s->owned)
+		aj_close_fd(&s->child_fd);
 	s->child_fd = -1;
 }

@@ -29,15 +29,13 @@ static bool valid_id(const char *id)
 static int write_meta(const struct aj_changeset *cs, struct aj_err *err)
 {
 	char path[4200], tmp[4300];
-	json_t *m = json_pack("{s:s, s:I, s:i}", "workspace", cs->workspace, "created_ms",
-			      (json_int_t)cs->created_ms, "exit_code", cs->exit_code);
-	int r;
+	_cleanup_json_ json_t *m = json_pack("{s:s, s:I, s:i}", "workspace", cs->workspace,
+					     "created_ms", (json_int_t)cs->created_ms, "exit_code",
+					     cs->exit_code);
 
 	snprintf(path, sizeof path, "%s/meta.json", cs->dir);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	r = json_dump_file(m, tmp, JSON_COMPACT);
-	json_decref(m);
-	if (r < 0 || rename(tmp, path) < 0)
+	if (json_dump_file(m, tmp, JSON_COMPACT) < 0 || rename(tmp, path) < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "write \"%s\"", path);
 	return 0;
 }
@@ -75,8 +73,9 @@ int aj_changes_open(const char *state, const char *id, struct aj_changeset *cs,
 {
 	char path[4300];
 	json_error_t jerr;
-	json_t *m;
+	_cleanup_json_ json_t *m = NULL;
 	const char *ws = NULL;
+	json_int_t created = 0, code = -1;
 
 	memset(cs, 0, sizeof *cs);
 	if (!valid_id(id))
@@ -89,16 +88,12 @@ int aj_changes_open(const char *state, const char *id, struct aj_changeset *cs,
 		aj_err_set(err, AJ_LAYER_STATE, ENOENT, "no change set \"%s\"", id);
 		return aj_err_class(err, AJ_ERRC_NOT_FOUND);
 	}
-	json_int_t created = 0, code = -1;
 	if (json_unpack(m, "{s:s, s?I, s?I}", "workspace", &ws, "created_ms", &created,
-			"exit_code", &code) < 0) {
-		json_decref(m);
+			"exit_code", &code) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, EPROTO, "\"%s\" is damaged", path);
-	}
 	snprintf(cs->workspace, sizeof cs->workspace, "%s", ws);
 	cs->created_ms = created;
 	cs->exit_code = (int)code;
-	json_decref(m);
 	return 0;
 }
 
@@ -131,17 +126,14 @@ int aj_changes_diff(const struct aj_changeset *cs,
 		    struct aj_change_counts *counts, struct aj_err *err)
 {
 	char upper[4200];
-	struct aj_strv lowers = {0};
+	_cleanup_strv_ struct aj_strv lowers = AJ_STRV_INIT;
 	struct count_arg a = {fn, arg, counts};
-	int r;
 
 	if (counts)
 		memset(counts, 0, sizeof *counts);
 	snprintf(upper, sizeof upper, "%s/upper", cs->dir);
 	aj_strv_push(&lowers, cs->workspace);
-	r = aj_ws_diff(upper, &lowers, count_one, &a, err);
-	aj_strv_free(&lowers);
-	return r;
+	return aj_ws_diff(upper, &lowers, count_one, &a, err);
 }
 
 static int open_sub(int dir, const char *name)
@@ -152,7 +144,7 @@ static int open_sub(int dir, const char *name)
 /* Drops commondir from a git directory of the change set unless the workspace has one
  * already: it would point the host's git at a config and hooks the sandbox wrote (see
  * supervisor/gitwatch.c). */
-static void drop_commondir(int up_git, int ws_git, const char *label)
+static void drop_commondir(int up_git, int ws_git, const char *label, const struct aj_warn *warn)
 {
 	struct stat st;
 
@@ -160,25 +152,20 @@ static void drop_commondir(int up_git, int ws_git, const char *label)
 	    (ws_git >= 0 && fstatat(ws_git, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0))
 		return;
 	if (aj_tree_remove_at(up_git, "commondir", NULL) == 0)
-		fprintf(stderr, "agentjail: not applying %s/commondir made inside the sandbox (it "
-				"would redirect git on the host)\n",
+		aj_warn(warn,
+			"not applying %s/commondir made inside the sandbox (it would redirect git "
+			"on the host)",
 			label);
 }
 
-static void drop_git_redirects(int upper, int ws)
+static void drop_git_redirects(int upper, int ws, const struct aj_warn *warn)
 {
 	_cleanup_close_ int up_git = open_sub(upper, ".git"), ws_git = open_sub(ws, ".git");
-	int fd = open_sub(up_git, "modules");
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	_cleanup_closedir_ DIR *d = aj_fdopendir(open_sub(up_git, "modules"));
 	struct dirent *e;
 
-	drop_commondir(up_git, ws_git, ".git");
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((e = readdir(d))) {
+	drop_commondir(up_git, ws_git, ".git", warn);
+	while (d && (e = readdir(d))) {
 		char label[300];
 		_cleanup_close_ int ws_mods = open_sub(ws_git, "modules");
 		_cleanup_close_ int up_m = -1, ws_m = -1;
@@ -187,12 +174,12 @@ static void drop_git_redirects(int upper, int ws)
 		up_m = open_sub(dirfd(d), e->d_name);
 		ws_m = open_sub(ws_mods, e->d_name);
 		snprintf(label, sizeof label, ".git/modules/%.255s", e->d_name);
-		drop_commondir(up_m, ws_m, label);
+		drop_commondir(up_m, ws_m, label, warn);
 	}
-	closedir(d);
 }
 
-int aj_changes_apply(const struct aj_changeset *cs, struct aj_err *err)
+int aj_changes_apply(const struct aj_changeset *cs, const struct aj_warn *warn,
+		     struct aj_err *err)
 {
 	char upper[4200];
 	_cleanup_close_ int src = -1, dst = -1;
@@ -204,7 +191,7 @@ int aj_changes_apply(const struct aj_changeset *cs, struct aj_err *err)
 	dst = open(cs->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dst < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", cs->workspace);
-	drop_git_redirects(src, dst);
+	drop_git_redirects(src, dst, warn);
 	if (aj_tree_merge(src, dst, NULL, err) < 0)
 		return aj_err_prefix(err, "apply change set %s to \"%s\"", cs->id, cs->workspace);
 	return aj_changes_discard(cs, err);
@@ -227,7 +214,7 @@ int aj_changes_list(const char *state, int (*fn)(void *arg, const struct aj_chan
 		    void *arg, struct aj_err *err)
 {
 	char path[4200];
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 	int r = 0;
 
@@ -241,6 +228,5 @@ int aj_changes_list(const char *state, int (*fn)(void *arg, const struct aj_chan
 			continue;
 		r = fn(arg, &cs);
 	}
-	closedir(d);
 	return r;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/warn.h"
 
 struct aj_changeset {
 	char id[17];
@@ -33,7 +34,9 @@ int aj_changes_set_exit(struct aj_changeset *cs, int exit_code, struct aj_err *e
 int aj_changes_diff(const struct aj_changeset *cs,
 		    int (*fn)(void *arg, char kind, const char *path), void *arg,
 		    struct aj_change_counts *counts, struct aj_err *err);
-int aj_changes_apply(const struct aj_changeset *cs, struct aj_err *err);
+/* A .git/commondir the sandbox made is not applied; `warn` is told (common/warn.h). */
+int aj_changes_apply(const struct aj_changeset *cs, const struct aj_warn *warn,
+		     struct aj_err *err);
 int aj_changes_discard(const struct aj_changeset *cs, struct aj_err *err);
 int aj_changes_list(const char *state, int (*fn)(void *arg, const struct aj_changeset *cs),
 		    void *arg, struct aj_err *err);

@@ -16,7 +16,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/cleanup.h"
+#include "common/util.h"
 #include "common/tree.h"
 #include "workspace/internal.h"
 
@@ -55,8 +57,18 @@ static enum lookup layer_lookup(int layer, const char *rel, bool *opaque)
 	return L_FOUND_DIR;
 }
 
+/* Directory `rel` of a layer, for reading its entries; NULL if it cannot be opened. */
+static DIR *layer_dir(int layer, const char *rel)
+{
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
+
+	return aj_fdopendir((int)syscall(SYS_openat2, layer, rel[0] ? rel : ".", &how,
+					 sizeof how));
+}
+
 struct diff_ctx {
-	int *lowers; /* top first */
+	int *lowers; /* top first, open */
 	size_t n;
 	int (*fn)(void *arg, char kind, const char *path);
 	void *arg;
@@ -77,9 +89,9 @@ static bool in_lowers(struct diff_ctx *c, const char *rel)
 	return false;
 }
 
-static int emit(struct diff_ctx *c, char kind, const char *rel)
+static void emit(struct diff_ctx *c, char kind, const char *rel)
 {
-	return aj_strv_pushf(&c->out, "%c %s", kind, rel) < 0 ? -1 : 0;
+	aj_strv_pushf(&c->out, "%c %s", kind, rel);
 }
 
 static int diff_dir(struct diff_ctx *c, int upper_root, const char *rel, int depth,
@@ -87,24 +99,16 @@ static int diff_dir(struct diff_ctx *c, int upper_root, const char *rel, int dep
 
 /* Children of a lower directory hidden by an opaque upper directory count as deleted unless
  * the upper has them again. */
-static int opaque_deletions(struct diff_ctx *c, int upper_root, const char *rel)
+static void opaque_deletions(struct diff_ctx *c, int upper_root, const char *rel)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		bool opaque;
-		struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
-		int fd;
-		DIR *d;
+		_cleanup_closedir_ DIR *d = NULL;
 		struct dirent *e;
 
-		if (layer_lookup(c->lowers[i], rel, &opaque) != L_FOUND_DIR)
+		if (layer_lookup(c->lowers[i], rel, &opaque) != L_FOUND_DIR ||
+		    !(d = layer_dir(c->lowers[i], rel)))
 			continue;
-		fd = (int)syscall(SYS_openat2, c->lowers[i], rel, &how, sizeof how);
-		if (fd < 0 || !(d = fdopendir(fd))) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
 		while ((e = readdir(d))) {
 			char child[4200];
 			bool o;
@@ -115,11 +119,9 @@ static int opaque_deletions(struct diff_ctx *c, int upper_root, const char *rel)
 			    !aj_strv_contains(&c->out, child))
 				emit(c, 'D', child);
 		}
-		closedir(d);
 		if (opaque)
 			break;
 	}
-	return 0;
 }
 
 static int diff_entry(struct diff_ctx *c, int upper_root, const char *rel, int depth,
@@ -130,24 +132,26 @@ static int diff_entry(struct diff_ctx *c, int upper_root, const char *rel, int d
 
 	if (parent_opaque)
 		existed = in_lowers(c, rel);
-	if (l == L_WHITEOUT)
-		return existed ? emit(c, 'D', rel) : 0;
-	if (l != L_FOUND_DIR)
-		return emit(c, existed ? 'M' : 'A', rel);
-	if (!existed && emit(c, 'A', rel) < 0)
-		return -1;
-	if (existed && opaque && opaque_deletions(c, upper_root, rel) < 0)
-		return -1;
+	if (l == L_WHITEOUT) {
+		if (existed)
+			emit(c, 'D', rel);
+		return 0;
+	}
+	if (l != L_FOUND_DIR) {
+		emit(c, existed ? 'M' : 'A', rel);
+		return 0;
+	}
+	if (!existed)
+		emit(c, 'A', rel);
+	if (existed && opaque)
+		opaque_deletions(c, upper_root, rel);
 	return diff_dir(c, upper_root, rel, depth + 1, err);
 }
 
 static int diff_dir(struct diff_ctx *c, int upper_root, const char *rel, int depth,
 		    struct aj_err *err)
 {
-	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
-	int fd;
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 	bool opaque = false;
 	int r = 0;
@@ -156,12 +160,8 @@ static int diff_dir(struct diff_ctx *c, int upper_root, const char *rel, int dep
 		return aj_err_set(err, AJ_LAYER_STATE, ELOOP, "workspace deeper than 256 levels");
 	if (rel[0])
 		layer_lookup(upper_root, rel, &opaque);
-	fd = (int)syscall(SYS_openat2, upper_root, rel[0] ? rel : ".", &how, sizeof how);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (!(d = layer_dir(upper_root, rel)))
 		return aj_err_sys(err, AJ_LAYER_STATE, "read \"%s\" in the upper layer", rel);
-	}
 	while (r == 0 && (e = readdir(d))) {
 		char child[4200];
 		if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
@@ -169,7 +169,6 @@ static int diff_dir(struct diff_ctx *c, int upper_root, const char *rel, int dep
 		snprintf(child, sizeof child, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
 		r = diff_entry(c, upper_root, child, depth, opaque, err);
 	}
-	closedir(d);
 	return r;
 }
 
@@ -178,35 +177,37 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(*(char *const *)a + 2, *(char *const *)b + 2);
 }
 
+/* What a diff_ctx holds: its open lowers and the entries found. */
+static void diff_ctx_free(struct diff_ctx *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		close(c->lowers[i]);
+	free(c->lowers);
+	aj_strv_free(&c->out);
+}
+
 int aj_ws_diff(const char *upper_dir, const struct aj_strv *lower_dirs,
 	       int (*fn)(void *arg, char kind, const char *path), void *arg, struct aj_err *err)
 {
-	struct diff_ctx c = {.n = 0, .fn = fn, .arg = arg};
+	__attribute__((cleanup(diff_ctx_free))) struct diff_ctx c = {.fn = fn, .arg = arg};
 	_cleanup_close_ int upper = ws_open_dir(upper_dir, err);
-	int r = -1;
+	int r = 0;
 
 	if (upper < 0)
 		return -1;
-	c.lowers = calloc(lower_dirs->n + 1, sizeof *c.lowers);
-	if (!c.lowers)
-		return aj_err_sys(err, AJ_LAYER_STATE, "diff");
+	c.lowers = aj_xcalloc(lower_dirs->n + 1, sizeof *c.lowers);
 	for (; c.n < lower_dirs->n; c.n++) {
-		c.lowers[c.n] = ws_open_dir(lower_dirs->v[c.n], err);
-		if (c.lowers[c.n] < 0)
-			goto out;
+		int fd = ws_open_dir(lower_dirs->v[c.n], err);
+		if (fd < 0)
+			return -1;
+		c.lowers[c.n] = fd; /* counted only once open: diff_ctx_free() closes c.n of them */
 	}
 	if (diff_dir(&c, upper, "", 0, err) < 0)
-		goto out;
+		return -1;
 	if (c.out.n)
 		qsort(c.out.v, c.out.n, sizeof *c.out.v, cmp_entry);
-	r = 0;
 	for (size_t i = 0; i < c.out.n && r == 0; i++)
 		r = fn(arg, c.out.v[i][0], c.out.v[i] + 2);
-out:
-	for (size_t i = 0; i < c.n; i++)
-		close(c.lowers[i]);
-	free(c.lowers);
-	aj_strv_free(&c.out);
 	return r;
 }
 
@@ -283,44 +284,30 @@ struct sdiff {
 static void push_lower_children(struct sdiff *c, size_t from, const char *rel)
 {
 	for (size_t i = from; i < c->final.n; i++) {
-		struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
-		int fd = (int)syscall(SYS_openat2, c->final.fd[i], rel[0] ? rel : ".", &how,
-				      sizeof how);
-		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		_cleanup_closedir_ DIR *d = layer_dir(c->final.fd[i], rel);
 		struct dirent *e;
 
-		if (!d) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		while ((e = readdir(d)))
+		while (d && (e = readdir(d)))
 			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 				aj_strv_pushf(&c->paths, "1%s%s%s", rel, rel[0] ? "/" : "",
 					      e->d_name);
-		closedir(d);
 	}
 }
 
 /* Records every path below `rel` in layer `idx` of the final view, and what the layers below
  * have in each of its directories: a whiteout, opaque directory or file there may have hidden
- * it, even when a layer above made the directory again. dir: rel, open; closed here. */
+ * it, even when a layer above made the directory again. dir: rel, open; taken over. */
 static int collect(struct sdiff *c, size_t idx, int dir, const char *rel, int depth,
 		   struct aj_err *err)
 {
-	DIR *d;
+	_cleanup_closedir_ DIR *d = aj_fdopendir(dir);
 	struct dirent *e;
 	int r = 0;
 
-	if (depth > 256) {
-		close(dir);
-		return aj_err_set(err, AJ_LAYER_STATE, ELOOP, "workspace deeper than 256 levels");
-	}
-	if (!(d = fdopendir(dir))) {
-		close(dir);
+	if (!d)
 		return aj_err_sys(err, AJ_LAYER_STATE, "read \"%s\" in a layer", rel);
-	}
+	if (depth > 256)
+		return aj_err_set(err, AJ_LAYER_STATE, ELOOP, "workspace deeper than 256 levels");
 	push_lower_children(c, idx + 1, rel);
 	while (r == 0 && (e = readdir(d))) {
 		char child[4200];
@@ -330,9 +317,8 @@ static int collect(struct sdiff *c, size_t idx, int dir, const char *rel, int de
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		snprintf(child, sizeof child, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
-		if (aj_strv_pushf(&c->paths, "0%s", child) < 0)
-			r = aj_err_sys(err, AJ_LAYER_STATE, "diff");
-		if (r < 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		aj_strv_pushf(&c->paths, "0%s", child);
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode))
 			continue;
 		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -342,7 +328,6 @@ static int collect(struct sdiff *c, size_t idx, int dir, const char *rel, int de
 		}
 		r = collect(c, idx, sub, child, depth + 1, err);
 	}
-	closedir(d);
 	return r;
 }
 
@@ -386,55 +371,55 @@ static int open_view(struct view *v, size_t at, const struct aj_strv *dirs, stru
 	return 0;
 }
 
-static int view_alloc(struct view *v, size_t n)
+static void view_alloc(struct view *v, size_t n)
 {
 	v->n = n;
-	v->fd = malloc((n + 1) * sizeof *v->fd);
-	v->live = calloc(n + 1, sizeof *v->live);
-	/* Before the check: view_free() closes what fd holds, also after a failure here. */
-	for (size_t i = 0; v->fd && i < n; i++)
+	v->fd = aj_xmalloc((n + 1) * sizeof *v->fd);
+	v->live = aj_xcalloc(n + 1, sizeof *v->live);
+	for (size_t i = 0; i < n; i++)
 		v->fd[i] = -1;
-	return v->fd && v->live ? 0 : -1;
 }
 
 static void view_free(struct view *v, bool close_fds)
 {
 	for (size_t i = 0; close_fds && v->fd && i < v->n; i++)
-		if (v->fd[i] >= 0)
-			close(v->fd[i]);
+		aj_closep(&v->fd[i]);
 	free(v->fd);
 	free(v->live);
+}
+
+/* What a sdiff holds: the final view owns every descriptor, the base view borrows. */
+static void sdiff_free(struct sdiff *c)
+{
+	view_free(&c->final, true);
+	view_free(&c->base, false);
+	aj_strv_free(&c->paths);
 }
 
 int aj_ws_diff_stack(const struct aj_strv *base_dirs, const struct aj_strv *own_dirs,
 		     const char *upper_dir, int (*fn)(void *arg, char kind, const char *path),
 		     void *arg, struct aj_err *err)
 {
-	struct sdiff c = {0};
+	__attribute__((cleanup(sdiff_free))) struct sdiff c = {0};
 	size_t own = own_dirs->n + 1, n = own + base_dirs->n;
-	int r = -1;
+	int r = 0;
 
-	if (view_alloc(&c.final, n) < 0 || view_alloc(&c.base, base_dirs->n) < 0) {
-		aj_err_sys(err, AJ_LAYER_STATE, "diff");
-		goto out;
-	}
+	view_alloc(&c.final, n);
+	view_alloc(&c.base, base_dirs->n);
 	if ((c.final.fd[0] = ws_open_dir(upper_dir, err)) < 0 ||
 	    open_view(&c.final, 1, own_dirs, err) < 0 || open_view(&c.final, own, base_dirs, err) < 0)
-		goto out;
+		return -1;
 	/* The base view shares the final view's descriptors of the base layers. */
 	memcpy(c.base.fd, c.final.fd + own, base_dirs->n * sizeof *c.base.fd);
 	for (size_t i = 0; i < own; i++) {
 		int dup_fd = fcntl(c.final.fd[i], F_DUPFD_CLOEXEC, 0);
-		if (dup_fd < 0) {
-			aj_err_sys(err, AJ_LAYER_STATE, "diff");
-			goto out;
-		}
+		if (dup_fd < 0)
+			return aj_err_sys(err, AJ_LAYER_STATE, "diff");
 		if (collect(&c, i, dup_fd, "", 0, err) < 0)
-			goto out;
+			return -1;
 	}
 	if (c.paths.n)
 		qsort(c.paths.v, c.paths.n, sizeof *c.paths.v, cmp_path);
-	r = 0;
 	for (size_t i = 0; i < c.paths.n && r == 0; i++) {
 		const char *path = c.paths.v[i] + 1;
 		char kind;
@@ -445,9 +430,5 @@ int aj_ws_diff_stack(const struct aj_strv *base_dirs, const struct aj_strv *own_
 		if (kind && (c.paths.v[i][0] == '0' || kind == 'D'))
 			r = fn(arg, kind, path);
 	}
-out:
-	view_free(&c.final, true);
-	view_free(&c.base, false);
-	aj_strv_free(&c.paths);
 	return r;
 }

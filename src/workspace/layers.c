@@ -202,7 +202,7 @@ int aj_ws_layer_remove(const char *state, const char *layer_id, struct aj_err *e
 int aj_ws_layers_clean_tmp(const char *state, struct aj_err *err)
 {
 	char path[4200];
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 	int r = 0;
 
@@ -213,7 +213,6 @@ int aj_ws_layers_clean_tmp(const char *state, struct aj_err *err)
 	while (r == 0 && (e = readdir(d)))
 		if (strncmp(e->d_name, ".tmp-", 5) == 0)
 			r = aj_tree_remove_at(dirfd(d), e->d_name, err);
-	closedir(d);
 	return r;
 }
 
@@ -231,7 +230,8 @@ int aj_ws_lock_path(const char *path, bool make_parent, bool wait, struct aj_err
 	/* Bounded: each retry means another holder removed the file while we waited. */
 	for (int tries = 0; tries < 64; tries++) {
 		struct stat held, named;
-		int fd, r;
+		_cleanup_close_ int fd = -1;
+		int r;
 
 		if (make_parent && slash && aj_mkdir_p(parent, 0700) < 0)
 			return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", parent);
@@ -240,17 +240,13 @@ int aj_ws_lock_path(const char *path, bool make_parent, bool wait, struct aj_err
 			return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", path);
 		while ((r = flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB)) < 0 && errno == EINTR)
 			;
-		if (r < 0) {
-			aj_err_sys(err, AJ_LAYER_STATE, "lock \"%s\"", path);
-			close(fd);
-			return -1;
-		}
+		if (r < 0)
+			return aj_err_sys(err, AJ_LAYER_STATE, "lock \"%s\"", path);
 		/* The lock counts only if the path still names the locked file: a holder unlinks
 		 * it before closing, and a new file at the path is someone else's lock. */
 		if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_ino == named.st_ino &&
 		    held.st_dev == named.st_dev)
-			return fd;
-		close(fd);
+			return aj_steal_fd(&fd);
 	}
 	return aj_err_set(err, AJ_LAYER_STATE, EAGAIN, "lock \"%s\": removed again and again",
 			  path);
@@ -323,7 +319,7 @@ static void push_id(struct aj_strv *ids, const char *name, const char *prefix)
 int aj_ws_dir_ids(const char *state, const char *kind, struct aj_strv *ids, struct aj_err *err)
 {
 	char path[4200];
-	DIR *d;
+	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *e;
 
 	snprintf(path, sizeof path, "%s/%s", state, kind);
@@ -337,7 +333,6 @@ int aj_ws_dir_ids(const char *state, const char *kind, struct aj_strv *ids, stru
 			push_id(ids, e->d_name, ".lock-");
 		}
 	}
-	closedir(d);
 	return 0;
 }
 

@@ -30,8 +30,8 @@ static void rewrite(const char *value)
 	c.n_hosts = 1;
 	c.header = "X-Key";
 	c.format = "k {}";
-	if (aj_http_head_add(&h, "Authorization", value) == 0)
-		(void)aj_egress_creds_apply(&c, 1, "api.example", 443, &h, &used);
+	aj_http_head_add(&h, "Authorization", value);
+	(void)aj_egress_creds_apply(&c, 1, "api.example", 443, &h, &used);
 	aj_http_head_free(&h);
 	free(c.secret);
 	aj_egress_rule_free(&r);

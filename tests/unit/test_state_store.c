@@ -38,7 +38,7 @@ static void sandbox(struct aj_sandbox_rec *r, const char *id, const char *name,
 	snprintf(r->id, sizeof r->id, "%s", id);
 	snprintf(r->name, sizeof r->name, "%s", name);
 	snprintf(r->owner, sizeof r->owner, "%s", owner);
-	snprintf(r->state, sizeof r->state, "%s", AJ_ST_STOPPED);
+	r->state = AJ_ST_STOPPED;
 	r->policy = (char *)"{\"tier\":\"namespaces\"}";
 	r->created_ms = created;
 	r->updated_ms = created + 1;
@@ -48,17 +48,17 @@ static void sandbox(struct aj_sandbox_rec *r, const char *id, const char *name,
 static void layers(struct aj_store *s)
 {
 	struct aj_err err;
-	char st[16];
+	enum aj_store_state st = AJ_SS_READY;
 
-	CHECK(aj_store_layer_insert(s, "L1", "ready", &err) == 0 &&
-		      aj_store_layer_insert(s, "L2", "ready", &err) == 0 &&
-		      aj_store_layer_insert(s, "L3", "creating", &err) == 0,
+	CHECK(aj_store_layer_insert(s, "L1", AJ_SS_READY, &err) == 0 &&
+		      aj_store_layer_insert(s, "L2", AJ_SS_READY, &err) == 0 &&
+		      aj_store_layer_insert(s, "L3", AJ_SS_CREATING, &err) == 0,
 	      "layers are recorded");
-	CHECK(aj_store_layer_get(s, "L3", st, sizeof st, &err) == 1 && !strcmp(st, "creating"),
+	CHECK(aj_store_layer_get(s, "L3", &st, &err) == 1 && st == AJ_SS_CREATING,
 	      "a layer's state is read back");
-	CHECK(aj_store_layer_get(s, "nope", st, sizeof st, &err) == 0,
+	CHECK(aj_store_layer_get(s, "nope", &st, &err) == 0,
 	      "an unknown layer is 0, not an error");
-	CHECK(aj_store_layer_insert(s, "L1", "ready", &err) < 0 && err.errnum == EEXIST,
+	CHECK(aj_store_layer_insert(s, "L1", AJ_SS_READY, &err) < 0 && err.errnum == EEXIST,
 	      "a layer id is recorded once (EEXIST)");
 }
 
@@ -165,7 +165,7 @@ static void updates(struct aj_store *s)
 		CHECK(0, "read alpha back for the update: %s", err.msg);
 		return;
 	}
-	snprintf(r.state, sizeof r.state, "%s", AJ_ST_RUNNING);
+	r.state = AJ_ST_RUNNING;
 	snprintf(r.socket, sizeof r.socket, "/run/x.sock");
 	r.generation = 4;
 	aj_strv_clear(&r.layers);
@@ -174,7 +174,7 @@ static void updates(struct aj_store *s)
 	CHECK(aj_store_sandbox_update(s, &r, &err) == 0, "a sandbox is updated");
 	CHECK(aj_store_sandbox_touch(s, "a1", 999, &err) == 0, "and touched");
 	CHECK(aj_store_sandbox_get(s, "a1", NULL, &got, &err) == 0 &&
-		      !strcmp(got.state, AJ_ST_RUNNING) && got.generation == 4 &&
+		      got.state == AJ_ST_RUNNING && got.generation == 4 &&
 		      !strcmp(got.socket, "/run/x.sock") && got.last_active_ms == 999,
 	      "the update and the activity are read back");
 	CHECK(got.layers.n == 1 && !strcmp(got.layers.v[0], "L1"), "with the new layer stack");
@@ -229,7 +229,7 @@ static void snapshot(struct aj_snapshot_rec *r, const char *id, const char *name
 	snprintf(r->name, sizeof r->name, "%s", name);
 	snprintf(r->owner, sizeof r->owner, "%s", owner);
 	snprintf(r->source, sizeof r->source, "a1");
-	snprintf(r->state, sizeof r->state, "creating");
+	r->state = AJ_SS_CREATING;
 	r->created_ms = created;
 	r->retention_ms = 60000;
 }
@@ -272,9 +272,9 @@ static void snapshots(struct aj_store *s)
 		      !strcmp(v[0].id, "s1"),
 	      "an owner's snapshots only");
 	aj_snapshot_recs_free(v, n);
-	CHECK(aj_store_snapshot_set_state(s, "s1", "ready", 4096, &err) == 0 &&
+	CHECK(aj_store_snapshot_set_state(s, "s1", AJ_SS_READY, 4096, &err) == 0 &&
 		      aj_store_snapshot_get(s, "s1", NULL, &got, &err) == 0 &&
-		      !strcmp(got.state, "ready") && got.size_bytes == 4096,
+		      got.state == AJ_SS_READY && got.size_bytes == 4096,
 	      "a snapshot is settled with its size");
 	aj_snapshot_rec_free(&got);
 	/* alpha (a1, the source) and gamma both stack L1; the snapshot's top is L2. */
@@ -310,12 +310,12 @@ static void stacks(struct aj_store *s)
 		      aj_store_layer_sandboxes(s, "L2", &ids, &err) == 0 && ids.n == 0,
 	      "a layer is dropped from a sandbox's stack");
 	aj_strv_clear(&ids);
-	CHECK(aj_store_layer_insert(s, "L4", "ready", &err) == 0 &&
+	CHECK(aj_store_layer_insert(s, "L4", AJ_SS_READY, &err) == 0 &&
 		      aj_store_layers_unused(s, &ids, &err) == 0 && ids.n == 1 &&
 		      !strcmp(ids.v[0], "L4"),
 	      "ready layers on no stack are unused (not a creating one)");
 	aj_strv_clear(&ids);
-	CHECK(aj_store_layers_in_state(s, "creating", &ids, &err) == 0 && ids.n == 1 &&
+	CHECK(aj_store_layers_in_state(s, AJ_SS_CREATING, &ids, &err) == 0 && ids.n == 1 &&
 		      !strcmp(ids.v[0], "L3"),
 	      "layers by state");
 	aj_strv_free(&ids);
@@ -349,9 +349,9 @@ static void intents(struct aj_store *s)
 	      "an empty stack clears the intent");
 	CHECK(aj_store_layer_delete_unused(s, "L4", &deleted, &err) == 0 && deleted,
 	      "then the layer is deleted as unused");
-	CHECK(aj_store_layer_set_state(s, "L3", "ready", &err) == 0 &&
+	CHECK(aj_store_layer_set_state(s, "L3", AJ_SS_READY, &err) == 0 &&
 		      aj_store_layer_delete(s, "L3", &err) == 0 &&
-		      aj_store_layer_get(s, "L3", (char[16]){0}, 16, &err) == 0,
+		      aj_store_layer_get(s, "L3", &(enum aj_store_state){0}, &err) == 0,
 	      "a layer's state is changed and its record deleted");
 
 	CHECK(aj_store_snapshot_delete(s, "s1", &err) == 0 &&
