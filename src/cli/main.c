@@ -1,11 +1,16 @@
 /* agentjail: dispatch to a verb (verbs.c lists them). */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+#include <openssl/crypto.h>
+
 #include "cli/commands.h"
 #include "cli/config.h"
+#include "common/alloc.h"
 #include "common/exitcode.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
@@ -18,6 +23,37 @@ static void ensure_stdio(void)
 	for (int fd = 0; fd < 3; fd++)
 		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
 			_exit(125);
+}
+
+/* OpenSSL's allocator takes the caller's file and line, which the policy has no use for. */
+static void *ssl_malloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return aj_xmalloc(n);
+}
+
+static void *ssl_realloc(void *p, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return aj_xrealloc(p, n);
+}
+
+static void ssl_free(void *p, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	free(p);
+}
+
+/* The out-of-memory policy (docs/architecture.md, "Allocation") for the libraries that hold
+ * memory for agentjail: before anything has allocated through them. */
+static void install_allocators(void)
+{
+	aj_alloc_install();
+	event_set_mem_functions(aj_xmalloc, aj_xrealloc, free);
+	CRYPTO_set_mem_functions(ssl_malloc, ssl_realloc, ssl_free);
 }
 
 static int unknown_command(const char *name)
@@ -43,6 +79,7 @@ int main(int argc, char **argv)
 	int pos = 1;
 
 	ensure_stdio();
+	install_allocators();
 	aj_trace_init();
 	aj_proctitle_init(argc, argv);
 	if (argc < 2) {
