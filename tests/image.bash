@@ -109,3 +109,29 @@ img_layout() {
 img_push() {
 	skopeo copy --quiet --dest-tls-verify=false "oci:$1" "docker://$2" >/dev/null
 }
+
+# img_rich DIR TAG [UMOCI-CONFIG-ARGS...]: an OCI layout at DIR with image TAG for running:
+# busybox with every applet in /bin, users root, app (1000:1000, home /home/app) and nobody,
+# groups root, app and staff (50, app a member); the config from the arguments (umoci config
+# flags), PATH=/bin by default.
+img_rich() {
+	local dir=$1 tag=$2 b=$IMG/bundle.$$ a
+	shift 2
+	[ -d "$dir" ] || umoci init --layout "$dir" >/dev/null
+	umoci new --image "$dir:$tag" >/dev/null &&
+		umoci unpack --rootless --image "$dir:$tag" "$b" >/dev/null 2>&1 || return 1
+	mkdir -p "$b/rootfs/bin" "$b/rootfs/etc" "$b/rootfs/tmp" "$b/rootfs/home/app" "$b/rootfs/root"
+	chmod 1777 "$b/rootfs/tmp"
+	cp "$(command -v busybox)" "$b/rootfs/bin/busybox"
+	for a in $(busybox --list); do
+		[ "$a" = busybox ] || ln -sf busybox "$b/rootfs/bin/$a"
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+		>"$b/rootfs/etc/passwd"
+	printf 'root:x:0:\nstaff:x:50:app\napp:x:1000:\nnogroup:x:65534:\n' >"$b/rootfs/etc/group"
+	printf 'from the image\n' >"$b/rootfs/etc/motd"
+	ln -s /run/resolv.conf "$b/rootfs/etc/resolv.conf"
+	umoci repack --image "$dir:$tag" "$b" >/dev/null &&
+		umoci config --image "$dir:$tag" --config.env PATH=/bin "$@" >/dev/null || return 1
+	rm -rf "$b"
+}

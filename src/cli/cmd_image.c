@@ -17,6 +17,7 @@
 #include "image/import.h"
 #include "image/ref.h"
 #include "image/pull.h"
+#include "image/root.h"
 #include "image/store.h"
 
 struct image_cli {
@@ -309,9 +310,18 @@ static int remove_one(struct opened *o, const char *ref, struct aj_err *err)
 			r = aj_store_image_untag(o->m.store, "", rec.names.v[i], err);
 	if (r == 0) {
 		struct aj_strv left = AJ_STRV_INIT;
+		char who[200] = "";
 		r = aj_store_image_names_all(o->m.store, rec.digest, &left, err);
+		/* An image a sandbox uses stays, unnamed, until that sandbox goes; prune then
+		 * takes it. */
 		if (r == 0 && left.n == 0)
+			r = aj_images_used_by(&o->im, rec.digest, who, sizeof who, err);
+		if (r == 0 && left.n == 0 && !who[0])
 			r = aj_store_image_delete(o->m.store, rec.digest, err);
+		else if (r == 0 && left.n == 0)
+			fprintf(stderr, "agentjail: image %s is used by %s: kept, without a name, "
+					"until nothing uses it\n",
+				ref, who);
 		aj_strv_free(&left);
 	}
 	aj_images_unlock(&o->im);
@@ -360,6 +370,7 @@ static int cmd_prune(const struct aj_verb *v, int argc, char **argv)
 	if ((rc = parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
 		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (expect_args("prune", nargs, 0, 0, "nothing", &err) < 0 || open_store(&o, &err) < 0 ||
+	    aj_images_drop_unnamed(&o.im, &removed, &err) < 0 ||
 	    aj_images_gc(&o.im, true, &removed, NULL, &err) < 0)
 		rc = aj_cli_fail(aj_cli.json, &err);
 	else if (aj_cli.json)

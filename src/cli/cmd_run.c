@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "common/warn.h"
 #include "host/features.h"
+#include "image/root.h"
 #include "policy/plan.h"
 #include "policy/policy.h"
 #include "state/store.h"
@@ -33,6 +34,8 @@ struct run_cli {
 	enum overlay_mode overlay;
 	bool dry_run;
 	bool report_refused; /* --report names a place agentjail will not write */
+	struct aj_image_root img; /* --image: the image and this run's system layer */
+	bool have_img;
 };
 
 static const struct aj_opt_choice overlay_modes[] = {
@@ -208,6 +211,37 @@ static int hide_command_line(struct run_cli *c, struct aj_err *err)
 	return 0;
 }
 
+/* --image (rootfs.image): the image, and a system layer for this run, made under the image
+ * store's lock so that no `image rm` takes the image away in between (docs/images.md). */
+static int open_image(struct run_cli *c, const struct aj_policy *pol, struct aj_err *err)
+{
+	struct aj_mgr m;
+	struct aj_images im;
+	int r;
+
+	if (aj_cli_open(&m, err) < 0)
+		return -1;
+	r = aj_images_open(m.state, m.store, &im, err);
+	if (r == 0)
+		r = aj_images_lock(&im, err);
+	c->have_img = r == 0;
+	if (r == 0)
+		r = aj_image_root_open(&im, "", pol->rootfs_image, &c->img, err);
+	if (r == 0)
+		r = aj_image_root_run_layer(&c->img, &im, err);
+	aj_images_close(&im);
+	aj_mgr_close(&m);
+	aj_trace("image opened");
+	return r;
+}
+
+static void close_image(struct run_cli *c)
+{
+	if (c->have_img)
+		aj_image_root_close(&c->img);
+	c->have_img = false;
+}
+
 static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features *feat,
 		   struct aj_plan *plan, char **cmd, struct aj_changeset *cs, struct aj_err *err)
 {
@@ -218,6 +252,11 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 
 	if (aj_pflags_load(&c->pf, pol, err) < 0 || aj_policy_validate(pol, err) < 0)
 		return -1;
+	/* With an image, its Entrypoint and Cmd may be the command. */
+	if (!cmd[0] && !pol->rootfs_image) {
+		aj_err_set(err, AJ_LAYER_USAGE, 0, "run: missing the command to run");
+		return aj_err_hint(err, "agentjail run [OPTIONS] -- CMD [ARGS...]");
+	}
 	if (outside_sandbox("--report", c->report, pol, err) < 0) {
 		c->report_refused = true;
 		return -1;
@@ -227,6 +266,11 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 	aj_trace("policy ready");
 	aj_features_probe(feat, c->cgroup_parent);
 	aj_trace("features probed");
+	if (pol->rootfs_image) {
+		if (open_image(c, pol, err) < 0)
+			return -1;
+		ws.root = &c->img.spec;
+	}
 	if (c->overlay) {
 		if (open_changeset(pol, cs, err) < 0)
 			return -1;
@@ -235,7 +279,7 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 		ws.lowers = &lowers;
 		ws.rw_dir = rw;
 	}
-	r = aj_plan_build_ex(plan, pol, feat, cmd, c->overlay ? &ws : NULL, err);
+	r = aj_plan_build_ex(plan, pol, feat, cmd, c->overlay || ws.root ? &ws : NULL, err);
 	aj_strv_free(&lowers);
 	if (r < 0) {
 		if (c->overlay)
@@ -268,11 +312,6 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 		aj_policy_free(&pol);
 		return 0;
 	}
-	if (ncmd == 0) {
-		aj_err_set(&err, AJ_LAYER_USAGE, 0, "run: missing the command to run");
-		aj_err_hint(&err, "agentjail run [OPTIONS] -- CMD [ARGS...]");
-		goto fail;
-	}
 	if (prepare(&c, &pol, &feat, &plan, cmd, &cs, &err) < 0)
 		goto fail;
 	have_plan = true;
@@ -288,6 +327,7 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 			aj_plan_print(&plan, stdout);
 		}
 		aj_plan_free(&plan);
+		close_image(&c);
 		aj_policy_free(&pol);
 		return 0;
 	}
@@ -308,6 +348,7 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 		finish_overlay(&c, &cs, &res);
 	write_report(c.report, &plan, &res);
 	aj_plan_free(&plan);
+	close_image(&c);
 	aj_policy_free(&pol);
 	return res.exit_code;
 fail:
@@ -319,6 +360,7 @@ fail:
 		write_report(c.report, NULL, &res);
 	if (have_plan)
 		aj_plan_free(&plan);
+	close_image(&c);
 	aj_policy_free(&pol);
 	return AJ_EXIT_ERROR;
 }

@@ -9,6 +9,7 @@
 
 #include "cli/config.h"
 #include "cli/policy_flags.h"
+#include "common/cleanup.h"
 #include "rules/egress.h"
 
 const struct aj_opt_choice aj_pflags_presets[] = {
@@ -131,5 +132,17 @@ int aj_pflags_load(const struct aj_pflags *c, struct aj_policy *p, struct aj_err
 	for (size_t i = 0; i < c->n_pending; i++)
 		if (aj_args_apply(c->pending[i].row, p, c->pending[i].value, err) < 0)
 			return -1;
+	return 0;
+}
+
+/* --user: checked as the policy's process.user is (the same words in the message). */
+int aj_pflags_user(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)
+{
+	struct aj_policy *p = pol;
+	_cleanup_json_ json_t *doc = json_pack("{s:{s:s}}", "process", "user", v);
+
+	(void)o;
+	if (aj_policy_apply_json(p, doc, e) < 0)
+		return aj_err_prefix(e, "--user");
 	return 0;
 }

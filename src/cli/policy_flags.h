@@ -39,8 +39,13 @@ int aj_pflags_load(const struct aj_pflags *pf, struct aj_policy *pol, struct aj_
 	{AJ_OPT("preset", 0, AJ_OPT_STRING), .off = offsetof(struct aj_pflags, preset),            \
 	 .metavar = "NAME", .help = "workspace-write (default) or read-only",                      \
 	 .complete = AJ_COMP_CHOICES, .choices = aj_pflags_presets},                               \
+	{AJ_OPT("image", 0, AJ_OPT_STRDUP), AJ_PF(rootfs_image), .metavar = "REF",                  \
+	 .help = "the root filesystem: an image of the store (docs/images.md)"},                    \
+	{AJ_OPT("user", 'u', AJ_OPT_FUNC), AJ_PF(process_user), .metavar = "USER",                  \
+	 .parse = aj_pflags_user,                                                                   \
+	 .help = "run as root, an image's user name or UID[:GID] (root: the sandbox's own)"},       \
 	{AJ_OPT("cwd", 0, AJ_OPT_STRDUP), AJ_PF(cwd), .metavar = "PATH",                            \
-	 .help = "working directory inside (default: the workspace)"},                              \
+	 .help = "working directory inside (default: the image's, else the workspace)"},            \
 	{AJ_OPT("memory", 'm', AJ_OPT_SIZE), AJ_PF(limits.memory), .metavar = "SIZE",              \
 	 .flags = AJ_OPTF_NONE_OK, .help = "memory limit, e.g. 512MiB, or none"},                  \
 	{AJ_OPT("pids", 0, AJ_OPT_COUNT), AJ_PF(limits.pids), .metavar = "N",                       \
@@ -98,5 +103,6 @@ int aj_pflags_env(void *pol, const struct aj_option *o, const char *v, struct aj
 int aj_pflags_setenv(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 int aj_pflags_allow_host(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 int aj_pflags_workspace(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
+int aj_pflags_user(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 
 #endif

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
+#include "common/alloc.h"
 #include "common/util.h"
+#include "image/store.h"
 #include "manager/internal.h"
 #include "workspace/layers.h"
 
@@ -288,18 +290,47 @@ int aj_mgr_begin_creating(struct aj_mgr *m, const struct aj_sandbox_rec *r, stru
 	return -1;
 }
 
+/* An image sandbox's policy names its image by digest (docs/images.md), so that a later pull
+ * of the same name does not change what it starts from. Resolved under the image store's
+ * lock, which the caller holds until the record exists: `image rm`, under the same lock, then
+ * sees the sandbox using the image. */
+static int pin_image(struct aj_mgr *m, struct aj_policy *pol, struct aj_images *im,
+		     struct aj_err *err)
+{
+	struct aj_image_rec rec;
+
+	if (!pol->rootfs_image)
+		return 0;
+	if (aj_images_open(m->state, m->store, im, err) < 0 || aj_images_lock(im, err) < 0 ||
+	    aj_images_find(im, m->owner, pol->rootfs_image, &rec, NULL, err) < 0)
+		return -1;
+	free(pol->rootfs_image);
+	pol->rootfs_image = aj_xstrdup(rec.digest);
+	aj_image_rec_free(&rec);
+	return 0;
+}
+
 /* The record and the directories under the new sandbox's lock, which goes when it returns;
- * started if asked. */
+ * started if asked. An image sandbox's writable layer is its whole root's: its top directory
+ * is root's, the workspace a directory in it. */
 static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
 			 struct aj_sandbox_rec *r, struct aj_err *err)
 {
 	_cleanup_close_ int lock = -1;
+	struct aj_images im = {.layers_dir = -1, .lock_fd = -1, .blobs.dir = -1};
+	bool image = o->policy->rootfs_image != NULL;
+	int rc;
 
-	if (fill_new_record(m, o, r, err) < 0 || base_layers(m, o->from_snapshot, r, err) < 0 ||
-	    (lock = aj_mgr_begin_creating(m, r, err)) < 0)
+	rc = pin_image(m, o->policy, &im, err);
+	if (rc == 0 && (fill_new_record(m, o, r, err) < 0 ||
+			base_layers(m, o->from_snapshot, r, err) < 0 ||
+			(lock = aj_mgr_begin_creating(m, r, err)) < 0))
+		rc = -1;
+	aj_images_close(&im);
+	if (rc < 0)
 		return -1;
-	if (aj_ws_sandbox_create(m->state, r->id, (uid_t)o->policy->uid, (gid_t)o->policy->gid,
-				 err) < 0) {
+	if (aj_ws_sandbox_create(m->state, r->id, image ? 0 : (uid_t)o->policy->uid,
+				 image ? 0 : (gid_t)o->policy->gid, err) < 0) {
 		aj_mgr_discard_creating(m, r->id, NULL);
 		return -1;
 	}

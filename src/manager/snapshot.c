@@ -49,6 +49,7 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "control/client.h"
+#include "image/root.h"
 #include "manager/internal.h"
 #include "workspace/diff.h"
 #include "workspace/layers.h"
@@ -541,6 +542,30 @@ size_t aj_mgr_base_depth(struct aj_mgr *m, const struct aj_sandbox_rec *r)
 	return d < r->layers.n ? d : r->layers.n;
 }
 
+/* An image sandbox's base starts with the image: its layers and the init layer, bottom
+ * first, as its root stacks them. */
+static int image_base(struct aj_mgr *m, const struct aj_sandbox_rec *r, struct aj_strv *base,
+		      struct aj_err *err)
+{
+	_cleanup_free_ char *image = aj_policy_text_image(r->policy);
+	struct aj_images im;
+	struct aj_image_root root;
+	int rc;
+
+	if (!image)
+		return 0;
+	rc = aj_images_open(m->state, m->store, &im, err);
+	if (rc == 0) {
+		rc = aj_image_root_open(&im, r->owner, image, &root, err);
+		if (rc == 0)
+			for (size_t i = 0; i < root.lowers.n; i++)
+				aj_strv_push(base, root.lowers.v[i]);
+		aj_image_root_close(&root);
+	}
+	aj_images_close(&im);
+	return rc;
+}
+
 /* What the sandbox changed since its base: its own layers (snapshots and forks of it while
  * stopped moved its upper into them) and its upper, against the base's stack. */
 int aj_mgr_diff(struct aj_mgr *m, const char *ref,
@@ -553,6 +578,8 @@ int aj_mgr_diff(struct aj_mgr *m, const char *ref,
 	int rc;
 
 	if (aj_mgr_get(m, ref, &r, err) < 0)
+		return -1;
+	if (image_base(m, &r, &base, err) < 0)
 		return -1;
 	depth = aj_mgr_base_depth(m, &r);
 	for (size_t i = 0; i < r.layers.n; i++) {

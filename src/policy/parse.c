@@ -361,11 +361,70 @@ static const struct aj_jf_field syscalls_fields[] = {
 	FIELD_END,
 };
 
+/* An image reference is checked where it is resolved (image/ref.c, against the store); here
+ * only that it is one word. */
+static int check_image_ref(const char *path, const char *v, struct aj_err *err)
+{
+	size_t n = strlen(v);
+	bool ok = n > 0 && n < 600;
+
+	for (const char *c = v; ok && *c; c++)
+		ok = *c > ' ' && *c < 127;
+	if (ok)
+		return 0;
+	return aj_err_set(err, AJ_LAYER_POLICY, 0,
+			  "%s: expected an image reference such as busybox:latest, got \"%s\"", path,
+			  v);
+}
+
+/* One side of a user spec: an id (0-65535) or a name as useradd allows it. */
+static bool id_or_name(const char *v, size_t n)
+{
+	unsigned long id = 0;
+	bool digits = n > 0, ok = n > 0 && n <= 32;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = v[i];
+		digits = digits && c >= '0' && c <= '9';
+		ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.');
+		if (digits)
+			id = id * 10 + (unsigned long)(c - '0');
+	}
+	return ok && (!digits || (n <= 5 && id <= 65535));
+}
+
+/* USER[:GROUP], each a name of the image's or an id (docker's --user). */
+static int check_user_spec(const char *path, const char *v, struct aj_err *err)
+{
+	const char *colon = strchr(v, ':');
+	size_t un = colon ? (size_t)(colon - v) : strlen(v);
+
+	if (id_or_name(v, un) && (!colon || id_or_name(colon + 1, strlen(colon + 1))))
+		return 0;
+	return aj_err_set(err, AJ_LAYER_POLICY, 0,
+			  "%s: expected USER[:GROUP], each a name or an id 0-65535 (root, app, "
+			  "1000:1000), got \"%s\"",
+			  path, v);
+}
+
+static const struct aj_jf_field rootfs_fields[] = {
+	STRING("image", rootfs_image, check_image_ref),
+	FIELD_END,
+};
+
+static const struct aj_jf_field process_fields[] = {
+	STRING("user", process_user, check_user_spec),
+	FIELD_END,
+};
+
 static const struct aj_jf_field root_fields[] = {
 	{.name = "version", .type = AJ_JF_ANY, .parse = parse_version, .dump = dump_version,
 	 .expect = "the number 1"},
 	{.name = "preset", .type = AJ_JF_STRING, .off = OFF(preset), .parse = parse_preset},
 	SECTION("filesystem", filesystem_fields),
+	SECTION("rootfs", rootfs_fields),
+	SECTION("process", process_fields),
 	STRING("cwd", cwd, check_abs_path),
 	SECTION("user", user_fields),
 	STRING("hostname", hostname, check_name),

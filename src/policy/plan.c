@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -127,17 +128,25 @@ static void environment(struct aj_plan *p)
 	const struct aj_policy *pol = p->policy;
 	extern char **environ;
 
-	aj_strv_setenv(&p->env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
-					     "/sbin:/bin");
-	aj_strv_setenv(&p->env, "HOME", pol->home);
-	aj_strv_setenv(&p->env, "USER", pol->user_name);
-	aj_strv_setenv(&p->env, "LOGNAME", pol->user_name);
-	aj_strv_setenv(&p->env, "SHELL", pol->shell);
+	if (p->image) {
+		aj_plan_image_env(p);
+	} else {
+		aj_strv_setenv(&p->env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:"
+						"/usr/bin:/sbin:/bin");
+		aj_strv_setenv(&p->env, "HOME", p->home);
+		aj_strv_setenv(&p->env, "USER", p->user_name);
+		aj_strv_setenv(&p->env, "LOGNAME", p->user_name);
+		aj_strv_setenv(&p->env, "SHELL", p->shell);
+	}
 	for (char **e = environ; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		char name[256];
 		size_t n = eq ? (size_t)(eq - *e) : 0;
 		if (!eq || n >= sizeof name || !env_allowed(&pol->env_allow, *e))
+			continue;
+		/* An image's own variables are its process defaults: the host's do not
+		 * override them (PATH above all). */
+		if (p->image && aj_strv_find_env(&p->env, *e, n) >= 0)
 			continue;
 		memcpy(name, *e, n);
 		name[n] = '\0';
@@ -154,19 +163,50 @@ static void environment(struct aj_plan *p)
 		aj_strv_setenv(&p->env, name, eq + 1);
 	}
 	aj_plan_set_layer(p, AJ_PL_ENV, AJ_LS_ENFORCED,
-			  "host environment dropped; %zu variables set from the allowlist and "
+			  "host environment dropped; %zu variables set from the %sallowlist and "
 			  "policy",
-			  p->env.n);
+			  p->env.n, p->image ? "image's config, the " : "");
+}
+
+/* What uid 0 of an image root keeps, in its own user namespace only: the set container
+ * runtimes give by default, less MKNOD (Landlock refuses device nodes, and they would be
+ * nodev) and NET_RAW (seccomp refuses raw sockets). */
+static const int root_caps[] = {
+	CAP_CHOWN,	CAP_DAC_OVERRIDE, CAP_FOWNER,	CAP_FSETID,	      CAP_KILL,
+	CAP_SETGID,	CAP_SETUID,	  CAP_SETPCAP,	CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
+	CAP_SETFCAP,	CAP_AUDIT_WRITE,
+};
+
+static void capabilities(struct aj_plan *p)
+{
+	p->caps_keep = 0;
+	if (!p->image || p->uid != 0) {
+		aj_plan_set_layer(p, AJ_PL_CAPS, AJ_LS_ENFORCED,
+				  "every capability dropped (bounding, ambient, effective, "
+				  "permitted, inheritable); securebits locked");
+		return;
+	}
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(root_caps); i++)
+		p->caps_keep |= 1ULL << root_caps[i];
+	aj_plan_set_layer(p, AJ_PL_CAPS, AJ_LS_ENFORCED,
+			  "root of the image keeps %zu capabilities over the sandbox's own user "
+			  "namespace (chown, dac_override, fowner, fsetid, kill, setuid, setgid, "
+			  "setpcap, net_bind_service, sys_chroot, setfcap, audit_write); the rest "
+			  "dropped from every set; securebits locked",
+			  AJ_ARRAY_SIZE(root_caps));
 }
 
 static int process(struct aj_plan *p, char *const *argv, struct aj_err *err)
 {
-	for (size_t i = 0; argv && argv[i]; i++)
-		aj_strv_push(&p->argv, argv[i]);
-	p->cwd = aj_xstrdup(p->policy->cwd ? p->policy->cwd : p->policy->workspace);
-	aj_plan_set_layer(p, AJ_PL_CAPS, AJ_LS_ENFORCED,
-			  "every capability dropped (bounding, ambient, effective, permitted, "
-			  "inheritable); securebits locked");
+	if (p->image) {
+		if (aj_plan_image_command(p, argv, err) < 0)
+			return -1;
+	} else {
+		for (size_t i = 0; argv && argv[i]; i++)
+			aj_strv_push(&p->argv, argv[i]);
+		p->cwd = aj_xstrdup(p->policy->cwd ? p->policy->cwd : p->policy->workspace);
+	}
+	capabilities(p);
 	aj_plan_set_layer(p, AJ_PL_NNP, AJ_LS_ENFORCED,
 			  "set: setuid and file capabilities cannot raise privileges");
 	aj_plan_set_layer(p, AJ_PL_SESSION, AJ_LS_ENFORCED,
@@ -276,12 +316,18 @@ static int resources(struct aj_plan *p, const struct aj_plan_tier *t, struct aj_
 
 static int workspace(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj_err *err)
 {
-	p->ovl.rw_fd = -1;
+	p->ovl.rw_fd = p->root.rw_fd = -1;
 	for (size_t i = 0; i < AJ_OVL_MAX_LOWERS; i++)
-		p->ovl.lower_fds[i] = -1;
+		p->ovl.lower_fds[i] = p->root.lower_fds[i] = -1;
+	if (!p->user_name) {
+		p->user_name = aj_xstrdup(p->policy->user_name);
+		p->home = aj_xstrdup(p->policy->home);
+		p->shell = aj_xstrdup(p->policy->shell);
+	}
 	if (!ws)
 		return 0;
 	p->persistent = ws->persistent;
+	p->image = ws->root;
 	if (!ws->lowers)
 		return 0;
 	if (ws->lowers->n > AJ_OVL_MAX_LOWERS)
@@ -378,6 +424,15 @@ void aj_plan_free(struct aj_plan *p)
 		free(p->ovl.lowers[i]);
 	p->ovl.rw_dir = NULL;
 	p->ovl.n_lowers = 0;
+	for (size_t i = 0; i < p->root.n_lowers; i++)
+		free(p->root.lowers[i]);
+	free(p->root.rw_dir);
+	p->root.rw_dir = NULL;
+	p->root.n_lowers = 0;
+	free(p->user_name);
+	free(p->home);
+	free(p->shell);
+	p->user_name = p->home = p->shell = NULL;
 	aj_strv_free(&p->argv);
 	aj_strv_free(&p->env);
 	aj_strv_free(&p->egress.placeholders);

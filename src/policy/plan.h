@@ -58,6 +58,9 @@ enum aj_op_kind {
 #define AJ_OPF_MKFILE (1u << 11)      /* with AJ_OPF_MKSRC: the source is a file */
 #define AJ_OPF_CANONICAL (1u << 12)   /* from the parent, idmapped through the whole range: disk
 				       * ids 0-65535 appear as the sandbox's own (OCI rootfs, volumes) */
+#define AJ_OPF_OWNED (1u << 14)       /* AJ_OP_DIR: made owned by the sandbox user if missing */
+#define AJ_OPF_OVER (1u << 13)        /* AJ_OP_FILE in an image root: written apart and bound
+				       * over dst, so that the image's own file stays as it was */
 
 struct aj_op {
 	enum aj_op_kind kind;
@@ -117,7 +120,7 @@ struct aj_layer_status {
 
 /* A layered workspace: overlayfs over host layer directories, mounted from inside the
  * sandbox's user namespace. */
-#define AJ_OVL_MAX_LOWERS 32
+#define AJ_OVL_MAX_LOWERS 128
 struct aj_overlay {
 	bool on;
 	/* canonical: layers store the ids the sandbox sees (persistent sandboxes; mapped to the
@@ -131,12 +134,25 @@ struct aj_overlay {
 	int rw_fd;
 };
 
-/* What the workspace is made of, for aj_plan_build_ex(). */
+/* An image root (docs/images.md): the image's layers under the sandbox's own system layer,
+ * and the image's process defaults. Borrowed by the plan, like the policy. */
+struct aj_root_spec {
+	const struct aj_strv *lowers; /* the image's layer directories, bottom first */
+	const char *rw_dir;           /* the system layer: a host directory with upper/, work/ */
+	const struct aj_strv *env;    /* the image config's Env */
+	const struct aj_strv *entrypoint, *cmd;
+	const char *user;    /* the config's User; "" or NULL: root */
+	const char *workdir; /* the config's WorkingDir; "" or NULL: none */
+	const char *name, *digest; /* shown in the plan and the report */
+};
+
+/* What the sandbox is made of, for aj_plan_build_ex(). */
 struct aj_workspace_spec {
 	bool persistent;             /* no command: init serves exec and file requests */
 	const struct aj_strv *lowers; /* overlay layers (host dirs), bottom first; NULL: bind */
 	const char *rw_dir;          /* overlay: host directory with upper/ and work/ */
 	bool canonical;
+	const struct aj_root_spec *root; /* NULL: the root is made of the host's system dirs */
 };
 
 struct aj_rlimit {
@@ -169,6 +185,9 @@ struct aj_plan {
 	/* identity: the sandbox user is uid:gid inside; it is host_uid:host_gid outside */
 	bool privileged;
 	uint32_t uid, gid;
+	gid_t groups[32]; /* supplementary groups (an image user's, from its /etc/group) */
+	size_t n_groups;
+	char *user_name, *home, *shell; /* the policy's user, or the image's */
 	uint32_t id_base;  /* host id of inside id 0 (privileged), or the caller's id */
 	uint32_t id_count; /* 65536 privileged, 1 rootless */
 	uint32_t host_gid_base;
@@ -196,6 +215,10 @@ struct aj_plan {
 	char *git_dir;      /* the workspace's .git directory, checked again after the run */
 	bool had_commondir; /* .git/commondir existed before the run */
 	struct aj_overlay ovl;
+	/* an image root: the overlay of the image's layers and the system layer, mounted as / */
+	const struct aj_root_spec *image;
+	struct aj_overlay root;
+	uint64_t caps_keep; /* capabilities uid 0 inside keeps (1 << CAP_x); 0: none held */
 	/* resources */
 	struct aj_cgroup_limits cg_limits;
 	bool use_cgroup;

@@ -13,6 +13,20 @@
 int aj_plan_need(struct aj_plan *p, int layer, const char *name, const char *group,
 		 enum aj_layer err_layer, const char *probe, const char *remedy,
 		 struct aj_err *err);
+/* Pieces of the root filesystem both kinds of root have (plan_rootfs.c): a file with the
+ * given content (taken over), the minimal /dev, a fresh /proc with its masks, and the
+ * workspace, the grants and the masks of the policy. */
+struct aj_op *aj_plan_add_file(struct aj_plan *p, const char *dst, char *content, size_t len,
+			       const char *why);
+void aj_plan_dev_tree(struct aj_plan *p);
+void aj_plan_procfs(struct aj_plan *p);
+int aj_plan_user_binds(struct aj_plan *p, struct aj_err *err);
+/* plan_image.c: an image root's user (before the setup), operations, and process defaults
+ * (the command, the working directory, the environment it starts from). */
+int aj_plan_image_user(struct aj_plan *p, struct aj_err *err);
+int aj_plan_image_rootfs(struct aj_plan *p, struct aj_err *err);
+int aj_plan_image_command(struct aj_plan *p, char *const *argv, struct aj_err *err);
+void aj_plan_image_env(struct aj_plan *p);
 int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err);
 /* Adds a resource limit, lowered to the host's hard limit (raising it needs privilege). */
 void aj_plan_add_rlimit(struct aj_plan *p, int resource, uint64_t value);

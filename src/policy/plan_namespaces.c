@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "common/cleanup.h"
 #include "policy/plan_internal.h"
 #include "rules/landlock.h"
 #include "rules/seccomp.h"
@@ -94,6 +95,8 @@ static int setup(struct aj_plan *p, const struct aj_workspace_spec *ws, struct a
 		return aj_err_hint(err, "use Linux 5.12 or later");
 	}
 	namespaces(p);
+	if (p->image)
+		return aj_plan_image_user(p, err) < 0 ? -1 : aj_plan_image_rootfs(p, err);
 	return aj_plan_rootfs(p, err);
 }
 
@@ -182,9 +185,13 @@ static int check_relaxations(const struct aj_sc_profile *prof, const struct aj_s
 	return 0;
 }
 
+/* An image root is the sandbox's own: package managers set setuid and setgid bits on what
+ * they install there (its layers live in agentjail's private state directory, mounted
+ * nosuid, and no_new_privs holds), so the "setid" group is lifted for it. */
 static int seccomp(struct aj_plan *p, struct aj_err *err)
 {
-	const struct aj_strv *allow = &p->policy->syscalls_allow;
+	const struct aj_strv *asked = &p->policy->syscalls_allow;
+	_cleanup_strv_ struct aj_strv allow = AJ_STRV_INIT;
 	struct aj_sc_profile prof;
 	size_t skipped = 0;
 	int r;
@@ -193,7 +200,7 @@ static int seccomp(struct aj_plan *p, struct aj_err *err)
 		return aj_plan_need(p, AJ_PL_SECCOMP, "seccomp", NULL, AJ_LAYER_SECCOMP,
 				    p->features->seccomp_why,
 				    "use a kernel with CONFIG_SECCOMP_FILTER", err);
-	if (allow->n == 0) {
+	if (asked->n == 0 && !p->image) {
 		p->sc_insns = aj_seccomp_default_bpf;
 		p->sc_len = aj_seccomp_default_len;
 		p->sc_rules = aj_seccomp_default_rules_count;
@@ -203,21 +210,25 @@ static int seccomp(struct aj_plan *p, struct aj_err *err)
 				  p->sc_rules);
 		return 0;
 	}
+	for (size_t i = 0; i < asked->n; i++)
+		aj_strv_push(&allow, asked->v[i]);
+	if (p->image && !aj_strv_contains(&allow, "setid"))
+		aj_strv_push(&allow, "setid");
 	if (aj_seccomp_parse(aj_seccomp_default_rules, &prof, err) < 0)
 		return -1;
-	r = check_relaxations(&prof, allow, err);
+	r = check_relaxations(&prof, asked, err);
 	if (r == 0)
-		r = aj_seccomp_compile(&prof, allow, &p->sc_owned, &p->sc_len, &skipped, err);
+		r = aj_seccomp_compile(&prof, &allow, &p->sc_owned, &p->sc_len, &skipped, err);
 	if (r == 0) {
 		size_t kept = 0;
 		for (size_t i = 0; i < prof.n; i++)
-			kept += !aj_strv_contains(allow, prof.rules[i].group);
+			kept += !aj_strv_contains(&allow, prof.rules[i].group);
 		p->sc_insns = p->sc_owned;
 		p->sc_rules = kept - skipped;
 		aj_plan_set_layer(p, AJ_PL_SECCOMP, AJ_LS_ENFORCED,
-				  "default profile minus %zu relaxed group(s), %zu deny rules; "
+				  "default profile minus %zu relaxed group(s)%s, %zu deny rules; "
 				  "32-bit and x32 syscall ABIs refused",
-				  allow->n, p->sc_rules);
+				  allow.n, p->image ? " (setid: an image root)" : "", p->sc_rules);
 	}
 	aj_seccomp_profile_free(&prof);
 	return r;
@@ -254,7 +265,8 @@ static const char *seccomp_profile(const struct aj_plan *p)
 static void print_header(const struct aj_plan *p, FILE *f)
 {
 	fprintf(f, "agentjail: sandbox %s, %s mode, sandbox user %s (uid %u)\n", p->id,
-		p->privileged ? "privileged" : "rootless", p->policy->user_name, p->uid);
+		p->privileged ? "privileged" : "rootless",
+		p->user_name && p->user_name[0] ? p->user_name : "-", p->uid);
 }
 
 const struct aj_plan_tier aj_plan_namespaces_tier = {

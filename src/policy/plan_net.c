@@ -49,18 +49,28 @@ static bool distro_bundle_exists(void)
 
 void aj_plan_egress_files(struct aj_plan *p)
 {
+	unsigned over = p->image ? AJ_OPF_OVER : 0;
+
 	p->egress.bundle_op = p->egress.ca_op = SIZE_MAX;
 	if (p->policy->net_mode != AJ_NET_PROXY || p->policy->n_creds == 0)
 		return;
-	/* Contents come from the supervisor at launch (the CA does not exist yet). */
-	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_BUNDLE, NULL, 0, 0,
+	/* Contents come from the supervisor at launch (the CA does not exist yet). In an image
+	 * root they are bound over the image's files, which stay as they were. */
+	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_BUNDLE, NULL, over, 0,
 		       "trusted CAs: the host's plus the sandbox's egress CA (credentials)")
 		->mode = 0644;
 	p->egress.bundle_op = p->n_ops - 1;
-	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_CA_FILE, NULL, 0, 0,
+	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_CA_FILE, NULL, over, 0,
 		       "the sandbox's egress CA certificate (its key stays outside)")
 		->mode = 0644;
 	p->egress.ca_op = p->n_ops - 1;
+	if (p->image) {
+		/* Over the image's bundle at the Debian path, when it has one. */
+		aj_plan_add_op(p, AJ_OP_BIND, AJ_DISTRO_BUNDLE, AJ_EGRESS_BUNDLE,
+			       AJ_OPF_SELF | AJ_OPF_OPTIONAL, 0,
+			       "the distribution's CA bundle path shows the sandbox's bundle");
+		return;
+	}
 	/* Tools that read the distribution's bundle path directly (and ignore the variables)
 	 * see the same file there. Only over an existing file: /etc/ssl is the host's, bound
 	 * in, and nothing may be created in it. */

@@ -26,15 +26,18 @@ static void add_fs(struct aj_plan *p, enum aj_op_kind kind, const char *dst, uin
 }
 
 /* A regular file with the given content (taken over). */
-static void add_file(struct aj_plan *p, const char *dst, char *content, size_t len,
-		     const char *why)
+struct aj_op *aj_plan_add_file(struct aj_plan *p, const char *dst, char *content, size_t len,
+			       const char *why)
 {
 	struct aj_op *op = ADD(p, AJ_OP_FILE, dst, NULL, 0, 0, why);
 
 	op->src = content;
 	op->len = len;
 	op->mode = 0644;
+	return op;
 }
+
+#define add_file aj_plan_add_file
 
 static void copy_etc_file(struct aj_plan *p, const char *path, const struct stat *st,
 			  const char *why);
@@ -98,17 +101,17 @@ static void identity_files(struct aj_plan *p)
 	if (p->uid == 0)
 		passwd = aj_xasprintf("%s:x:0:%u::%s:%s\nnobody:x:65534:65534:nobody:/nonexistent:"
 				      "/usr/sbin/nologin\n",
-				      pol->user_name, p->gid, pol->home, pol->shell);
+				      p->user_name, p->gid, p->home, p->shell);
 	else
 		passwd = aj_xasprintf("root:x:0:0:root:/root:/usr/sbin/nologin\n"
 				      "%s:x:%u:%u::%s:%s\n"
 				      "nobody:x:65534:65534:nobody:/nonexistent:"
 				      "/usr/sbin/nologin\n",
-				      pol->user_name, p->uid, p->gid, pol->home, pol->shell);
+				      p->user_name, p->uid, p->gid, p->home, p->shell);
 	if (p->gid == 0)
-		group = aj_xasprintf("%s:x:0:\nnogroup:x:65534:\n", pol->user_name);
+		group = aj_xasprintf("%s:x:0:\nnogroup:x:65534:\n", p->user_name);
 	else
-		group = aj_xasprintf("root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", pol->user_name,
+		group = aj_xasprintf("root:x:0:\n%s:x:%u:\nnogroup:x:65534:\n", p->user_name,
 				     p->gid);
 	add_generated(p, "/etc/passwd", passwd, "the sandbox's users only");
 	add_generated(p, "/etc/group", group, "the sandbox's groups only");
@@ -181,7 +184,7 @@ void aj_plan_load_rules(struct aj_plan *p)
 	p->rootfs_text = out;
 }
 
-static void dev_tree(struct aj_plan *p)
+void aj_plan_dev_tree(struct aj_plan *p)
 {
 	static const char *const nodes[] = {"/dev/null", "/dev/zero", "/dev/full",
 					    "/dev/random", "/dev/urandom", "/dev/tty"};
@@ -341,7 +344,11 @@ static int user_binds(struct aj_plan *p, struct aj_err *err)
 	unsigned parent = p->privileged ? AJ_OPF_FROM_PARENT : 0;
 	bool ro = pol->workspace_mode == AJ_WS_RO;
 
-	if (p->ovl.on)
+	if (p->image && pol->managed)
+		/* The root's overlay holds the workspace: a directory of the sandbox user's. */
+		ADD(p, AJ_OP_DIR, pol->workspace, NULL, AJ_OPF_OWNED, ro ? AJ_LL_RX : AJ_LL_RW,
+		    "the sandbox's workspace, in its root (persists across stop/start)");
+	else if (p->ovl.on)
 		ADD(p, AJ_OP_OVERLAY, pol->workspace, NULL, parent | (ro ? AJ_OPF_RO : 0),
 		    ro ? AJ_LL_RX : AJ_LL_RW,
 		    pol->managed ? "the sandbox's layered workspace (persists across stop/start)"
@@ -404,6 +411,20 @@ static int masks(struct aj_plan *p, struct aj_err *err)
 	return 0;
 }
 
+void aj_plan_procfs(struct aj_plan *p)
+{
+	ADD(p, AJ_OP_PROC, "/proc", NULL, 0, AJ_LL_RO,
+	    "fresh procfs: only the sandbox's processes");
+	rules_section(p, "proc-mask");
+	ADD(p, AJ_OP_SEAL, "/proc", NULL, AJ_OPF_RO | AJ_OPF_NODEV | AJ_OPF_NOEXEC, 0,
+	    "procfs and its masks: read-only, nosuid, nodev, noexec");
+}
+
+int aj_plan_user_binds(struct aj_plan *p, struct aj_err *err)
+{
+	return user_binds(p, err) < 0 || masks(p, err) < 0 ? -1 : 0;
+}
+
 int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err)
 {
 	aj_plan_load_rules(p);
@@ -414,14 +435,10 @@ int aj_plan_rootfs(struct aj_plan *p, struct aj_err *err)
 	       "only the /etc entries programs need");
 	rules_section(p, "etc");
 	identity_files(p);
-	dev_tree(p);
-	ADD(p, AJ_OP_PROC, "/proc", NULL, 0, AJ_LL_RO,
-	    "fresh procfs: only the sandbox's processes");
-	rules_section(p, "proc-mask");
-	ADD(p, AJ_OP_SEAL, "/proc", NULL, AJ_OPF_RO | AJ_OPF_NODEV | AJ_OPF_NOEXEC, 0,
-	    "procfs and its masks: read-only, nosuid, nodev, noexec");
+	aj_plan_dev_tree(p);
+	aj_plan_procfs(p);
 	scratch_areas(p);
-	if (user_binds(p, err) < 0 || masks(p, err) < 0)
+	if (aj_plan_user_binds(p, err) < 0)
 		return -1;
 	aj_plan_egress_files(p);
 	/* Last, so that grants and masks under /etc can still be placed. */

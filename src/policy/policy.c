@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/units.h"
 
 /* Variables that carry no secret and that ordinary tools need to behave (locale, terminal,
@@ -53,6 +54,8 @@ void aj_policy_free(struct aj_policy *p)
 	free(p->home);
 	free(p->shell);
 	free(p->hostname);
+	free(p->rootfs_image);
+	free(p->process_user);
 	aj_strv_free(&p->read_only);
 	aj_strv_free(&p->read_write);
 	aj_strv_free(&p->mask);
@@ -161,4 +164,12 @@ bool aj_policy_hostname_ok(const char *name)
 		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '.'))
 			return false;
 	return true;
+}
+
+char *aj_policy_text_image(const char *text)
+{
+	_cleanup_json_ json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
+	const char *v = json_string_value(json_object_get(json_object_get(doc, "rootfs"), "image"));
+
+	return v ? aj_xstrdup(v) : NULL;
 }

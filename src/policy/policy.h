@@ -96,6 +96,11 @@ struct aj_policy {
 	struct aj_limits limits;
 	struct aj_strv syscalls_allow;  /* relaxable groups of the default seccomp profile */
 	struct aj_strv allow_degraded;  /* layers the caller accepts as missing */
+	/* rootfs and process (docs/policy.md): the image the root is made of (NULL: the host's
+	 * system directories), and whom the command runs as ("root", a name of the image's, or
+	 * UID[:GID]; NULL: user.uid, or in an image sandbox the image's User, else root). */
+	char *rootfs_image;
+	char *process_user;
 	enum aj_tier tier;
 };
 
@@ -124,6 +129,8 @@ int aj_policy_load(struct aj_policy *p, const char *file, const char *preset_ove
 /* A policy document held as text (a persistent sandbox's stored policy): defaults, then its
  * preset, then its fields. Not validated. */
 int aj_policy_load_text(struct aj_policy *p, const char *text, struct aj_err *err);
+/* A stored policy's rootfs.image (new string), NULL when it has none or is not JSON. */
+char *aj_policy_text_image(const char *text);
 
 /* Checks the merged policy as a whole and makes the workspace absolute and canonical. */
 int aj_policy_validate(struct aj_policy *p, struct aj_err *err);

@@ -101,7 +101,7 @@ static int validate_workspace(struct aj_policy *p, struct aj_err *err)
 	if (p->managed) {
 		/* The workspace is agentjail's own layered directory, not a host path. */
 		if (!p->workspace_mount)
-			p->workspace_mount = aj_xstrdup(p->home);
+			p->workspace_mount = aj_xstrdup(p->rootfs_image ? "/workspace" : p->home);
 		if (strcmp(p->workspace_mount, "/") == 0 || in_kernel_tree(p->workspace_mount) ||
 		    is_system_path_or_parent(p->workspace_mount))
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
@@ -252,5 +252,10 @@ int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
 					  "environment.set: \"%s\" is not NAME=value",
 					  p->env_set.v[i]);
+	if (p->rootfs_image && p->tier == AJ_TIER_LANDLOCK)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "rootfs.image needs a root of its own, which the landlock tier "
+				  "(no namespaces, the host's root) cannot give"),
+		       aj_err_hint(err, "use the namespaces tier (the default) for image sandboxes");
 	return 0;
 }

@@ -8,17 +8,23 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int aj_caps_lock_and_bound(struct aj_err *err)
+int aj_caps_lock_and_bound(uint64_t keep, struct aj_err *err)
 {
-	unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-			     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-			     SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+	unsigned long locks = SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED |
+			      SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+			      SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+	/* Keeping capabilities for uid 0 (an image's root): exec as uid 0 gets the bounding
+	 * set again, and a switch to another uid drops them, as on any Linux system; both
+	 * bits locked in that state. Otherwise uid 0 gains nothing through exec. */
+	unsigned long bits = keep ? locks : locks | SECBIT_NOROOT | SECBIT_NO_SETUID_FIXUP;
 
 	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0)
 		return aj_err_sys(err, AJ_LAYER_CAPS, "prctl(PR_SET_SECUREBITS)");
 	/* Walk up until the kernel says the capability does not exist, so that capabilities
 	 * newer than our headers are dropped too. */
 	for (unsigned long cap = 0; cap < 64; cap++) {
+		if ((keep >> cap) & 1)
+			continue;
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
 			continue;
 		if (errno == EINVAL)
@@ -29,7 +35,8 @@ int aj_caps_lock_and_bound(struct aj_err *err)
 	return 0;
 }
 
-int aj_caps_become_user(uid_t uid, gid_t gid, bool set_groups, struct aj_err *err)
+int aj_caps_become_user(uid_t uid, gid_t gid, bool set_groups, uint64_t keep,
+			struct aj_err *err)
 {
 	if (set_groups && setgroups(0, NULL) < 0)
 		return aj_err_sys(err, AJ_LAYER_CAPS, "setgroups([])");
@@ -37,7 +44,22 @@ int aj_caps_become_user(uid_t uid, gid_t gid, bool set_groups, struct aj_err *er
 		return aj_err_sys(err, AJ_LAYER_CAPS, "setresgid(%u)", (unsigned)gid);
 	if (setresuid(uid, uid, uid) < 0)
 		return aj_err_sys(err, AJ_LAYER_CAPS, "setresuid(%u)", (unsigned)uid);
-	return aj_caps_drop_all(err);
+	return keep && uid == 0 ? aj_caps_keep(keep, err) : aj_caps_drop_all(err);
+}
+
+int aj_caps_keep(uint64_t keep, struct aj_err *err)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2] = {{0, 0, 0}, {0, 0, 0}};
+
+	for (int i = 0; i < 2; i++)
+		data[i].permitted = data[i].effective = (uint32_t)(keep >> (32 * i));
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return aj_err_sys(err, AJ_LAYER_CAPS, "clear ambient capabilities");
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return aj_err_sys(err, AJ_LAYER_CAPS, "capset(keep 0x%llx)",
+				  (unsigned long long)keep);
+	return 0;
 }
 
 int aj_caps_drop_all(struct aj_err *err)

@@ -72,7 +72,7 @@ int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *er
 int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
 		   struct aj_err *err)
 {
-	if (aj_step_become_user(p->uid, p->gid, p->groups, p->n_groups, true, err) < 0)
+	if (aj_step_become_user(p->uid, p->gid, p->groups, p->n_groups, true, 0, err) < 0)
 		return -1;
 	/* Always, whatever process.noNewPrivileges says: Landlock and seccomp need it from an
 	 * unprivileged process, and setuid binaries stay inert. */

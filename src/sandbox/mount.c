@@ -391,11 +391,15 @@ static int detach_layers(const struct aj_plan *plan, struct aj_err *err)
 	return 0;
 }
 
+static int build_image_root(const struct aj_plan *plan, struct aj_err *err);
+
 int aj_mount_build_root(const struct aj_plan *plan, struct aj_err *err)
 {
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
 	int r = 0;
 
+	if (plan->image)
+		return build_image_root(plan, err);
 	if (pivot_into_tmpfs(err) < 0)
 		return -1;
 	for (size_t i = 0; i < plan->n_ops && r == 0; i++)
@@ -415,6 +419,341 @@ int aj_mount_build_root(const struct aj_plan *plan, struct aj_err *err)
 	if (mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof ro) < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "make the sandbox root read-only");
 	return 0;
+}
+
+/* ---- a root from an image ------------------------------------------------------------------
+ *
+ * The root is an overlay of the image's layers under the sandbox's system layer. It is
+ * mounted in a scratch tmpfs, with every layer attached there first under a short name (the
+ * overlay's options must fit a page), and the workspace overlay beside it while host paths
+ * still resolve. The operations then run chrooted into the root, so that every absolute path
+ * and every symlink the image holds resolves inside it; what they take from the host (binds,
+ * device nodes) is opened through a descriptor of the host root, resolved as the host would
+ * (RESOLVE_IN_ROOT). Files the sandbox's identity needs (/etc/hosts, ...) are written in the
+ * scratch tmpfs and bound over the image's. Last, a real pivot_root, and the host root with
+ * the scratch tmpfs in it is detached. The root stays writable: it is the sandbox's own. */
+
+#define IMG_MAX_OPS 1024
+
+struct img_ctx {
+	int host;    /* the host root */
+	int scratch; /* the scratch tmpfs */
+	const char *base;
+	unsigned n_files;
+	/* Opened before the scratch tmpfs covers base (a host path may lie under it): the
+	 * layers' trees (the parent's, or clones of the host directories), and each host bind's
+	 * source, by operation. */
+	int root_l[AJ_OVL_MAX_LOWERS], root_rw, ws_l[AJ_OVL_MAX_LOWERS], ws_rw;
+	int src[IMG_MAX_OPS];
+};
+
+static void img_ctx_init(struct img_ctx *c)
+{
+	c->host = c->scratch = c->root_rw = c->ws_rw = -1;
+	c->base = NULL;
+	c->n_files = 0;
+	for (size_t i = 0; i < AJ_OVL_MAX_LOWERS; i++)
+		c->root_l[i] = c->ws_l[i] = -1;
+	for (size_t i = 0; i < IMG_MAX_OPS; i++)
+		c->src[i] = -1;
+}
+
+static void img_ctx_close(struct img_ctx *c)
+{
+	aj_close_fd(&c->host);
+	aj_close_fd(&c->scratch);
+	aj_close_fd(&c->root_rw);
+	aj_close_fd(&c->ws_rw);
+	for (size_t i = 0; i < AJ_OVL_MAX_LOWERS; i++) {
+		aj_close_fd(&c->root_l[i]);
+		aj_close_fd(&c->ws_l[i]);
+	}
+	for (size_t i = 0; i < IMG_MAX_OPS; i++)
+		aj_close_fd(&c->src[i]);
+}
+
+/* A layer's tree: the parent's (idmapped), else a clone of the host directory. */
+static int layer_tree(int tree_fd, const char *host, int *out, struct aj_err *err)
+{
+	if (tree_fd >= 0) {
+		*out = fcntl(tree_fd, F_DUPFD_CLOEXEC, 3);
+		if (*out < 0)
+			return aj_err_sys(err, AJ_LAYER_MOUNT, "duplicate layer \"%s\"", host);
+		return 0;
+	}
+	*out = (int)open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (*out < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "clone layer \"%s\"", host);
+	return 0;
+}
+
+static int layer_trees(const struct aj_overlay *o, int *lowers, int *rw, struct aj_err *err)
+{
+	for (size_t i = 0; i < o->n_lowers; i++)
+		if (layer_tree(o->lower_fds[i], o->lowers[i], &lowers[i], err) < 0)
+			return -1;
+	return layer_tree(o->rw_fd, o->rw_dir, rw, err);
+}
+
+static bool is_host_bind(const struct aj_op *op)
+{
+	return op->kind == AJ_OP_BIND && !(op->flags & (AJ_OPF_SELF | AJ_OPF_FROM_PARENT));
+}
+
+/* A host path bound into the image root: resolved from the host root as the host sees it
+ * (absolute symlinks included), never through the image. A missing optional one stays -1. */
+static int open_host_source(const struct img_ctx *c, const struct aj_op *op, int *out,
+			    struct aj_err *err)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
+					  (op->flags & AJ_OPF_NOFOLLOW ? RESOLVE_NO_SYMLINKS : 0)};
+
+	*out = (int)syscall(SYS_openat2, c->host, op->src, &how, sizeof how);
+	if (*out < 0 && !(errno == ENOENT && (op->flags & AJ_OPF_OPTIONAL)))
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "bind source \"%s\"", op->src);
+	return 0;
+}
+
+static int open_sources(struct img_ctx *c, const struct aj_plan *plan, struct aj_err *err)
+{
+	if (plan->n_ops > IMG_MAX_OPS)
+		return aj_err_set(err, AJ_LAYER_MOUNT, E2BIG, "more than %d operations",
+				  IMG_MAX_OPS);
+	if (layer_trees(&plan->root, c->root_l, &c->root_rw, err) < 0 ||
+	    (plan->ovl.on && layer_trees(&plan->ovl, c->ws_l, &c->ws_rw, err) < 0))
+		return -1;
+	for (size_t i = 0; i < plan->n_ops; i++)
+		if (is_host_bind(&plan->ops[i]) &&
+		    open_host_source(c, &plan->ops[i], &c->src[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+/* Attaches a layer's tree at scratch/slot. */
+static int attach_layer(struct img_ctx *c, int *tree, const char *host, const char *slot,
+			char *out, size_t len, struct aj_err *err)
+{
+	snprintf(out, len, "%s/%s", c->base, slot);
+	if (mkdirat(c->scratch, slot, 0700) < 0 && errno != EEXIST)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "create \"%s\"", out);
+	if (move_mount(*tree, "", c->scratch, slot, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "attach layer \"%s\"", host);
+	aj_close_fd(tree);
+	return 0;
+}
+
+/* overlayfs over o's layers at scratch/<prefix>mnt. */
+static int image_overlay(struct img_ctx *c, const struct aj_overlay *o, int *lowers, int *rw_fd,
+			 const char *prefix, struct aj_err *err)
+{
+	char opts[4096], path[256], rw[256], slot[32];
+	size_t off = (size_t)snprintf(opts, sizeof opts, "lowerdir=");
+
+	for (size_t i = o->n_lowers; i-- > 0;) {
+		snprintf(slot, sizeof slot, "%s%zu", prefix, i);
+		if (attach_layer(c, &lowers[i], o->lowers[i], slot, path, sizeof path, err) < 0)
+			return -1;
+		off += (size_t)snprintf(opts + off, sizeof opts - off, "%s%s",
+					i + 1 < o->n_lowers ? ":" : "", path);
+		if (off >= sizeof opts)
+			return aj_err_set(err, AJ_LAYER_MOUNT, E2BIG, "overlay options too long");
+	}
+	if (o->n_lowers == 0) {
+		snprintf(slot, sizeof slot, "%sempty", prefix);
+		if (mkdirat(c->scratch, slot, 0755) < 0)
+			return aj_err_sys(err, AJ_LAYER_MOUNT, "create \"%s/%s\"", c->base, slot);
+		off += (size_t)snprintf(opts + off, sizeof opts - off, "%s/%s", c->base, slot);
+	}
+	snprintf(slot, sizeof slot, "%srw", prefix);
+	if (attach_layer(c, rw_fd, o->rw_dir, slot, rw, sizeof rw, err) < 0 ||
+	    clear_volatile_mark(rw, err) < 0)
+		return -1;
+	if ((size_t)snprintf(opts + off, sizeof opts - off,
+			     ",upperdir=%s/upper,workdir=%s/work,userxattr,volatile", rw,
+			     rw) >= sizeof opts - off)
+		return aj_err_set(err, AJ_LAYER_MOUNT, E2BIG, "overlay options too long");
+	snprintf(slot, sizeof slot, "%smnt", prefix);
+	snprintf(path, sizeof path, "%s/%s", c->base, slot);
+	if (mkdirat(c->scratch, slot, 0755) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "create \"%s\"", path);
+	if (mount("overlay", path, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "mount the %s overlay",
+				  prefix[0] == 'i' ? "image root" : "workspace");
+	return 0;
+}
+
+static int host_bind(const struct img_ctx *c, const struct aj_op *op, int sfd,
+		     struct aj_err *err)
+{
+	_cleanup_close_ int tree = -1;
+	struct stat st;
+
+	if (sfd < 0)
+		return 0; /* optional, and missing */
+	if (fstat(sfd, &st) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "bind source \"%s\"", op->src);
+	tree = (int)open_tree(sfd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					       AT_RECURSIVE);
+	if (tree < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "clone mount of \"%s\"", op->src);
+	if (make_mountpoint(op->dst, S_ISDIR(st.st_mode), err) < 0 ||
+	    attach(tree, op->dst, true, err) < 0)
+		return -1;
+	if (op->flags & AJ_OPF_SEALED)
+		return 0;
+	return set_flags(op->dst, !(op->flags & AJ_OPF_DEV), op->flags & AJ_OPF_RO,
+			 op->flags & AJ_OPF_NOEXEC, true, err);
+}
+
+/* A mount point for a file bound over dst: an image's symlink there (resolv.conf often is
+ * one) is replaced by an empty file, so that the bind lands on dst itself. */
+static int file_mountpoint(const char *dst, struct aj_err *err)
+{
+	struct stat st;
+
+	if (lstat(dst, &st) == 0) {
+		if (S_ISREG(st.st_mode))
+			return 0;
+		if (S_ISDIR(st.st_mode))
+			return aj_err_set(err, AJ_LAYER_MOUNT, EISDIR,
+					  "\"%s\" is a directory in the image", dst);
+		if (unlink(dst) < 0)
+			return aj_err_sys(err, AJ_LAYER_MOUNT, "replace \"%s\"", dst);
+	}
+	return make_node(dst, 'f', NULL, err);
+}
+
+/* AJ_OPF_OVER: the content in the scratch tmpfs, bound over dst. */
+static int over_file(struct img_ctx *c, const struct aj_op *op, struct aj_err *err)
+{
+	char name[32];
+	_cleanup_close_ int fd = -1, tree = -1;
+
+	snprintf(name, sizeof name, "f%u", c->n_files++);
+	fd = openat(c->scratch, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, op->mode);
+	if (fd < 0 || aj_write_all(fd, op->src, op->len) < 0 || fchmod(fd, op->mode) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "write \"%s\"", op->dst);
+	tree = (int)open_tree(c->scratch, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "clone \"%s\"", op->dst);
+	if (file_mountpoint(op->dst, err) < 0 || attach(tree, op->dst, true, err) < 0)
+		return -1;
+	return set_flags(op->dst, true, false, true, false, err);
+}
+
+static int image_op(struct img_ctx *c, const struct aj_plan *plan, size_t i,
+		    struct aj_err *err)
+{
+	const struct aj_op *op = &plan->ops[i];
+	struct stat st;
+
+	switch (op->kind) {
+	case AJ_OP_BIND:
+		if (op->flags & AJ_OPF_SELF) {
+			if ((op->flags & AJ_OPF_OPTIONAL) && lstat(op->dst, &st) < 0)
+				return 0;
+			return do_bind(op, err);
+		}
+		if (op->flags & AJ_OPF_FROM_PARENT)
+			return do_bind(op, err);
+		return host_bind(c, op, c->src[i], err);
+	case AJ_OP_OVERLAY:
+		if (make_mountpoint(op->dst, true, err) < 0)
+			return -1;
+		if (move_mount(c->scratch, "wmnt", AT_FDCWD, op->dst, 0) < 0)
+			return aj_err_sys(err, AJ_LAYER_MOUNT, "attach the workspace at \"%s\"",
+					  op->dst);
+		return op->flags & AJ_OPF_RO ? set_flags(op->dst, true, true, false, false, err)
+					     : 0;
+	case AJ_OP_FILE:
+		if (op->flags & AJ_OPF_OVER)
+			return over_file(c, op, err);
+		return do_op(plan, op, err);
+	case AJ_OP_DIR:
+		if (strcmp(op->dst, "/") == 0)
+			return 0;
+		if (!(op->flags & AJ_OPF_OWNED) || lstat(op->dst, &st) == 0)
+			return do_op(plan, op, err);
+		if (do_op(plan, op, err) < 0)
+			return -1;
+		if (lchown(op->dst, plan->uid, plan->gid) < 0)
+			return aj_err_sys(err, AJ_LAYER_MOUNT, "give \"%s\" to uid %u", op->dst,
+					  plan->uid);
+		return 0;
+	case AJ_OP_TMPFS:
+	case AJ_OP_SYMLINK:
+	case AJ_OP_PROC:
+	case AJ_OP_DEVPTS:
+	case AJ_OP_MASK:
+	case AJ_OP_SEAL:
+		return do_op(plan, op, err);
+	case AJ_OP_ALLOW:
+	case AJ_OP_DENY:
+	case AJ_OP_MOUNT:
+	default:
+		return aj_err_set(err, AJ_LAYER_INTERNAL, 0, "operation %d in an image root",
+				  (int)op->kind);
+	}
+}
+
+static int image_scratch(struct img_ctx *c, const struct aj_plan *plan, struct aj_err *err)
+{
+	struct stat st;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "make the mount tree private");
+	c->host = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c->host < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "open the host root");
+	if (open_sources(c, plan, err) < 0)
+		return -1;
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(base_candidates) && !c->base; i++)
+		if (stat(base_candidates[i], &st) == 0 && S_ISDIR(st.st_mode))
+			c->base = base_candidates[i];
+	if (mount("tmpfs", c->base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=16m") < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "mount the scratch tmpfs on \"%s\"",
+				  c->base);
+	c->scratch = open(c->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->scratch < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "open the scratch tmpfs");
+	return 0;
+}
+
+static int build_image_root(const struct aj_plan *plan, struct aj_err *err)
+{
+	struct img_ctx c;
+	char root[64];
+	int r;
+
+	img_ctx_init(&c);
+	r = image_scratch(&c, plan, err);
+	if (r == 0)
+		r = image_overlay(&c, &plan->root, c.root_l, &c.root_rw, "i", err);
+	if (r == 0 && plan->ovl.on)
+		r = image_overlay(&c, &plan->ovl, c.ws_l, &c.ws_rw, "w", err);
+	snprintf(root, sizeof root, "%s/imnt", c.base ? c.base : "");
+	if (r == 0 && (chdir(root) < 0 || chroot(".") < 0))
+		r = aj_err_sys(err, AJ_LAYER_MOUNT, "enter the image root");
+	for (size_t i = 0; i < plan->n_ops && r == 0; i++)
+		r = image_op(&c, plan, i, err);
+	close_trees(plan, true);
+	for (size_t i = 0; i < plan->root.n_lowers; i++)
+		if (plan->root.lower_fds[i] >= 0)
+			close(plan->root.lower_fds[i]);
+	if (plan->root.rw_fd >= 0)
+		close(plan->root.rw_fd);
+	/* Out of the chroot to pivot (pivot_root refuses the current root as the new one);
+	 * pivot_root(".", ".") stacks the host root on the image root, and detaching "." then
+	 * drops it, the scratch tmpfs and the layers' attach points with it. */
+	if (r == 0 && (fchdir(c.host) < 0 || chroot(".") < 0 || chdir(root) < 0))
+		r = aj_err_sys(err, AJ_LAYER_MOUNT, "leave the chroot");
+	if (r == 0 && syscall(SYS_pivot_root, ".", ".") < 0)
+		r = aj_err_sys(err, AJ_LAYER_MOUNT, "pivot_root into the image root");
+	if (r == 0 && (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0))
+		r = aj_err_sys(err, AJ_LAYER_MOUNT, "detach the host root");
+	img_ctx_close(&c);
+	return r;
 }
 
 /* ---- a root from a directory (OCI bundles) ------------------------------------------------

@@ -144,13 +144,13 @@ int aj_step_new_session(struct aj_err *err)
 }
 
 int aj_step_become_user(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups,
-			bool set_groups, struct aj_err *err)
+			bool set_groups, uint64_t keep, struct aj_err *err)
 {
-	if (aj_caps_lock_and_bound(err) < 0)
+	if (aj_caps_lock_and_bound(keep, err) < 0)
 		return -1;
 	if (set_groups && setgroups(n_groups, groups) < 0)
 		return aj_err_sys(err, AJ_LAYER_CAPS, "setgroups(%zu groups)", n_groups);
-	return aj_caps_become_user(uid, gid, false, err);
+	return aj_caps_become_user(uid, gid, false, keep, err);
 }
 
 int aj_step_supervisor_alive(int fd, struct aj_err *err)

@@ -70,9 +70,10 @@ int aj_step_plan_rlimits(const struct aj_plan *plan, struct aj_err *err);
 int aj_step_new_session(struct aj_err *err);
 /* Securebits locked and the bounding set emptied (CAP_SETPCAP), the supplementary groups
  * set when set_groups (CAP_SETGID): both before the switch to uid:gid, which then clears
- * every remaining capability set. */
+ * every remaining capability set. With `keep` (an image's root, uid 0), those capabilities
+ * stay in the bounding, permitted and effective sets (caps.h). */
 int aj_step_become_user(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups,
-			bool set_groups, struct aj_err *err);
+			bool set_groups, uint64_t keep, struct aj_err *err);
 /* Fails with EPIPE if the supervisor's end of fd is gone: it may have died before the
  * death signal was armed (again), and nothing would then take the sandbox down. */
 int aj_step_supervisor_alive(int fd, struct aj_err *err);

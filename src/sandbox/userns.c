@@ -257,6 +257,21 @@ static int overlay_trees(struct aj_plan *plan, struct idmap_cache *cache, struct
 	return o->rw_fd < 0 ? -1 : 0;
 }
 
+/* An image root's layers and system layer: canonical, through the sandbox's full range. */
+static int root_trees(struct aj_plan *plan, struct idmap_cache *cache, struct aj_err *err)
+{
+	struct aj_overlay *o = &plan->root;
+	int nsfd = cached_userns(cache, plan, 0, 0, 65536, false, err);
+
+	if (nsfd < 0)
+		return -1;
+	for (size_t i = 0; i < o->n_lowers; i++)
+		if ((o->lower_fds[i] = make_tree(o->lowers[i], nsfd, true, err)) < 0)
+			return -1;
+	o->rw_fd = make_tree(o->rw_dir, nsfd, false, err);
+	return o->rw_fd < 0 ? -1 : 0;
+}
+
 /* Creates a missing protected .git part (hooks directory, empty config) the way git init
  * would, owned like its parent. Relative to the parent opened without following symlinks: a
  * workspace may hold links planted by an earlier run, and this runs with the caller's rights
@@ -319,11 +334,16 @@ int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err)
 	}
 	if (r == 0 && plan->ovl.on && plan->privileged)
 		r = overlay_trees(plan, &cache, err);
+	if (r == 0 && plan->root.on && plan->privileged)
+		r = root_trees(plan, &cache, err);
 	return r;
 }
 
 void aj_userns_close_trees(struct aj_plan *plan)
 {
+	for (size_t i = 0; i < plan->root.n_lowers; i++)
+		aj_close_fd(&plan->root.lower_fds[i]);
+	aj_close_fd(&plan->root.rw_fd);
 	for (size_t i = 0; i < plan->ovl.n_lowers; i++)
 		aj_close_fd(&plan->ovl.lower_fds[i]);
 	aj_close_fd(&plan->ovl.rw_fd);

@@ -73,6 +73,32 @@ void aj_persist_touch(struct persist *p)
 	p->last_activity_ms = aj_now_realtime_ms();
 }
 
+/* An image sandbox's root: the image's layers, then the sandbox's own (its snapshots), under
+ * its writable layer; no workspace overlay (the workspace is a directory of the root). */
+static int image_root(struct persist *p, const char *rw, struct aj_workspace_spec *ws,
+		      struct aj_err *err)
+{
+	struct aj_images im;
+	char dir[4200];
+	int r;
+
+	r = aj_images_open(p->state_dir, p->store, &im, err);
+	if (r == 0)
+		r = aj_image_root_open(&im, p->rec.owner, p->pol.rootfs_image, &p->img, err);
+	aj_images_close(&im);
+	if (r < 0)
+		return aj_err_prefix(err, "sandbox %s", p->rec.name);
+	for (size_t i = 0; i < p->rec.layers.n; i++) {
+		if (aj_ws_path(dir, sizeof dir, p->state_dir, "layers", p->rec.layers.v[i], NULL) < 0)
+			return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "layer path");
+		aj_strv_push(&p->img.lowers, dir);
+	}
+	if (aj_image_root_layer_at(&p->img, rw, err) < 0)
+		return -1;
+	ws->root = &p->img.spec;
+	return 0;
+}
+
 /* The sandbox's policy as stored, rebuilt and checked again: what was valid at create time
  * is re-validated against this host and this start. */
 static int load_plan(struct persist *p, struct aj_err *err)
@@ -87,13 +113,20 @@ static int load_plan(struct persist *p, struct aj_err *err)
 	    aj_policy_validate(&p->pol, err) < 0)
 		return -1;
 	aj_features_probe(&p->feat, NULL);
-	for (size_t i = 0; i < p->rec.layers.n; i++) {
-		if (aj_ws_path(dir, sizeof dir, p->state_dir, "layers", p->rec.layers.v[i], NULL) < 0)
-			return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "layer path");
-		aj_strv_push(&lowers, dir);
-	}
 	if (aj_ws_path(dir, sizeof dir, p->state_dir, "sandboxes", p->id, NULL) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "sandbox path");
+	if (p->pol.rootfs_image) {
+		if (image_root(p, dir, &ws, err) < 0)
+			return -1;
+		return aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err);
+	}
+	for (size_t i = 0; i < p->rec.layers.n; i++) {
+		char layer[4200];
+		if (aj_ws_path(layer, sizeof layer, p->state_dir, "layers", p->rec.layers.v[i],
+			       NULL) < 0)
+			return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "layer path");
+		aj_strv_push(&lowers, layer);
+	}
 	ws.lowers = &lowers;
 	ws.rw_dir = dir;
 	return aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err);
@@ -418,6 +451,7 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd, const stru
 	memset(&p, 0, sizeof p);
 	aj_sandbox_init(&p.sb); /* teardown() after an early failure must touch no descriptor */
 	p.listen_fd = -1;
+	p.img.lock_fd = -1;
 	p.next_id = 1;
 	p.warn = warn;
 	snprintf(p.state_dir, sizeof p.state_dir, "%s", state_dir);

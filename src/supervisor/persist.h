@@ -17,6 +17,7 @@
 #include "cgroup/cgroup.h"
 #include "cgroup/guard.h"
 #include "common/warn.h"
+#include "image/root.h"
 #include "policy/plan.h"
 #include "sandbox/initproto.h"
 #include "sandbox/launch.h"
@@ -79,6 +80,7 @@ struct persist {
 	struct aj_policy pol;
 	struct aj_features feat;
 	struct aj_plan plan;
+	struct aj_image_root img; /* an image sandbox's root (the plan points into it) */
 	struct aj_cgroup cg;
 	struct aj_cgroup_guard guard; /* removes cg if this supervisor is killed */
 	bool have_cg;

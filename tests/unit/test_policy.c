@@ -64,8 +64,9 @@ static void refused(const char *text, const char *path, const char *expect)
 static void unknown_fields(void)
 {
 	refused("{\"bogus\": 1}", "bogus",
-		"unknown field (expected one of: version, preset, filesystem, cwd, user, "
-		"hostname, environment, network, credentials, limits, syscalls, allow_degraded");
+		"unknown field (expected one of: version, preset, filesystem, rootfs, process, cwd, "
+		"user, hostname, environment, network, credentials, limits, syscalls, "
+		"allow_degraded");
 	refused("{\"filesystem\": {\"workspace_mod\": \"rw\"}}", "filesystem.workspace_mod",
 		"unknown field (expected one of: workspace, workspace_mode, ");
 	refused("{\"filesystem\": {\"workspace_mod\": \"rw\"}}", "filesystem.workspace_mod",
@@ -133,6 +134,33 @@ static void wrong_types(void)
 	refused("{\"limits\": {\"output_action\": \"drop\"}}", "limits.output_action",
 		"expected one of truncate, kill, got \"drop\"");
 	refused("{\"tier\": \"vm\"}", "tier", "expected one of namespaces, landlock, got \"vm\"");
+}
+
+/* rootfs.image and process.user: the forms docker's --user takes, nothing else. */
+static void image_fields(void)
+{
+	static const char *const users[] = {"root", "app", "1000", "1000:1000", "app:staff",
+					    "0:50", "www-data", "65535:65535"};
+	struct aj_policy p;
+	struct aj_err err;
+	char text[128];
+
+	for (size_t i = 0; i < sizeof users / sizeof users[0]; i++) {
+		aj_policy_init(&p);
+		snprintf(text, sizeof text, "{\"process\": {\"user\": \"%s\"}}", users[i]);
+		CHECK(apply_text(&p, text, &err) == 0 && p.process_user &&
+			      strcmp(p.process_user, users[i]) == 0,
+		      "process.user \"%s\" accepted", users[i]);
+		aj_policy_free(&p);
+	}
+	refused("{\"process\": {\"user\": \"a b\"}}", "process.user", "expected USER[:GROUP]");
+	refused("{\"process\": {\"user\": \"65536\"}}", "process.user", "an id 0-65535");
+	refused("{\"process\": {\"user\": \"app:\"}}", "process.user", "expected USER[:GROUP]");
+	refused("{\"process\": {\"user\": \":50\"}}", "process.user", "expected USER[:GROUP]");
+	refused("{\"process\": {\"user\": 0}}", "process.user", "expected a string");
+	refused("{\"rootfs\": {\"image\": \"\"}}", "rootfs.image", "expected an image reference");
+	refused("{\"rootfs\": {\"image\": \"a b\"}}", "rootfs.image", "expected an image reference");
+	refused("{\"rootfs\": {\"path\": \"/x\"}}", "rootfs.path", "expected one of: image");
 }
 
 static void quantities(void)
@@ -546,6 +574,7 @@ int main(void)
 	snprintf(tmpdir, sizeof tmpdir, "%s", dir);
 	unknown_fields();
 	wrong_types();
+	image_fields();
 	quantities();
 	nulls();
 	version_field();

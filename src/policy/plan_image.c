@@ -1,0 +1,430 @@
+/* An image root's plan (docs/images.md, "Image roots"): whom the command runs as, read from
+ * the image's own /etc/passwd and /etc/group; the operations that make the root; and the
+ * process defaults of the image's config (the command, the working directory, the
+ * environment it starts from).
+ *
+ * The layers are data someone else wrote, read here by agentjail (root, in privileged mode):
+ * every file is opened beneath its layer without following symlinks and only if it is a
+ * regular file, and whiteouts and opaque directories hide what lower layers hold, as
+ * overlayfs will once the root is mounted. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/cleanup.h"
+#include "common/tree.h"
+#include "common/util.h"
+#include "policy/plan_internal.h"
+#include "rules/landlock.h"
+
+#define ID_FILE_MAX (1u << 20)
+
+static int open_beneath(int dir, const char *path, int flags)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+
+	return (int)syscall(SYS_openat2, dir, path, &how, sizeof how);
+}
+
+static bool is_whiteout(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
+}
+
+static bool is_opaque(int dirfd)
+{
+	char v[4];
+	ssize_t n = fgetxattr(dirfd, AJ_OVL_OPAQUE_XATTR, v, sizeof v);
+
+	return n == 1 && v[0] == 'y';
+}
+
+static char *read_regular(int fd, size_t max)
+{
+	struct stat st;
+	char *buf;
+	size_t len = 0;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
+		return NULL;
+	buf = aj_xmalloc((size_t)st.st_size + 1);
+	while (len < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* One layer's say on `rel` ("etc/passwd"): its content, or NULL with *decided when the layer
+ * hides it (a whiteout at it or on its way, an opaque directory on its way that lacks it, a
+ * symlink or something else than a regular file there), or NULL without: look lower. */
+static char *layer_file(const char *layer, const char *rel, bool *decided)
+{
+	_cleanup_close_ int dir = open(layer, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char prefix[256];
+	bool opaque = false;
+
+	*decided = false;
+	if (dir < 0)
+		return NULL;
+	for (const char *c = rel;;) {
+		const char *slash = strchr(c, '/');
+		bool last = !slash;
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+
+		snprintf(prefix, sizeof prefix, "%.*s", (int)((last ? c + strlen(c) : slash) - rel),
+			 rel);
+		fd = open_beneath(dir, prefix, O_PATH);
+		if (fd < 0 && errno == ENOENT) {
+			*decided = opaque;
+			return NULL;
+		}
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			/* ELOOP (a symlink on the way, which overlayfs would follow into the
+			 * image), a device that would not open: unreadable, and it hides lower
+			 * layers. */
+			*decided = true;
+			return NULL;
+		}
+		if (is_whiteout(&st) || (!last && !S_ISDIR(st.st_mode))) {
+			*decided = true;
+			return NULL;
+		}
+		if (last) {
+			_cleanup_close_ int rfd = -1;
+			*decided = true;
+			if (!S_ISREG(st.st_mode))
+				return NULL;
+			rfd = open_beneath(dir, prefix, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+			return rfd < 0 ? NULL : read_regular(rfd, ID_FILE_MAX);
+		}
+		{
+			_cleanup_close_ int d = open_beneath(dir, prefix, O_RDONLY | O_DIRECTORY);
+			opaque = opaque || (d >= 0 && is_opaque(d));
+		}
+		c = slash + 1;
+	}
+}
+
+/* The image's `rel` as the mounted root will show it: the topmost layer's say, the
+ * sandbox's own system layer first. */
+static char *image_file(const struct aj_root_spec *r, const char *rel)
+{
+	char upper[4200];
+	bool decided;
+	char *s;
+
+	if (r->rw_dir) {
+		snprintf(upper, sizeof upper, "%s/upper", r->rw_dir);
+		s = layer_file(upper, rel, &decided);
+		if (s || decided)
+			return s;
+	}
+	for (size_t i = r->lowers->n; i-- > 0;) {
+		s = layer_file(r->lowers->v[i], rel, &decided);
+		if (s || decided)
+			return s;
+	}
+	return NULL;
+}
+
+/* ---- users and groups ------------------------------------------------------------------ */
+
+struct pw {
+	char name[64], home[512], shell[512];
+	unsigned long uid, gid;
+};
+
+/* Splits line (NUL-terminated, modified) at ':' into at most n fields. */
+static size_t fields(char *line, char **f, size_t n)
+{
+	size_t k = 0;
+
+	f[k++] = line;
+	for (char *c = line; *c && k < n; c++)
+		if (*c == ':') {
+			*c = '\0';
+			f[k++] = c + 1;
+		}
+	return k;
+}
+
+static bool parse_id(const char *s, unsigned long *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* The passwd entry named `name`, or with uid `uid` (name NULL); the first that matches. */
+static bool pw_find(const char *text, const char *name, unsigned long uid, struct pw *out)
+{
+	_cleanup_free_ char *copy = text ? aj_xstrdup(text) : NULL;
+	char *save = NULL;
+
+	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[7];
+		unsigned long u, g;
+		if (line[0] == '#' || fields(line, f, 7) < 7 || !parse_id(f[2], &u) ||
+		    !parse_id(f[3], &g))
+			continue;
+		if (name ? strcmp(f[0], name) != 0 : u != uid)
+			continue;
+		snprintf(out->name, sizeof out->name, "%s", f[0]);
+		snprintf(out->home, sizeof out->home, "%s", f[5]);
+		snprintf(out->shell, sizeof out->shell, "%s", f[6]);
+		out->uid = u;
+		out->gid = g;
+		return true;
+	}
+	return false;
+}
+
+/* The group named `name`'s id. */
+static bool gr_find(const char *text, const char *name, unsigned long *gid)
+{
+	_cleanup_free_ char *copy = text ? aj_xstrdup(text) : NULL;
+	char *save = NULL;
+
+	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[4];
+		if (fields(line, f, 4) >= 3 && strcmp(f[0], name) == 0 && parse_id(f[2], gid))
+			return true;
+	}
+	return false;
+}
+
+/* The groups listing `user` as a member (initgroups' view), besides its primary group. */
+static void member_groups(struct aj_plan *p, const char *text, const char *user)
+{
+	_cleanup_free_ char *copy = text ? aj_xstrdup(text) : NULL;
+	char *save = NULL;
+
+	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[4], *msave = NULL;
+		unsigned long gid;
+		if (fields(line, f, 4) < 4 || !parse_id(f[2], &gid) || gid > 65535 ||
+		    gid == p->gid)
+			continue;
+		for (char *m = strtok_r(f[3], ",", &msave); m; m = strtok_r(NULL, ",", &msave))
+			if (strcmp(m, user) == 0 &&
+			    p->n_groups < sizeof p->groups / sizeof p->groups[0])
+				p->groups[p->n_groups++] = (gid_t)gid;
+	}
+}
+
+/* Who the command runs as: --user / process.user, else the image's User, else root; as
+ * docker reads it: NAME or UID, optionally :GROUP or :GID; a UID the image's passwd lacks
+ * runs with gid 0 and HOME=/. */
+int aj_plan_image_user(struct aj_plan *p, struct aj_err *err)
+{
+	const struct aj_root_spec *r = p->image;
+	const char *spec = p->policy->process_user, *field = "process.user";
+	_cleanup_free_ char *passwd = NULL, *group = NULL, *copy = NULL;
+	struct pw pw = {.home = "/", .shell = "/bin/sh"};
+	unsigned long uid = 0, gid = 0;
+	char *colon;
+	bool found;
+
+	if (!spec) {
+		spec = r->user && *r->user ? r->user : "root";
+		field = "the image's User";
+	}
+	copy = aj_xstrdup(spec);
+	colon = strchr(copy, ':');
+	if (colon)
+		*colon++ = '\0';
+	passwd = image_file(r, "etc/passwd");
+	group = image_file(r, "etc/group");
+	if (parse_id(copy, &uid)) {
+		found = pw_find(passwd, NULL, uid, &pw);
+		gid = found ? pw.gid : 0;
+	} else if ((found = pw_find(passwd, copy, 0, &pw))) {
+		uid = pw.uid;
+		gid = pw.gid;
+	} else if (strcmp(copy, "root") == 0) {
+		snprintf(pw.name, sizeof pw.name, "root");
+		snprintf(pw.home, sizeof pw.home, "/root");
+	} else {
+		aj_err_set(err, AJ_LAYER_POLICY, ENOENT,
+			   "%s: \"%s\" is not a user of image %s (its /etc/passwd%s)", field, copy,
+			   r->name, passwd ? "" : " is missing or unreadable");
+		return aj_err_hint(err, "name a user the image has, or give UID[:GID]");
+	}
+	if (colon && !parse_id(colon, &gid) && !gr_find(group, colon, &gid)) {
+		aj_err_set(err, AJ_LAYER_POLICY, ENOENT,
+			   "%s: \"%s\" is not a group of image %s (its /etc/group)", field, colon,
+			   r->name);
+		return aj_err_hint(err, "name a group the image has, or give a GID");
+	}
+	if (uid > 65535 || gid > 65535)
+		return aj_err_set(err, AJ_LAYER_POLICY, ERANGE,
+				  "%s: \"%s\" is uid %lu, gid %lu; a sandbox maps ids 0-65535", field,
+				  spec, uid, gid);
+	p->uid = (uint32_t)uid;
+	p->gid = (uint32_t)gid;
+	p->n_groups = 0;
+	if (found && p->privileged)
+		member_groups(p, group, pw.name);
+	free(p->user_name);
+	free(p->home);
+	free(p->shell);
+	p->user_name = aj_xstrdup(pw.name);
+	p->home = aj_xstrdup(pw.home[0] == '/' ? pw.home : "/");
+	p->shell = aj_xstrdup(pw.shell[0] == '/' ? pw.shell : "/bin/sh");
+	aj_plan_set_layer(p, AJ_PL_USERNS, AJ_LS_ENFORCED,
+			  p->privileged ? "sandbox uid %u%s%s%s maps to an unprivileged host uid "
+					  "range allocated per sandbox; the image's ids 0-65535 "
+					  "appear as its own"
+					: "sandbox uid %u%s%s%s maps to the caller's uid, the one id "
+					  "mapped: every file of the image appears as that user's",
+			  p->uid, pw.name[0] ? " (" : "", pw.name, pw.name[0] ? ")" : "");
+	return 0;
+}
+
+/* ---- the root ---------------------------------------------------------------------------- */
+
+/* Files the sandbox's identity needs, bound over the image's (which stay in its layers as
+ * they were): what docker and podman bind there too. */
+static void over(struct aj_plan *p, const char *dst, char *content, const char *why)
+{
+	aj_plan_add_file(p, dst, content, strlen(content), why)->flags |= AJ_OPF_OVER;
+}
+
+static void host_copy(struct aj_plan *p, const char *path, const char *why)
+{
+	char *content = aj_read_file(path, 1 << 16, NULL);
+
+	over(p, path, content ? content : aj_xstrdup(""), why);
+}
+
+static void identity_files(struct aj_plan *p)
+{
+	const struct aj_policy *pol = p->policy;
+
+	if (pol->net_mode == AJ_NET_HOST) {
+		host_copy(p, "/etc/hosts", "the host's name table (host network)");
+		host_copy(p, "/etc/resolv.conf", "the host's resolver (host network)");
+	} else {
+		over(p, "/etc/hosts",
+		     aj_xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost "
+				  "ip6-loopback\n127.0.1.1\t%s\n",
+				  pol->hostname),
+		     "loopback names only");
+		over(p, "/etc/resolv.conf",
+		     aj_xstrdup("# no DNS inside the sandbox: the network is not reachable\n"),
+		     "no resolver");
+	}
+	over(p, "/etc/hostname", aj_xasprintf("%s\n", pol->hostname), "the sandbox's name");
+}
+
+int aj_plan_image_rootfs(struct aj_plan *p, struct aj_err *err)
+{
+	const struct aj_root_spec *r = p->image;
+	/* Every right but making device nodes: the root is the sandbox's own overlay. */
+	uint64_t rights = aj_landlock_fs_rights(p->features->landlock_abi) &
+			  ~(AJ_LL_FS_MAKE_CHAR | AJ_LL_FS_MAKE_BLOCK);
+
+	if (r->lowers->n > AJ_OVL_MAX_LOWERS)
+		return aj_err_set(err, AJ_LAYER_POLICY, E2BIG, "image %s: %zu layers (at most %d)",
+				  r->name, r->lowers->n, AJ_OVL_MAX_LOWERS);
+	p->root.on = true;
+	p->root.canonical = true;
+	p->root.rw_dir = aj_xstrdup(r->rw_dir);
+	for (; p->root.n_lowers < r->lowers->n; p->root.n_lowers++)
+		p->root.lowers[p->root.n_lowers] = aj_xstrdup(r->lowers->v[p->root.n_lowers]);
+	aj_plan_load_rules(p);
+	aj_plan_add_op(p, AJ_OP_DIR, "/", NULL, 0, rights,
+		       "the image's layers, read-only, under the sandbox's own system layer: "
+		       "nosuid, nodev; writes land in the system layer");
+	aj_plan_dev_tree(p);
+	aj_plan_procfs(p);
+	identity_files(p);
+	if (aj_plan_user_binds(p, err) < 0)
+		return -1;
+	aj_plan_egress_files(p);
+	aj_plan_set_layer(p, AJ_PL_ROOTFS, AJ_LS_ENFORCED,
+			  "image %s (%zu layers) under the sandbox's system layer; nosuid, nodev; "
+			  "fresh /dev, /proc",
+			  r->name, r->lowers->n);
+	return 0;
+}
+
+/* ---- the process ---------------------------------------------------------------------------- */
+
+/* Entrypoint, then the command given or the image's Cmd (docker's rule); a persistent
+ * sandbox's commands come one by one and run as given. The working directory: the policy's
+ * cwd, else the image's WorkingDir, else the workspace. */
+int aj_plan_image_command(struct aj_plan *p, char *const *argv, struct aj_err *err)
+{
+	const struct aj_root_spec *r = p->image;
+	bool given = argv && argv[0];
+
+	if (!p->persistent) {
+		for (size_t i = 0; r->entrypoint && i < r->entrypoint->n; i++)
+			aj_strv_push(&p->argv, r->entrypoint->v[i]);
+		for (size_t i = 0; given && argv[i]; i++)
+			aj_strv_push(&p->argv, argv[i]);
+		for (size_t i = 0; !given && r->cmd && i < r->cmd->n; i++)
+			aj_strv_push(&p->argv, r->cmd->v[i]);
+		if (p->argv.n == 0) {
+			aj_err_set(err, AJ_LAYER_USAGE, 0,
+				   "image %s has neither an Entrypoint nor a Cmd: name the command "
+				   "to run",
+				   r->name);
+			return aj_err_hint(err, "agentjail run --image %s -- CMD [ARGS...]", r->name);
+		}
+	}
+	p->cwd = aj_xstrdup(p->policy->cwd			? p->policy->cwd
+			    : r->workdir && r->workdir[0] == '/' ? r->workdir
+								 : p->policy->workspace);
+	return 0;
+}
+
+/* The image's Env first; HOME (and USER, HOSTNAME) where it sets none. */
+void aj_plan_image_env(struct aj_plan *p)
+{
+	const struct aj_root_spec *r = p->image;
+
+	for (size_t i = 0; r->env && i < r->env->n; i++) {
+		const char *kv = r->env->v[i], *eq = strchr(kv, '=');
+		char name[256];
+		if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof name)
+			continue;
+		snprintf(name, sizeof name, "%.*s", (int)(eq - kv), kv);
+		aj_strv_setenv(&p->env, name, eq + 1);
+	}
+	if (aj_strv_find_env(&p->env, "PATH", 4) < 0)
+		aj_strv_setenv(&p->env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:"
+						"/usr/bin:/sbin:/bin");
+	if (aj_strv_find_env(&p->env, "HOME", 4) < 0)
+		aj_strv_setenv(&p->env, "HOME", p->home);
+	if (p->user_name[0] && aj_strv_find_env(&p->env, "USER", 4) < 0)
+		aj_strv_setenv(&p->env, "USER", p->user_name);
+	if (aj_strv_find_env(&p->env, "HOSTNAME", 8) < 0)
+		aj_strv_setenv(&p->env, "HOSTNAME", p->policy->hostname);
+}
