@@ -673,8 +673,16 @@ static int image_op(struct img_ctx *c, const struct aj_plan *plan, size_t i,
 	case AJ_OP_DIR:
 		if (strcmp(op->dst, "/") == 0)
 			return 0;
-		if (!(op->flags & AJ_OPF_OWNED) || lstat(op->dst, &st) == 0)
+		if (!(op->flags & AJ_OPF_OWNED))
 			return do_op(plan, op, err);
+		if (lstat(op->dst, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				return 0;
+			return aj_err_set(err, AJ_LAYER_MOUNT, ENOTDIR,
+					  "the workspace \"%s\" is not a directory in the image (a "
+					  "symlink?)",
+					  op->dst);
+		}
 		if (do_op(plan, op, err) < 0)
 			return -1;
 		if (lchown(op->dst, plan->uid, plan->gid) < 0)
