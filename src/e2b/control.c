@@ -253,17 +253,28 @@ static int create_policy(struct aj_srv_req *r, struct create *c)
 {
 	json_t *pol = e2b_template(e2b_of(r)->e2b, c->template_id), *v;
 	const char *preset = NULL, *k;
+	_cleanup_json_ json_t *image = NULL;
 	struct aj_err err;
 
-	if (!pol)
-		return e2b_fail(r, 400, "template '%s' is not available: agentjail sandboxes are not "
-					"made from images, a template names a policy (\"base\" and "
-					"those of --e2b-templates; docs/e2b.md)",
-				c->template_id);
-	if (aj_policy_json_preset(pol, &preset, &err) < 0 ||
-	    aj_policy_apply_preset(&c->pol, preset ? preset : "workspace-write", &err) < 0 ||
-	    aj_policy_apply_json(&c->pol, pol, &err) < 0)
+	/* A name no template has names an image of the owner's store: "base"'s policy on it,
+	 * with E2B's home as the workspace and its user. Whether the image exists is known at
+	 * create (400 then, naming the template). */
+	if (!pol) {
+		image = json_pack("{s:{s:s}, s:{s:s}, s:{s:s}}", "rootfs", "image", c->template_id,
+				  "filesystem", "mount", "/home/user", "process", "user", "user");
+		if (aj_policy_json_preset(e2b_template(e2b_of(r)->e2b, "base"), &preset, &err) < 0 ||
+		    aj_policy_apply_preset(&c->pol, preset ? preset : "workspace-write", &err) < 0 ||
+		    aj_policy_apply_json(&c->pol, e2b_template(e2b_of(r)->e2b, "base"), &err) < 0 ||
+		    aj_policy_apply_json(&c->pol, image, &err) < 0)
+			return e2b_fail(r, 400, "template '%s' is not available: it is neither a "
+						"template (\"base\" and those of --e2b-templates) nor "
+						"an image name (docs/e2b.md)",
+					c->template_id);
+	} else if (aj_policy_json_preset(pol, &preset, &err) < 0 ||
+		   aj_policy_apply_preset(&c->pol, preset ? preset : "workspace-write", &err) < 0 ||
+		   aj_policy_apply_json(&c->pol, pol, &err) < 0) {
 		return fail_mgr(r, &err);
+	}
 	if (json_is_false(c->internet))
 		c->pol.net_mode = AJ_NET_NONE;
 	else if (json_is_true(c->internet) && c->pol.net_mode == AJ_NET_NONE)
@@ -312,7 +323,13 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 	if (aj_srv_quota_reserve(r, m, 1, mem) < 0)
 		return;
 	if (aj_mgr_create(m, &c->o, &rec, &err) < 0) {
-		fail_mgr(r, &err);
+		if (err.cls == AJ_ERRC_NOT_FOUND && strstr(err.msg, "no image"))
+			e2b_fail(r, 400, "template '%s' is not available: it is neither a template "
+					 "(\"base\" and those of --e2b-templates) nor an image of "
+					 "the store (docs/e2b.md)",
+				 c->template_id);
+		else
+			fail_mgr(r, &err);
 	} else {
 		aj_srv_ok(r, 201, e2b_sandbox_json(e2b_of(r)->e2b, &rec));
 		aj_sandbox_rec_free(&rec);

@@ -293,17 +293,36 @@ int aj_mgr_begin_creating(struct aj_mgr *m, const struct aj_sandbox_rec *r, stru
 /* An image sandbox's policy names its image by digest (docs/images.md), so that a later pull
  * of the same name does not change what it starts from. Resolved under the image store's
  * lock, which the caller holds until the record exists: `image rm`, under the same lock, then
- * sees the sandbox using the image. */
+ * sees the sandbox using the image. A token owner uses its own images and the local owner's
+ * (the host's administrator provides images as templates); a digest neither names is not
+ * its. */
 static int pin_image(struct aj_mgr *m, struct aj_policy *pol, struct aj_images *im,
 		     struct aj_err *err)
 {
-	struct aj_image_rec rec;
+	struct aj_image_rec rec = {.layers = AJ_STRV_INIT, .names = AJ_STRV_INIT};
+	const char *owners[] = {m->owner, ""};
+	int r = -1;
 
 	if (!pol->rootfs_image)
 		return 0;
-	if (aj_images_open(m->state, m->store, im, err) < 0 || aj_images_lock(im, err) < 0 ||
-	    aj_images_find(im, m->owner, pol->rootfs_image, &rec, NULL, err) < 0)
+	if (aj_images_open(m->state, m->store, im, err) < 0 || aj_images_lock(im, err) < 0)
 		return -1;
+	for (size_t i = 0; i < (m->owner[0] ? 2 : 1) && r < 0; i++) {
+		r = aj_images_find(im, owners[i], pol->rootfs_image, &rec, NULL, err);
+		if (r == 0 && owners[i][0] == '\0' && m->owner[0] && rec.names.n == 0) {
+			aj_image_rec_free(&rec);
+			r = -1;
+		} else if (r == 0 && owners[i][0] && rec.names.n == 0) {
+			aj_image_rec_free(&rec);
+			r = -1; /* found by digest: look for the local owner's name for it */
+		}
+	}
+	if (r < 0) {
+		aj_err_set(err, AJ_LAYER_IMAGE, ENOENT, "no image \"%s\" in the store",
+			   pol->rootfs_image);
+		aj_err_hint(err, "agentjail image pull %s, or image import", pol->rootfs_image);
+		return aj_err_class(err, AJ_ERRC_NOT_FOUND);
+	}
 	free(pol->rootfs_image);
 	pol->rootfs_image = aj_xstrdup(rec.digest);
 	aj_image_rec_free(&rec);

@@ -432,7 +432,9 @@ void aj_plan_free(struct aj_plan *p)
 	free(p->user_name);
 	free(p->home);
 	free(p->shell);
-	p->user_name = p->home = p->shell = NULL;
+	free(p->image_passwd);
+	free(p->image_group);
+	p->user_name = p->home = p->shell = p->image_passwd = p->image_group = NULL;
 	aj_strv_free(&p->argv);
 	aj_strv_free(&p->env);
 	aj_strv_free(&p->egress.placeholders);

@@ -188,6 +188,7 @@ struct aj_plan {
 	gid_t groups[32]; /* supplementary groups (an image user's, from its /etc/group) */
 	size_t n_groups;
 	char *user_name, *home, *shell; /* the policy's user, or the image's */
+	char *image_passwd, *image_group; /* an image's passwd and group with the user added */
 	uint32_t id_base;  /* host id of inside id 0 (privileged), or the caller's id */
 	uint32_t id_count; /* 65536 privileged, 1 rootless */
 	uint32_t host_gid_base;

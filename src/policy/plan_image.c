@@ -217,6 +217,21 @@ static bool gr_find(const char *text, const char *name, unsigned long *gid)
 	return false;
 }
 
+/* Whether a group has id `gid`. */
+static bool gr_find_id(const char *text, unsigned long want, unsigned long *gid)
+{
+	_cleanup_free_ char *copy = text ? aj_xstrdup(text) : NULL;
+	char *save = NULL;
+
+	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[4];
+		if (fields(line, f, 4) >= 3 && parse_id(f[2], gid) && *gid == want)
+			return true;
+	}
+	return false;
+}
+
 /* The groups listing `user` as a member (initgroups' view), besides its primary group. */
 static void member_groups(struct aj_plan *p, const char *text, const char *user)
 {
@@ -235,6 +250,32 @@ static void member_groups(struct aj_plan *p, const char *text, const char *user)
 			    p->n_groups < sizeof p->groups / sizeof p->groups[0])
 				p->groups[p->n_groups++] = (gid_t)gid;
 	}
+}
+
+/* A user the image's passwd lacks is added to it, with its group and home: written into the
+ * sandbox's system layer when the root is built (p->image_etc), so that tools that look the
+ * user up (ssh, sudo, shells' prompts, pip --user) find it. Named user.name unless the image
+ * has that name for another uid. */
+static void add_user(struct aj_plan *p, struct pw *pw, const char *passwd, const char *group)
+{
+	const struct aj_policy *pol = p->policy;
+	struct pw other;
+	unsigned long g;
+	size_t plen = passwd ? strlen(passwd) : 0, glen = group ? strlen(group) : 0;
+
+	if (pw_find(passwd, pol->user_name, 0, &other))
+		snprintf(pw->name, sizeof pw->name, "u%u", p->uid);
+	else
+		snprintf(pw->name, sizeof pw->name, "%s", pol->user_name);
+	snprintf(pw->home, sizeof pw->home, "/home/%s", pw->name);
+	snprintf(pw->shell, sizeof pw->shell, "/bin/sh");
+	p->image_passwd = aj_xasprintf("%s%s%s:x:%u:%u::%s:%s\n", passwd ? passwd : "",
+				       plen && passwd[plen - 1] != '\n' ? "\n" : "", pw->name,
+				       p->uid, p->gid, pw->home, pw->shell);
+	if (!gr_find_id(group, p->gid, &g))
+		p->image_group = aj_xasprintf("%s%s%s:x:%u:\n", group ? group : "",
+					      glen && group[glen - 1] != '\n' ? "\n" : "",
+					      pw->name, p->gid);
 }
 
 /* Who the command runs as: --user / process.user, else the image's User, else root; as
@@ -262,13 +303,19 @@ int aj_plan_image_user(struct aj_plan *p, struct aj_err *err)
 	group = image_file(r, "etc/group");
 	if (parse_id(copy, &uid)) {
 		found = pw_find(passwd, NULL, uid, &pw);
-		gid = found ? pw.gid : 0;
+		gid = found ? pw.gid : uid;
 	} else if ((found = pw_find(passwd, copy, 0, &pw))) {
 		uid = pw.uid;
 		gid = pw.gid;
 	} else if (strcmp(copy, "root") == 0) {
 		snprintf(pw.name, sizeof pw.name, "root");
 		snprintf(pw.home, sizeof pw.home, "/root");
+		found = true;
+	} else if (strcmp(copy, p->policy->user_name) == 0) {
+		/* The sandbox user (user.name, "user" by default: what E2B clients ask for) is
+		 * added to an image that lacks it, with user.uid and user.gid. */
+		uid = p->policy->uid;
+		gid = p->policy->gid;
 	} else {
 		aj_err_set(err, AJ_LAYER_POLICY, ENOENT,
 			   "%s: \"%s\" is not a user of image %s (its /etc/passwd%s)", field, copy,
@@ -290,6 +337,8 @@ int aj_plan_image_user(struct aj_plan *p, struct aj_err *err)
 	p->n_groups = 0;
 	if (found && p->privileged)
 		member_groups(p, group, pw.name);
+	if (!found)
+		add_user(p, &pw, passwd, group);
 	free(p->user_name);
 	free(p->home);
 	free(p->shell);
@@ -364,6 +413,20 @@ int aj_plan_image_rootfs(struct aj_plan *p, struct aj_err *err)
 	aj_plan_dev_tree(p);
 	aj_plan_procfs(p);
 	identity_files(p);
+	if (p->image_passwd) {
+		char *text = p->image_passwd;
+		p->image_passwd = NULL;
+		aj_plan_add_file(p, "/etc/passwd", text, strlen(text),
+				 "the image's users and the sandbox user, which it lacked");
+		aj_plan_add_op(p, AJ_OP_DIR, p->home, NULL, AJ_OPF_OWNED, 0,
+			       "the added user's home");
+	}
+	if (p->image_group) {
+		char *text = p->image_group;
+		p->image_group = NULL;
+		aj_plan_add_file(p, "/etc/group", text, strlen(text),
+				 "the image's groups and the sandbox user's, which it lacked");
+	}
 	if (aj_plan_user_binds(p, err) < 0)
 		return -1;
 	aj_plan_egress_files(p);

@@ -1,6 +1,7 @@
 /* Printing a plan: JSON for reports and tools, a short summary for people. */
 #include <stdint.h>
 #include <stdio.h>
+#include <linux/capability.h>
 #include <string.h>
 
 #include "policy/plan.h"
@@ -122,6 +123,45 @@ static json_t *egress_json(const struct aj_plan *p)
 			 "credentials", creds);
 }
 
+/* The capabilities held, by name (an image's root); empty otherwise. */
+static json_t *caps_json(uint64_t keep)
+{
+	static const char *const names[64] = {
+		[CAP_CHOWN] = "CAP_CHOWN",
+		[CAP_DAC_OVERRIDE] = "CAP_DAC_OVERRIDE",
+		[CAP_FOWNER] = "CAP_FOWNER",
+		[CAP_FSETID] = "CAP_FSETID",
+		[CAP_KILL] = "CAP_KILL",
+		[CAP_SETGID] = "CAP_SETGID",
+		[CAP_SETUID] = "CAP_SETUID",
+		[CAP_SETPCAP] = "CAP_SETPCAP",
+		[CAP_NET_BIND_SERVICE] = "CAP_NET_BIND_SERVICE",
+		[CAP_SYS_CHROOT] = "CAP_SYS_CHROOT",
+		[CAP_AUDIT_WRITE] = "CAP_AUDIT_WRITE",
+		[CAP_SETFCAP] = "CAP_SETFCAP",
+	};
+	json_t *a = json_array();
+
+	for (int c = 0; c < 64; c++)
+		if ((keep >> c) & 1)
+			json_array_append_new(a, json_string(names[c] ? names[c] : "?"));
+	return a;
+}
+
+/* The image a root is made of: its name as given, its digest, its layers; null otherwise. */
+static json_t *image_json(const struct aj_plan *p)
+{
+	json_t *layers;
+
+	if (!p->image)
+		return json_null();
+	layers = json_array();
+	for (size_t i = 0; i < p->image->lowers->n; i++)
+		json_array_append_new(layers, json_string(p->image->lowers->v[i]));
+	return json_pack("{s:s, s:s, s:o, s:s?}", "name", p->image->name, "digest",
+			 p->image->digest, "layers", layers, "system_layer", p->image->rw_dir);
+}
+
 json_t *aj_plan_to_json(const struct aj_plan *p)
 {
 	json_t *root = json_object(), *ops = json_array(), *layers = json_array();
@@ -157,6 +197,9 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 									? p->id_base + p->gid
 									: p->host_gid_base))
 					    : json_null()));
+	json_object_set_new(json_object_get(root, "user"), "name", json_string(p->user_name));
+	json_object_set_new(json_object_get(root, "user"), "capabilities", caps_json(p->caps_keep));
+	json_object_set_new(root, "image", image_json(p));
 	json_object_set_new(root, "policy", redacted_policy(p->policy));
 	json_object_set_new(root, "workspace", json_string(p->policy->workspace));
 	json_object_set_new(root, "cwd", json_string(p->cwd));

@@ -33,6 +33,8 @@ static const struct aj_jf_field create_fields[] = {
 	AJ_SRV_STRING("preset", 0),
 	AJ_SRV_LABELS("labels", 0),
 	AJ_SRV_STRING("from_snapshot", 0),
+	AJ_SRV_STRING("image", 0),
+	AJ_SRV_STRING("user", 0),
 	AJ_SRV_BOOL("start", 0),
 	AJ_SRV_DURATION("idle_timeout", 0),
 	AJ_SRV_STRING("idle_action", 0),
@@ -107,6 +109,33 @@ static int check_remote_limits(struct aj_srv_req *r, const struct aj_policy *p)
 			   field, AJ_DEFAULT_PIDS, AJ_DEFAULT_MAX_CONNECTIONS);
 }
 
+/* "image" and "user": policy.rootfs.image and policy.process.user by shorter names, checked
+ * the same way (a difference between the two spellings is refused). */
+static int image_and_user(struct aj_srv_req *r, struct create_data *d)
+{
+	static const struct {
+		const char *field, *section, *key;
+	} rows[] = {{"image", "rootfs", "image"}, {"user", "process", "user"}};
+	struct aj_err err;
+
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		const char *v = aj_srv_str(r, rows[i].field);
+		char *const *cur = i == 0 ? &d->pol.rootfs_image : &d->pol.process_user;
+		_cleanup_json_ json_t *doc = NULL;
+		if (!v)
+			continue;
+		if (*cur && strcmp(*cur, v))
+			return aj_srv_fail(r, 400, "invalid_value", rows[i].field,
+					   "%s: \"%s\" differs from policy.%s.%s \"%s\"",
+					   rows[i].field, v, rows[i].section, rows[i].key, *cur);
+		doc = json_pack("{s:{s:s}}", rows[i].section, rows[i].key, v);
+		if (aj_policy_apply_json(&d->pol, doc, &err) < 0)
+			return aj_srv_fail(r, 400, "invalid_value", rows[i].field, "%s: %s",
+					   rows[i].field, err.msg);
+	}
+	return 0;
+}
+
 static int build_policy(struct aj_srv_req *r, struct create_data *d)
 {
 	json_t *pol = json_object_get(r->body, "policy");
@@ -127,6 +156,8 @@ static int build_policy(struct aj_srv_req *r, struct create_data *d)
 				   "%s", err.msg);
 	if (pol && aj_policy_apply_json(&d->pol, pol, &err) < 0)
 		return aj_srv_fail_err(r, &err, NULL);
+	if (image_and_user(r, d) < 0)
+		return -1;
 	return r->remote ? check_remote_limits(r, &d->pol) : 0;
 }
 
@@ -186,6 +217,8 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 	if (aj_mgr_create(m, &d->o, &rec, &err) < 0) {
 		if (err.errnum == ENOENT && d->o.from_snapshot && strstr(err.msg, "no snapshot"))
 			aj_srv_fail(r, 400, "invalid_value", "from_snapshot", "%s", err.msg);
+		else if (err.errnum == ENOENT && d->pol.rootfs_image && strstr(err.msg, "no image"))
+			aj_srv_fail(r, 400, "invalid_value", "image", "%s", err.msg);
 		else
 			aj_srv_fail_err(r, &err, err.errnum == EEXIST ? "name" : NULL);
 	} else {

@@ -47,8 +47,14 @@ test_defaults() {
 	fi
 	ar --image user:1 -u root -- id -u
 	expect_eq "--user root overrides the image's User" "$OUT" 0
-	ar --image plain:1 -u 1234:5 -- sh -c 'echo $(id -u):$(id -g) $HOME'
-	expect_eq "--user UID:GID the image does not know: those ids, HOME=/" "$OUT" "1234:5 /"
+	ar --image plain:1 -u 1234:5 -- sh -c 'echo $(id -u):$(id -g) $HOME $(id -un); stat -c %u $HOME'
+	expect_eq "--user UID:GID the image lacks: added to its passwd as user, with a home" "$OUT" \
+		"$(printf '1234:5 /home/user user\n1234')"
+	ar --image plain:1 -u user -- sh -c 'echo $(id -u):$(id -g) $HOME; grep ^user: /etc/passwd'
+	expect_eq "--user user (the sandbox user, as E2B asks): added with user.uid" "$OUT" \
+		"$(printf '1000:1000 /home/user\nuser:x:1000:1000::/home/user:/bin/sh')"
+	ar --image plain:1 -u 4321 -- id -g
+	expect_eq "a uid alone the image lacks: its own group" "$OUT" 4321
 	ar --image plain:1 -u nobody -- id -u
 	expect_eq "--user NAME from the image's /etc/passwd" "$OUT" 65534
 	ar --image plain:1 -u ghost -- true
