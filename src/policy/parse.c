@@ -4,6 +4,7 @@
  * paragraph in docs/policy.md.
  */
 #include "policy/policy.h"
+#include "policy/users.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -377,30 +378,10 @@ static int check_image_ref(const char *path, const char *v, struct aj_err *err)
 			  v);
 }
 
-/* One side of a user spec: an id (0-65535) or a name as useradd allows it. */
-static bool id_or_name(const char *v, size_t n)
-{
-	unsigned long id = 0;
-	bool digits = n > 0, ok = n > 0 && n <= 32;
-
-	for (size_t i = 0; i < n; i++) {
-		char c = v[i];
-		digits = digits && c >= '0' && c <= '9';
-		ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			    (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.');
-		if (digits)
-			id = id * 10 + (unsigned long)(c - '0');
-	}
-	return ok && (!digits || (n <= 5 && id <= 65535));
-}
-
 /* USER[:GROUP], each a name of the image's or an id (docker's --user). */
 static int check_user_spec(const char *path, const char *v, struct aj_err *err)
 {
-	const char *colon = strchr(v, ':');
-	size_t un = colon ? (size_t)(colon - v) : strlen(v);
-
-	if (id_or_name(v, un) && (!colon || id_or_name(colon + 1, strlen(colon + 1))))
+	if (aj_user_spec_ok(v))
 		return 0;
 	return aj_err_set(err, AJ_LAYER_POLICY, 0,
 			  "%s: expected USER[:GROUP], each a name or an id 0-65535 (root, app, "

@@ -24,6 +24,7 @@
 #include "common/tree.h"
 #include "common/util.h"
 #include "policy/plan_internal.h"
+#include "policy/users.h"
 #include "rules/landlock.h"
 
 #define ID_FILE_MAX (1u << 20)
@@ -147,211 +148,94 @@ static char *image_file(const struct aj_root_spec *r, const char *rel)
 
 /* ---- users and groups ------------------------------------------------------------------ */
 
-struct pw {
-	char name[64], home[512], shell[512];
-	unsigned long uid, gid;
-};
-
-/* Splits line (NUL-terminated, modified) at ':' into at most n fields. */
-static size_t fields(char *line, char **f, size_t n)
-{
-	size_t k = 0;
-
-	f[k++] = line;
-	for (char *c = line; *c && k < n; c++)
-		if (*c == ':') {
-			*c = '\0';
-			f[k++] = c + 1;
-		}
-	return k;
-}
-
-static bool parse_id(const char *s, unsigned long *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno == 0 && *end == '\0';
-}
-
-/* The passwd entry named `name`, or with uid `uid` (name NULL); the first that matches. */
-static bool pw_find(const char *text, const char *name, unsigned long uid, struct pw *out)
-{
-	_cleanup_free_ char *copy = text ? aj_xstrdup(text) : NULL;
-	char *save = NULL;
-
-	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[7];
-		unsigned long u, g;
-		if (line[0] == '#' || fields(line, f, 7) < 7 || !parse_id(f[2], &u) ||
-		    !parse_id(f[3], &g))
-			continue;
-		if (name ? strcmp(f[0], name) != 0 : u != uid)
-			continue;
-		snprintf(out->name, sizeof out->name, "%s", f[0]);
-		snprintf(out->home, sizeof out->home, "%s", f[5]);
-		snprintf(out->shell, sizeof out->shell, "%s", f[6]);
-		out->uid = u;
-		out->gid = g;
-		return true;
-	}
-	return false;
-}
-
-/* The group named `name`'s id. */
-static bool gr_find(const char *text, const char *name, unsigned long *gid)
-{
-	_cleanup_free_ char *copy = text ? aj_xstrdup(text) : NULL;
-	char *save = NULL;
-
-	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[4];
-		if (fields(line, f, 4) >= 3 && strcmp(f[0], name) == 0 && parse_id(f[2], gid))
-			return true;
-	}
-	return false;
-}
-
-/* Whether a group has id `gid`. */
-static bool gr_find_id(const char *text, unsigned long want, unsigned long *gid)
-{
-	_cleanup_free_ char *copy = text ? aj_xstrdup(text) : NULL;
-	char *save = NULL;
-
-	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[4];
-		if (fields(line, f, 4) >= 3 && parse_id(f[2], gid) && *gid == want)
-			return true;
-	}
-	return false;
-}
-
-/* The groups listing `user` as a member (initgroups' view), besides its primary group. */
-static void member_groups(struct aj_plan *p, const char *text, const char *user)
-{
-	_cleanup_free_ char *copy = text ? aj_xstrdup(text) : NULL;
-	char *save = NULL;
-
-	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *f[4], *msave = NULL;
-		unsigned long gid;
-		if (fields(line, f, 4) < 4 || !parse_id(f[2], &gid) || gid > 65535 ||
-		    gid == p->gid)
-			continue;
-		for (char *m = strtok_r(f[3], ",", &msave); m; m = strtok_r(NULL, ",", &msave))
-			if (strcmp(m, user) == 0 &&
-			    p->n_groups < sizeof p->groups / sizeof p->groups[0])
-				p->groups[p->n_groups++] = (gid_t)gid;
-	}
-}
-
 /* A user the image's passwd lacks is added to it, with its group and home: written into the
- * sandbox's system layer when the root is built (p->image_etc), so that tools that look the
- * user up (ssh, sudo, shells' prompts, pip --user) find it. Named user.name unless the image
- * has that name for another uid. */
-static void add_user(struct aj_plan *p, struct pw *pw, const char *passwd, const char *group)
+ * sandbox's system layer when the root is built (p->image_passwd, p->image_group), so that
+ * tools that look the user up (ssh, sudo, shells' prompts, pip --user) find it. Named
+ * user.name unless the image has that name for another uid. */
+static void add_user(struct aj_plan *p, struct aj_user *u, const char *passwd, const char *group)
 {
-	const struct aj_policy *pol = p->policy;
-	struct pw other;
-	unsigned long g;
+	struct aj_user other;
 	size_t plen = passwd ? strlen(passwd) : 0, glen = group ? strlen(group) : 0;
 
-	if (pw_find(passwd, pol->user_name, 0, &other))
-		snprintf(pw->name, sizeof pw->name, "u%u", p->uid);
+	if (aj_passwd_find(passwd, p->policy->user_name, 0, &other))
+		snprintf(u->name, sizeof u->name, "u%u", p->uid);
 	else
-		snprintf(pw->name, sizeof pw->name, "%s", pol->user_name);
-	snprintf(pw->home, sizeof pw->home, "/home/%s", pw->name);
-	snprintf(pw->shell, sizeof pw->shell, "/bin/sh");
+		snprintf(u->name, sizeof u->name, "%s", p->policy->user_name);
+	snprintf(u->home, sizeof u->home, "/home/%s", u->name);
+	snprintf(u->shell, sizeof u->shell, "/bin/sh");
 	p->image_passwd = aj_xasprintf("%s%s%s:x:%u:%u::%s:%s\n", passwd ? passwd : "",
-				       plen && passwd[plen - 1] != '\n' ? "\n" : "", pw->name,
-				       p->uid, p->gid, pw->home, pw->shell);
-	if (!gr_find_id(group, p->gid, &g))
+				       plen && passwd[plen - 1] != '\n' ? "\n" : "", u->name,
+				       p->uid, p->gid, u->home, u->shell);
+	if (!aj_group_has_gid(group, p->gid))
 		p->image_group = aj_xasprintf("%s%s%s:x:%u:\n", group ? group : "",
 					      glen && group[glen - 1] != '\n' ? "\n" : "",
-					      pw->name, p->gid);
+					      u->name, p->gid);
 }
 
-/* Who the command runs as: --user / process.user, else the image's User, else root; as
- * docker reads it: NAME or UID, optionally :GROUP or :GID; a UID the image's passwd lacks
- * runs with gid 0 and HOME=/. */
+/* Who the command runs as: --user / process.user, else the image's User, else root, read
+ * from the image's own /etc/passwd and /etc/group (policy/users.h). */
 int aj_plan_image_user(struct aj_plan *p, struct aj_err *err)
 {
 	const struct aj_root_spec *r = p->image;
 	const char *spec = p->policy->process_user, *field = "process.user";
-	_cleanup_free_ char *passwd = NULL, *group = NULL, *copy = NULL;
-	struct pw pw = {.home = "/", .shell = "/bin/sh"};
-	unsigned long uid = 0, gid = 0;
-	char *colon;
-	bool found;
+	_cleanup_free_ char *passwd = NULL, *group = NULL;
+	struct aj_user u;
+	enum aj_user_result res;
 
 	if (!spec) {
 		spec = r->user && *r->user ? r->user : "root";
 		field = "the image's User";
 	}
-	copy = aj_xstrdup(spec);
-	colon = strchr(copy, ':');
-	if (colon)
-		*colon++ = '\0';
 	passwd = image_file(r, "etc/passwd");
 	group = image_file(r, "etc/group");
-	if (parse_id(copy, &uid)) {
-		found = pw_find(passwd, NULL, uid, &pw);
-		gid = found ? pw.gid : uid;
-	} else if ((found = pw_find(passwd, copy, 0, &pw))) {
-		uid = pw.uid;
-		gid = pw.gid;
-	} else if (strcmp(copy, "root") == 0) {
-		snprintf(pw.name, sizeof pw.name, "root");
-		snprintf(pw.home, sizeof pw.home, "/root");
-		found = true;
-	} else if (strcmp(copy, p->policy->user_name) == 0) {
-		/* The sandbox user (user.name, "user" by default: what E2B clients ask for) is
-		 * added to an image that lacks it, with user.uid and user.gid. */
-		uid = p->policy->uid;
-		gid = p->policy->gid;
-	} else {
+	res = aj_user_resolve(passwd, group, spec, &u);
+	if (res == AJ_USER_NO_USER && strcmp(u.name, p->policy->user_name) == 0 &&
+	    !strchr(spec, ':')) {
+		/* The sandbox user (user.name, "user" by default: what E2B clients ask for)
+		 * is added to an image that lacks it, with user.uid and user.gid. */
+		memset(&u, 0, sizeof u);
+		u.uid = (uint32_t)p->policy->uid;
+		u.gid = (uint32_t)p->policy->gid;
+		res = u.uid > 65535 || u.gid > 65535 ? AJ_USER_RANGE : AJ_USER_OK;
+	}
+	switch (res) {
+	case AJ_USER_OK:
+		break;
+	case AJ_USER_NO_USER:
 		aj_err_set(err, AJ_LAYER_POLICY, ENOENT,
-			   "%s: \"%s\" is not a user of image %s (its /etc/passwd%s)", field, copy,
-			   r->name, passwd ? "" : " is missing or unreadable");
+			   "%s: \"%s\" is not a user of image %s (its /etc/passwd%s)", field,
+			   u.name, r->name, passwd ? "" : " is missing or unreadable");
 		return aj_err_hint(err, "name a user the image has, or give UID[:GID]");
-	}
-	if (colon && !parse_id(colon, &gid) && !gr_find(group, colon, &gid)) {
+	case AJ_USER_NO_GROUP:
 		aj_err_set(err, AJ_LAYER_POLICY, ENOENT,
-			   "%s: \"%s\" is not a group of image %s (its /etc/group)", field, colon,
-			   r->name);
+			   "%s: \"%s\" is not a group of image %s (its /etc/group)", field,
+			   strchr(spec, ':') + 1, r->name);
 		return aj_err_hint(err, "name a group the image has, or give a GID");
-	}
-	if (uid > 65535 || gid > 65535)
+	case AJ_USER_RANGE:
 		return aj_err_set(err, AJ_LAYER_POLICY, ERANGE,
-				  "%s: \"%s\" is uid %lu, gid %lu; a sandbox maps ids 0-65535", field,
-				  spec, uid, gid);
-	p->uid = (uint32_t)uid;
-	p->gid = (uint32_t)gid;
+				  "%s: \"%s\" is beyond ids 0-65535, which a sandbox maps", field,
+				  spec);
+	}
+	p->uid = u.uid;
+	p->gid = u.gid;
 	p->n_groups = 0;
-	if (found && p->privileged)
-		member_groups(p, group, pw.name);
-	if (!found)
-		add_user(p, &pw, passwd, group);
+	for (size_t i = 0; p->privileged && i < u.n_groups; i++)
+		p->groups[p->n_groups++] = (gid_t)u.groups[i];
+	if (!u.found)
+		add_user(p, &u, passwd, group);
 	free(p->user_name);
 	free(p->home);
 	free(p->shell);
-	p->user_name = aj_xstrdup(pw.name);
-	p->home = aj_xstrdup(pw.home[0] == '/' ? pw.home : "/");
-	p->shell = aj_xstrdup(pw.shell[0] == '/' ? pw.shell : "/bin/sh");
+	p->user_name = aj_xstrdup(u.name);
+	p->home = aj_xstrdup(u.home[0] == '/' ? u.home : "/");
+	p->shell = aj_xstrdup(u.shell[0] == '/' ? u.shell : "/bin/sh");
 	aj_plan_set_layer(p, AJ_PL_USERNS, AJ_LS_ENFORCED,
 			  p->privileged ? "sandbox uid %u%s%s%s maps to an unprivileged host uid "
 					  "range allocated per sandbox; the image's ids 0-65535 "
 					  "appear as its own"
 					: "sandbox uid %u%s%s%s maps to the caller's uid, the one id "
 					  "mapped: every file of the image appears as that user's",
-			  p->uid, pw.name[0] ? " (" : "", pw.name, pw.name[0] ? ")" : "");
+			  p->uid, u.name[0] ? " (" : "", u.name, u.name[0] ? ")" : "");
 	return 0;
 }
 
