@@ -113,7 +113,7 @@ img_push() {
 # img_rich DIR TAG [UMOCI-CONFIG-ARGS...]: an OCI layout at DIR with image TAG for running:
 # busybox with every applet in /bin, users root, app (1000:1000, home /home/app) and nobody,
 # groups root, app and staff (50, app a member); the config from the arguments (umoci config
-# flags), PATH=/bin by default.
+# flags), PATH=/bin by default. IMG_RICH_FILES="SRC:DEST ..." copies host files in.
 img_rich() {
 	local dir=$1 tag=$2 b=$IMG/bundle.$$ a
 	shift 2
@@ -131,7 +131,20 @@ img_rich() {
 	printf 'root:x:0:\nstaff:x:50:app\napp:x:1000:\nnogroup:x:65534:\n' >"$b/rootfs/etc/group"
 	printf 'from the image\n' >"$b/rootfs/etc/motd"
 	ln -s /run/resolv.conf "$b/rootfs/etc/resolv.conf"
+	for a in ${IMG_RICH_FILES:-}; do
+		mkdir -p "$(dirname "$b/rootfs/${a#*:}")"
+		cp -L "${a%%:*}" "$b/rootfs/${a#*:}"
+	done
 	umoci repack --image "$dir:$tag" "$b" >/dev/null &&
 		umoci config --image "$dir:$tag" --config.env PATH=/bin "$@" >/dev/null || return 1
 	rm -rf "$b"
+}
+
+# img_bash_files: IMG_RICH_FILES for the host's bash and the libraries it loads.
+img_bash_files() {
+	local f out="/bin/bash:/bin/bash"
+	for f in $(ldd /bin/bash | grep -o '/[^ ]*'); do
+		out="$out $f:$f"
+	done
+	echo "$out"
 }

@@ -1,4 +1,4 @@
-/* agentjail exec [-i] [-t] [--env K=V] [--cwd DIR] [--timeout DUR] NAME [--] CMD [ARGS...]
+/* agentjail exec [-i] [-t] [--env K=V] [--cwd DIR] [-u USER] [--timeout DUR] NAME [--] CMD [ARGS...]
  *
  * The command is started by the sandbox's init (no namespaces made per command; the mechanics
  * are in control/exec.h). Its stdout and stderr are pipes whose write ends go straight to the
@@ -25,7 +25,7 @@
 
 struct exec_cli {
 	bool interactive, tty;
-	const char *cwd;
+	const char *cwd, *user;
 	uint64_t timeout_ms;
 	uint64_t output_cap; /* NO_CAP: the policy's */
 	json_t *env;
@@ -55,6 +55,9 @@ static const struct aj_option exec_options[] = {
 	 .help = "set a variable for this command (repeatable)"},
 	{AJ_OPT("cwd", 'w', AJ_OPT_STRING), EX(cwd), .metavar = "DIR",
 	 .help = "working directory (default: the workspace)"},
+	{AJ_OPT("user", 'u', AJ_OPT_STRING), EX(user), .metavar = "USER[:GROUP]",
+	 .help = "run as this user of an image sandbox (root, a name, UID[:GID]; default: the "
+		 "sandbox's)"},
 	{AJ_OPT("timeout", 0, AJ_OPT_DURATION), EX(timeout_ms), .metavar = "DURATION",
 	 .help = "kill the command after this long (exit 124)"},
 	{AJ_OPT("output-limit", 0, AJ_OPT_SIZE), EX(output_cap), .metavar = "SIZE",
@@ -159,7 +162,7 @@ static void raw_mode(struct session *s)
 static int start(struct session *s, struct exec_cli *c, int ctl, char **cmd, struct aj_err *err)
 {
 	struct aj_exec_opts o = {.argv = (const char *const *)cmd, .env = c->env, .cwd = c->cwd,
-				 .timeout_ms = c->timeout_ms, .tty = c->tty,
+				 .user = c->user, .timeout_ms = c->timeout_ms, .tty = c->tty,
 				 .stdin_pipe = c->interactive};
 	struct winsize ws;
 

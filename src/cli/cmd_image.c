@@ -297,14 +297,17 @@ static int remove_one(struct opened *o, const char *ref, struct aj_err *err)
 					      strlen(ref) >= 12);
 	int r = 0;
 
-	if (aj_images_find(&o->im, "", ref, &rec, NULL, err) < 0)
+	/* The lock first: what is found is then what is removed. */
+	if (aj_images_lock(&o->im, err) < 0)
 		return -1;
+	if (aj_images_find(&o->im, "", ref, &rec, NULL, err) < 0) {
+		aj_images_unlock(&o->im);
+		return -1;
+	}
 	if (!by_id && aj_image_ref_parse(ref, &parsed, why, sizeof why) == 0) {
 		parsed.digest[0] = '\0';
 		aj_image_ref_format(&parsed, canon, sizeof canon);
 	}
-	if (aj_images_lock(&o->im, err) < 0)
-		goto out_free;
 	for (size_t i = 0; r == 0 && i < rec.names.n; i++)
 		if (by_id || !strcmp(rec.names.v[i], canon))
 			r = aj_store_image_untag(o->m.store, "", rec.names.v[i], err);
@@ -327,7 +330,6 @@ static int remove_one(struct opened *o, const char *ref, struct aj_err *err)
 	aj_images_unlock(&o->im);
 	if (r == 0)
 		printf("%s\n", ref);
-out_free:
 	aj_image_rec_free(&rec);
 	return r;
 }

@@ -28,8 +28,9 @@ static json_t *exec_request(const struct aj_exec_opts *o)
 
 	for (const char *const *a = o->argv; a && *a; a++)
 		json_array_append_new(argv, json_string(*a));
-	req = json_pack("{s:s, s:o, s:O?, s:s?, s:I}", "op", "exec", "argv", argv, "env", o->env,
-			"cwd", o->cwd, "timeout_ms", (json_int_t)o->timeout_ms);
+	req = json_pack("{s:s, s:o, s:O?, s:s?, s:s?, s:I}", "op", "exec", "argv", argv, "env",
+			o->env, "cwd", o->cwd, "user", o->user, "timeout_ms",
+			(json_int_t)o->timeout_ms);
 	if (req && o->tty) {
 		json_object_set_new(req, "tty", json_true());
 		if (o->rows && o->cols)

@@ -22,6 +22,7 @@ struct aj_exec_opts {
 	const char *const *argv;   /* NULL-terminated, at least one element */
 	json_t *env;               /* {NAME: value} over the sandbox's environment; NULL: none */
 	const char *cwd;           /* NULL: the sandbox's working directory */
+	const char *user;          /* USER[:GROUP] (an image sandbox's); NULL: the sandbox's */
 	uint64_t timeout_ms;       /* 0: the policy's per-command timeout */
 	bool tty;                  /* a terminal made inside the sandbox (x->master) */
 	unsigned short rows, cols; /* its size; 0: leave it */

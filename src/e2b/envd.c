@@ -49,6 +49,11 @@ int e2b_user_resolve(struct aj_srv_req *r, struct e2b_user *u)
 	snprintf(u->home, sizeof u->home, "%s", home && home[0] == '/' ? home : "/home/user");
 	u->uid = (unsigned)json_integer_value(json_object_get(user, "uid"));
 	u->gid = (unsigned)json_integer_value(json_object_get(user, "gid"));
+	/* An image sandbox has a real root (its own user namespace's): "root" runs as it. */
+	u->root = !strcmp(x->user, "root") &&
+		  json_is_string(json_object_get(json_object_get(p, "rootfs"), "image"));
+	if (u->root)
+		snprintf(u->home, sizeof u->home, "/root");
 	json_decref(p);
 	if (!x->user[0] || !strcmp(x->user, u->name) || !strcmp(x->user, "root"))
 		return 0;

@@ -186,10 +186,12 @@ struct e2b_user {
 	char name[64]; /* the policy's user name */
 	char home[E2B_PATH_MAX + 1];
 	unsigned uid, gid;
+	bool root; /* "root" of an image sandbox: commands run as its root, home /root */
 };
 /* x->user against rec's policy: "" and the policy's user name are the sandbox user; "root"
- * is accepted and is the sandbox user too (a sandbox has no real root, docs/e2b.md); anything
- * else fails the request (401 / unauthenticated). */
+ * is the image's root in an image sandbox, and the sandbox user elsewhere (a sandbox on the
+ * host's root has no other, docs/e2b.md); anything else fails the request (401 /
+ * unauthenticated). */
 int e2b_user_resolve(struct aj_srv_req *r, struct e2b_user *u);
 /* A path as E2B takes it: absolute, or relative to the user's home ("~" and "~/x" too),
  * cleaned lexically; init resolves the result inside the sandbox. -1 with the request failed. */

@@ -176,6 +176,8 @@ void e2b_start_work(struct aj_srv_req *r, struct aj_mgr *m)
 	    e2b_path(r, &u, given ? given : u.home, cwd, sizeof cwd) < 0)
 		return;
 	json_object_set_new(f->spawn, "cwd", json_string(cwd));
+	if (u.root)
+		json_object_set_new(f->spawn, "user", json_string("root"));
 	if (aj_ctl_call(x->ctl, json_incref(f->spawn), NULL, 0, &reply, NULL, NULL, 30000, &err) < 0) {
 		start_failed(r, &err, cwd);
 		return;

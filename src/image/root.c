@@ -35,6 +35,8 @@ static int init_layer(const char *state_dir, char *path, size_t len, struct aj_e
 	snprintf(path, len, "%s/" INIT, state_dir);
 	if (stat(path, &st) == 0)
 		return 0;
+	/* Made by whoever needs it first, complete in a directory of its own renamed into
+	 * place; of two makers at once, the second removes its copy. */
 	if (aj_random_hex(id, 8) < 0)
 		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
 	snprintf(tmp, sizeof tmp, "%s/images/.tmp-init-%s", state_dir, id);
@@ -54,9 +56,21 @@ static int init_layer(const char *state_dir, char *path, size_t len, struct aj_e
 			return aj_err_sys(err, AJ_LAYER_IMAGE, "create \"%s/%s\"", tmp,
 					  init_files[i]);
 	}
+	/* Its entries on disk before its name: a crash never leaves a partial init layer. */
+	if (fsync(dfd) < 0)
+		return aj_err_sys(err, AJ_LAYER_IMAGE, "fsync \"%s\"", tmp);
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(init_dirs); i++) {
+		_cleanup_close_ int d = openat(dfd, init_dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (d < 0 || fsync(d) < 0)
+			return aj_err_sys(err, AJ_LAYER_IMAGE, "fsync \"%s/%s\"", tmp, init_dirs[i]);
+	}
 	if (rename(tmp, path) < 0 && errno != EEXIST && errno != ENOTEMPTY)
 		return aj_err_sys(err, AJ_LAYER_IMAGE, "rename \"%s\"", tmp);
 	aj_tree_remove_at(AT_FDCWD, tmp, NULL); /* another process made it first */
+	snprintf(tmp, sizeof tmp, "%s/images", state_dir);
+	_cleanup_close_ int parent = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parent >= 0)
+		fsync(parent);
 	return 0;
 }
 
@@ -196,13 +210,19 @@ int aj_image_runs_using(struct aj_images *im, const char *digest, bool *used, st
 			continue;
 		snprintf(lock, sizeof lock, "%s/lock", e->d_name);
 		fd = openat(runs, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+		if (fd < 0 && errno != ENOENT)
+			return aj_err_sys(err, AJ_LAYER_IMAGE, "open \"%s/%s\"", path, lock);
+		if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK)
+				return aj_err_sys(err, AJ_LAYER_IMAGE, "lock \"%s/%s\"", path, lock);
 			n = read(fd, held, sizeof held - 1);
 			held[n > 0 ? n : 0] = '\0';
-			*used = *used || strcmp(held, digest) == 0;
+			*used = *used || (digest && strcmp(held, digest) == 0);
 			continue;
 		}
-		remove_run(runs, e->d_name); /* its run is gone */
+		/* No lock file (a run killed while making its directory, which it did under
+		 * the store's lock, held here), or one nobody holds: its run is gone. */
+		remove_run(runs, e->d_name);
 	}
 	return 0;
 }

@@ -40,8 +40,9 @@ int aj_image_root_run_layer(struct aj_image_root *r, struct aj_images *im, struc
 int aj_image_root_layer_at(struct aj_image_root *r, const char *dir, struct aj_err *err);
 void aj_image_root_close(struct aj_image_root *r);
 
-/* Whether a one-shot run uses image `digest` now; stale run directories (their run died
- * with agentjail) are removed on the way. Under the store's lock. */
+/* Whether a one-shot run uses image `digest` now (digest NULL: none is asked about); stale
+ * run directories (their run died with agentjail) are removed on the way. Under the store's
+ * lock. */
 int aj_image_runs_using(struct aj_images *im, const char *digest, bool *used, struct aj_err *err);
 
 /* Who uses image `digest` (a one-shot run, or a sandbox, stopped or not, whose policy names

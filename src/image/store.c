@@ -15,6 +15,7 @@
 #include "common/tree.h"
 #include "common/util.h"
 #include "image/ref.h"
+#include "image/root.h"
 #include "image/unpack.h"
 
 #define TMP ".tmp-"
@@ -282,6 +283,7 @@ int aj_images_gc(struct aj_images *im, bool unused, unsigned *removed, uint64_t 
 	_cleanup_strv_ struct aj_strv layers = AJ_STRV_INIT, blobs = AJ_STRV_INIT;
 	_cleanup_strv_ struct aj_strv hex_layers = AJ_STRV_INIT, hex_blobs = AJ_STRV_INIT;
 	struct keep kl = {NULL}, kb = {NULL};
+	bool run_used;
 	int blob_dir;
 
 	(void)bytes;
@@ -299,6 +301,8 @@ int aj_images_gc(struct aj_images *im, bool unused, unsigned *removed, uint64_t 
 		kl.names = &hex_layers;
 		kb.names = &hex_blobs;
 	}
+	if (aj_image_runs_using(im, NULL, &run_used, err) < 0)
+		return -1;
 	sweep_dir(im->layers_dir, drop_unkept, &kl, removed);
 	if (aj_blobs_sweep(&im->blobs, true, removed, err) < 0)
 		return -1;

@@ -177,10 +177,24 @@ static const int root_caps[] = {
 	CAP_SETFCAP,	CAP_AUDIT_WRITE,
 };
 
+bool aj_plan_writes_host(const struct aj_plan *p)
+{
+	const struct aj_policy *pol = p->policy;
+
+	return pol->read_write.n > 0 || (!pol->managed && pol->workspace_mode == AJ_WS_RW);
+}
+
+/* An image root's init is its uid 0 (when that id is mapped: always as root, rootless only
+ * when the user is root), so that it can start commands as any of the image's users; a
+ * command as root keeps the set, one as another user none. Where the sandbox writes into a
+ * host directory (aj_plan_writes_host()), SETFCAP and FSETID go too: a file capability or a
+ * set-ID bit made there would hold on the host, for the host owner the sandbox's root
+ * writes as. */
 static void capabilities(struct aj_plan *p)
 {
 	p->caps_keep = 0;
-	if (!p->image || p->uid != 0) {
+	p->init_root = p->image && (p->privileged || p->uid == 0);
+	if (!p->init_root) {
 		aj_plan_set_layer(p, AJ_PL_CAPS, AJ_LS_ENFORCED,
 				  "every capability dropped (bounding, ambient, effective, "
 				  "permitted, inheritable); securebits locked");
@@ -188,12 +202,17 @@ static void capabilities(struct aj_plan *p)
 	}
 	for (size_t i = 0; i < AJ_ARRAY_SIZE(root_caps); i++)
 		p->caps_keep |= 1ULL << root_caps[i];
+	if (aj_plan_writes_host(p))
+		p->caps_keep &= ~((1ULL << CAP_SETFCAP) | (1ULL << CAP_FSETID));
 	aj_plan_set_layer(p, AJ_PL_CAPS, AJ_LS_ENFORCED,
-			  "root of the image keeps %zu capabilities over the sandbox's own user "
-			  "namespace (chown, dac_override, fowner, fsetid, kill, setuid, setgid, "
-			  "setpcap, net_bind_service, sys_chroot, setfcap, audit_write); the rest "
-			  "dropped from every set; securebits locked",
-			  AJ_ARRAY_SIZE(root_caps));
+			  "uid 0 of the image keeps %d capabilities over the sandbox's own user "
+			  "namespace (chown, dac_override, fowner, %skill, setuid, setgid, setpcap, "
+			  "net_bind_service, sys_chroot, %saudit_write), the rest dropped from "
+			  "every set; commands as uid %u hold %s; securebits locked",
+			  __builtin_popcountll(p->caps_keep),
+			  aj_plan_writes_host(p) ? "" : "fsetid, ",
+			  aj_plan_writes_host(p) ? "" : "setfcap, ", p->uid,
+			  p->uid == 0 ? "that set" : "none");
 }
 
 static int process(struct aj_plan *p, char *const *argv, struct aj_err *err)

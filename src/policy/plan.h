@@ -220,6 +220,9 @@ struct aj_plan {
 	const struct aj_root_spec *image;
 	struct aj_overlay root;
 	uint64_t caps_keep; /* capabilities uid 0 inside keeps (1 << CAP_x); 0: none held */
+	/* An image root with ids to switch between (privileged, or rootless as root): init is
+	 * uid 0 with caps_keep and starts each command as its user (uid, gid, groups). */
+	bool init_root;
 	/* resources */
 	struct aj_cgroup_limits cg_limits;
 	bool use_cgroup;
@@ -244,6 +247,9 @@ int aj_plan_base_layers(struct aj_plan *p, struct aj_err *err);
 /* network.mode "proxy" with credentials: the contents of the CA files the plan reserved
  * (egress/egress.h's aj_egress_ca_files()), taken over. */
 void aj_plan_egress_ca(struct aj_plan *p, char *bundle, size_t bundle_len, char *ca, size_t ca_len);
+/* Whether the sandbox writes into a host directory: the workspace bound (or overlaid, for
+ * changes applied later) read-write, or a read-write grant. */
+bool aj_plan_writes_host(const struct aj_plan *p);
 /* Sets a layer's state and detail (the detail is formatted and truncated to fit). */
 void aj_plan_set_layer(struct aj_plan *p, int layer, int state, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -295,7 +295,6 @@ int aj_plan_image_rootfs(struct aj_plan *p, struct aj_err *err)
 		       "the image's layers, read-only, under the sandbox's own system layer: "
 		       "nosuid, nodev; writes land in the system layer");
 	aj_plan_dev_tree(p);
-	aj_plan_procfs(p);
 	identity_files(p);
 	if (p->image_passwd) {
 		char *text = p->image_passwd;
@@ -314,6 +313,10 @@ int aj_plan_image_rootfs(struct aj_plan *p, struct aj_err *err)
 	if (aj_plan_user_binds(p, err) < 0)
 		return -1;
 	aj_plan_egress_files(p);
+	/* Last: until /proc is mounted, no path an operation resolves in the image can go
+	 * through a magic link (/proc/self/fd/N, /proc/self/root) to the descriptors the
+	 * builder holds on the host. */
+	aj_plan_procfs(p);
 	aj_plan_set_layer(p, AJ_PL_ROOTFS, AJ_LS_ENFORCED,
 			  "image %s (%zu layers) under the sandbox's system layer; nosuid, nodev; "
 			  "fresh /dev, /proc",

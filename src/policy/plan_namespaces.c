@@ -187,12 +187,15 @@ static int check_relaxations(const struct aj_sc_profile *prof, const struct aj_s
 
 /* An image root is the sandbox's own: package managers set setuid and setgid bits on what
  * they install there (its layers live in agentjail's private state directory, mounted
- * nosuid, and no_new_privs holds), so the "setid" group is lifted for it. */
+ * nosuid, and no_new_privs holds), so the "setid" group is lifted for it, unless the sandbox
+ * also writes into a host directory (aj_plan_writes_host()): the filter cannot tell one
+ * path from another, and a set-ID file made there would hold on the host. */
 static int seccomp(struct aj_plan *p, struct aj_err *err)
 {
 	const struct aj_strv *asked = &p->policy->syscalls_allow;
 	_cleanup_strv_ struct aj_strv allow = AJ_STRV_INIT;
 	struct aj_sc_profile prof;
+	bool lift = p->image && !aj_plan_writes_host(p);
 	size_t skipped = 0;
 	int r;
 
@@ -200,7 +203,7 @@ static int seccomp(struct aj_plan *p, struct aj_err *err)
 		return aj_plan_need(p, AJ_PL_SECCOMP, "seccomp", NULL, AJ_LAYER_SECCOMP,
 				    p->features->seccomp_why,
 				    "use a kernel with CONFIG_SECCOMP_FILTER", err);
-	if (asked->n == 0 && !p->image) {
+	if (asked->n == 0 && !lift) {
 		p->sc_insns = aj_seccomp_default_bpf;
 		p->sc_len = aj_seccomp_default_len;
 		p->sc_rules = aj_seccomp_default_rules_count;
@@ -212,7 +215,7 @@ static int seccomp(struct aj_plan *p, struct aj_err *err)
 	}
 	for (size_t i = 0; i < asked->n; i++)
 		aj_strv_push(&allow, asked->v[i]);
-	if (p->image && !aj_strv_contains(&allow, "setid"))
+	if (lift && !aj_strv_contains(&allow, "setid"))
 		aj_strv_push(&allow, "setid");
 	if (aj_seccomp_parse(aj_seccomp_default_rules, &prof, err) < 0)
 		return -1;
@@ -228,7 +231,7 @@ static int seccomp(struct aj_plan *p, struct aj_err *err)
 		aj_plan_set_layer(p, AJ_PL_SECCOMP, AJ_LS_ENFORCED,
 				  "default profile minus %zu relaxed group(s)%s, %zu deny rules; "
 				  "32-bit and x32 syscall ABIs refused",
-				  allow.n, p->image ? " (setid: an image root)" : "", p->sc_rules);
+				  allow.n, lift ? " (setid: an image root)" : "", p->sc_rules);
 	}
 	aj_seccomp_profile_free(&prof);
 	return r;

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -19,6 +20,7 @@
 #include "common/cleanup.h"
 #include "common/trace.h"
 #include "sandbox/init_internal.h"
+#include "sandbox/initproto.h"
 #include "sandbox/launch.h"
 
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -47,7 +49,97 @@ int aj_init_setup_signals(sigset_t *mask)
 	return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-int aj_init_spawn(const struct aj_spawn *sp, pid_t *pid)
+/* What a failed child tells init through its close-on-exec pipe. */
+struct spawn_fail {
+	int stage, err;
+};
+
+static void __attribute__((noreturn)) child_fail(int fd, int stage)
+{
+	struct spawn_fail f = {stage, errno};
+
+	if (write(fd, &f, sizeof f) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* The child of spawn_as: a clean signal slate, its own session, its stdio, its user, then
+ * exec. The credential switch drops every capability unless the user is root. */
+static void __attribute__((noreturn)) child(const struct aj_spawn *sp, int fail_fd)
+{
+	extern char **environ;
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigset_t none;
+	char tty[64];
+	int in[3];
+
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setsid() < 0)
+		child_fail(fail_fd, AJ_ISTAGE_EXEC);
+	if (sp->tty_fd >= 0) {
+		/* Opened after setsid: the controlling terminal. */
+		snprintf(tty, sizeof tty, "/proc/self/fd/%d", sp->tty_fd);
+		in[0] = open(tty, O_RDWR);
+		if (in[0] < 0 || dup2(in[0], 0) < 0 || dup2(0, 1) < 0 || dup2(0, 2) < 0)
+			child_fail(fail_fd, AJ_ISTAGE_EXEC);
+	} else if (sp->stdio) {
+		/* Copies above 2 first, so that placing one cannot close another. */
+		for (int i = 0; i < 3; i++)
+			if ((in[i] = fcntl(sp->stdio[i], F_DUPFD_CLOEXEC, 10)) < 0)
+				child_fail(fail_fd, AJ_ISTAGE_EXEC);
+		for (int i = 0; i < 3; i++)
+			if (dup2(in[i], i) < 0)
+				child_fail(fail_fd, AJ_ISTAGE_EXEC);
+	}
+	if ((sp->set_groups && setgroups(sp->n_groups, sp->groups) < 0) ||
+	    setresgid(sp->gid, sp->gid, sp->gid) < 0 || setresuid(sp->uid, sp->uid, sp->uid) < 0)
+		child_fail(fail_fd, AJ_ISTAGE_USER);
+	if (sp->cwd && chdir(sp->cwd) < 0)
+		child_fail(fail_fd, AJ_ISTAGE_CHDIR);
+	environ = (char **)sp->envp;
+	execvpe(sp->argv[0], sp->argv, (char **)sp->envp);
+	child_fail(fail_fd, AJ_ISTAGE_EXEC);
+}
+
+/* fork and exec as another user (posix_spawn cannot switch ids). */
+static int spawn_as(const struct aj_spawn *sp, pid_t *pid, int *stage)
+{
+	struct spawn_fail f;
+	int fds[2];
+	ssize_t n;
+	pid_t c;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return errno;
+	c = fork();
+	if (c < 0) {
+		int e = errno;
+		close(fds[0]);
+		close(fds[1]);
+		return e;
+	}
+	if (c == 0) {
+		close(fds[0]);
+		child(sp, fds[1]);
+	}
+	close(fds[1]);
+	do
+		n = read(fds[0], &f, sizeof f);
+	while (n < 0 && errno == EINTR);
+	close(fds[0]);
+	if (n == (ssize_t)sizeof f) {
+		waitpid(c, NULL, 0);
+		*stage = f.stage;
+		return f.err ? f.err : EIO;
+	}
+	*pid = c;
+	return 0;
+}
+
+int aj_init_spawn(const struct aj_spawn *sp, pid_t *pid, int *stage)
 {
 	extern char **environ;
 	posix_spawnattr_t attr;
@@ -56,6 +148,9 @@ int aj_init_spawn(const struct aj_spawn *sp, pid_t *pid)
 	char tty[64];
 	int r;
 
+	*stage = AJ_ISTAGE_EXEC;
+	if (sp->as_user)
+		return spawn_as(sp, pid, stage);
 	sigfillset(&all);
 	sigemptyset(&none);
 	posix_spawnattr_init(&attr);
@@ -90,8 +185,9 @@ int aj_init_spawn(const struct aj_spawn *sp, pid_t *pid)
 static pid_t start_command(const struct aj_plan *plan, struct aj_sync_msg *ready)
 {
 	struct aj_spawn sp = {.argv = plan->argv.v, .envp = plan->env.v, .tty_fd = -1};
+	gid_t groups[32];
 	pid_t pid = -1;
-	int r;
+	int r, stage;
 
 	memset(ready, 0, sizeof *ready);
 	ready->type = AJ_SYNC_READY;
@@ -102,10 +198,12 @@ static pid_t start_command(const struct aj_plan *plan, struct aj_sync_msg *ready
 		snprintf(ready->exec_stage, sizeof ready->exec_stage, "chdir");
 		return -1;
 	}
-	r = aj_init_spawn(&sp, &pid);
+	aj_init_user(plan, NULL, &sp, groups, sizeof groups / sizeof groups[0], NULL);
+	r = aj_init_spawn(&sp, &pid, &stage);
 	if (r != 0) {
 		ready->exec_errno = r;
-		snprintf(ready->exec_stage, sizeof ready->exec_stage, "exec");
+		snprintf(ready->exec_stage, sizeof ready->exec_stage, "%s",
+			 stage == AJ_ISTAGE_USER ? "user" : "exec");
 		return -1;
 	}
 	ready->pid = pid;

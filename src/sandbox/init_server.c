@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/resource.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include "common/fdpass.h"
 #include "common/tree.h"
 #include "common/util.h"
+#include "policy/users.h"
 #include "sandbox/init_internal.h"
 #include "sandbox/initproto.h"
 #include "sandbox/sync.h"
@@ -35,6 +38,83 @@ struct exec_slot {
 static struct exec_slot execs[MAX_EXECS];
 static size_t n_execs;
 static char payload[AJ_INIT_MAX_PAYLOAD + 1];
+static const struct aj_plan *the_plan;
+
+int aj_init_user(const struct aj_plan *plan, const char *spec, struct aj_spawn *sp,
+		 gid_t *groups, size_t max_groups, struct aj_user *who)
+{
+	_cleanup_free_ char *passwd = NULL, *group = NULL;
+	struct aj_user u;
+
+	if (plan->init_root && !spec) {
+		sp->as_user = true;
+		sp->set_groups = plan->privileged;
+		sp->uid = plan->uid;
+		sp->gid = plan->gid;
+		sp->groups = plan->groups;
+		sp->n_groups = plan->n_groups;
+		return 0;
+	}
+	if (!spec)
+		return 0; /* init is the sandbox user: the command runs as init does */
+	passwd = aj_read_file("/etc/passwd", 1 << 20, NULL);
+	group = aj_read_file("/etc/group", 1 << 20, NULL);
+	switch (aj_user_resolve(passwd, group, spec, &u)) {
+	case AJ_USER_OK:
+		break;
+	case AJ_USER_RANGE:
+		return ERANGE;
+	case AJ_USER_NO_USER:
+	case AJ_USER_NO_GROUP:
+	default:
+		return ENOENT;
+	}
+	if (who)
+		*who = u;
+	/* A sandbox on the host's root has one user; rootless, only the one id is mapped. */
+	if (!plan->init_root)
+		return u.uid == plan->uid && u.gid == plan->gid ? 0 : EPERM;
+	if (!plan->privileged && (u.uid != 0 || u.gid != 0))
+		return EPERM;
+	sp->as_user = true;
+	sp->set_groups = plan->privileged;
+	sp->uid = u.uid;
+	sp->gid = u.gid;
+	sp->n_groups = 0;
+	for (size_t i = 0; i < u.n_groups && i < max_groups; i++)
+		groups[sp->n_groups++] = u.groups[i];
+	sp->groups = groups;
+	return 0;
+}
+
+/* A command as another user than the sandbox's: HOME, USER and LOGNAME are that user's (as
+ * su and docker exec -u give them). envp has room for three more entries. */
+static void user_env(char **envp, size_t *n, const struct aj_user *u)
+{
+	static char home[sizeof u->home + 8], user[sizeof u->name + 8], logname[sizeof u->name + 8];
+	struct {
+		const char *name;
+		char *buf;
+		size_t len;
+		const char *value;
+	} vars[] = {{"HOME", home, sizeof home, u->home[0] ? u->home : "/"},
+		    {"USER", user, sizeof user, u->name},
+		    {"LOGNAME", logname, sizeof logname, u->name}};
+
+	for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+		size_t nl = strlen(vars[v].name), i;
+		if (!vars[v].value[0])
+			continue;
+		snprintf(vars[v].buf, vars[v].len, "%s=%s", vars[v].name, vars[v].value);
+		for (i = 0; i < *n; i++)
+			if (!strncmp(envp[i], vars[v].name, nl) && envp[i][nl] == '=')
+				break;
+		envp[i] = vars[v].buf;
+		if (i == *n)
+			envp[++*n - 1] = vars[v].buf;
+	}
+	envp[*n] = NULL;
+}
 
 static void reply(int ctl, uint32_t op, uint64_t id, int err, const int *fd)
 {
@@ -60,15 +140,18 @@ static int dir_usable(const char *path)
 static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t nfds)
 {
 	static char *strs[MAX_ARGS + 1];
-	char *argv[MAX_ARGS + 1], *envp[MAX_ARGS + 1];
+	char *argv[MAX_ARGS + 1], *envp[MAX_ARGS + 4];
+	struct aj_user who;
 	struct aj_spawn sp = {.argv = argv, .envp = envp, .tty_fd = -1};
 	struct aj_init_hdr r;
 	int n = aj_init_strings(payload, h->len, strs, MAX_ARGS);
-	int e = 0;
+	size_t want = 1 + h->argc + h->envc + (h->flags & AJ_IEXEC_USER ? 1 : 0);
+	gid_t groups[AJ_USER_MAX_GROUPS];
+	int e = 0, stage = AJ_ISTAGE_EXEC;
 	pid_t pid = -1;
 
 	memset(&r, 0, sizeof r);
-	if (n < 0 || h->argc == 0 || (size_t)n != 1 + h->argc + h->envc ||
+	if (n < 0 || h->argc == 0 || (size_t)n != want ||
 	    n_execs == MAX_EXECS || (h->flags & AJ_IEXEC_TTY ? nfds != 1 : nfds != 3)) {
 		e = n_execs == MAX_EXECS ? EAGAIN : EPROTO;
 	} else {
@@ -85,8 +168,16 @@ static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t
 		 * (a missing directory is not a missing command). */
 		if (sp.cwd && (e = dir_usable(sp.cwd)) != 0)
 			r.arg = AJ_ISTAGE_CHDIR;
-		else
-			e = aj_init_spawn(&sp, &pid);
+		else if ((e = aj_init_user(the_plan, h->flags & AJ_IEXEC_USER ? strs[want - 1] : NULL,
+					   &sp, groups, AJ_USER_MAX_GROUPS, &who)) != 0)
+			r.arg = AJ_ISTAGE_USER;
+		else {
+			size_t ne = h->envc;
+			if (h->flags & AJ_IEXEC_USER)
+				user_env(envp, &ne, &who);
+			if ((e = aj_init_spawn(&sp, &pid, &stage)) != 0)
+				r.arg = (uint32_t)stage;
+		}
 	}
 	if (e == 0) {
 		execs[n_execs].id = h->id;
@@ -269,6 +360,15 @@ void aj_init_serve(const struct aj_plan *plan, int ctl, int sig_fd)
 {
 	struct aj_sync_msg ready;
 
+	the_plan = plan;
+	/* An image root's init is uid 0; the files it reads and writes for the supervisor are
+	 * the sandbox user's, checked and owned as if that user did it. */
+	if (plan->init_root && plan->uid != 0) {
+		if (plan->privileged)
+			setgroups(plan->n_groups, plan->groups);
+		setfsgid(plan->gid);
+		setfsuid(plan->uid);
+	}
 	memset(&ready, 0, sizeof ready);
 	ready.type = AJ_SYNC_READY;
 	if (chdir(plan->cwd) < 0) {

@@ -19,8 +19,9 @@
 
 enum aj_init_op {
 	/* supervisor -> init */
-	AJ_IOP_EXEC = 32, /* payload: cwd, argv..., env... (NUL-terminated); fds: stdin, stdout,
-			   * stderr, or with AJ_IEXEC_TTY one terminal fd */
+	AJ_IOP_EXEC = 32, /* payload: cwd, argv..., env... (NUL-terminated), and with
+			   * AJ_IEXEC_USER the user last; fds: stdin, stdout, stderr, or with
+			   * AJ_IEXEC_TTY one terminal fd */
 	AJ_IOP_SIGNAL,    /* arg: signal, id: the exec, sent to its process group */
 	AJ_IOP_OPEN,      /* payload: path; flags: open(2) flags; arg: mode; reply carries fd */
 	AJ_IOP_MKDIR,     /* payload: path; arg: mode; flags: AJ_IFILE_PARENTS */
@@ -36,9 +37,11 @@ enum aj_init_op {
 };
 
 #define AJ_IEXEC_TTY (1u << 0)
+#define AJ_IEXEC_USER (1u << 1) /* the payload ends with USER[:GROUP] to run the command as */
 /* STARTED with an error: arg says which step failed. */
 #define AJ_ISTAGE_EXEC 0
 #define AJ_ISTAGE_CHDIR 1
+#define AJ_ISTAGE_USER 2 /* no such user in the sandbox (ENOENT), or not one init can be */
 #define AJ_IFILE_PARENTS (1u << 0)
 #define AJ_IFILE_RECURSIVE (1u << 1)
 

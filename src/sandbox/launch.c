@@ -51,10 +51,13 @@ static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, 
 	if (aj_step_place_fds(keep, (int)AJ_ARRAY_SIZE(keep), 0, AJ_STEP_CTL_FD, err) < 0 ||
 	    aj_step_plan_rlimits(plan, err) < 0 || aj_step_new_session(err) < 0)
 		return -1;
-	/* 9. The sandbox user (an image's, with its groups); rootless, the groups stay
-	 * (setgroups is denied there). An image's root keeps the plan's capabilities. */
-	if (aj_step_become_user(plan->uid, plan->gid, plan->groups, plan->n_groups,
-				plan->privileged, plan->caps_keep, err) < 0)
+	/* 9. The sandbox user; rootless, the groups stay (setgroups is denied there). An image
+	 * root's init is its uid 0 with the plan's capabilities, and starts each command as
+	 * its user. */
+	if (plan->init_root
+		    ? aj_step_become_user(0, 0, NULL, 0, plan->privileged, plan->caps_keep, err) < 0
+		    : aj_step_become_user(plan->uid, plan->gid, NULL, 0, plan->privileged, 0,
+					  err) < 0)
 		return -1;
 	/* 10. The credential change cleared the parent-death signal. */
 	if (aj_step_die_with_parent(err) < 0 || aj_step_supervisor_alive(AJ_STEP_CTL_FD, err) < 0)

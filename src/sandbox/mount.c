@@ -472,9 +472,13 @@ static void img_ctx_close(struct img_ctx *c)
 		aj_close_fd(&c->src[i]);
 }
 
-/* A layer's tree: the parent's (idmapped), else a clone of the host directory. */
-static int layer_tree(int tree_fd, const char *host, int *out, struct aj_err *err)
+/* A layer's tree: the parent's (idmapped), else a clone of the host directory, read-only
+ * for a lower layer (shared with other sandboxes and images). */
+static int layer_tree(int tree_fd, const char *host, bool ro, int *out, struct aj_err *err)
 {
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					      MOUNT_ATTR_NODEV};
+
 	if (tree_fd >= 0) {
 		*out = fcntl(tree_fd, F_DUPFD_CLOEXEC, 3);
 		if (*out < 0)
@@ -484,15 +488,20 @@ static int layer_tree(int tree_fd, const char *host, int *out, struct aj_err *er
 	*out = (int)open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (*out < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "clone layer \"%s\"", host);
+	if (!ro)
+		attr.attr_set &= ~(uint64_t)MOUNT_ATTR_RDONLY;
+	if (mount_setattr(*out, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "make layer \"%s\" %snosuid, nodev", host,
+				  ro ? "read-only, " : "");
 	return 0;
 }
 
 static int layer_trees(const struct aj_overlay *o, int *lowers, int *rw, struct aj_err *err)
 {
 	for (size_t i = 0; i < o->n_lowers; i++)
-		if (layer_tree(o->lower_fds[i], o->lowers[i], &lowers[i], err) < 0)
+		if (layer_tree(o->lower_fds[i], o->lowers[i], true, &lowers[i], err) < 0)
 			return -1;
-	return layer_tree(o->rw_fd, o->rw_dir, rw, err);
+	return layer_tree(o->rw_fd, o->rw_dir, false, rw, err);
 }
 
 static bool is_host_bind(const struct aj_op *op)
@@ -655,17 +664,24 @@ static int image_op(struct img_ctx *c, const struct aj_plan *plan, size_t i,
 				return 0;
 			return do_bind(op, err);
 		}
-		if (op->flags & AJ_OPF_FROM_PARENT)
-			return do_bind(op, err);
+		if (op->flags & AJ_OPF_FROM_PARENT) {
+			/* The mount point resolved without following the image's symlinks. */
+			struct aj_op o = *op;
+			o.flags |= AJ_OPF_NOFOLLOW;
+			return do_bind(&o, err);
+		}
 		return host_bind(c, op, c->src[i], err);
-	case AJ_OP_OVERLAY:
+	case AJ_OP_OVERLAY: {
+		_cleanup_close_ int tree = -1;
 		if (make_mountpoint(op->dst, true, err) < 0)
 			return -1;
-		if (move_mount(c->scratch, "wmnt", AT_FDCWD, op->dst, 0) < 0)
+		tree = (int)open_tree(c->scratch, "wmnt", OPEN_TREE_CLOEXEC);
+		if (tree < 0 || attach(tree, op->dst, true, err) < 0)
 			return aj_err_sys(err, AJ_LAYER_MOUNT, "attach the workspace at \"%s\"",
 					  op->dst);
 		return op->flags & AJ_OPF_RO ? set_flags(op->dst, true, true, false, false, err)
 					     : 0;
+	}
 	case AJ_OP_FILE:
 		if (op->flags & AJ_OPF_OVER)
 			return over_file(c, op, err);

@@ -89,7 +89,8 @@ static void id_map(char *buf, size_t len, uint32_t disk, uint32_t host, uint32_t
 {
 	int n = snprintf(buf, len, "%u %u %u\n", disk, host, count);
 
-	if (root_host != UINT32_MAX && n > 0 && (size_t)n < len)
+	/* When the sandbox user is root (an image's), the first line already maps it. */
+	if (root_host != UINT32_MAX && root_host != host && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "%u %u 1\n",
 			 disk == AJ_IDMAP_ROOT_DISK_ID ? AJ_IDMAP_ROOT_DISK_ID - 1
 						       : AJ_IDMAP_ROOT_DISK_ID,

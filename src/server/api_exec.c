@@ -301,6 +301,7 @@ static const struct aj_jf_field exec_fields[] = {
 	AJ_SRV_STRING("command", 0),
 	AJ_SRV_LABELS("env", 0),
 	AJ_SRV_STRING("cwd", 0),
+	AJ_SRV_STRING("user", 0),
 	AJ_SRV_DURATION("timeout", 0),
 	AJ_SRV_BOOL("tty", 0),
 	AJ_SRV_UINT("rows", 0),
@@ -345,8 +346,8 @@ int aj_srv_build_spawn(struct aj_srv_req *r, struct aj_srv_pdata *d, bool attach
 		json_object_set_new(d->spawn, "cwd", json_string(cwd));
 	if (json_object_get(r->body, "timeout"))
 		json_object_set_new(d->spawn, "timeout_ms", json_integer(timeout));
-	for (const char *const *k = (const char *const[]){"tty", "rows", "cols", "tag", NULL}; *k;
-	     k++)
+	for (const char *const *k = (const char *const[]){"tty", "rows", "cols", "tag", "user", NULL};
+	     *k; k++)
 		if ((v = json_object_get(r->body, *k)))
 			json_object_set(d->spawn, *k, v);
 	return 0;

@@ -21,6 +21,7 @@ static const struct aj_jf_field process_fields[] = {
 	AJ_SRV_STRING("command", 0),
 	AJ_SRV_LABELS("env", 0),
 	AJ_SRV_STRING("cwd", 0),
+	AJ_SRV_STRING("user", 0),
 	AJ_SRV_DURATION("timeout", 0),
 	AJ_SRV_BOOL("tty", 0),
 	AJ_SRV_UINT("rows", 0),

@@ -20,6 +20,7 @@
 #include "control/fsops.h"
 #include "control/proto.h"
 #include "policy/policy.h"
+#include "policy/users.h"
 #include "sandbox/initproto.h"
 #include "supervisor/persist.h"
 #include "supervisor/procs.h"
@@ -94,13 +95,14 @@ static void free_pending(struct pending *q)
 
 /* ---- exec ---------------------------------------------------------------------------- */
 
-/* Payload for init: cwd, argv..., env... as NUL-terminated strings. env is the sandbox's
+/* Payload for init: cwd, argv..., env... and the user, if any, as NUL-terminated strings. env is the sandbox's
  * environment with the request's variables on top. */
 static int build_exec_payload(struct persist *p, json_t *req, char **buf, size_t *len,
 			      uint32_t *argc, uint32_t *envc, struct aj_err *err)
 {
 	json_t *argv = json_object_get(req, "argv"), *env = json_object_get(req, "env"), *v;
 	const char *cwd = json_string_value(json_object_get(req, "cwd")), *k;
+	const char *user = json_string_value(json_object_get(req, "user"));
 	_cleanup_strv_ struct aj_strv e = AJ_STRV_INIT;
 	size_t i, n = 0;
 	char *out;
@@ -119,7 +121,12 @@ static int build_exec_payload(struct persist *p, json_t *req, char **buf, size_t
 	}
 	if (cwd && cwd[0] != '/')
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: cwd must be absolute");
-	n = strlen(cwd ? cwd : p->plan.cwd) + 1;
+	if (user && !aj_user_spec_ok(user))
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+				  "user: expected USER[:GROUP], each a name or an id "
+				  "0-65535, got \"%s\"",
+				  user);
+	n = strlen(cwd ? cwd : p->plan.cwd) + 1 + (user ? strlen(user) + 1 : 0);
 	json_array_foreach(argv, i, v) n += strlen(json_string_value(v)) + 1;
 	for (i = 0; i < e.n; i++)
 		n += strlen(e.v[i]) + 1;
@@ -137,6 +144,10 @@ static int build_exec_payload(struct persist *p, json_t *req, char **buf, size_t
 	for (i = 0; i < e.n; i++) {
 		strcpy(out + *len, e.v[i]);
 		*len += strlen(out + *len) + 1;
+	}
+	if (user) {
+		strcpy(out + *len, user);
+		*len += strlen(user) + 1;
 	}
 	*argc = (uint32_t)json_array_size(argv);
 	*envc = (uint32_t)e.n;
@@ -165,7 +176,8 @@ struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *
 	h.op = AJ_IOP_EXEC;
 	h.id = q->id;
 	h.len = (uint32_t)len;
-	h.flags = nfds == 1 ? AJ_IEXEC_TTY : 0;
+	h.flags = (nfds == 1 ? AJ_IEXEC_TTY : 0) |
+		  (json_is_string(json_object_get(req, "user")) ? AJ_IEXEC_USER : 0);
 	if (aj_init_send(p->sb.ctl_fd, &h, payload, fds, nfds) < 0) {
 		q->keep_fd = -1; /* the caller's still */
 		free_pending(take_pending(p, q->id));
@@ -262,6 +274,27 @@ static void on_started(struct persist *p, struct pending *q, const struct aj_ini
 	struct exec_rec *e;
 	json_t *argv = json_object_get(q->ctx, "argv");
 
+	if (h->err && h->arg == AJ_ISTAGE_USER) {
+		const char *user = json_string_value(json_object_get(q->ctx, "user"));
+		char msg[300];
+		if (h->err == EPERM && !p->plan.init_root)
+			snprintf(msg, sizeof msg,
+				 "user \"%s\": this sandbox has one user, %s (uid %u)%s", user,
+				 p->plan.user_name, p->plan.uid,
+				 p->plan.image ? " (rootless: one id is mapped)"
+					       : "; a sandbox on an image (--image) has the image's");
+		else if (h->err == EPERM)
+			snprintf(msg, sizeof msg, "user \"%s\": rootless, only uid 0 is mapped", user);
+		else
+			snprintf(msg, sizeof msg, "user \"%s\" is not in the sandbox's /etc/passwd%s",
+				 user, h->err == ERANGE ? " within ids 0-65535" : " and /etc/group");
+		reply(q->owner,
+		      json_pack("{s:b, s:{s:s, s:s, s:i, s:s}, s:i}", "ok", 0, "error", "layer",
+				"exec", "message", msg, "errno", h->err, "field", "user",
+				"exit_code", AJ_EXIT_ERROR),
+		      NULL, 0);
+		return;
+	}
 	if (h->err) {
 		bool chdir_failed = h->arg == AJ_ISTAGE_CHDIR, missing = h->err == ENOENT;
 		reply(q->owner,

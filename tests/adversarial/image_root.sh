@@ -69,22 +69,41 @@ test_root_attacks() {
 		"$OUT" "$(printf '    1 agentjail-init\n    2 sh\nls: /proc/1/root/: Permission denied')"
 }
 
-# Set-ID files root makes in its root stay inert: no_new_privs holds across su, and the root
-# is mounted nosuid.
+# Where the sandbox writes into a host directory (a one-shot run's workspace), set-ID bits
+# and file capabilities would hold on the host: both are refused there, everywhere (the
+# filter cannot tell paths apart), and SETFCAP and FSETID are not held.
+test_setid_host() {
+	cp /bin/busybox "$WS/bb"
+	ar --image plain:1 -- sh -c "
+		chmod 4755 $WS/bb; echo \$?; chmod 2755 /tmp; echo \$?
+		grep CapBnd /proc/self/status"
+	expect_eq "one-shot with the workspace: chmod u+s and g+s refused, no SETFCAP or FSETID" \
+		"$OUT" "$(printf '1\n1\nCapBnd:\t00000000200405eb')"
+	check "the workspace file has no set-ID bit on the host" test ! -u "$WS/bb"
+}
+
+# In a sandbox whose writes stay in its own root, root may make set-ID files (packages
+# install them); they stay inert: no_new_privs holds across su, and the root is nosuid.
 test_setid_inert() {
-	ar --image plain:1 -- sh -c '
+	# shellcheck disable=SC2086
+	aj_run --state-dir "$S" create $RF --name adv-suid --image plain:1
+	aj_run --state-dir "$S" exec adv-suid -- sh -c '
 		cp /bin/busybox /tmp/sh && chmod 4755 /tmp/sh && stat -c %a /tmp/sh
 		awk "\$5 == \"/\" { print (\$6 ~ /nosuid/) ? \"nosuid\" : \"suid\" }" /proc/self/mountinfo
-		su -s /tmp/sh app -c "grep -E \"^(Uid|CapEff|NoNewPrivs)\" /proc/self/status"'
+		grep CapBnd /proc/self/status'
+	expect_eq "its own root: a setuid-root file made, / is nosuid, the whole set held" "$OUT" \
+		"$(printf '4755\nnosuid\nCapBnd:\t00000000a00405fb')"
+	aj_run --state-dir "$S" exec -u app adv-suid -- /tmp/sh -c 'grep -E "^(Uid|CapEff|NoNewPrivs)" /proc/self/status'
 	if is_root; then
-		expect_eq "root makes a setuid-root file; / is nosuid; su to app: uid 1000, no capability, no_new_privs" \
-			"$OUT" "$(printf '4755\nnosuid\nUid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nNoNewPrivs:\t1')"
+		expect_eq "run by app, the setuid-root copy stays app's: no capability, no_new_privs" \
+			"$OUT" "$(printf 'Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\nNoNewPrivs:\t1')"
 	else
-		expect_eq "rootless: root makes a setuid-root file; / is nosuid; su cannot set groups" \
-			"$(printf '%s' "$OUT" | head -2)" "$(printf '4755\nnosuid')"
+		expect_contains "rootless: another user than root is refused (one id mapped)" "$ERR" \
+			"rootless, only uid 0 is mapped"
 	fi
 	expect_eq "the store is private to agentjail's user (set-ID files in its layers unreachable)" \
 		"$(stat -c %a "$S" "$S/images")" "$(printf '700\n700')"
+	aj_run --state-dir "$S" rm -f adv-suid
 }
 
 test_hostile_images() {
@@ -100,6 +119,19 @@ test_hostile_images() {
 	ar --image pwsym:1 -u evil -- id -u
 	expect_eq "/etc/passwd a symlink to a host file: the host file is not read (125)" "$RC" 125
 	expect_contains "the user is unknown to the image" "$ERR" '"evil" is not a user of image'
+	# /tmp (the workspace's parent here) through a descriptor the builder holds on the
+	# host, to a directory anyone may write (not under /tmp, which the builder's scratch
+	# tmpfs covers): no procfs is mounted in the image root until every other mount is made.
+	local fd open
+	open=$(mktemp -d /var/tmp/ajtest-open.XXXXXX)
+	_aj_tmp+=("$open")
+	chmod 1777 "$open"
+	for fd in $(seq 3 40); do
+		hostile "fd$fd" "sym('tmp', '/proc/self/fd/$fd$open')"
+		ar --image "fd$fd:1" -- true
+	done
+	check "/tmp a symlink through /proc/self/fd/3..40 to a host directory: nothing made there" \
+		test -z "$(ls -A "$open")"
 	hostile wssym "sym('workspace', '$target')"
 	aj_run --state-dir "$S" create $RF --name adv-ws --image wssym:1
 	expect_eq "the workspace's path a symlink in the image: the sandbox does not start (125)" \
@@ -110,5 +142,6 @@ test_hostile_images() {
 }
 
 test_root_attacks
+test_setid_host
 test_setid_inert
 test_hostile_images

@@ -5,8 +5,9 @@
 # and E2B_API_KEY, as a user's code would be. The SDK comes from npm (tests/e2b/setup.sh);
 # without node or the registry every case is reported skipped with the reason, never passed.
 #
-# Skipped with their reason: user "root" (a sandbox has no real root: it runs as the sandbox
-# user), the pause cases where the host gives no freezer (rootless without a delegated cgroup),
+# Skipped with their reason: user "root" on the host-root template (a sandbox on the host's
+# root has no real root: it runs as the sandbox user; the image template below runs it as the
+# image's root), the pause cases where the host gives no freezer (rootless without a delegated cgroup),
 # and @e2b/code-interpreter (not provided). Afterwards: no sandbox is left, and the daemon
 # stops cleanly (exit 0; under the sanitizers also no leak).
 # rootless: yes
@@ -39,7 +40,7 @@ sv_start --e2b-listen "127.0.0.1:$E2B_PORT" --e2b-keys "$SV_DIR/e2b-keys" \
 	exit 0
 }
 
-ROOT_WHY="a sandbox has no real root: user root runs as the sandbox user (docs/e2b.md)"
+ROOT_WHY="a sandbox on the host's root has no real root: user root runs as the sandbox user (docs/e2b.md); the image template runs it as root"
 PAUSE_WHY="no cgroup freezer for this user: pausing answers 501 (docs/e2b.md)"
 skip_re='user "root"'
 pause_re='betaPause|resumes a paused|resumes after pause|onTimeout = pause'
@@ -65,6 +66,30 @@ esac
 case "$out" in
 *"e2b SDK install # SKIP"*) exit 0 ;;
 esac
+
+# An image template: a templateID naming an image of the store (the host's bash in it, as
+# the SDK runs commands with bash). The commands and files cases run in the image's root; user
+# "root" is the image's root there.
+. "$AJ_ROOT/tests/image.bash"
+if command -v umoci >/dev/null && command -v busybox >/dev/null; then
+	IMG=$(mktmp)
+	IMG_RICH_FILES=$(img_bash_files) img_rich "$IMG/e2b" v1 --config.env PATH=/bin:/usr/bin &&
+		aj_run --state-dir "$STATE" image import --name e2b-image:1 "$IMG/e2b"
+	if [ "${RC:-1}" = 0 ]; then
+		out=$(E2B_API_URL=http://127.0.0.1:$E2B_PORT E2B_SANDBOX_URL=http://127.0.0.1:$E2B_PORT \
+			E2B_API_KEY=$KEY E2B_TEST_TEMPLATE=e2b-image:1 E2B_TEST_CODE_INTERPRETER=0 \
+			E2B_TEST_SKIP="$(is_root || echo 'user .root.')" \
+			E2B_TEST_ONLY='^(Sandbox.create|commands.run: (stdout|non-zero|default user|user .root.|cwd option)|files.(write text|write relative))' \
+			"$AJ_ROOT/tests/e2b/run.sh" 2>&1)
+		printf '%s\n' "$out" | grep -E '^(not )?ok ' | grep -v '# SKIP' | sed 's/^\(not \)\{0,1\}ok - /&image template: /'
+		is_root || skip 'image template: commands.run: user "root"' \
+			"rootless: the one id mapped is the sandbox user's, there is no root to switch to"
+	else
+		not_ok "image template: the image is built and imported"
+	fi
+else
+	skip "image template" "umoci or busybox is missing (scripts/install-deps installs them)"
+fi
 
 # What the harness made it also killed; sandboxes that expired are removed when found.
 curl -s -o /dev/null -H "X-API-KEY: $KEY" "http://127.0.0.1:$E2B_PORT/v2/sandboxes"

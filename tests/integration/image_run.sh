@@ -81,8 +81,10 @@ test_defaults() {
 
 test_root() {
 	ar --image plain:1 -- sh -c 'grep -E "^Cap(Eff|Bnd)" /proc/self/status'
-	expect_eq "root inside keeps the container set, bounding set the same" "$OUT" \
-		"$(printf 'CapEff:\t00000000a00405fb\nCapBnd:\t00000000a00405fb')"
+	expect_eq "root inside keeps the container set but SETFCAP and FSETID (the workspace is the host's)" \
+		"$OUT" "$(printf 'CapEff:\t00000000200405eb\nCapBnd:\t00000000200405eb')"
+	ar --image plain:1 --preset read-only -- grep CapEff /proc/self/status
+	expect_eq "with a read-only workspace: the whole set" "$OUT" "$(printf 'CapEff:\t00000000a00405fb')"
 	ar --image user:1 -- grep CapEff /proc/self/status
 	expect_eq "a non-root image user holds none" "$OUT" "$(printf 'CapEff:\t0000000000000000')"
 	ar --image plain:1 -- sh -c 'echo changed >/etc/motd && cat /etc/motd && rm /bin/vi'
@@ -114,6 +116,21 @@ test_persistent() {
 	as exec img-p -- sh -c 'echo "$(id -u)|$(pwd)"; echo k >/workspace/k && echo s >/tmp/sys'
 	expect_eq "exec runs as the image's user in its WorkingDir" "$OUT" "1000|/home/app"
 	expect_eq "the workspace is a directory of the sandbox user's" "$RC" 0
+	as exec -u root img-p -- sh -c 'echo "$(id -u)|$HOME|$USER"; grep CapEff /proc/self/status'
+	if is_root; then
+		expect_eq "exec -u root: the image's root, its HOME, the whole set" "$OUT" \
+			"$(printf '0|/root|root\nCapEff:\t00000000a00405fb')"
+		as exec -u nobody img-p -- id -u
+		expect_eq "exec -u NAME: another user of the image" "$OUT" 65534
+	else
+		expect_contains "rootless: exec -u root refused, one id is mapped" "$ERR" \
+			"rootless: one id is mapped"
+	fi
+	as exec -u ghost img-p -- true
+	expect_eq "exec -u an unknown user: refused (125)" "$RC" 125
+	expect_contains "naming it" "$ERR" "\"ghost\" is not in the sandbox's /etc/passwd"
+	as exec -u 'x y' img-p -- true
+	expect_contains "exec -u malformed: refused, the field named" "$ERR" "user: expected USER[:GROUP]"
 	as stop img-p
 	as start img-p
 	as exec img-p -- cat /workspace/k /tmp/sys
@@ -132,6 +149,13 @@ test_persistent() {
 	expect_not_contains "diff: no mount point of agentjail's" "$OUT" "etc/hosts"
 	expect_not_contains "diff: nothing from the image" "$OUT" "bin/"
 	as rm -f img-p img-q
+	as create $RF --name host-p
+	as exec -u root host-p -- id -u
+	expect_contains "exec -u root in a sandbox on the host's root: refused, it has one user" \
+		"$ERR" "this sandbox has one user"
+	as exec -u user host-p -- id -u
+	expect_eq "exec -u naming its own user: runs" "$OUT" 1000
+	as rm -f host-p
 }
 
 test_in_use() {
