@@ -41,7 +41,7 @@ static int load_image(struct aj_store *s, struct aj_image_rec *r, const char *ow
 
 int aj_store_image_put(struct aj_store *s, const struct aj_image_rec *r, struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s,
+	_cleanup_stmt_ sqlite3_stmt *st = state_prep(s,
 				      "INSERT OR IGNORE INTO images (" IMAGE_COLS ") VALUES "
 				      "(?1, ?2, ?3, ?4, ?5, ?6)",
 				      err);
@@ -57,16 +57,17 @@ int aj_store_image_put(struct aj_store *s, const struct aj_image_rec *r, struct 
 	if (state_run(s, st, "add the image", err) < 0)
 		return -1;
 	for (size_t i = 0; i < r->layers.n; i++) {
-		st = state_prep(s,
-				"INSERT OR REPLACE INTO image_layers (digest, position, diff_id) "
-				"VALUES (?1, ?2, ?3)",
-				err);
-		if (!st)
+		_cleanup_stmt_ sqlite3_stmt *ls =
+			state_prep(s,
+				   "INSERT OR REPLACE INTO image_layers (digest, position, diff_id) "
+				   "VALUES (?1, ?2, ?3)",
+				   err);
+		if (!ls)
 			return -1;
-		state_bind_text(st, 1, r->digest);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-		state_bind_text(st, 3, r->layers.v[i]);
-		if (state_run(s, st, "add the image's layers", err) < 0)
+		state_bind_text(ls, 1, r->digest);
+		sqlite3_bind_int64(ls, 2, (sqlite3_int64)i);
+		state_bind_text(ls, 3, r->layers.v[i]);
+		if (state_run(s, ls, "add the image's layers", err) < 0)
 			return -1;
 	}
 	return 0;
@@ -75,7 +76,7 @@ int aj_store_image_put(struct aj_store *s, const struct aj_image_rec *r, struct 
 int aj_store_image_tag(struct aj_store *s, const char *owner, const char *name, const char *digest,
 		       struct aj_err *err)
 {
-	sqlite3_stmt *st = state_prep(s,
+	_cleanup_stmt_ sqlite3_stmt *st = state_prep(s,
 				      "INSERT OR REPLACE INTO image_names (owner, name, "
 				      "digest) VALUES (?1, ?2, ?3)",
 				      err);
@@ -91,7 +92,7 @@ int aj_store_image_tag(struct aj_store *s, const char *owner, const char *name, 
 int aj_store_image_untag(struct aj_store *s, const char *owner, const char *name,
 			 struct aj_err *err)
 {
-	sqlite3_stmt *st =
+	_cleanup_stmt_ sqlite3_stmt *st =
 		state_prep(s, "DELETE FROM image_names WHERE owner = ?1 AND name = ?2", err);
 
 	if (!st)
@@ -188,7 +189,7 @@ int aj_store_image_delete(struct aj_store *s, const char *digest, struct aj_err 
 					  "DELETE FROM images WHERE digest = ?1"};
 
 	for (size_t i = 0; i < 2; i++) {
-		sqlite3_stmt *st = state_prep(s, sql[i], err);
+		_cleanup_stmt_ sqlite3_stmt *st = state_prep(s, sql[i], err);
 		if (!st)
 			return -1;
 		state_bind_text(st, 1, digest);
