@@ -235,6 +235,9 @@ int aj_args_apply(const struct aj_option *o, void *base, const char *v, struct a
 	uint64_t n;
 
 	snprintf(what, sizeof what, "--%s", o->name);
+	/* Only a switch comes without a value (the parser never calls others so). */
+	if (!v && o->type != AJ_OPT_SWITCH)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "%s needs a value", what);
 	switch (o->type) {
 	case AJ_OPT_SWITCH:
 		*(bool *)dst = true;
