@@ -50,7 +50,7 @@ void aj_cli_usage(FILE *f)
 	fprintf(f, "usage: agentjail COMMAND [OPTIONS]\n\ncommands:\n");
 	for (const struct aj_verb *const *v = aj_verbs; *v; v++)
 		if (!((*v)->flags & AJ_VERB_HIDDEN))
-			fprintf(f, "  %-12s %s\n", (*v)->name, (*v)->summary);
+			fprintf(f, "  %-13s %s\n", (*v)->name, (*v)->summary);
 	fprintf(f, "\nglobal options (before or after the command):\n");
 	for (const struct aj_option *o = aj_cli_options; o->name; o++)
 		option_line(f, o);

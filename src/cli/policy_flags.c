@@ -11,6 +11,7 @@
 #include "cli/policy_flags.h"
 #include "common/cleanup.h"
 #include "rules/egress.h"
+#include "rules/publish.h"
 
 const struct aj_opt_choice aj_pflags_presets[] = {
 	{"workspace-write", 0}, {"read-only", 1}, {NULL, 0}};
@@ -79,6 +80,21 @@ int aj_pflags_allow_host(void *pol, const struct aj_option *o, const char *v, st
 				  "where nothing is filtered; use --network proxy");
 	p->net_mode = AJ_NET_PROXY;
 	aj_strv_push(&p->net_allow, v);
+	return 0;
+}
+
+/* -p: docker's syntax (rules/publish.h), checked here so that the message names the flag. */
+int aj_pflags_publish(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)
+{
+	struct aj_policy *p = pol;
+	struct aj_publish pub;
+	char why[160];
+
+	(void)o;
+	if (aj_publish_parse(v, &pub, why, sizeof why) < 0)
+		return aj_err_set(e, AJ_LAYER_USAGE, 0,
+				  "--publish \"%s\": %s (expected [HOSTIP:][HOSTPORT:]PORT)", v, why);
+	aj_strv_push(&p->net_publish, v);
 	return 0;
 }
 

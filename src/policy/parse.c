@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "rules/addr.h"
 #include "rules/egress.h"
+#include "rules/publish.h"
 
 #define OFF(m) offsetof(struct aj_policy, m)
 
@@ -73,6 +74,17 @@ static int check_rule(const char *path, const char *v, struct aj_err *err)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: %s (expected host-pattern[:port])",
 				  path, why);
 	aj_egress_rule_free(&r);
+	return 0;
+}
+
+static int check_publish(const char *path, const char *v, struct aj_err *err)
+{
+	struct aj_publish pub;
+	char why[256];
+
+	if (aj_publish_parse(v, &pub, why, sizeof why) < 0)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "%s: \"%s\": %s (expected [HOSTIP:][HOSTPORT:]PORT)", path, v, why);
 	return 0;
 }
 
@@ -341,6 +353,7 @@ static const struct aj_jf_field network_fields[] = {
 	SIZE("max_bytes", net_max_bytes),
 	OWN("listen", net_listen, parse_ports, dump_ports,
 	    "an array of TCP port numbers (1-65535)"),
+	STRINGS("publish", net_publish, check_publish),
 	FIELD_END,
 };
 

@@ -213,6 +213,10 @@ struct aj_plan {
 	size_t sc_rules;
 	/* workspace */
 	bool persistent;
+	/* the sandbox's child hands the supervisor a socket of its network namespace: the way in
+	 * of published ports and port-forward (a network namespace of its own, and published
+	 * ports or a persistent sandbox) */
+	bool inbound;
 	char *git_dir;      /* the workspace's .git directory, checked again after the run */
 	bool had_commondir; /* .git/commondir existed before the run */
 	struct aj_overlay ovl;

@@ -3,6 +3,7 @@
  * and the egress layer's description. The proxy itself runs in the supervisor
  * (src/egress/); the plan only says where it listens and what the sandbox is told. */
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "common/units.h"
 #include "common/util.h"
 #include "policy/plan_internal.h"
+#include "rules/publish.h"
 
 /* Names tools read for their proxy, checked against each tool's documentation: curl and
  * git (through libcurl) read the lower-case http_proxy, https_proxy, all_proxy, no_proxy
@@ -161,8 +163,30 @@ static void describe(struct aj_plan *p)
 			  pol->n_creds ? " (TLS interception)" : "");
 }
 
+/* The network namespace's layer names what comes in: the host ports relayed to ports
+ * inside (validated with the policy). */
+static void published(struct aj_plan *p)
+{
+	struct aj_layer_status *l = &p->layers[AJ_PL_NETNS];
+	size_t len = strlen(l->detail);
+	struct aj_publish pub;
+	char why[160];
+
+	for (size_t i = 0; i < p->policy->net_publish.n && len < sizeof l->detail; i++) {
+		if (aj_publish_parse(p->policy->net_publish.v[i], &pub, why, sizeof why) < 0)
+			continue;
+		char host[64];
+		aj_publish_host(&pub, host, sizeof host);
+		len += (size_t)snprintf(l->detail + len, sizeof l->detail - len, "%s%s->%u",
+					i ? ", " : "; inbound only from published ports: ",
+					pub.host_port ? host : pub.host_ip, (unsigned)pub.port);
+	}
+}
+
 int aj_plan_network(struct aj_plan *p, struct aj_err *err)
 {
+	p->inbound = (p->clone_flags & CLONE_NEWNET) && (p->policy->net_publish.n || p->persistent);
+	published(p);
 	if (p->policy->net_mode != AJ_NET_PROXY) {
 		aj_plan_set_layer(p, AJ_PL_EGRESS, AJ_LS_OFF,
 				  p->policy->net_mode == AJ_NET_HOST

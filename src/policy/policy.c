@@ -66,6 +66,7 @@ void aj_policy_free(struct aj_policy *p)
 	aj_strv_free(&p->net_allow);
 	aj_strv_free(&p->net_deny);
 	aj_strv_free(&p->net_allow_private);
+	aj_strv_free(&p->net_publish);
 	aj_policy_creds_free(p);
 	memset(p, 0, sizeof *p);
 }

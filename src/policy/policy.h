@@ -91,6 +91,8 @@ struct aj_policy {
 	struct aj_ports net_listen;       /* landlock tier: ports that may be bound on the host's
 					   * network (the namespaces tier binds any port on the
 					   * sandbox's own loopback) */
+	struct aj_strv net_publish;       /* "[HOSTIP:][HOSTPORT:]PORT" (rules/publish.h): host
+					   * ports the supervisor relays to ports inside */
 	struct aj_credential *creds;
 	size_t n_creds;
 	struct aj_limits limits;

@@ -11,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "common/util.h"
+#include "rules/publish.h"
 
 /* Paths a sandbox may never be given write access to, nor use as its workspace: granting any
  * of them (or a parent of them) hands over the host's system or its kernel interfaces. The
@@ -228,6 +229,46 @@ static int validate_network(const struct aj_policy *p, struct aj_err *err)
 	       aj_err_hint(err, "set network.mode to \"proxy\" (--allow-host implies it)");
 }
 
+/* Published ports are relayed into the sandbox's own network namespace: without one (the
+ * host's network, or the landlock tier) its servers are on the host already, where a port
+ * is reachable or refused by other means (network.listen). A host port is published once. */
+static int validate_publish(const struct aj_policy *p, struct aj_err *err)
+{
+	struct aj_publish a, b;
+	char why[160];
+
+	if (!p->net_publish.n)
+		return 0;
+	if (p->net_mode == AJ_NET_HOST)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "network.publish: the sandbox shares the host's network "
+				  "(network.mode \"host\"); its servers listen on the host already"),
+		       aj_err_hint(err, "use network.mode \"none\" or \"proxy\" to publish ports");
+	if (p->tier == AJ_TIER_LANDLOCK)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "network.publish: the landlock tier has no network namespace of "
+				  "its own to publish from"),
+		       aj_err_hint(err, "in the landlock tier, network.listen names the host ports "
+					"a server inside may bind");
+	if (p->net_publish.n > AJ_PUBLISH_MAX)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "network.publish: %zu ports; a sandbox publishes at most %d",
+				  p->net_publish.n, AJ_PUBLISH_MAX);
+	for (size_t i = 0; i < p->net_publish.n; i++) {
+		if (aj_publish_parse(p->net_publish.v[i], &a, why, sizeof why) < 0)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0, "network.publish[%zu]: %s", i,
+					  why);
+		for (size_t j = 0; j < i && a.host_port; j++)
+			if (aj_publish_parse(p->net_publish.v[j], &b, why, sizeof why) == 0 &&
+			    b.host_port == a.host_port && !strcmp(a.host_ip, b.host_ip))
+				return aj_err_set(err, AJ_LAYER_POLICY, 0,
+						  "network.publish[%zu]: host port %s:%u is "
+						  "published twice (also network.publish[%zu])",
+						  i, a.host_ip, (unsigned)a.host_port, j);
+	}
+	return 0;
+}
+
 int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
 {
 	if (validate_workspace(p, err) < 0 ||
@@ -235,7 +276,7 @@ int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
 	    validate_paths("filesystem.read_write", &p->read_write, true, false, err) < 0 ||
 	    validate_paths("filesystem.mask", &p->mask, false, true, err) < 0 ||
 	    validate_limits(&p->limits, err) < 0 || validate_degraded(&p->allow_degraded, err) < 0 ||
-	    validate_network(p, err) < 0)
+	    validate_network(p, err) < 0 || validate_publish(p, err) < 0)
 		return -1;
 	if (!aj_policy_hostname_ok(p->hostname))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,

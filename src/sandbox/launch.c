@@ -43,9 +43,11 @@ static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, 
 	if (aj_step_cgroup_ns(err) < 0 || aj_mount_build_root(plan, err) < 0)
 		return -1;
 	aj_trace("child: root filesystem built");
-	/* 5. Loopback and hostname; 5b. the proxy's socket, made in our network namespace. */
+	/* 5. Loopback and hostname; 5b. the proxy's socket, made in our network namespace, and
+	 * 5c. the supervisor's way in to it. */
 	if (aj_step_network(plan, plan->policy->hostname, err) < 0 ||
-	    aj_step_pass_listener(plan, sync_fd, err) < 0)
+	    aj_step_pass_listener(plan, sync_fd, err) < 0 ||
+	    aj_step_pass_netsock(plan, sync_fd, err) < 0)
 		return -1;
 	/* 6. Stdio at 0-2, the sync socket at 3; 7. the rlimits; 8. a new session. */
 	if (aj_step_place_fds(keep, (int)AJ_ARRAY_SIZE(keep), 0, AJ_STEP_CTL_FD, err) < 0 ||
@@ -119,8 +121,8 @@ static pid_t clone_sandbox(int flags, int cgroup_fd, int *pidfd)
 	return (pid_t)syscall(SYS_clone3, &a, sizeof a);
 }
 
-/* The child's answer to GO: with the egress proxy, first its listening socket, then READY
- * (or an ERROR at any point). */
+/* The child's answer to GO: with the egress proxy, first its listening socket, with a way in a
+ * socket of its network namespace, then READY (or an ERROR at any point). */
 static int recv_setup(const struct aj_plan *plan, struct aj_sandbox *sb,
 		      struct aj_sync_msg *ready, struct aj_err *err)
 {
@@ -129,6 +131,14 @@ static int recv_setup(const struct aj_plan *plan, struct aj_sandbox *sb,
 
 		if (aj_sync_recv_fd(sb->ctl_fd, ready, SETUP_TIMEOUT_MS, &fd) < 0)
 			return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the sandbox to be built");
+		if (ready->type == AJ_SYNC_NETSOCK) {
+			if (!plan->inbound || fd < 0 || sb->net_fd >= 0)
+				return aj_err_set(err, AJ_LAYER_NET, EPROTO,
+						  "unexpected network socket message from the "
+						  "sandbox");
+			sb->net_fd = aj_steal_fd(&fd);
+			continue;
+		}
 		if (ready->type != AJ_SYNC_LISTENER)
 			return 0;
 		if (!plan->egress.on || fd < 0 || sb->proxy_fd >= 0)
@@ -224,7 +234,7 @@ static const struct aj_launch_ops *launch_ops(const struct aj_plan *plan)
 void aj_sandbox_init(struct aj_sandbox *sb)
 {
 	memset(sb, 0, sizeof *sb);
-	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = -1;
+	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = sb->net_fd = -1;
 }
 
 /* What a start that failed undoes, in this order: the idmapped trees not attached yet, then
@@ -305,6 +315,7 @@ void aj_sandbox_release(struct aj_sandbox *sb)
 	aj_close_fd(&sb->ctl_fd);
 	aj_close_fd(&sb->id_lock_fd);
 	aj_close_fd(&sb->proxy_fd);
+	aj_close_fd(&sb->net_fd);
 }
 
 void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare, const struct aj_warn *warn)

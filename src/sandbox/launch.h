@@ -35,6 +35,8 @@ struct aj_sandbox {
 	bool attach_needed; /* the cgroup must be joined by the supervisor (no clone3) */
 	int proxy_fd;   /* network.mode "proxy": the listening socket inside the sandbox's
 			 * network namespace, made by the child; taken over by the proxy */
+	int net_fd;     /* plan->inbound: a socket of the sandbox's network namespace, made by
+			 * the child; the supervisor's way in (ports/dialer.h) */
 	const struct aj_launch_ops *ops; /* the tier's launcher (launch_internal.h) */
 };
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -89,6 +90,22 @@ int aj_step_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err
 		return -1;
 	if (aj_sync_send_fd(sync_fd, &m, fd) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROXY, "pass the proxy's socket to the supervisor");
+	return 0;
+}
+
+int aj_step_pass_netsock(const struct aj_plan *plan, int sync_fd, struct aj_err *err)
+{
+	struct aj_sync_msg m = {.type = AJ_SYNC_NETSOCK};
+	_cleanup_close_ int fd = -1;
+
+	if (!plan->inbound)
+		return 0;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_NET, "a socket for the supervisor's way in");
+	if (aj_sync_send_fd(sync_fd, &m, fd) < 0)
+		return aj_err_sys(err, AJ_LAYER_NET,
+				  "pass the network namespace's socket to the supervisor");
 	return 0;
 }
 

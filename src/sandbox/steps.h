@@ -55,6 +55,10 @@ int aj_step_network(const struct aj_plan *plan, const char *hostname, struct aj_
  * is up (127.0.0.1 exists only then), before Landlock (in the landlock tier it denies bind)
  * and seccomp, and before the descriptor shuffle moves the sync socket. Nothing without a proxy. */
 int aj_step_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err *err);
+/* plan->inbound: an unbound socket of the calling process's network namespace, sent to the
+ * supervisor over sync_fd: its dialer joins the namespace through it (the namespace's own
+ * handle, without ptrace access to an undumpable init). Where aj_step_pass_listener is. */
+int aj_step_pass_netsock(const struct aj_plan *plan, int sync_fd, struct aj_err *err);
 /* The descriptors the process keeps, at fixed numbers: fds[i] becomes first + i (fds[i] <
  * 0 leaves that number as it is), close-on-exec from number cloexec_from on; every
  * descriptor from first + n up is closed, so nothing the caller left open reaches the

@@ -76,6 +76,8 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 		field = "policy.allow_degraded";
 	else if (nonempty_array(json_object_get(network, "allow_private")))
 		field = "policy.network.allow_private"; /* the daemon's LAN and metadata service */
+	else if (nonempty_array(json_object_get(network, "publish")))
+		field = "policy.network.publish"; /* ports of the daemon's host */
 	else if (json_object_get(pol, "credentials"))
 		field = "policy.credentials"; /* secrets are read as the daemon's user */
 	else if (tier && strcmp(tier, "namespaces"))
@@ -85,7 +87,7 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 	return aj_srv_fail(r, 403, "forbidden", field,
 			   "%s: token owners cannot widen the sandbox boundary (host paths, the "
 			   "daemon's environment, files and secrets, host or private network, "
-			   "relaxed layers)",
+			   "host ports, relaxed layers)",
 			   field);
 }
 

@@ -21,6 +21,7 @@
 #include "control/proto.h"
 #include "policy/policy.h"
 #include "policy/users.h"
+#include "ports/publish.h"
 #include "sandbox/initproto.h"
 #include "supervisor/persist.h"
 #include "supervisor/procs.h"
@@ -588,6 +589,38 @@ static json_t *info_json(struct persist *p)
 			 "execs", execs);
 }
 
+/* "ports": the published ports as bound at this start. "socket": a new TCP socket in the
+ * sandbox's network namespace, for the client to connect to a port on the sandbox's
+ * loopback (port-forward; the daemon's port proxy): the control socket is its owner's. */
+static void ports_op(struct persist *p, struct conn *c, const char *op, json_t *req)
+{
+	struct aj_err err;
+	_cleanup_close_ int fd = -1;
+	json_int_t fam = json_integer_value(json_object_get(req, "family"));
+
+	if (!strcmp(op, "ports")) {
+		reply(c, json_pack("{s:b, s:o}", "ok", 1, "ports", aj_ports_json(p->ports)), NULL,
+		      0);
+		return;
+	}
+	if (fam != 4 && fam != 6) {
+		reply_err(c, AJ_LAYER_USAGE, EINVAL, "socket: \"family\" must be 4 or 6");
+		return;
+	}
+	if (p->dialer.fd < 0) {
+		reply_err(c, AJ_LAYER_NET, ENOTSUP,
+			  "the sandbox has no network namespace of its own (network.mode "
+			  "\"host\" or the landlock tier): its ports are the host's");
+		return;
+	}
+	fd = aj_dialer_socket(&p->dialer, fam == 6 ? AF_INET6 : AF_INET, &err);
+	if (fd < 0) {
+		reply(c, aj_ctl_error(&err), NULL, 0);
+		return;
+	}
+	reply(c, json_pack("{s:b}", "ok", 1), &fd, 1);
+}
+
 static void do_exec_request(struct persist *p, struct conn *c, json_t *req, int *fds,
 			    size_t nfds)
 {
@@ -665,6 +698,8 @@ static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_
 		}
 	} else if (!strcmp(op, "lifetime")) {
 		lifetime_op(p, c, req);
+	} else if (!strcmp(op, "ports") || !strcmp(op, "socket")) {
+		ports_op(p, c, op, req);
 	} else if (!strcmp(op, "stop")) {
 		reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
 		aj_persist_stop(p, "stop requested");

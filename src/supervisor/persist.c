@@ -198,8 +198,11 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	if (r < 0)
 		return -1;
 	io.in = io.out = io.err = devnull;
-	/* network.mode "proxy": secrets read and the CA made before the sandbox's /etc is. */
+	/* network.mode "proxy": secrets read and the CA made before the sandbox's /etc is; the
+	 * published ports bound before anything runs (a host port taken since the last start
+	 * fails here, naming it). */
 	if (aj_sv_egress_new(&p->plan, &p->egress, err) < 0 ||
+	    aj_sv_ports_bind(&p->plan, &p->ports, err) < 0 ||
 	    aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0)
 		return -1;
 	if (ready.exec_errno)
@@ -399,7 +402,7 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 	if (p->egress && aj_egress_start(p->egress, p->base, aj_steal_fd(&p->sb.proxy_fd),
 					 emit_egress, p, err) < 0)
 		return -1;
-	return 0;
+	return aj_sv_ports_start(p->ports, &p->dialer, p->sb.net_fd, p->base, emit_egress, p, err);
 }
 
 static void report_ready(int fd, const struct aj_err *err)
@@ -433,6 +436,9 @@ static void teardown(struct persist *p)
 	/* After the sandbox: no new connection can come; open ones end with their events. */
 	aj_egress_free(p->egress);
 	p->egress = NULL;
+	aj_ports_free(p->ports);
+	p->ports = NULL;
+	aj_dialer_stop(&p->dialer);
 	if (p->have_cg) {
 		p->cg.env->ops->kill_all(&p->cg, NULL);
 		aj_sv_cgroup_remove(&p->cg, &p->guard);
@@ -450,6 +456,7 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd, const stru
 
 	memset(&p, 0, sizeof p);
 	aj_sandbox_init(&p.sb); /* teardown() after an early failure must touch no descriptor */
+	aj_dialer_init(&p.dialer);
 	p.listen_fd = -1;
 	p.img.lock_fd = -1;
 	p.next_id = 1;

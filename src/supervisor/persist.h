@@ -19,6 +19,7 @@
 #include "common/warn.h"
 #include "image/root.h"
 #include "policy/plan.h"
+#include "ports/dialer.h"
 #include "sandbox/initproto.h"
 #include "sandbox/launch.h"
 #include "state/store.h"
@@ -28,6 +29,7 @@ struct persist;
 struct outmsg;
 struct pevent;
 struct aj_egress; /* egress/egress.h */
+struct aj_ports;  /* ports/publish.h */
 
 struct conn {
 	struct persist *p;
@@ -86,6 +88,8 @@ struct persist {
 	bool have_cg;
 	struct aj_sandbox sb;
 	struct aj_egress *egress; /* network.mode "proxy" (src/egress/) */
+	struct aj_ports *ports;   /* network.publish, as bound at this start */
+	struct aj_dialer dialer;  /* sockets inside: published ports and the "socket" op */
 	struct event_base *base;
 	int listen_fd;
 	char sock_path[256];

@@ -47,6 +47,18 @@ static json_t *error_json(const struct aj_run_result *res)
 			 msg, "hint", res->err.hint[0] ? res->err.hint : NULL);
 }
 
+/* network.publish as bound: the host side of each port (an ephemeral one chosen). */
+static json_t *ports_json(const struct aj_run_result *res)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < res->n_ports; i++)
+		json_array_append_new(a, json_pack("{s:s, s:i, s:i}", "host_ip", res->ports[i].host_ip,
+						   "host_port", res->ports[i].host_port, "port",
+						   res->ports[i].port));
+	return a;
+}
+
 json_t *aj_run_report(const struct aj_plan *plan, const struct aj_run_result *res)
 {
 	json_t *r = json_object();
@@ -77,6 +89,7 @@ json_t *aj_run_report(const struct aj_plan *plan, const struct aj_run_result *re
 				    : json_null());
 	json_object_set_new(r, "egress",
 			    res->have_egress ? aj_egress_stats_json(&res->egress) : json_null());
+	json_object_set_new(r, "ports", ports_json(res));
 	json_object_set_new(r, "plan", plan ? aj_plan_to_json(plan) : json_null());
 	return r;
 }

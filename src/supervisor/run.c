@@ -47,6 +47,8 @@ struct run_ctx {
 	bool have_cg;
 	struct aj_events ev;
 	struct aj_egress *egress; /* network.mode "proxy" */
+	struct aj_ports *ports;   /* network.publish */
+	struct aj_dialer dialer;  /* the ports' sockets inside */
 	struct event_base *base;
 	struct stream streams[2];
 	struct aj_stdin in;
@@ -423,7 +425,8 @@ static int arm_loop(struct run_ctx *c, struct event **evs, const struct timeval 
 	if (c->egress && aj_egress_start(c->egress, c->base, aj_steal_fd(&c->sb.proxy_fd),
 					 emit_egress, &c->ev, err) < 0)
 		return -1;
-	return 0;
+	return aj_sv_ports_start(c->ports, &c->dialer, c->sb.net_fd, c->base, emit_egress, &c->ev,
+				 err);
 }
 
 /* Everything on the loop, then the loop itself. The proxy goes last while the loop still
@@ -447,6 +450,9 @@ static void disarm_loop(struct run_ctx *c, struct event **evs, size_t n_evs)
 		aj_egress_get_stats(c->egress, &c->res->egress);
 		c->res->have_egress = true;
 	}
+	/* Open connections to published ports end with the loop (their events written). */
+	aj_ports_free(c->ports);
+	c->ports = NULL;
 	event_base_free(c->base);
 }
 
@@ -589,6 +595,20 @@ static void stdio_closep(struct aj_stdio *io)
 	aj_close_fd(&io->err);
 }
 
+/* The host side of each published port, on stderr (an ephemeral one is only known here) and
+ * in the report. */
+static void announce_ports(struct run_ctx *c)
+{
+	char host[64];
+
+	for (size_t i = 0; i < aj_ports_count(c->ports) && i < AJ_PUBLISH_MAX; i++) {
+		const struct aj_publish *p = aj_ports_at(c->ports, i);
+		c->res->ports[c->res->n_ports++] = *p;
+		aj_publish_host(p, host, sizeof host);
+		fprintf(stderr, "agentjail: port %u published on %s\n", (unsigned)p->port, host);
+	}
+}
+
 /* Everything up to a started sandbox; what it made is torn down by teardown() either way. */
 static int start(struct run_ctx *c, const struct aj_run_opts *opts, struct aj_stdio *io,
 		 struct aj_sync_msg *ready, struct aj_err *err)
@@ -602,8 +622,10 @@ static int start(struct run_ctx *c, const struct aj_run_opts *opts, struct aj_st
 	    aj_gitwatch_open(&c->git, plan->git_dir, &c->ev, c->warn, err) < 0)
 		return -1;
 	aj_trace("cgroup created");
-	if (aj_sv_egress_new(plan, &c->egress, err) < 0)
+	if (aj_sv_egress_new(plan, &c->egress, err) < 0 ||
+	    aj_sv_ports_bind(plan, &c->ports, err) < 0)
 		return -1;
+	announce_ports(c);
 	hold_interrupts(c);
 	return aj_sandbox_start(plan, io, c->have_cg ? &c->cg : NULL, &c->sb, ready, err);
 }
@@ -649,6 +671,8 @@ static void teardown(struct run_ctx *c)
 	aj_sandbox_cleanup(&c->sb, c->plan, c->warn);
 	aj_gitwatch_finish(&c->git);
 	aj_stdin_close(&c->in);
+	aj_ports_free(c->ports);
+	aj_dialer_stop(&c->dialer);
 	aj_egress_free(c->egress);
 	aj_events_close(&c->ev);
 	release_interrupts(c);
@@ -665,6 +689,7 @@ void aj_run(struct aj_plan *plan, const struct aj_run_opts *opts, struct aj_run_
 	memset(&c, 0, sizeof c);
 	/* Not started yet: an early failure's exit path must not signal or close descriptor 0. */
 	aj_sandbox_init(&c.sb);
+	aj_dialer_init(&c.dialer);
 	c.plan = plan;
 	c.res = res;
 	c.warn = opts->warn;

@@ -14,6 +14,7 @@
 #include "common/warn.h"
 #include "egress/egress.h"
 #include "policy/plan.h"
+#include "rules/publish.h"
 #include "supervisor/output.h"
 
 enum aj_hit {
@@ -51,6 +52,8 @@ struct aj_run_result {
 	bool have_cg;
 	bool have_egress;
 	struct aj_egress_stats egress; /* network.mode "proxy" */
+	struct aj_publish ports[AJ_PUBLISH_MAX]; /* network.publish as bound */
+	size_t n_ports;
 	struct {
 		const char *id; /* set for runs with --overlay */
 		const char *action;

@@ -47,3 +47,32 @@ int aj_sv_egress_new(struct aj_plan *plan, struct aj_egress **out, struct aj_err
 		aj_plan_egress_ca(plan, bundle, bundle_len, ca, ca_len);
 	return 0;
 }
+
+int aj_sv_ports_bind(const struct aj_plan *plan, struct aj_ports **out, struct aj_err *err)
+{
+	*out = NULL;
+	if (!plan->policy->net_publish.n)
+		return 0;
+	*out = aj_ports_new();
+	if (aj_ports_bind(*out, &plan->policy->net_publish, err) < 0) {
+		aj_ports_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int dial(void *arg, int family, struct aj_err *err)
+{
+	return aj_dialer_socket(arg, family, err);
+}
+
+int aj_sv_ports_start(struct aj_ports *ports, struct aj_dialer *d, int net_fd,
+		      struct event_base *base, aj_ports_emit_fn emit, void *arg, struct aj_err *err)
+{
+	if (net_fd >= 0 && aj_dialer_start(d, net_fd, err) < 0)
+		return -1;
+	if (!ports)
+		return 0;
+	return aj_ports_start(ports, base, dial, d, emit, arg, err);
+}

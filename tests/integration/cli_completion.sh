@@ -43,7 +43,7 @@ _agentjail
 expect_eq "bash: complete -p registers the function" \
 	"$(bash --norc --noprofile -c ". '$T/agentjail.bash'; complete -p agentjail")" "complete -F _agentjail agentjail"
 expect_eq "bash: verbs by prefix" "$(bq agentjail sn)" "snapshot snapshots "
-expect_eq "bash: ps and logs are verbs" "$(bq agentjail p)" "pause policy ps "
+expect_eq "bash: verbs by prefix, ps and port-forward among them" "$(bq agentjail p)" "pause policy port port-forward ps "
 missing=""
 for v in $("$AJ" --help | sed -n 's/^  \([a-z][a-z-]*\)  .*/\1/p'); do
 	case " $(bq agentjail "") " in *" $v "*) ;; *) missing="$missing $v" ;; esac

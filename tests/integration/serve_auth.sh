@@ -145,6 +145,7 @@ for pair in 'filesystem.read_write:{"filesystem":{"read_write":["/etc"]}}' \
 	'network.allow_private:{"network":{"mode":"proxy","allow":["x.test"],"allow_private":["10.0.0.0/8"]}}' \
 	'credentials:{"network":{"mode":"proxy","allow":["x.test"]},"credentials":{"T":{"from_file":"/etc/hostname","hosts":["x.test"]}}}' \
 	'tier:{"tier":"landlock"}' \
+	'network.publish:{"network":{"publish":["0.0.0.0:0:80"]}}' \
 	'filesystem.mask:{"filesystem":{"mask":["/home/user/.ssh"]}}'; do
 	f=${pair%%:*} p=${pair#*:}
 	apitj "$TA" POST /v1/sandboxes "{\"name\": \"wide\", \"policy\": $p}"

@@ -1,0 +1,211 @@
+#include "ports/relay.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/cleanup.h"
+
+#define RELAY_PIPE (1024 * 1024)
+/* Bytes one direction may move per wake-up before the loop serves other connections. */
+#define RELAY_BUDGET (8u << 20)
+
+struct rdir {
+	int from, to;         /* indexes into r->fd */
+	struct evbuffer *pre; /* bytes the other side could not take yet, written first */
+	uint64_t bytes;
+	bool eof, shut;
+};
+
+struct aj_relay {
+	struct event_base *base;
+	struct aj_relay_pipe *pipe;
+	int fd[2];
+	struct event *ev[2];
+	short want[2];
+	struct rdir d[2]; /* 0: a -> b, 1: b -> a */
+	aj_relay_done_fn done;
+	void *arg;
+};
+
+int aj_relay_pipe_open(struct aj_relay_pipe *p)
+{
+	int size;
+
+	if (pipe2(p->fd, O_NONBLOCK | O_CLOEXEC) < 0) {
+		p->fd[0] = p->fd[1] = -1;
+		return -1;
+	}
+	/* A larger pipe moves more per splice; the kernel may refuse (pipe-max-size, the
+	 * user's pipe quota), which only costs speed. */
+	fcntl(p->fd[1], F_SETPIPE_SZ, RELAY_PIPE);
+	size = fcntl(p->fd[1], F_GETPIPE_SZ);
+	p->size = size > 0 ? (size_t)size : 65536;
+	return 0;
+}
+
+void aj_relay_pipe_close(struct aj_relay_pipe *p)
+{
+	for (int i = 0; i < 2; i++)
+		aj_close_fd(&p->fd[i]);
+}
+
+void aj_relay_free(struct aj_relay *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < 2; i++) {
+		if (r->ev[i])
+			event_free(r->ev[i]);
+		aj_close_fd(&r->fd[i]);
+		if (r->d[i].pre)
+			evbuffer_free(r->d[i].pre);
+	}
+	free(r);
+}
+
+/* Empties the shared pipe of n bytes into buf (NULL: discards them). */
+static int unpipe(struct aj_relay_pipe *p, struct evbuffer *buf, size_t n)
+{
+	char scratch[16384];
+
+	while (n > 0) {
+		int got = buf ? evbuffer_read(buf, p->fd[0], (int)n)
+			      : (int)read(p->fd[0], scratch, n < sizeof scratch ? n : sizeof scratch);
+		if (got <= 0) {
+			/* Cannot happen with the bytes in the pipe; if it did, the pipe is no
+			 * longer known to be empty: no relay may use it again. */
+			aj_relay_pipe_close(p);
+			return -1;
+		}
+		n -= (size_t)got;
+	}
+	return 0;
+}
+
+/* Moves what can move now in one direction. -1: the connection is broken. */
+static int pump(struct aj_relay *r, struct rdir *d)
+{
+	struct aj_relay_pipe *p = r->pipe;
+	int to = r->fd[d->to], from = r->fd[d->from];
+	size_t moved = 0;
+
+	while (moved < RELAY_BUDGET) {
+		ssize_t n, m;
+		if (evbuffer_get_length(d->pre)) {
+			if (evbuffer_write(d->pre, to) < 0)
+				return errno == EAGAIN ? 0 : -1;
+			continue;
+		}
+		if (d->eof) {
+			if (!d->shut)
+				shutdown(to, SHUT_WR);
+			d->shut = true;
+			return 0;
+		}
+		if (p->fd[0] < 0)
+			return -1;
+		n = splice(from, NULL, p->fd[1], NULL, p->size, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n <= 0) {
+			d->eof = n == 0;
+			if (n < 0)
+				return errno == EAGAIN ? 0 : -1;
+			continue;
+		}
+		moved += (size_t)n;
+		d->bytes += (uint64_t)n;
+		m = splice(p->fd[0], NULL, to, NULL, (size_t)n, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (m < 0 && errno != EAGAIN) {
+			unpipe(p, NULL, (size_t)n);
+			return -1;
+		}
+		m = m < 0 ? 0 : m;
+		if (m < n && unpipe(p, d->pre, (size_t)(n - m)) < 0)
+			return -1;
+	}
+	return 0; /* budget spent: the socket stays readable, the loop comes back */
+}
+
+static void on_ready(evutil_socket_t fd, short what, void *arg);
+
+/* Read interest while a direction can take more, write interest while it holds bytes. */
+static int rearm(struct aj_relay *r)
+{
+	short want[2] = {0, 0};
+
+	for (int i = 0; i < 2; i++) {
+		struct rdir *d = &r->d[i];
+		if (!d->eof && !evbuffer_get_length(d->pre))
+			want[d->from] |= EV_READ;
+		if (evbuffer_get_length(d->pre))
+			want[d->to] |= EV_WRITE;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (want[i] == r->want[i] && r->ev[i])
+			continue;
+		if (r->ev[i])
+			event_free(r->ev[i]);
+		r->ev[i] = NULL;
+		r->want[i] = want[i];
+		if (!want[i])
+			continue;
+		r->ev[i] = event_new(r->base, r->fd[i], want[i] | EV_PERSIST, on_ready, r);
+		if (!r->ev[i] || event_add(r->ev[i], NULL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void finish(struct aj_relay *r)
+{
+	aj_relay_done_fn done = r->done;
+	void *arg = r->arg;
+	uint64_t ab = r->d[0].bytes, ba = r->d[1].bytes;
+
+	aj_relay_free(r);
+	if (done)
+		done(arg, ab, ba);
+}
+
+static void on_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct aj_relay *r = arg;
+
+	(void)fd;
+	(void)what;
+	if (pump(r, &r->d[0]) < 0 || pump(r, &r->d[1]) < 0 || (r->d[0].shut && r->d[1].shut) ||
+	    rearm(r) < 0)
+		finish(r);
+}
+
+struct aj_relay *aj_relay_start(struct event_base *base, struct aj_relay_pipe *pipe, int a,
+				int b, aj_relay_done_fn done, void *arg)
+{
+	struct aj_relay *r = aj_xcalloc(1, sizeof *r);
+
+	r->base = base;
+	r->pipe = pipe;
+	r->fd[0] = a;
+	r->fd[1] = b;
+	for (int i = 0; i < 2; i++) {
+		r->d[i].from = i;
+		r->d[i].to = 1 - i;
+		r->d[i].pre = evbuffer_new();
+		if (!r->d[i].pre) {
+			aj_relay_free(r);
+			return NULL;
+		}
+	}
+	if (rearm(r) < 0) {
+		aj_relay_free(r);
+		return NULL;
+	}
+	r->done = done;
+	r->arg = arg;
+	return r;
+}
