@@ -21,6 +21,7 @@
 #include "manager/manager.h"
 #include "ports/publish.h"
 
+/* The sandbox's control connection, in m (opened here; the caller closes both). */
 static int connect_sandbox(struct aj_mgr *m, const char *name, struct aj_err *err)
 {
 	struct aj_sandbox_rec rec;
@@ -34,15 +35,65 @@ static int connect_sandbox(struct aj_mgr *m, const char *name, struct aj_err *er
 
 /* ---- port ------------------------------------------------------------------------------ */
 
+/* Prints the ports of the reply (only `want` unless 0); how many were printed. */
+static size_t print_ports(json_t *ports, long want)
+{
+	json_t *p;
+	size_t i, shown = 0;
+
+	if (aj_cli.json) {
+		json_t *out = json_array();
+		json_array_foreach(ports, i, p)
+			if (!want || json_integer_value(json_object_get(p, "port")) == want)
+				json_array_append(out, p);
+		shown = json_array_size(out);
+		if (shown || !want)
+			aj_cli_print_json(out);
+		else
+			json_decref(out);
+		return shown;
+	}
+	json_array_foreach(ports, i, p) {
+		struct aj_publish pub = {0};
+		char host[64];
+		json_int_t port = json_integer_value(json_object_get(p, "port"));
+		if (want && port != want)
+			continue;
+		snprintf(pub.host_ip, sizeof pub.host_ip, "%s",
+			 json_string_value(json_object_get(p, "host_ip")) ?: "");
+		pub.host_port = (uint16_t)json_integer_value(json_object_get(p, "host_port"));
+		aj_publish_host(&pub, host, sizeof host);
+		if (want)
+			printf("%s\n", host);
+		else
+			printf("%lld/tcp -> %s\n", (long long)port, host);
+		shown++;
+	}
+	return shown;
+}
+
+/* The ports of sandbox `name` (m opened here, closed by the caller). */
+static int list_ports(struct aj_mgr *m, const char *name, long want, struct aj_err *err)
+{
+	_cleanup_close_ int ctl = connect_sandbox(m, name, err);
+	_cleanup_json_ json_t *reply = NULL;
+
+	if (ctl < 0 || aj_ctl_call(ctl, json_pack("{s:s}", "op", "ports"), NULL, 0, &reply, NULL,
+				   NULL, 5000, err) < 0)
+		return -1;
+	if (!print_ports(json_object_get(reply, "ports"), want) && want)
+		return aj_err_set(err, AJ_LAYER_USAGE, ENOENT,
+				  "port: the sandbox \"%s\" publishes no port %ld", name, want);
+	return 0;
+}
+
 static int cmd_port(const struct aj_verb *v, int argc, char **argv)
 {
 	struct aj_mgr m = {0};
 	struct aj_err err;
-	json_t *reply = NULL, *ports, *p;
 	char **args;
-	int nargs, rc, ctl = -1;
+	int nargs, rc;
 	long want = 0;
-	size_t i, shown = 0;
 
 	aj_err_clear(&err);
 	if ((rc = aj_verb_parse(v, NULL, argc, argv, &args, &nargs, &err)) != 0)
@@ -64,51 +115,7 @@ static int cmd_port(const struct aj_verb *v, int argc, char **argv)
 			return aj_cli_fail(aj_cli.json, &err);
 		}
 	}
-	if ((ctl = connect_sandbox(&m, args[0], &err)) < 0 ||
-	    aj_ctl_call(ctl, json_pack("{s:s}", "op", "ports"), NULL, 0, &reply, NULL, NULL, 5000,
-			&err) < 0)
-		goto fail;
-	ports = json_object_get(reply, "ports");
-	if (aj_cli.json) {
-		json_t *out = json_array();
-		json_array_foreach(ports, i, p)
-			if (!want || json_integer_value(json_object_get(p, "port")) == want)
-				json_array_append(out, p);
-		shown = json_array_size(out);
-		if (shown || !want)
-			aj_cli_print_json(out);
-		else
-			json_decref(out);
-	} else {
-		json_array_foreach(ports, i, p) {
-			struct aj_publish pub = {0};
-			char host[64];
-			json_int_t port = json_integer_value(json_object_get(p, "port"));
-			if (want && port != want)
-				continue;
-			snprintf(pub.host_ip, sizeof pub.host_ip, "%s",
-				 json_string_value(json_object_get(p, "host_ip")) ?: "");
-			pub.host_port = (uint16_t)json_integer_value(json_object_get(p, "host_port"));
-			aj_publish_host(&pub, host, sizeof host);
-			if (want)
-				printf("%s\n", host);
-			else
-				printf("%lld/tcp -> %s\n", (long long)port, host);
-			shown++;
-		}
-	}
-	if (want && !shown) {
-		aj_err_set(&err, AJ_LAYER_USAGE, ENOENT,
-			   "port: the sandbox \"%s\" publishes no port %ld", args[0], want);
-		goto fail;
-	}
-	goto out;
-fail:
-	rc = aj_cli_fail(aj_cli.json, &err);
-out:
-	json_decref(reply);
-	if (ctl >= 0)
-		close(ctl);
+	rc = list_ports(&m, args[0], want, &err) < 0 ? aj_cli_fail(aj_cli.json, &err) : 0;
 	aj_mgr_close(&m);
 	return rc;
 }
@@ -216,16 +223,60 @@ struct pf_cli {
 	const char *address;
 };
 
+/* The loop's own events, freed with it. */
+static int add_events(struct forward *f, struct event **ev, struct aj_err *err)
+{
+	ev[0] = event_new(f->base, f->ctl, EV_READ | EV_PERSIST, on_ctl, f);
+	ev[1] = evsignal_new(f->base, SIGINT, on_signal, f->base);
+	ev[2] = evsignal_new(f->base, SIGTERM, on_signal, f->base);
+	for (int i = 0; i < 3; i++)
+		if (!ev[i] || event_add(ev[i], NULL) < 0)
+			return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event loop");
+	return 0;
+}
+
+/* Forwards until interrupted or the sandbox stops; f->base and ports are the caller's. */
+static int forward(struct forward *f, const char *name, struct aj_ports *ports,
+		   const struct aj_strv *specs, struct aj_err *err)
+{
+	struct event *ev[3] = {NULL};
+	char host[64];
+	int r = -1;
+
+	if (add_events(f, ev, err) == 0 && aj_ports_bind(ports, specs, err) == 0 &&
+	    aj_ports_start(ports, f->base, forward_socket, f, on_event, f, err) == 0) {
+		aj_publish_host(aj_ports_at(ports, 0), host, sizeof host);
+		if (aj_cli.json)
+			aj_cli_print_json(json_pack("{s:o}", "ports", aj_ports_json(ports)));
+		else
+			printf("Forwarding from %s -> %u\n", host, (unsigned)aj_ports_at(ports, 0)->port);
+		fflush(stdout);
+		event_base_dispatch(f->base);
+		r = 0;
+		if (f->gone) {
+			aj_err_set(err, AJ_LAYER_STATE, ECONNRESET,
+				   "port-forward: the sandbox \"%s\" stopped", name);
+			err->cls = AJ_ERRC_WRONG_STATE;
+			r = -1;
+		}
+	} else if (err->layer != AJ_LAYER_INTERNAL) {
+		aj_err_prefix(err, "port-forward");
+	}
+	for (int i = 0; i < 3; i++)
+		if (ev[i])
+			event_free(ev[i]);
+	return r;
+}
+
 static int cmd_port_forward(const struct aj_verb *v, int argc, char **argv)
 {
 	struct pf_cli c = {.address = "127.0.0.1"};
 	struct aj_mgr m = {0};
 	struct aj_err err;
-	struct aj_strv specs = {0};
+	_cleanup_strv_ struct aj_strv specs = {0};
 	struct forward f = {.ctl = -1};
-	struct aj_ports *ports = NULL;
-	struct event *ev_ctl = NULL, *ev_int = NULL, *ev_term = NULL;
-	char **args, host[64];
+	struct aj_ports *ports;
+	char **args;
 	int nargs, rc;
 
 	aj_err_clear(&err);
@@ -242,57 +293,17 @@ static int cmd_port_forward(const struct aj_verb *v, int argc, char **argv)
 		return aj_cli_fail(aj_cli.json, &err);
 	f.address = c.address;
 	signal(SIGPIPE, SIG_IGN);
-	if ((f.ctl = connect_sandbox(&m, args[0], &err)) < 0)
-		goto fail;
-	ports = aj_ports_new();
-	f.base = event_base_new();
-	if (!f.base) {
+	f.ctl = connect_sandbox(&m, args[0], &err);
+	f.base = f.ctl >= 0 ? event_base_new() : NULL;
+	if (f.ctl >= 0 && !f.base)
 		aj_err_set(&err, AJ_LAYER_INTERNAL, ENOMEM, "event loop");
-		goto fail;
-	}
-	ev_ctl = event_new(f.base, f.ctl, EV_READ | EV_PERSIST, on_ctl, &f);
-	ev_int = evsignal_new(f.base, SIGINT, on_signal, f.base);
-	ev_term = evsignal_new(f.base, SIGTERM, on_signal, f.base);
-	if (!ev_ctl || !ev_int || !ev_term || event_add(ev_ctl, NULL) < 0 ||
-	    event_add(ev_int, NULL) < 0 || event_add(ev_term, NULL) < 0) {
-		aj_err_set(&err, AJ_LAYER_INTERNAL, ENOMEM, "event loop");
-		goto fail;
-	}
-	if (aj_ports_bind(ports, &specs, &err) < 0 ||
-	    aj_ports_start(ports, f.base, forward_socket, &f, on_event, &f, &err) < 0) {
-		aj_err_prefix(&err, "port-forward");
-		goto fail;
-	}
-	aj_publish_host(aj_ports_at(ports, 0), host, sizeof host);
-	if (aj_cli.json)
-		aj_cli_print_json(json_pack("{s:o}", "ports", aj_ports_json(ports)));
-	else
-		printf("Forwarding from %s -> %u\n", host, (unsigned)aj_ports_at(ports, 0)->port);
-	fflush(stdout);
-	event_base_dispatch(f.base);
-	if (f.gone) {
-		aj_err_set(&err, AJ_LAYER_STATE, ECONNRESET,
-			   "port-forward: the sandbox \"%s\" stopped", args[0]);
-		err.cls = AJ_ERRC_WRONG_STATE;
-		goto fail;
-	}
-	rc = 0;
-	goto out;
-fail:
-	rc = aj_cli_fail(aj_cli.json, &err);
-out:
-	aj_ports_free(ports);
-	if (ev_ctl)
-		event_free(ev_ctl);
-	if (ev_int)
-		event_free(ev_int);
-	if (ev_term)
-		event_free(ev_term);
+	ports = f.base ? aj_ports_new() : NULL;
+	rc = ports && forward(&f, args[0], ports, &specs, &err) == 0 ? 0
+								      : aj_cli_fail(aj_cli.json, &err);
+	aj_ports_free(ports); /* its events first: they belong to the loop */
 	if (f.base)
 		event_base_free(f.base);
-	if (f.ctl >= 0)
-		close(f.ctl);
-	aj_strv_free(&specs);
+	aj_close_fd(&f.ctl);
 	aj_mgr_close(&m);
 	return rc;
 }
