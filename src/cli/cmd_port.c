@@ -20,6 +20,7 @@
 #include "control/client.h"
 #include "manager/manager.h"
 #include "ports/publish.h"
+#include "server/frontend.h"
 
 /* The sandbox's control connection, in m (opened here; the caller closes both). */
 static int connect_sandbox(struct aj_mgr *m, const char *name, struct aj_err *err)
@@ -87,8 +88,50 @@ static int list_ports(struct aj_mgr *m, const char *name, long want, struct aj_e
 	return 0;
 }
 
+/* The preview URL of PORT (`serve --preview-listen`, preview.json in the state directory),
+ * with the port's preview token. */
+static int preview_url(struct aj_mgr *m, const char *name, long port, struct aj_err *err)
+{
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec rec = {0};
+	_cleanup_json_ json_t *info = NULL;
+	unsigned char key[AJ_PREVIEW_KEY_LEN];
+	char path[4200], token[AJ_PREVIEW_TOKEN_LEN + 1], url[1024];
+	const char *listen, *domain, *colon;
+
+	if (aj_cli_open(m, err) < 0 || aj_mgr_get(m, name, &rec, err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/preview.json", m->state);
+	info = json_load_file(path, 0, NULL);
+	listen = json_string_value(json_object_get(info, "listen"));
+	domain = json_string_value(json_object_get(info, "domain"));
+	if (!listen || !domain)
+		return aj_err_set(err, AJ_LAYER_USAGE, ENOENT,
+				  "port --url: no daemon serves preview URLs for this state "
+				  "directory"),
+		       aj_err_hint(err, "agentjail serve --preview-listen 127.0.0.1:8080 "
+					"--preview-domain localhost");
+	if (aj_srv_preview_key(m->state, key, err) < 0)
+		return -1;
+	aj_srv_preview_token(key, rec.id, (unsigned)port, token);
+	colon = strrchr(listen, ':');
+	snprintf(url, sizeof url, "http://%ld-%s.%s%s%s/?aj_token=%s", port, rec.id, domain,
+		 colon && strcmp(colon, ":80") ? ":" : "", colon && strcmp(colon, ":80") ? colon + 1 : "",
+		 token);
+	if (aj_cli.json)
+		aj_cli_print_json(json_pack("{s:s, s:s, s:i}", "url", url, "token", token, "port",
+					    (int)port));
+	else
+		printf("%s\n", url);
+	return 0;
+}
+
+struct port_cli {
+	bool url;
+};
+
 static int cmd_port(const struct aj_verb *v, int argc, char **argv)
 {
+	struct port_cli c = {0};
 	struct aj_mgr m = {0};
 	struct aj_err err;
 	char **args;
@@ -96,7 +139,7 @@ static int cmd_port(const struct aj_verb *v, int argc, char **argv)
 	long want = 0;
 
 	aj_err_clear(&err);
-	if ((rc = aj_verb_parse(v, NULL, argc, argv, &args, &nargs, &err)) != 0)
+	if ((rc = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
 		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (nargs < 1 || nargs > 2) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0,
@@ -115,7 +158,13 @@ static int cmd_port(const struct aj_verb *v, int argc, char **argv)
 			return aj_cli_fail(aj_cli.json, &err);
 		}
 	}
-	rc = list_ports(&m, args[0], want, &err) < 0 ? aj_cli_fail(aj_cli.json, &err) : 0;
+	if (c.url && !want) {
+		aj_err_set(&err, AJ_LAYER_USAGE, 0, "port --url: name the PORT inside");
+		return aj_cli_fail(aj_cli.json, &err);
+	}
+	rc = (c.url ? preview_url(&m, args[0], want, &err) : list_ports(&m, args[0], want, &err)) < 0
+		     ? aj_cli_fail(aj_cli.json, &err)
+		     : 0;
 	aj_mgr_close(&m);
 	return rc;
 }
@@ -125,7 +174,13 @@ static const struct aj_arg port_args[] = {
 	AJ_ARG("PORT", AJ_COMP_NONE),
 	AJ_ARG_END,
 };
-static const struct aj_option port_options[] = {AJ_OPT_END};
+#define PC(field) .to = AJ_TO_CTX, .off = offsetof(struct port_cli, field)
+static const struct aj_option port_options[] = {
+	{AJ_OPT("url", 0, AJ_OPT_SWITCH), PC(url),
+	 .help = "print PORT's preview URL (serve --preview-listen), with its preview token"},
+	AJ_OPT_END,
+};
+#undef PC
 const struct aj_verb aj_verb_port = {
 	.name = "port",
 	.fn = cmd_port,
@@ -133,7 +188,8 @@ const struct aj_verb aj_verb_port = {
 	.synopsis = "port [OPTIONS] NAME [PORT]",
 	.help = "The ports a running sandbox publishes (create -p, network.publish) with the host "
 		"address and port each is bound to at this start (an ephemeral one is chosen again "
-		"at every start); with PORT, only that port's host side.",
+		"at every start); with PORT, only that port's host side. With --url, PORT's preview "
+		"URL through the daemon's preview listener, carrying the token that opens it.",
 	.options = port_options,
 	.args = port_args,
 };

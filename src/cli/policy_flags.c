@@ -98,6 +98,25 @@ int aj_pflags_publish(void *pol, const struct aj_option *o, const char *v, struc
 	return 0;
 }
 
+int aj_pflags_public_port(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)
+{
+	struct aj_policy *p = pol;
+	char *end;
+	unsigned long port;
+
+	(void)o;
+	errno = 0;
+	port = strtoul(v, &end, 10);
+	if (errno || *end || !*v || port < 1 || port > 65535)
+		return aj_err_set(e, AJ_LAYER_USAGE, 0,
+				  "--public-port: expected a port number from 1 to 65535, got \"%s\"", v);
+	if (p->net_public_ports.n == AJ_PORTS_MAX)
+		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--public-port: at most %d ports",
+				  AJ_PORTS_MAX);
+	p->net_public_ports.v[p->net_public_ports.n++] = (uint16_t)port;
+	return 0;
+}
+
 int aj_pflags_workspace(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)
 {
 	char **ws = (char **)((char *)pol + o->off);

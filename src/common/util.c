@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -232,6 +233,20 @@ int aj_fd_set_cloexec(int fd, bool on)
 		return -1;
 	fl = on ? (fl | FD_CLOEXEC) : (fl & ~FD_CLOEXEC);
 	return fcntl(fd, F_SETFD, fl);
+}
+
+unsigned long aj_nofile_raise(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit up = {rl.rlim_max, rl.rlim_max};
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+	}
+	return (unsigned long)rl.rlim_cur;
 }
 
 int aj_fd_set_nonblock(int fd, bool on)

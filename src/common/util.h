@@ -53,5 +53,9 @@ bool aj_proc_alive(pid_t pid, uint64_t start_time);
 /* Sets/clears O_CLOEXEC or O_NONBLOCK on fd. */
 int aj_fd_set_cloexec(int fd, bool on);
 int aj_fd_set_nonblock(int fd, bool on);
+/* Raises the soft RLIMIT_NOFILE to the hard limit (for processes that hold a descriptor or
+ * two per connection: the proxy, the daemon, published ports). The soft limit after, or 0
+ * when it cannot be read; errno is set when raising failed. */
+unsigned long aj_nofile_raise(void);
 
 #endif

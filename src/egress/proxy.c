@@ -125,18 +125,6 @@ static void on_listen_error(struct evconnlistener *l, void *arg)
 		evtimer_add(eg->resume, &tv);
 }
 
-/* Every proxied connection costs two descriptors: the supervisor's soft limit goes up to
- * its hard limit (the sandbox's own limit is set by the plan, not inherited from here). */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 static int setup_dns(struct aj_egress *eg, struct aj_err *err)
 {
 	const char *conf = getenv("AGENTJAIL_EGRESS_RESOLV_CONF");
@@ -178,7 +166,9 @@ int aj_egress_start(struct aj_egress *eg, struct event_base *base, int listen_fd
 	if (listen_fd < 0)
 		return aj_err_set(err, AJ_LAYER_PROXY, EBADF,
 				  "the sandbox did not pass the proxy's listening socket");
-	raise_nofile();
+	/* Every proxied connection costs two descriptors (the sandbox's own limit is set by
+	 * the plan, not inherited from here). */
+	aj_nofile_raise();
 	if (setup_dns(eg, err) < 0)
 		return -1;
 	aj_egress_spipe_open(eg); /* failing, tunnels are relayed through bufferevents */

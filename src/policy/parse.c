@@ -354,6 +354,8 @@ static const struct aj_jf_field network_fields[] = {
 	OWN("listen", net_listen, parse_ports, dump_ports,
 	    "an array of TCP port numbers (1-65535)"),
 	STRINGS("publish", net_publish, check_publish),
+	OWN("public_ports", net_public_ports, parse_ports, dump_ports,
+	    "an array of TCP port numbers (1-65535)"),
 	FIELD_END,
 };
 

@@ -93,6 +93,7 @@ struct aj_policy {
 					   * sandbox's own loopback) */
 	struct aj_strv net_publish;       /* "[HOSTIP:][HOSTPORT:]PORT" (rules/publish.h): host
 					   * ports the supervisor relays to ports inside */
+	struct aj_ports net_public_ports; /* ports the daemon's preview URLs serve to anyone */
 	struct aj_credential *creds;
 	size_t n_creds;
 	struct aj_limits limits;

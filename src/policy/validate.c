@@ -11,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "common/util.h"
+#include "policy/plan.h"
 #include "rules/publish.h"
 
 /* Paths a sandbox may never be given write access to, nor use as its workspace: granting any
@@ -258,6 +259,12 @@ static int validate_publish(const struct aj_policy *p, struct aj_err *err)
 		if (aj_publish_parse(p->net_publish.v[i], &a, why, sizeof why) < 0)
 			return aj_err_set(err, AJ_LAYER_POLICY, 0, "network.publish[%zu]: %s", i,
 					  why);
+		/* That port inside is the supervisor's egress proxy, with the credentials it adds:
+		 * not the sandbox's to serve. */
+		if (p->net_mode == AJ_NET_PROXY && a.port == AJ_EGRESS_PORT)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "network.publish[%zu]: port %u inside is the egress proxy's",
+					  i, (unsigned)AJ_EGRESS_PORT);
 		for (size_t j = 0; j < i && a.host_port; j++)
 			if (aj_publish_parse(p->net_publish.v[j], &b, why, sizeof why) == 0 &&
 			    b.host_port == a.host_port && !strcmp(a.host_ip, b.host_ip))

@@ -51,6 +51,13 @@ static _Noreturn void dialer_main(int fd, int net_sock, pid_t parent)
 {
 	unsigned char fam;
 
+	sigset_t none;
+
+	/* The supervisor's handlers (libevent's) and mask are not the dialer's. */
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(1);
 	prctl(PR_SET_DUMPABLE, 0);
@@ -80,6 +87,7 @@ void aj_dialer_init(struct aj_dialer *d)
 {
 	d->pid = -1;
 	d->fd = -1;
+	d->why = 0;
 }
 
 /* One answer: 0 with *sock (or none wanted), or -1 with errno. */
@@ -87,7 +95,7 @@ static int read_answer(int fd, int *sock)
 {
 	int32_t e = 0;
 	int fds[1] = {-1};
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
 	struct iovec iov = {.iov_base = &e, .iov_len = sizeof e};
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			   .msg_controllen = sizeof cbuf};
@@ -96,10 +104,12 @@ static int read_answer(int fd, int *sock)
 	do
 		n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
 	aj_fdpass_take(&m, fds, sock ? 1 : 0);
 	if (n != (ssize_t)sizeof e) {
 		aj_fds_close(fds, 1);
-		errno = n < 0 ? errno : EPIPE;
+		errno = EPIPE;
 		return -1;
 	}
 	if (e != 0) {

@@ -1,5 +1,6 @@
 /* Sockets in a sandbox's network namespace, for the supervisor outside it: the way in of
- * published ports, port-forward and the daemon's port proxy.
+ * published ports, and of port-forward and the daemon's port proxy (src/server/portproxy.c)
+ * through the control socket's "socket" operation.
  *
  * A socket belongs to the network namespace it was made in for its whole life, so the
  * supervisor only needs sockets made there, not to be there itself. A dialer is a process
@@ -20,6 +21,7 @@
 struct aj_dialer {
 	pid_t pid; /* -1: not started */
 	int fd;    /* the supervisor's end */
+	int why;   /* not started: the errno of the failed start, else 0 */
 };
 
 void aj_dialer_init(struct aj_dialer *d);

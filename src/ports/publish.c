@@ -41,6 +41,10 @@ struct aj_ports {
 	struct listener *v;
 	size_t n;
 	struct event_base *base;
+	struct event *resume; /* out of descriptors: the listeners pause a moment */
+	bool limit_told;      /* one port.refused until a connection ends */
+	void (*touch)(void *arg);
+	void *touch_arg;
 	struct aj_relay_pipe pipe;
 	aj_ports_socket_fn sock;
 	void *sock_arg;
@@ -70,6 +74,7 @@ static void pconn_free(struct pconn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	ps->n_conns--;
+	ps->limit_told = false;
 	if (c->ev)
 		event_free(c->ev);
 	aj_relay_free(c->relay);
@@ -91,6 +96,8 @@ void aj_ports_free(struct aj_ports *ps)
 			event_free(ps->v[i].ev);
 		aj_close_fd(&ps->v[i].fd);
 	}
+	if (ps->resume)
+		event_free(ps->resume);
 	free(ps->v);
 	aj_relay_pipe_close(&ps->pipe);
 	free(ps);
@@ -242,7 +249,7 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 		fail_conn(c, msg);
 		return;
 	}
-	c->relay = aj_relay_start(c->ps->base, &c->ps->pipe, c->cli, c->in, relay_done, c);
+	c->relay = aj_relay_start(c->ps->base, &c->ps->pipe, c->cli, c->in, NULL, relay_done, c);
 	if (!c->relay) {
 		c->cli = c->in = -1; /* closed by the failed start */
 		fail_conn(c, "the relay could not start");
@@ -299,6 +306,32 @@ static void peer_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 	}
 }
 
+static void resume_listening(evutil_socket_t fd, short what, void *arg)
+{
+	struct aj_ports *ps = arg;
+
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; i < ps->n; i++)
+		if (ps->v[i].ev)
+			event_add(ps->v[i].ev, NULL);
+}
+
+/* Out of descriptors the listening sockets stay readable and the loop would spin on them:
+ * they pause for 100 ms; connections already accepted go on. */
+static void pause_listening(struct aj_ports *ps)
+{
+	struct timeval tv = {0, 100 * 1000};
+
+	for (size_t i = 0; i < ps->n; i++)
+		if (ps->v[i].ev)
+			event_del(ps->v[i].ev);
+	if (!ps->resume)
+		ps->resume = evtimer_new(ps->base, resume_listening, ps);
+	if (!ps->resume || evtimer_add(ps->resume, &tv) < 0)
+		resume_listening(-1, 0, ps); /* cannot pause: spinning beats never accepting */
+}
+
 static void on_accept(evutil_socket_t fd, short what, void *arg)
 {
 	struct listener *l = arg;
@@ -309,15 +342,22 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 		struct sockaddr_storage ss = {0};
 		socklen_t len = sizeof ss;
 		int cli = accept4(fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (cli < 0)
-			return; /* EAGAIN, or out of descriptors: the backlog waits */
+		if (cli < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				pause_listening(ps);
+			return; /* EAGAIN: the backlog is empty */
+		}
+		if (ps->touch)
+			ps->touch(ps->touch_arg);
 		if (ps->n_conns >= ps->max_conns) {
 			close(cli);
-			if (ps->emit)
+			if (ps->emit && !ps->limit_told)
 				ps->emit(ps->emit_arg, "port.refused",
-					 json_pack("{s:i, s:i, s:s}", "host_port", l->spec.host_port,
-						   "port", l->spec.port, "reason",
-						   "connection limit reached"));
+					 json_pack("{s:i, s:i, s:s, s:I}", "host_port",
+						   l->spec.host_port, "port", l->spec.port, "reason",
+						   "connection limit reached", "limit",
+						   (json_int_t)ps->max_conns));
+			ps->limit_told = true;
 			continue;
 		}
 		struct pconn *c = aj_xcalloc(1, sizeof *c);
@@ -344,6 +384,11 @@ static void on_accept(evutil_socket_t fd, short what, void *arg)
 int aj_ports_start(struct aj_ports *ps, struct event_base *base, aj_ports_socket_fn sock,
 		   void *sock_arg, aj_ports_emit_fn emit, void *emit_arg, struct aj_err *err)
 {
+	unsigned long nofile = aj_nofile_raise();
+
+	/* Each connection holds two descriptors; a reserve stays for everything else. */
+	if (nofile > 256 && (nofile - 256) / 2 < ps->max_conns)
+		ps->max_conns = (nofile - 256) / 2;
 	ps->base = base;
 	ps->sock = sock;
 	ps->sock_arg = sock_arg;
@@ -360,6 +405,19 @@ int aj_ports_start(struct aj_ports *ps, struct event_base *base, aj_ports_socket
 			return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event loop");
 	}
 	return 0;
+}
+
+void aj_ports_set_touch(struct aj_ports *ps, void (*touch)(void *arg), void *arg)
+{
+	if (!ps)
+		return;
+	ps->touch = touch;
+	ps->touch_arg = arg;
+}
+
+size_t aj_ports_open_connections(const struct aj_ports *ps)
+{
+	return ps ? ps->n_conns : 0;
 }
 
 size_t aj_ports_count(const struct aj_ports *ps)

@@ -6,8 +6,11 @@
  * a socket, a route or an address of the host's.
  *
  * Each connection is an event when it ends ("port.connection": host port, port, peer, bytes
- * each way, duration, or the error that ended it); past max_conns concurrent connections a
- * new one is closed at once and counted ("port.refused").
+ * each way, duration, or the error that ended it); connections still open when the ports are
+ * freed end without one. Past the connection limit (AJ_PORTS_MAX_CONNS, lower when the
+ * descriptor limit allows fewer: two descriptors each) a new connection is closed at once,
+ * and one "port.refused" event says so until a connection ends. Out of descriptors, the
+ * listeners pause for 100 ms.
  */
 #ifndef AJ_PORTS_PUBLISH_H
 #define AJ_PORTS_PUBLISH_H
@@ -41,6 +44,10 @@ int aj_ports_bind(struct aj_ports *ps, const struct aj_strv *specs, struct aj_er
 /* Starts accepting on the loop. */
 int aj_ports_start(struct aj_ports *ps, struct event_base *base, aj_ports_socket_fn sock,
 		   void *sock_arg, aj_ports_emit_fn emit, void *emit_arg, struct aj_err *err);
+/* Called at every accepted connection (the persistent supervisor's activity clock). */
+void aj_ports_set_touch(struct aj_ports *ps, void (*touch)(void *arg), void *arg);
+/* Connections open now. */
+size_t aj_ports_open_connections(const struct aj_ports *ps);
 size_t aj_ports_count(const struct aj_ports *ps);
 /* The i-th published port as bound (its host port chosen). */
 const struct aj_publish *aj_ports_at(const struct aj_ports *ps, size_t i);

@@ -4,6 +4,7 @@
 #include <event2/buffer.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +15,14 @@
 #define RELAY_PIPE (1024 * 1024)
 /* Bytes one direction may move per wake-up before the loop serves other connections. */
 #define RELAY_BUDGET (8u << 20)
+/* At most this much is taken from a socket at a time: what the other side cannot take is
+ * held in the relay's memory (the supervisor's, not the sandbox's), so a sender that floods
+ * a reader that does not read holds at most this much per direction. */
+#define RELAY_CHUNK (64 * 1024)
+/* A connection with no byte either way this long is closed; once one side has ended, the
+ * other has this long to end too (a server inside that never closes, a client gone). */
+#define RELAY_IDLE_S (15 * 60)
+#define RELAY_HALF_CLOSED_S 30
 
 struct rdir {
 	int from, to;         /* indexes into r->fd */
@@ -110,7 +119,8 @@ static int pump(struct aj_relay *r, struct rdir *d)
 		}
 		if (p->fd[0] < 0)
 			return -1;
-		n = splice(from, NULL, p->fd[1], NULL, p->size, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		n = splice(from, NULL, p->fd[1], NULL, p->size < RELAY_CHUNK ? p->size : RELAY_CHUNK,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n <= 0) {
 			d->eof = n == 0;
 			if (n < 0)
@@ -133,10 +143,12 @@ static int pump(struct aj_relay *r, struct rdir *d)
 
 static void on_ready(evutil_socket_t fd, short what, void *arg);
 
-/* Read interest while a direction can take more, write interest while it holds bytes. */
-static int rearm(struct aj_relay *r)
+/* Read interest while a direction can take more, write interest while it holds bytes; the
+ * idle timeout on every event (re-armed when anything moves). */
+static int rearm(struct aj_relay *r, bool moved)
 {
 	short want[2] = {0, 0};
+	struct timeval idle = {r->d[0].eof || r->d[1].eof ? RELAY_HALF_CLOSED_S : RELAY_IDLE_S, 0};
 
 	for (int i = 0; i < 2; i++) {
 		struct rdir *d = &r->d[i];
@@ -146,8 +158,11 @@ static int rearm(struct aj_relay *r)
 			want[d->to] |= EV_WRITE;
 	}
 	for (int i = 0; i < 2; i++) {
-		if (want[i] == r->want[i] && r->ev[i])
+		if (want[i] == r->want[i] && r->ev[i]) {
+			if (moved && event_add(r->ev[i], &idle) < 0)
+				return -1;
 			continue;
+		}
 		if (r->ev[i])
 			event_free(r->ev[i]);
 		r->ev[i] = NULL;
@@ -155,7 +170,7 @@ static int rearm(struct aj_relay *r)
 		if (!want[i])
 			continue;
 		r->ev[i] = event_new(r->base, r->fd[i], want[i] | EV_PERSIST, on_ready, r);
-		if (!r->ev[i] || event_add(r->ev[i], NULL) < 0)
+		if (!r->ev[i] || event_add(r->ev[i], &idle) < 0)
 			return -1;
 	}
 	return 0;
@@ -175,16 +190,19 @@ static void finish(struct aj_relay *r)
 static void on_ready(evutil_socket_t fd, short what, void *arg)
 {
 	struct aj_relay *r = arg;
+	uint64_t before = r->d[0].bytes + r->d[1].bytes;
+	bool ended = r->d[0].eof || r->d[1].eof;
 
 	(void)fd;
-	(void)what;
-	if (pump(r, &r->d[0]) < 0 || pump(r, &r->d[1]) < 0 || (r->d[0].shut && r->d[1].shut) ||
-	    rearm(r) < 0)
+	if ((what & EV_TIMEOUT) || pump(r, &r->d[0]) < 0 || pump(r, &r->d[1]) < 0 ||
+	    (r->d[0].shut && r->d[1].shut) ||
+	    rearm(r, r->d[0].bytes + r->d[1].bytes != before ||
+			     ended != (r->d[0].eof || r->d[1].eof)) < 0)
 		finish(r);
 }
 
 struct aj_relay *aj_relay_start(struct event_base *base, struct aj_relay_pipe *pipe, int a,
-				int b, aj_relay_done_fn done, void *arg)
+				int b, struct evbuffer *first, aj_relay_done_fn done, void *arg)
 {
 	struct aj_relay *r = aj_xcalloc(1, sizeof *r);
 
@@ -201,7 +219,7 @@ struct aj_relay *aj_relay_start(struct event_base *base, struct aj_relay_pipe *p
 			return NULL;
 		}
 	}
-	if (rearm(r) < 0) {
+	if ((first && evbuffer_add_buffer(r->d[0].pre, first) < 0) || rearm(r, false) < 0) {
 		aj_relay_free(r);
 		return NULL;
 	}

@@ -5,11 +5,14 @@
  * the pipe into that direction's buffer, so the pipe is empty between wake-ups and a relay
  * costs its two sockets. A direction with buffered bytes reads no more until they are out.
  * End of file on one side becomes a shutdown of the other's write half; the relay ends when
- * both directions ended or either socket fails.
+ * both directions ended, either socket fails, nothing moved for 15 minutes, or 30 s after
+ * one side ended without the other. At most 64 KiB is taken from a socket at a time, so a
+ * relay holds at most that much per direction for a side that does not read.
  */
 #ifndef AJ_PORTS_RELAY_H
 #define AJ_PORTS_RELAY_H
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,10 +30,11 @@ struct aj_relay;
 /* Called once when a relay ends (then freed): bytes a -> b and b -> a. */
 typedef void (*aj_relay_done_fn)(void *arg, uint64_t a_to_b, uint64_t b_to_a);
 
-/* Relays between the connected non-blocking sockets a and b (taken: closed at the end).
+/* Relays between the connected non-blocking sockets a and b (taken: closed at the end);
+ * first (NULL: none) holds bytes that go to b before anything read from a, and is emptied.
  * NULL when the loop cannot watch them (both closed, done not called). */
 struct aj_relay *aj_relay_start(struct event_base *base, struct aj_relay_pipe *pipe, int a,
-				int b, aj_relay_done_fn done, void *arg);
+				int b, struct evbuffer *first, aj_relay_done_fn done, void *arg);
 /* Ends a relay without calling done (teardown). */
 void aj_relay_free(struct aj_relay *r);
 

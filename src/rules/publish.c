@@ -106,6 +106,8 @@ int aj_publish_parse(const char *spec, struct aj_publish *out, char *why, size_t
 			ip_end = c[-1] == ':' ? c - 1 : NULL;
 			break;
 		}
+	if (ip_end == spec)
+		return fail(why, why_len, "the host address before \"::\" is empty");
 	if (!ip_end && spec[0] == '[')
 		return fail(why, why_len, "an IPv6 host address needs a host port after it "
 					  "([::1]:8080:80, or [::1]::80 for an ephemeral one)");
@@ -116,7 +118,11 @@ int aj_publish_parse(const char *spec, struct aj_publish *out, char *why, size_t
 			return fail(why, why_len, "the host port is empty (PORT, HOSTPORT:PORT or "
 						  "HOSTIP::PORT)");
 		if (hn && !port_text(hp, hn, &out->host_port))
-			return fail(why, why_len, "the host port must be a number from 0 to 65535");
+			return fail(why, why_len,
+				    memchr(hp, '.', hn)
+					    ? "HOSTIP:PORT is not a form: HOSTIP:HOSTPORT:PORT, or "
+					      "HOSTIP::PORT for an ephemeral host port"
+					    : "the host port must be a number from 0 to 65535");
 	}
 	return host_ip(spec, ip_end ? (size_t)(ip_end - spec) : 0, out, why, why_len);
 }

@@ -139,8 +139,13 @@ static int recv_setup(const struct aj_plan *plan, struct aj_sandbox *sb,
 			sb->net_fd = aj_steal_fd(&fd);
 			continue;
 		}
-		if (ready->type != AJ_SYNC_LISTENER)
+		if (ready->type != AJ_SYNC_LISTENER) {
+			if (ready->type == AJ_SYNC_READY && plan->inbound && sb->net_fd < 0)
+				return aj_err_set(err, AJ_LAYER_NET, EPROTO,
+						  "the sandbox did not pass its network "
+						  "namespace's socket");
 			return 0;
+		}
 		if (!plan->egress.on || fd < 0 || sb->proxy_fd >= 0)
 			return aj_err_set(err, AJ_LAYER_PROXY, EPROTO,
 					  "unexpected proxy socket message from the sandbox");

@@ -35,6 +35,7 @@ static const struct aj_jf_field create_fields[] = {
 	AJ_SRV_STRING("from_snapshot", 0),
 	AJ_SRV_STRING("image", 0),
 	AJ_SRV_STRING("user", 0),
+	{.name = "public_ports", .type = AJ_JF_ANY, .expect = "an array of TCP port numbers"},
 	AJ_SRV_BOOL("start", 0),
 	AJ_SRV_DURATION("idle_timeout", 0),
 	AJ_SRV_STRING("idle_action", 0),
@@ -138,6 +139,22 @@ static int image_and_user(struct aj_srv_req *r, struct create_data *d)
 	return 0;
 }
 
+/* "public_ports": policy.network.public_ports, the ports preview URLs serve to anyone. */
+static int public_ports(struct aj_srv_req *r, struct create_data *d)
+{
+	json_t *v = json_object_get(r->body, "public_ports");
+	_cleanup_json_ json_t *doc = NULL;
+	struct aj_err err;
+
+	if (!v)
+		return 0;
+	doc = json_pack("{s:{s:O}}", "network", "public_ports", v);
+	if (aj_policy_apply_json(&d->pol, doc, &err) < 0)
+		return aj_srv_fail(r, 400, "invalid_value", "public_ports", "public_ports: %s",
+				   err.msg);
+	return 0;
+}
+
 static int build_policy(struct aj_srv_req *r, struct create_data *d)
 {
 	json_t *pol = json_object_get(r->body, "policy");
@@ -158,7 +175,7 @@ static int build_policy(struct aj_srv_req *r, struct create_data *d)
 				   "%s", err.msg);
 	if (pol && aj_policy_apply_json(&d->pol, pol, &err) < 0)
 		return aj_srv_fail_err(r, &err, NULL);
-	if (image_and_user(r, d) < 0)
+	if (image_and_user(r, d) < 0 || public_ports(r, d) < 0)
 		return -1;
 	return r->remote ? check_remote_limits(r, &d->pol) : 0;
 }

@@ -207,6 +207,46 @@ void aj_srv_reply_early(struct aj_srv *s, struct evhttp_request *req, const stru
 void aj_srv_send(struct aj_srv *s, struct evhttp_request *req, int status, const char *ctype,
 		 struct evbuffer *body);
 
+/* ---- HTTP to a port inside a sandbox (portproxy.c) ------------------------------------- */
+
+/* On the worker, with the sandbox's record: -1 (r's error set) refuses the request. */
+typedef int (*aj_srv_proxy_check_fn)(struct aj_srv_req *r, const struct aj_sandbox_rec *rec,
+				     void *arg);
+
+struct aj_srv_proxy_opts {
+	bool strip_auth;          /* Authorization was the daemon's: not passed inside */
+	const char *strip_cookie; /* the name of a cookie of the daemon's, or NULL */
+	aj_srv_proxy_check_fn check;
+	void *check_arg;          /* taken: freed with check_arg_free when r goes */
+	void (*check_arg_free)(void *arg);
+};
+
+/* Proxies the request r->req to `port` of the sandbox r->ref of r's owner, as `target`
+ * ("/path?query") inside: 0 with the job submitted (r is the proxy's from then on), -1 with
+ * r's error set (the caller finishes r). */
+int aj_srv_proxy_start(struct aj_srv_req *r, unsigned port, const char *target,
+		       const struct aj_srv_proxy_opts *o);
+/* From a check: answer with a 302 to location that sets the cookie, instead of proxying. */
+void aj_srv_proxy_redirect(struct aj_srv_req *r, const char *location, const char *cookie_name,
+			   const char *cookie_value);
+/* "/v1/sandboxes/REF/ports/PORT[/REST]": REF, PORT and REST ("/" when empty). */
+bool aj_srv_port_path(const char *path, char ref[256], unsigned *port, const char **rest);
+
+/* ---- preview URLs (preview.c) ---------------------------------------------------------- */
+
+#define AJ_PREVIEW_KEY_LEN 32
+#define AJ_PREVIEW_TOKEN_LEN 32
+
+/* The daemon's preview key, <state_dir>/preview.key, made (0600) when missing. */
+int aj_srv_preview_key(const char *state_dir, unsigned char key[AJ_PREVIEW_KEY_LEN],
+		       struct aj_err *err);
+/* The preview token of one port of one sandbox: hex, AJ_PREVIEW_TOKEN_LEN digits. */
+void aj_srv_preview_token(const unsigned char key[AJ_PREVIEW_KEY_LEN], const char *sandbox_id,
+			  unsigned port, char out[AJ_PREVIEW_TOKEN_LEN + 1]);
+/* The preview listener's request handler on http, for Hosts under domain. */
+int aj_srv_preview_install(struct aj_srv *s, struct evhttp *http, const char *domain,
+			   struct aj_err *err);
+
 /* ---- outcomes (reply.c) --------------------------------------------------------------- */
 
 void aj_srv_ok(struct aj_srv_req *r, int status, json_t *result); /* consumes result */

@@ -62,19 +62,6 @@ int aj_srv_default_socket(char *buf, size_t len, struct aj_err *err)
 	return 0;
 }
 
-/* 1,000 concurrent clients need more than the usual soft limit of 1,024 descriptors. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-			fprintf(stderr, "agentjail: serve: raising the descriptor limit: %s\n",
-				strerror(errno));
-	}
-}
-
 /* Out of descriptors, the listening socket stays readable and libevent would spin on it:
  * pause accepting for a moment instead. */
 static void on_resume_accept(evutil_socket_t fd, short what, void *arg)
@@ -404,6 +391,38 @@ static int open_e2b_listeners(struct aj_srv *s, struct aj_err *err)
 	return 0;
 }
 
+/* Preview URLs: an evhttp of their own, routed by Host (preview.c). The listener and the
+ * domain go into <state>/preview.json for `agentjail port --url`. */
+static int open_preview_listener(struct aj_srv *s, struct aj_err *err)
+{
+	const struct aj_srv_config *c = s->cfg;
+	struct aj_mgr m;
+	char path[4200], tmp[4300];
+	_cleanup_json_ json_t *info = NULL;
+
+	if (!c->preview_listen)
+		return 0;
+	s->http_preview = new_http(s, true);
+	if (!s->http_preview)
+		return aj_err_sys(err, AJ_LAYER_API, "set up the preview listener");
+	if (aj_srv_preview_install(s, s->http_preview, c->preview_domain, err) < 0 ||
+	    bind_tcp(s, s->http_preview, "--preview-listen", c->preview_listen, err) < 0)
+		return -1;
+	if (aj_mgr_open(&m, c->state_dir, NULL, err) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/preview.json", m.state);
+	aj_mgr_close(&m);
+	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
+	info = json_pack("{s:s, s:s}", "listen", c->preview_listen, "domain", c->preview_domain);
+	if (json_dump_file(info, tmp, JSON_COMPACT) < 0 || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return aj_err_sys(err, AJ_LAYER_API, "write \"%s\"", path);
+	}
+	fprintf(stderr, "agentjail: serve: preview URLs PORT-SANDBOX.%s on %s\n", c->preview_domain,
+		c->preview_listen);
+	return 0;
+}
+
 static int open_listeners(struct aj_srv *s, struct aj_err *err)
 {
 	const struct aj_srv_config *c = s->cfg;
@@ -426,7 +445,7 @@ static int open_listeners(struct aj_srv *s, struct aj_err *err)
 		fprintf(stderr, "agentjail: serve: listening on %s (bearer tokens)\n",
 			c->listen.v[i]);
 	}
-	return open_e2b_listeners(s, err);
+	return open_e2b_listeners(s, err) < 0 ? -1 : open_preview_listener(s, err);
 }
 
 static int setup(struct aj_srv *s, struct aj_err *err)
@@ -439,7 +458,11 @@ static int setup(struct aj_srv *s, struct aj_err *err)
 				  "tokens");
 	if (c->token_file && aj_srv_tokens_load(c->token_file, &s->tokens, err) < 0)
 		return -1;
-	raise_nofile();
+	/* 1,000 concurrent clients need more than the usual soft limit of 1,024 descriptors. */
+	errno = 0;
+	if (!aj_nofile_raise() || errno)
+		fprintf(stderr, "agentjail: serve: raising the descriptor limit: %s\n",
+			strerror(errno ? errno : EINVAL));
 	/* Written to a client that went away: an error to handle, not a signal that kills. */
 	signal(SIGPIPE, SIG_IGN);
 	if (evthread_use_pthreads() < 0)
@@ -448,6 +471,9 @@ static int setup(struct aj_srv *s, struct aj_err *err)
 	s->quota = aj_srv_quota_new(c->max_sandboxes, c->max_memory);
 	if (!s->base)
 		return aj_err_sys(err, AJ_LAYER_API, "set up the event loop");
+	if (!c->preview_listen != !c->preview_domain)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+				  "--preview-listen and --preview-domain go together");
 	if (c->e2b_listen.n && !c->e2b)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, EINVAL, "--e2b-listen without a front end");
 	if (c->e2b_listen.n && c->e2b->create(s, &s->front, err) < 0)
@@ -469,6 +495,8 @@ static void teardown(struct aj_srv *s)
 		evhttp_free(s->http_remote);
 	if (s->http_front)
 		evhttp_free(s->http_front);
+	if (s->http_preview)
+		evhttp_free(s->http_preview);
 	if (s->front)
 		s->cfg->e2b->destroy(s->front);
 	if (drain_ev)

@@ -19,6 +19,7 @@ struct aj_srv {
 	struct event_base *base;
 	struct evhttp *http_local, *http_remote;
 	struct evhttp *http_front;      /* the front end's listeners (--e2b-listen) */
+	struct evhttp *http_preview;    /* --preview-listen */
 	void *front;                    /* the front end's state (cfg->frontend) */
 	struct aj_srv_tokens *tokens;
 	struct aj_srv_pool *pool;
@@ -55,6 +56,7 @@ extern const struct aj_srv_route aj_api_sandbox_routes[];
 extern const struct aj_srv_route aj_api_snapshot_routes[];
 extern const struct aj_srv_route aj_api_file_routes[];
 extern const struct aj_srv_route aj_api_event_routes[];
+extern const struct aj_srv_route aj_api_preview_routes[];
 extern const struct aj_srv_route aj_api_exec_routes[];
 extern const struct aj_srv_route aj_api_proc_routes[];
 

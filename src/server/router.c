@@ -17,7 +17,8 @@ static const struct aj_srv_table *tables(void)
 		AJ_SRV_TABLE(aj_api_meta_routes), AJ_SRV_TABLE(aj_api_sandbox_routes),
 		AJ_SRV_TABLE(aj_api_snapshot_routes), AJ_SRV_TABLE(aj_api_file_routes),
 		AJ_SRV_TABLE(aj_api_event_routes), AJ_SRV_TABLE(aj_api_exec_routes),
-		AJ_SRV_TABLE(aj_api_proc_routes), AJ_SRV_TABLES_END,
+		AJ_SRV_TABLE(aj_api_proc_routes), AJ_SRV_TABLE(aj_api_preview_routes),
+		AJ_SRV_TABLES_END,
 	};
 	return t;
 }
@@ -120,11 +121,29 @@ struct aj_srv_req *aj_srv_req_new(struct aj_srv *s, struct evhttp_request *req, 
 	return r;
 }
 
+/* ANY /v1/sandboxes/{ref}/ports/{port}/PATH: to the port inside (portproxy.c). */
+static bool port_route(struct aj_srv_req *r, const struct evhttp_uri *uri)
+{
+	const char *path = evhttp_uri_get_path(uri), *query = evhttp_uri_get_query(uri), *rest;
+	struct aj_srv_proxy_opts o = {.strip_auth = r->remote};
+	_cleanup_free_ char *target = NULL;
+	unsigned port;
+
+	if (!path || !aj_srv_port_path(path, r->ref, &port, &rest))
+		return false;
+	target = aj_xasprintf("%s%s%s", rest, query ? "?" : "", query ? query : "");
+	if (authenticate(r) < 0 || aj_srv_proxy_start(r, port, target, &o) < 0)
+		aj_srv_req_finish(r);
+	return true;
+}
+
 static void dispatch(struct aj_srv_req *r)
 {
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(r->req);
 	int rc;
 
+	if (port_route(r, uri))
+		return;
 	if (authenticate(r) < 0 || find_route(r, evhttp_uri_get_path(uri)) < 0 ||
 	    parse_query(r, evhttp_uri_get_query(uri)) < 0 || aj_srv_read_body(r) < 0) {
 		aj_srv_req_finish(r);

@@ -44,6 +44,9 @@ struct aj_srv_config {
 	const char *e2b_keys;         /* "KEY OWNER" lines; NULL: loopback only, any key */
 	const char *e2b_templates;    /* template name -> policy (JSON); NULL: "base" only */
 	int e2b_max_timeout_s;        /* the largest sandbox timeout a client may ask for */
+	/* Preview URLs (preview.c): PORT-SANDBOX.DOMAIN on this listener. */
+	const char *preview_listen;   /* "HOST:PORT", or NULL */
+	const char *preview_domain;   /* needed with preview_listen */
 };
 
 /* Defaults for every field but version. */

@@ -608,9 +608,13 @@ static void ports_op(struct persist *p, struct conn *c, const char *op, json_t *
 		return;
 	}
 	if (p->dialer.fd < 0) {
-		reply_err(c, AJ_LAYER_NET, ENOTSUP,
-			  "the sandbox has no network namespace of its own (network.mode "
-			  "\"host\" or the landlock tier): its ports are the host's");
+		if (p->dialer.why)
+			reply_err(c, AJ_LAYER_NET, p->dialer.why,
+				  "the supervisor could not join the sandbox's network namespace");
+		else
+			reply_err(c, AJ_LAYER_NET, ENOTSUP,
+				  "the sandbox has no network namespace of its own (network.mode "
+				  "\"host\" or the landlock tier): its ports are the host's");
 		return;
 	}
 	fd = aj_dialer_socket(&p->dialer, fam == 6 ? AF_INET6 : AF_INET, &err);

@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "egress/egress.h"
 #include "host/features.h"
+#include "ports/publish.h"
 #include "supervisor/procs.h"
 #include "supervisor/start.h"
 #include "workspace/layers.h"
@@ -351,6 +352,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	aj_procs_expire(p);
 	for (struct exec_rec *e = p->execs; e; e = e->next)
 		attached = attached || e->owner || aj_procs_followed(e);
+	/* Open connections to published ports keep the sandbox awake as attached clients do. */
+	attached = attached || aj_ports_open_connections(p->ports) > 0;
 	if (p->rec.max_lifetime_ms &&
 	    now >= (uint64_t)(p->rec.started_ms + p->rec.max_lifetime_ms)) {
 		lifetime_reached(p);
@@ -380,6 +383,12 @@ static void emit_egress(void *arg, const char *event, json_t *fields)
 	aj_persist_event(arg, event, fields);
 }
 
+/* A connection to a published port is activity, as a client's request is. */
+static void touch_ports(void *arg)
+{
+	aj_persist_touch(arg);
+}
+
 static int setup_loop(struct persist *p, struct aj_err *err)
 {
 	struct timeval tick = {TICK_SECONDS, 0};
@@ -402,6 +411,7 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 	if (p->egress && aj_egress_start(p->egress, p->base, aj_steal_fd(&p->sb.proxy_fd),
 					 emit_egress, p, err) < 0)
 		return -1;
+	aj_ports_set_touch(p->ports, touch_ports, p);
 	return aj_sv_ports_start(p->ports, &p->dialer, p->sb.net_fd, p->base, emit_egress, p, err);
 }
 
@@ -433,7 +443,8 @@ static void teardown(struct persist *p)
 		p->cg.env->ops->freeze(&p->cg, false, NULL);
 	aj_sandbox_kill(&p->sb);
 	aj_sandbox_release(&p->sb);
-	/* After the sandbox: no new connection can come; open ones end with their events. */
+	/* After the sandbox: no new connection can come; open proxy connections end with their
+	 * events (published ports' connections end without one). */
 	aj_egress_free(p->egress);
 	p->egress = NULL;
 	aj_ports_free(p->ports);

@@ -450,7 +450,7 @@ static void disarm_loop(struct run_ctx *c, struct event **evs, size_t n_evs)
 		aj_egress_get_stats(c->egress, &c->res->egress);
 		c->res->have_egress = true;
 	}
-	/* Open connections to published ports end with the loop (their events written). */
+	/* Open connections to published ports end with the loop (without events of their own). */
 	aj_ports_free(c->ports);
 	c->ports = NULL;
 	event_base_free(c->base);

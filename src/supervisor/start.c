@@ -1,5 +1,6 @@
 #include "supervisor/start.h"
 
+#include <errno.h>
 #include <stddef.h>
 
 int aj_sv_cgroup_create(const struct aj_plan *plan, const char *name, struct aj_cgroup *cg,
@@ -70,8 +71,18 @@ static int dial(void *arg, int family, struct aj_err *err)
 int aj_sv_ports_start(struct aj_ports *ports, struct aj_dialer *d, int net_fd,
 		      struct event_base *base, aj_ports_emit_fn emit, void *arg, struct aj_err *err)
 {
-	if (net_fd >= 0 && aj_dialer_start(d, net_fd, err) < 0)
-		return -1;
+	if (ports && net_fd < 0)
+		return aj_err_set(err, AJ_LAYER_NET, EPROTO,
+				  "published ports, but no way into the sandbox's network namespace");
+	/* Without published ports the dialer serves port-forward alone: a sandbox whose
+	 * namespace it cannot join still starts (port-forward then says why it cannot). */
+	if (net_fd >= 0 && aj_dialer_start(d, net_fd, err) < 0) {
+		if (ports)
+			return -1;
+		d->why = err->errnum;
+		aj_err_clear(err);
+		return 0;
+	}
 	if (!ports)
 		return 0;
 	return aj_ports_start(ports, base, dial, d, emit, arg, err);

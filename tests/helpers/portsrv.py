@@ -9,13 +9,17 @@ LIFETIME seconds):
     portsrv.py echo PORT READY LIFETIME           line echo for any number of connections
     portsrv.py ws PORT READY LIFETIME             WebSocket: "welcome" first, then every
                                                   message echoed back (python3-websockets)
+    portsrv.py headers PORT READY LIFETIME        HTTP: the request's head as it arrived,
+                                                  as the body of a 200
 
 Clients (run on the host):
     portsrv.py many HOST PORT N                   N connections open at once, then one line
                                                   through each; prints "echoed K of N"
-    portsrv.py wsclient URL                       prints the welcome, then the echo of a text
+    portsrv.py wsclient URL [HOST:PORT [TOKEN]]   prints the welcome, then the echo of a text
                                                   and of a 1 MiB binary message ("text ok",
-                                                  "binary ok")
+                                                  "binary ok"); connecting to HOST:PORT
+                                                  instead of the URL's host, with a bearer
+                                                  token
 
 Standard library only, but for websockets; every wait is bounded.
 """
@@ -79,6 +83,30 @@ async def echo_main(port, ready, lifetime):
     srv.close()
 
 
+def serve_headers(port, ready, lifetime):
+    import http.server
+    import threading
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = ("%s %s\n%s" % (self.command, self.path, self.headers)).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    touch(ready)
+    time.sleep(lifetime)
+    srv.shutdown()
+
+
 async def ws_main(port, ready, lifetime):
     import websockets
 
@@ -109,10 +137,16 @@ async def many_main(host, port, n):
     print("echoed %d of %d" % (sum(ok), n))
 
 
-async def wsclient_main(url):
+async def wsclient_main(url, connect_to=None, token=None):
     import websockets
 
-    async with websockets.connect(url, max_size=4 << 20, open_timeout=10) as ws:
+    kw = {}
+    if connect_to:
+        host, port = connect_to.rsplit(":", 1)
+        kw = {"host": host, "port": int(port)}
+    headers = {"Authorization": "Bearer " + token} if token else None
+    async with websockets.connect(url, max_size=4 << 20, open_timeout=10,
+                                  extra_headers=headers, **kw) as ws:
         print(await asyncio.wait_for(ws.recv(), 10))
         await ws.send("hello")
         print("text ok" if await asyncio.wait_for(ws.recv(), 10) == "hello" else "text wrong")
@@ -133,8 +167,11 @@ def main():
         asyncio.run(ws_main(int(a[0]), a[1], float(a[2])))
     elif cmd == "many":
         asyncio.run(many_main(a[0], int(a[1]), int(a[2])))
+    elif cmd == "headers":
+        serve_headers(int(a[0]), a[1], float(a[2]))
     elif cmd == "wsclient":
-        asyncio.run(wsclient_main(a[0]))
+        asyncio.run(wsclient_main(a[0], a[1] if len(a) > 1 and a[1] else None,
+                                  a[2] if len(a) > 2 else None))
     else:
         sys.exit("portsrv.py: unknown command " + cmd)
 

@@ -206,6 +206,9 @@ test_bad_input() {
 	aj_run run --tier landlock -p 8000 -- true
 	expect_eq "-p in the landlock tier: refused (exit 125)" "$RC" 125
 	expect_contains "naming network.listen instead" "$ERR" "network.listen"
+	aj_run run --allow-host example.invalid -p 3128 -- true
+	expect_eq "publishing the egress proxy's port: refused (exit 125)" "$RC" 125
+	expect_contains "saying whose it is" "$ERR" "port 3128 inside is the egress proxy's"
 	port=$(free_port)
 	aj_run run -p "$port:80" -p "$port:81" -- true
 	expect_eq "the same host port twice: exit 125" "$RC" 125

@@ -56,6 +56,8 @@ int main(void)
 	bad("[::1:8080:80", "IPv6");
 	bad("[1.2.3.4]:8080:80", "not an IPv6 address");
 	bad("+80", "port inside");
+	bad("::80", "host address before");
+	bad("1.2.3.4:80", "HOSTIP::PORT");
 	bad(" 80", "port inside");
 	UNIT_EXIT();
 }
