@@ -98,22 +98,23 @@ int aj_pflags_publish(void *pol, const struct aj_option *o, const char *v, struc
 	return 0;
 }
 
-int aj_pflags_public_port(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)
+/* --public-port, --host-port: a port appended to the struct aj_ports at o->off. */
+int aj_pflags_port(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)
 {
-	struct aj_policy *p = pol;
+	struct aj_ports *ports = (struct aj_ports *)((char *)pol + o->off);
 	char *end;
 	unsigned long port;
 
-	(void)o;
 	errno = 0;
 	port = strtoul(v, &end, 10);
 	if (errno || *end || !*v || port < 1 || port > 65535)
 		return aj_err_set(e, AJ_LAYER_USAGE, 0,
-				  "--public-port: expected a port number from 1 to 65535, got \"%s\"", v);
-	if (p->net_public_ports.n == AJ_PORTS_MAX)
-		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--public-port: at most %d ports",
+				  "--%s: expected a port number from 1 to 65535, got \"%s\"", o->name,
+				  v);
+	if (ports->n == AJ_PORTS_MAX)
+		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--%s: at most %d ports", o->name,
 				  AJ_PORTS_MAX);
-	p->net_public_ports.v[p->net_public_ports.n++] = (uint16_t)port;
+	ports->v[ports->n++] = (uint16_t)port;
 	return 0;
 }
 

@@ -92,8 +92,11 @@ int aj_pflags_load(const struct aj_pflags *pf, struct aj_policy *pol, struct aj_
 	 .help = "relay a host port (127.0.0.1 and an ephemeral port unless given) to PORT on "   \
 		 "the sandbox's loopback (repeatable)"},                                            \
 	{AJ_OPT("public-port", 0, AJ_OPT_FUNC), AJ_PF(net_public_ports), .metavar = "PORT",        \
-	 .parse = aj_pflags_public_port,                                                            \
+	 .parse = aj_pflags_port,                                                                   \
 	 .help = "the daemon's preview URL of PORT needs no token (repeatable)"},                   \
+	{AJ_OPT("host-port", 0, AJ_OPT_FUNC), AJ_PF(net_host_ports), .metavar = "PORT",            \
+	 .parse = aj_pflags_port,                                                                   \
+	 .help = "relay the sandbox's 127.0.0.1:PORT to the host's 127.0.0.1:PORT (repeatable)"},    \
 	{AJ_OPT("allow-degraded", 0, AJ_OPT_LIST), AJ_PF(allow_degraded), .metavar = "LAYER",      \
 	 .help = "accept running without LAYER (repeatable)"},                                      \
 	{AJ_OPT("tier", 0, AJ_OPT_CHOICE), AJ_PF(tier), .metavar = "TIER",                          \
@@ -110,7 +113,7 @@ int aj_pflags_env(void *pol, const struct aj_option *o, const char *v, struct aj
 int aj_pflags_setenv(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 int aj_pflags_allow_host(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 int aj_pflags_publish(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
-int aj_pflags_public_port(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
+int aj_pflags_port(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 int aj_pflags_workspace(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 int aj_pflags_user(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 

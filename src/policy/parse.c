@@ -356,6 +356,8 @@ static const struct aj_jf_field network_fields[] = {
 	STRINGS("publish", net_publish, check_publish),
 	OWN("public_ports", net_public_ports, parse_ports, dump_ports,
 	    "an array of TCP port numbers (1-65535)"),
+	OWN("host_ports", net_host_ports, parse_ports, dump_ports,
+	    "an array of TCP port numbers (1-65535)"),
 	FIELD_END,
 };
 

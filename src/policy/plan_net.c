@@ -172,6 +172,10 @@ static void published(struct aj_plan *p)
 	struct aj_publish pub;
 	char why[160];
 
+	for (size_t i = 0; i < p->policy->net_host_ports.n && len < sizeof l->detail; i++)
+		len += (size_t)snprintf(l->detail + len, sizeof l->detail - len, "%s%u",
+					i ? ", " : "; out to the host only at 127.0.0.1:",
+					(unsigned)p->policy->net_host_ports.v[i]);
 	for (size_t i = 0; i < p->policy->net_publish.n && len < sizeof l->detail; i++) {
 		if (aj_publish_parse(p->policy->net_publish.v[i], &pub, why, sizeof why) < 0)
 			continue;

@@ -94,6 +94,8 @@ struct aj_policy {
 	struct aj_strv net_publish;       /* "[HOSTIP:][HOSTPORT:]PORT" (rules/publish.h): host
 					   * ports the supervisor relays to ports inside */
 	struct aj_ports net_public_ports; /* ports the daemon's preview URLs serve to anyone */
+	struct aj_ports net_host_ports;   /* the host's 127.0.0.1:PORT, relayed from the same port
+					   * on the sandbox's loopback */
 	struct aj_credential *creds;
 	size_t n_creds;
 	struct aj_limits limits;

@@ -238,6 +238,19 @@ static int validate_publish(const struct aj_policy *p, struct aj_err *err)
 	struct aj_publish a, b;
 	char why[160];
 
+	if (p->net_host_ports.n && (p->net_mode == AJ_NET_HOST || p->tier == AJ_TIER_LANDLOCK))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "network.host_ports: %s",
+				  p->net_mode == AJ_NET_HOST
+					  ? "the sandbox shares the host's network already "
+					    "(network.mode \"host\")"
+					  : "the landlock tier has no network namespace of its own to "
+					    "relay into");
+	for (size_t i = 0; i < p->net_host_ports.n; i++)
+		if (p->net_mode == AJ_NET_PROXY && p->net_host_ports.v[i] == AJ_EGRESS_PORT)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "network.host_ports: port %u inside is the egress proxy's",
+					  (unsigned)AJ_EGRESS_PORT);
 	if (!p->net_publish.n)
 		return 0;
 	if (p->net_mode == AJ_NET_HOST)

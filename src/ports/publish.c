@@ -40,6 +40,7 @@ struct pconn {
 struct aj_ports {
 	struct listener *v;
 	size_t n;
+	const char *event;    /* of a connection's end: "port.connection" */
 	struct event_base *base;
 	struct event *resume; /* out of descriptors: the listeners pause a moment */
 	bool limit_told;      /* one port.refused until a connection ends */
@@ -60,6 +61,7 @@ struct aj_ports *aj_ports_new(void)
 
 	ps->pipe.fd[0] = ps->pipe.fd[1] = -1;
 	ps->max_conns = AJ_PORTS_MAX_CONNS;
+	ps->event = "port.connection";
 	return ps;
 }
 
@@ -159,6 +161,20 @@ static int bind_one(struct listener *l, struct aj_err *err)
 	return 0;
 }
 
+void aj_ports_adopt(struct aj_ports *ps, int fd, uint16_t port, const char *event)
+{
+	struct listener *l;
+
+	ps->v = aj_xrealloc(ps->v, (ps->n + 1) * sizeof *ps->v);
+	l = &ps->v[ps->n++];
+	memset(l, 0, sizeof *l);
+	l->ps = ps;
+	l->fd = fd;
+	snprintf(l->spec.host_ip, sizeof l->spec.host_ip, "127.0.0.1");
+	l->spec.host_port = l->spec.port = port;
+	ps->event = event;
+}
+
 int aj_ports_bind(struct aj_ports *ps, const struct aj_strv *specs, struct aj_err *err)
 {
 	char why[160];
@@ -194,7 +210,7 @@ static void emit_conn(struct pconn *c, uint64_t up, uint64_t down, const char *e
 	if (f && error)
 		json_object_set_new(f, "error", json_string(error));
 	if (f)
-		c->ps->emit(c->ps->emit_arg, "port.connection", f);
+		c->ps->emit(c->ps->emit_arg, c->ps->event, f);
 }
 
 static void relay_done(void *arg, uint64_t up, uint64_t down)

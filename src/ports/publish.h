@@ -18,6 +18,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 #include "common/strv.h"
@@ -41,6 +42,11 @@ void aj_ports_free(struct aj_ports *ps);
  * an ephemeral host port is chosen here. -1 with err naming the port (in use, privileged,
  * an address this host does not have); nothing stays bound then. */
 int aj_ports_bind(struct aj_ports *ps, const struct aj_strv *specs, struct aj_err *err);
+/* The other direction (network.host_ports): listens on fd (taken; a socket listening on the
+ * sandbox's 127.0.0.1:port) and connects what comes to `port` on the loopback of the socket
+ * callback's namespace (the host's); `event` names the connections' events. Before
+ * aj_ports_start. */
+void aj_ports_adopt(struct aj_ports *ps, int fd, uint16_t port, const char *event);
 /* Starts accepting on the loop. */
 int aj_ports_start(struct aj_ports *ps, struct event_base *base, aj_ports_socket_fn sock,
 		   void *sock_arg, aj_ports_emit_fn emit, void *emit_arg, struct aj_err *err);

@@ -47,6 +47,7 @@ static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, 
 	 * 5c. the supervisor's way in to it. */
 	if (aj_step_network(plan, plan->policy->hostname, err) < 0 ||
 	    aj_step_pass_listener(plan, sync_fd, err) < 0 ||
+	    aj_step_pass_host_ports(plan, sync_fd, err) < 0 ||
 	    aj_step_pass_netsock(plan, sync_fd, err) < 0)
 		return -1;
 	/* 6. Stdio at 0-2, the sync socket at 3; 7. the rlimits; 8. a new session. */
@@ -131,6 +132,15 @@ static int recv_setup(const struct aj_plan *plan, struct aj_sandbox *sb,
 
 		if (aj_sync_recv_fd(sb->ctl_fd, ready, SETUP_TIMEOUT_MS, &fd) < 0)
 			return aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the sandbox to be built");
+		if (ready->type == AJ_SYNC_HOSTPORT) {
+			const struct aj_ports *hp = &plan->policy->net_host_ports;
+			if (fd < 0 || sb->n_host_ports >= hp->n ||
+			    ready->status != hp->v[sb->n_host_ports])
+				return aj_err_set(err, AJ_LAYER_NET, EPROTO,
+						  "unexpected host port message from the sandbox");
+			sb->host_port_fd[sb->n_host_ports++] = aj_steal_fd(&fd);
+			continue;
+		}
 		if (ready->type == AJ_SYNC_NETSOCK) {
 			if (!plan->inbound || fd < 0 || sb->net_fd >= 0)
 				return aj_err_set(err, AJ_LAYER_NET, EPROTO,
@@ -140,10 +150,12 @@ static int recv_setup(const struct aj_plan *plan, struct aj_sandbox *sb,
 			continue;
 		}
 		if (ready->type != AJ_SYNC_LISTENER) {
-			if (ready->type == AJ_SYNC_READY && plan->inbound && sb->net_fd < 0)
+			if (ready->type == AJ_SYNC_READY &&
+			    ((plan->inbound && sb->net_fd < 0) ||
+			     sb->n_host_ports != plan->policy->net_host_ports.n))
 				return aj_err_set(err, AJ_LAYER_NET, EPROTO,
 						  "the sandbox did not pass its network "
-						  "namespace's socket");
+						  "namespace's sockets");
 			return 0;
 		}
 		if (!plan->egress.on || fd < 0 || sb->proxy_fd >= 0)
@@ -321,6 +333,9 @@ void aj_sandbox_release(struct aj_sandbox *sb)
 	aj_close_fd(&sb->id_lock_fd);
 	aj_close_fd(&sb->proxy_fd);
 	aj_close_fd(&sb->net_fd);
+	for (size_t i = 0; i < sb->n_host_ports; i++)
+		aj_close_fd(&sb->host_port_fd[i]);
+	sb->n_host_ports = 0;
 }
 
 void aj_sandbox_kill_tree(const struct aj_sandbox *sb, pid_t spare, const struct aj_warn *warn)

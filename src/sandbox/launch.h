@@ -37,6 +37,9 @@ struct aj_sandbox {
 			 * network namespace, made by the child; taken over by the proxy */
 	int net_fd;     /* plan->inbound: a socket of the sandbox's network namespace, made by
 			 * the child; the supervisor's way in (ports/dialer.h) */
+	int host_port_fd[AJ_PORTS_MAX]; /* network.host_ports: listening on the sandbox's
+					 * 127.0.0.1:PORT, in the policy's order */
+	size_t n_host_ports;
 	const struct aj_launch_ops *ops; /* the tier's launcher (launch_internal.h) */
 };
 

@@ -36,16 +36,16 @@ int aj_netif_set_hostname(const char *name, struct aj_err *err)
 	return 0;
 }
 
-int aj_netif_proxy_listener(unsigned port, int *fd_out, struct aj_err *err)
+int aj_netif_loopback_listener(unsigned port, const char *what, int *fd_out, struct aj_err *err)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	_cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0)
-		return aj_err_sys(err, AJ_LAYER_NET, "socket(AF_INET) for the egress proxy");
+		return aj_err_sys(err, AJ_LAYER_NET, "socket(AF_INET) for %s", what);
 	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0)
-		return aj_err_sys(err, AJ_LAYER_NET, "bind the egress proxy to 127.0.0.1:%u", port);
+		return aj_err_sys(err, AJ_LAYER_NET, "bind %s to 127.0.0.1:%u", what, port);
 	if (listen(fd, 4096) < 0)
 		return aj_err_sys(err, AJ_LAYER_NET, "listen on 127.0.0.1:%u", port);
 	*fd_out = aj_steal_fd(&fd);

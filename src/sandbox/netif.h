@@ -6,8 +6,9 @@
 
 int aj_netif_loopback_up(struct aj_err *err);
 int aj_netif_set_hostname(const char *name, struct aj_err *err);
-/* The egress proxy's listening socket on 127.0.0.1:port of the calling process's network
- * namespace (the sandbox's), for the supervisor to accept on from outside. */
-int aj_netif_proxy_listener(unsigned port, int *fd_out, struct aj_err *err);
+/* A listening socket on 127.0.0.1:port of the calling process's network namespace (the
+ * sandbox's), for the supervisor to accept on from outside: the egress proxy's, and each of
+ * network.host_ports. `what` names it in errors. */
+int aj_netif_loopback_listener(unsigned port, const char *what, int *fd_out, struct aj_err *err);
 
 #endif

@@ -86,10 +86,27 @@ int aj_step_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err
 
 	if (!plan->egress.on)
 		return 0;
-	if (aj_netif_proxy_listener(plan->egress.port, &fd, err) < 0)
+	if (aj_netif_loopback_listener(plan->egress.port, "the egress proxy", &fd, err) < 0)
 		return -1;
 	if (aj_sync_send_fd(sync_fd, &m, fd) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROXY, "pass the proxy's socket to the supervisor");
+	return 0;
+}
+
+int aj_step_pass_host_ports(const struct aj_plan *plan, int sync_fd, struct aj_err *err)
+{
+	const struct aj_ports *hp = &plan->policy->net_host_ports;
+
+	for (size_t i = 0; i < hp->n; i++) {
+		struct aj_sync_msg m = {.type = AJ_SYNC_HOSTPORT, .status = hp->v[i]};
+		_cleanup_close_ int fd = -1;
+		if (aj_netif_loopback_listener(hp->v[i], "a host port (network.host_ports)", &fd,
+					       err) < 0)
+			return -1;
+		if (aj_sync_send_fd(sync_fd, &m, fd) < 0)
+			return aj_err_sys(err, AJ_LAYER_NET,
+					  "pass host port %u's socket to the supervisor", hp->v[i]);
+	}
 	return 0;
 }
 

@@ -59,6 +59,11 @@ int aj_step_pass_listener(const struct aj_plan *plan, int sync_fd, struct aj_err
  * supervisor over sync_fd: its dialer joins the namespace through it (the namespace's own
  * handle, without ptrace access to an undumpable init). Where aj_step_pass_listener is. */
 int aj_step_pass_netsock(const struct aj_plan *plan, int sync_fd, struct aj_err *err);
+/* network.host_ports: a listening socket on the sandbox's 127.0.0.1:PORT for each, sent to
+ * the supervisor, which relays what connects there to the host's 127.0.0.1:PORT. Where
+ * aj_step_pass_listener is; in the namespaces tier only (the plan refuses the field in the
+ * landlock tier). */
+int aj_step_pass_host_ports(const struct aj_plan *plan, int sync_fd, struct aj_err *err);
 /* The descriptors the process keeps, at fixed numbers: fds[i] becomes first + i (fds[i] <
  * 0 leaves that number as it is), close-on-exec from number cloexec_from on; every
  * descriptor from first + n up is closed, so nothing the caller left open reaches the

@@ -17,6 +17,8 @@ enum aj_sync_type {
 	AJ_SYNC_SIGNAL, /* parent -> init: forward signal `status` to the command */
 	AJ_SYNC_LISTENER, /* child -> parent: the egress proxy's listening socket (SCM_RIGHTS),
 			   * made inside the sandbox's network namespace */
+	AJ_SYNC_HOSTPORT, /* child -> parent: the listening socket of network.host_ports' port
+			   * `status` (SCM_RIGHTS), in the policy's order */
 	AJ_SYNC_NETSOCK,  /* child -> parent: a socket of the sandbox's network namespace
 			   * (SCM_RIGHTS), the supervisor's way in (ports/dialer.h) */
 };

@@ -79,6 +79,8 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 		field = "policy.network.allow_private"; /* the daemon's LAN and metadata service */
 	else if (nonempty_array(json_object_get(network, "publish")))
 		field = "policy.network.publish"; /* ports of the daemon's host */
+	else if (nonempty_array(json_object_get(network, "host_ports")))
+		field = "policy.network.host_ports"; /* services on the daemon's loopback */
 	else if (json_object_get(pol, "credentials"))
 		field = "policy.credentials"; /* secrets are read as the daemon's user */
 	else if (tier && strcmp(tier, "namespaces"))

@@ -412,6 +412,8 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 					 emit_egress, p, err) < 0)
 		return -1;
 	aj_ports_set_touch(p->ports, touch_ports, p);
+	if (aj_sv_host_ports_start(&p->sb, p->base, emit_egress, p, &p->host_ports, err) < 0)
+		return -1;
 	return aj_sv_ports_start(p->ports, &p->dialer, p->sb.net_fd, p->base, emit_egress, p, err);
 }
 
@@ -448,7 +450,8 @@ static void teardown(struct persist *p)
 	aj_egress_free(p->egress);
 	p->egress = NULL;
 	aj_ports_free(p->ports);
-	p->ports = NULL;
+	aj_ports_free(p->host_ports);
+	p->ports = p->host_ports = NULL;
 	aj_dialer_stop(&p->dialer);
 	if (p->have_cg) {
 		p->cg.env->ops->kill_all(&p->cg, NULL);

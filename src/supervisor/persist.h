@@ -89,6 +89,7 @@ struct persist {
 	struct aj_sandbox sb;
 	struct aj_egress *egress; /* network.mode "proxy" (src/egress/) */
 	struct aj_ports *ports;   /* network.publish, as bound at this start */
+	struct aj_ports *host_ports; /* network.host_ports */
 	struct aj_dialer dialer;  /* sockets inside: published ports and the "socket" op */
 	struct event_base *base;
 	int listen_fd;

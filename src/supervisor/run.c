@@ -48,6 +48,7 @@ struct run_ctx {
 	struct aj_events ev;
 	struct aj_egress *egress; /* network.mode "proxy" */
 	struct aj_ports *ports;   /* network.publish */
+	struct aj_ports *host_ports; /* network.host_ports */
 	struct aj_dialer dialer;  /* the ports' sockets inside */
 	struct event_base *base;
 	struct stream streams[2];
@@ -425,6 +426,8 @@ static int arm_loop(struct run_ctx *c, struct event **evs, const struct timeval 
 	if (c->egress && aj_egress_start(c->egress, c->base, aj_steal_fd(&c->sb.proxy_fd),
 					 emit_egress, &c->ev, err) < 0)
 		return -1;
+	if (aj_sv_host_ports_start(&c->sb, c->base, emit_egress, &c->ev, &c->host_ports, err) < 0)
+		return -1;
 	return aj_sv_ports_start(c->ports, &c->dialer, c->sb.net_fd, c->base, emit_egress, &c->ev,
 				 err);
 }
@@ -452,7 +455,8 @@ static void disarm_loop(struct run_ctx *c, struct event **evs, size_t n_evs)
 	}
 	/* Open connections to published ports end with the loop (without events of their own). */
 	aj_ports_free(c->ports);
-	c->ports = NULL;
+	aj_ports_free(c->host_ports);
+	c->ports = c->host_ports = NULL;
 	event_base_free(c->base);
 }
 

@@ -1,7 +1,11 @@
 #include "supervisor/start.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stddef.h>
+#include <sys/socket.h>
+
+#include "common/cleanup.h"
 
 int aj_sv_cgroup_create(const struct aj_plan *plan, const char *name, struct aj_cgroup *cg,
 			struct aj_cgroup_guard *guard, struct aj_err *err)
@@ -86,4 +90,33 @@ int aj_sv_ports_start(struct aj_ports *ports, struct aj_dialer *d, int net_fd,
 	if (!ports)
 		return 0;
 	return aj_ports_start(ports, base, dial, d, emit, arg, err);
+}
+
+/* A socket of the supervisor's own namespace: the host's loopback. */
+static int host_socket(void *arg, int family, struct aj_err *err)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	(void)arg;
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_NET, "a socket to the host's loopback");
+	return fd;
+}
+
+int aj_sv_host_ports_start(struct aj_sandbox *sb, struct event_base *base, aj_ports_emit_fn emit,
+			   void *arg, struct aj_ports **out, struct aj_err *err)
+{
+	*out = NULL;
+	if (!sb->n_host_ports)
+		return 0;
+	*out = aj_ports_new();
+	for (size_t i = 0; i < sb->n_host_ports; i++) {
+		int fd = aj_steal_fd(&sb->host_port_fd[i]);
+		struct sockaddr_in a;
+		socklen_t len = sizeof a;
+		uint16_t port = getsockname(fd, (struct sockaddr *)&a, &len) == 0 ? ntohs(a.sin_port) : 0;
+		aj_ports_adopt(*out, fd, port, "host_port.connection");
+	}
+	sb->n_host_ports = 0;
+	return aj_ports_start(*out, base, host_socket, NULL, emit, arg, err);
 }

@@ -18,6 +18,7 @@
 #include "policy/plan.h"
 #include "ports/dialer.h"
 #include "ports/publish.h"
+#include "sandbox/launch.h"
 
 /* Creates the cgroup `name` with the plan's limits and starts its guard: 1 when made, 0 when
  * the plan uses no cgroup, -1 with nothing left behind. */
@@ -38,5 +39,10 @@ int aj_sv_ports_bind(const struct aj_plan *plan, struct aj_ports **out, struct a
  * the sandbox's child made there; -1: no way in) and the ports accept on the loop. */
 int aj_sv_ports_start(struct aj_ports *ports, struct aj_dialer *d, int net_fd,
 		      struct event_base *base, aj_ports_emit_fn emit, void *arg, struct aj_err *err);
+
+/* network.host_ports: the listeners the sandbox's child passed (taken from sb), each
+ * connection relayed to the host's 127.0.0.1:PORT; *out NULL when there are none. */
+int aj_sv_host_ports_start(struct aj_sandbox *sb, struct event_base *base, aj_ports_emit_fn emit,
+			   void *arg, struct aj_ports **out, struct aj_err *err);
 
 #endif

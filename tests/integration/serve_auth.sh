@@ -146,6 +146,7 @@ for pair in 'filesystem.read_write:{"filesystem":{"read_write":["/etc"]}}' \
 	'credentials:{"network":{"mode":"proxy","allow":["x.test"]},"credentials":{"T":{"from_file":"/etc/hostname","hosts":["x.test"]}}}' \
 	'tier:{"tier":"landlock"}' \
 	'network.publish:{"network":{"publish":["0.0.0.0:0:80"]}}' \
+	'network.host_ports:{"network":{"host_ports":[5432]}}' \
 	'filesystem.mask:{"filesystem":{"mask":["/home/user/.ssh"]}}'; do
 	f=${pair%%:*} p=${pair#*:}
 	apitj "$TA" POST /v1/sandboxes "{\"name\": \"wide\", \"policy\": $p}"
