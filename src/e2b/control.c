@@ -139,6 +139,7 @@ struct create {
 	bool auto_pause;
 	int64_t timeout_s;
 	json_t *internet; /* allow_internet_access: true, false, or anything else (no say) */
+	json_t *network;  /* {allowPublicTraffic}: the rest of E2B's network object is refused */
 	json_t *env_vars; /* checked: variable names and strings */
 };
 
@@ -202,6 +203,31 @@ static int keep_json(const struct aj_jf_field *f, const char *path, json_t *v, v
 	return 0;
 }
 
+/* network: allowPublicTraffic (true, E2B's default: every port's preview URL serves anyone;
+ * false: requests need the trafficAccessToken). Egress rules are a template's policy. */
+static int read_network(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	const char *k;
+	json_t *m;
+
+	if (!json_is_object(v))
+		return aj_jf_fail(e, AJ_JF_TYPE, f, path, v, "%s: expected an object", path);
+	json_object_foreach(v, k, m) {
+		if (strcmp(k, "allowPublicTraffic"))
+			return aj_jf_fail(e, AJ_JF_VALUE, f, path, v,
+					  "%s.%s is not supported by agentjail's E2B API: a "
+					  "template's policy sets what a sandbox may reach "
+					  "(docs/e2b.md)",
+					  path, k);
+		if (!json_is_boolean(m) && !json_is_null(m))
+			return aj_jf_fail(e, AJ_JF_TYPE, f, path, v,
+					  "%s.allowPublicTraffic: expected true or false", path);
+	}
+	*(json_t **)dst = v;
+	return 0;
+}
+
 static int check_env_name(const char *path, const char *name, struct aj_err *err)
 {
 	if (aj_policy_env_name_ok(name))
@@ -222,7 +248,8 @@ static const struct aj_jf_field create_fields[] = {
 	 .parse = read_template},
 	{.name = "autoPause", .type = AJ_JF_BOOL, .off = C(auto_pause),
 	 .refusal = "expected true or false"},
-	UNSUPPORTED("network"),
+	{.name = "network", .type = AJ_JF_ANY, .flags = AJ_JF_NULLABLE, .off = C(network),
+	 .parse = read_network},
 	UNSUPPORTED("iam"),
 	UNSUPPORTED("mcp"),
 	UNSUPPORTED("volumeMounts"),
@@ -283,6 +310,9 @@ static int create_policy(struct aj_srv_req *r, struct create *c)
 				c->template_id);
 	json_object_foreach(c->env_vars, k, v)
 		aj_strv_setenv(&c->pol.env_set, k, json_string_value(v));
+	c->pol.net_preview = json_is_false(json_object_get(c->network, "allowPublicTraffic"))
+				     ? AJ_PREVIEW_TOKEN
+				     : AJ_PREVIEW_PUBLIC;
 	return 0;
 }
 

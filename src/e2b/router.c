@@ -268,16 +268,40 @@ static int route(struct aj_srv_req *r, const char *path)
 			       ? -1
 			       : read_body(r, path);
 	snprintf(x->id, sizeof x->id, "%.63s", sid);
-	if (strcmp(port, E2B_ENVD_PORT)) {
-		e2b_fail_gone(r);
-		snprintf(r->error.message, sizeof r->error.message,
-			 "The sandbox port %.16s is not open: agentjail serves only envd's port "
-			 E2B_ENVD_PORT, port);
-		return -1;
-	}
 	return find_route(r, sandbox_tables, path) < 0 || sandbox_auth(r, path) < 0
 		       ? -1
 		       : read_body(r, path);
+}
+
+/* A request for a port other than envd's, by E2b-Sandbox-Port or by a Host PORT-ID.DOMAIN of
+ * the preview domain: to that port inside (server/preview.c's access rules: public unless the
+ * sandbox was made without allowPublicTraffic, then the traffic access token). True when it
+ * was one (and is answered or under way). */
+static bool port_request(struct aj_srv_req *r)
+{
+	const char *sid = header(r, "E2b-Sandbox-Id"), *port = header(r, "E2b-Sandbox-Port");
+	unsigned p = 0;
+	char *end;
+
+	if (sid && port && strcmp(port, E2B_ENVD_PORT)) {
+		unsigned long v = strtoul(port, &end, 10);
+		if (*end || v < 1 || v > 65535 || strlen(sid) >= sizeof r->ref)
+			return false; /* the route's own 400 */
+		p = (unsigned)v;
+		snprintf(r->ref, sizeof r->ref, "%s", sid);
+	} else if (!sid && !port && aj_srv_preview_host_parse(header(r, "Host"), &p, r->ref)) {
+		if (p == (unsigned)atoi(E2B_ENVD_PORT))
+			return false;
+	} else {
+		return false;
+	}
+	/* The request is the proxy's from here: E2B's own data goes. */
+	req_data_free(r->data);
+	r->data = NULL;
+	r->data_free = NULL;
+	if (aj_srv_preview_forward(r, p, NULL) < 0)
+		aj_srv_req_finish(r);
+	return true;
 }
 
 static void dispatch(struct aj_srv_req *r)
@@ -285,6 +309,8 @@ static void dispatch(struct aj_srv_req *r)
 	const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(r->req));
 	int rc;
 
+	if (port_request(r))
+		return;
 	if (!path || route(r, path) < 0) {
 		e2b_finish(r);
 		return;

@@ -148,15 +148,38 @@ static json_t *template_json(const struct aj_sandbox_rec *rec)
 	return json_string(t ? t : "base");
 }
 
+/* getHost(port) is PORT-ID.domain: the daemon's preview listener (--preview-listen), or
+ * null (the SDK's default domain) without one. */
+static json_t *domain_json(void)
+{
+	const char *d = aj_srv_preview_domain();
+
+	return d ? json_string(d) : json_null();
+}
+
+/* Sandboxes without allowPublicTraffic need the token on requests to their ports. */
+static json_t *traffic_token_json(const struct aj_sandbox_rec *rec)
+{
+	_cleanup_json_ json_t *p = json_loads(rec->policy ? rec->policy : "{}", 0, NULL);
+	const char *mode =
+		json_string_value(json_object_get(json_object_get(p, "network"), "preview"));
+	char token[AJ_PREVIEW_TOKEN_LEN + 1];
+
+	if (!aj_srv_preview_domain() || (mode && !strcmp(mode, "public")))
+		return json_null();
+	aj_srv_preview_sandbox_token(rec->id, token);
+	return json_string(token);
+}
+
 json_t *e2b_sandbox_json(const struct aj_e2b *e, const struct aj_sandbox_rec *rec)
 {
 	char token[E2B_TOKEN_LEN + 1];
 
 	e2b_access_token(e, rec->id, token);
-	return json_pack("{s:s, s:o, s:o, s:s, s:s, s:s, s:n, s:n}", "sandboxID", rec->id,
+	return json_pack("{s:s, s:o, s:o, s:s, s:s, s:s, s:o, s:o}", "sandboxID", rec->id,
 			 "templateID", template_json(rec), "alias", template_json(rec), "clientID",
 			 "agentjail", "envdVersion", E2B_ENVD_VERSION, "envdAccessToken", token,
-			 "trafficAccessToken", "domain");
+			 "trafficAccessToken", traffic_token_json(rec), "domain", domain_json());
 }
 
 struct shape {
@@ -203,7 +226,7 @@ json_t *e2b_detail_json(const struct aj_e2b *e, const struct aj_sandbox_rec *rec
 		return j;
 	e2b_access_token(e, rec->id, token);
 	json_object_set_new(j, "envdAccessToken", json_string(token));
-	json_object_set_new(j, "domain", json_null());
+	json_object_set_new(j, "domain", domain_json());
 	json_object_set_new(j, "allowInternetAccess", json_boolean(sh.internet));
 	json_object_set_new(j, "lifecycle", json_pack("{s:s, s:b}", "onTimeout",
 						      pause ? "pause" : "kill", "autoResume", 0));

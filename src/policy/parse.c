@@ -316,6 +316,7 @@ static const char *const ws_modes[] = {"rw", "ro", NULL};
 static const char *const net_modes[] = {"none", "host", "proxy", NULL};
 static const char *const output_actions[] = {"truncate", "kill", NULL};
 static const char *const tiers[] = {"namespaces", "landlock", NULL};
+static const char *const preview_modes[] = {"token", "public", NULL};
 
 static const struct aj_jf_field filesystem_fields[] = {
 	STRING("workspace", workspace, NULL),
@@ -356,6 +357,7 @@ static const struct aj_jf_field network_fields[] = {
 	STRINGS("publish", net_publish, check_publish),
 	OWN("public_ports", net_public_ports, parse_ports, dump_ports,
 	    "an array of TCP port numbers (1-65535)"),
+	ENUM("preview", net_preview, preview_modes),
 	OWN("host_ports", net_host_ports, parse_ports, dump_ports,
 	    "an array of TCP port numbers (1-65535)"),
 	FIELD_END,

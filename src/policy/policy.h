@@ -27,6 +27,8 @@ enum aj_output_action { AJ_OUTPUT_TRUNCATE = 0, AJ_OUTPUT_KILL };
  * refuse unprivileged user namespaces; Landlock, seccomp, rlimits and the supervisor hold what
  * they can, and the plan says layer by layer what is lost (docs/threat-model.md). */
 enum aj_tier { AJ_TIER_NAMESPACES = 0, AJ_TIER_LANDLOCK };
+/* network.preview: who may open the sandbox's ports through the daemon's preview URLs. */
+enum aj_preview_access { AJ_PREVIEW_TOKEN = 0, AJ_PREVIEW_PUBLIC };
 
 /* 0 means "no limit" for every field but open_files and tmpfs_size, which always have one. */
 struct aj_limits {
@@ -94,6 +96,7 @@ struct aj_policy {
 	struct aj_strv net_publish;       /* "[HOSTIP:][HOSTPORT:]PORT" (rules/publish.h): host
 					   * ports the supervisor relays to ports inside */
 	struct aj_ports net_public_ports; /* ports the daemon's preview URLs serve to anyone */
+	enum aj_preview_access net_preview; /* public: every port's preview URL serves anyone */
 	struct aj_ports net_host_ports;   /* the host's 127.0.0.1:PORT, relayed from the same port
 					   * on the sandbox's loopback */
 	struct aj_credential *creds;

@@ -243,6 +243,16 @@ int aj_srv_preview_key(const char *state_dir, unsigned char key[AJ_PREVIEW_KEY_L
 /* The preview token of one port of one sandbox: hex, AJ_PREVIEW_TOKEN_LEN digits. */
 void aj_srv_preview_token(const unsigned char key[AJ_PREVIEW_KEY_LEN], const char *sandbox_id,
 			  unsigned port, char out[AJ_PREVIEW_TOKEN_LEN + 1]);
+/* "PORT-REF.DOMAIN[:LISTENPORT]" -> port and ref; false when the host is not one of the
+ * preview domain's (or there is no preview listener). */
+bool aj_srv_preview_host_parse(const char *host, unsigned *port, char ref[256]);
+/* Proxies r (r->ref set) to port with the preview listener's access rules (owner: a bearer
+ * token's owner, or NULL); 0, or -1 with r's error set (the caller finishes r). */
+int aj_srv_preview_forward(struct aj_srv_req *r, unsigned port, const char *owner);
+/* "DOMAIN[:LISTENPORT]" of preview URLs (E2B's sandbox domain), or NULL without a listener. */
+const char *aj_srv_preview_domain(void);
+/* The token that opens every port of a sandbox (E2B's traffic access token). */
+void aj_srv_preview_sandbox_token(const char *sandbox_id, char out[AJ_PREVIEW_TOKEN_LEN + 1]);
 /* The preview listener's request handler on http, for Hosts under domain. */
 int aj_srv_preview_install(struct aj_srv *s, struct evhttp *http, const char *domain,
 			   struct aj_err *err);

@@ -160,11 +160,16 @@ static void proxy_work(struct aj_srv_req *r, struct aj_mgr *m)
 	}
 }
 
+/* Hop-by-hop headers, and the daemon's own credentials (E2B's API key, envd and traffic
+ * tokens, preview tokens), which are never the server inside's to see. */
 static bool hop_by_hop(const char *name)
 {
 	static const char *const names[] = {"Connection", "Keep-Alive", "Proxy-Connection",
 					    "Proxy-Authorization", "TE", "Trailer",
-					    "Transfer-Encoding", "Upgrade", "Content-Length", NULL};
+					    "Transfer-Encoding", "Upgrade", "Content-Length",
+					    "X-API-KEY", "X-Access-Token", "E2B-Traffic-Access-Token",
+					    "X-Agentjail-Preview-Token", "E2b-Sandbox-Id",
+					    "E2b-Sandbox-Port", NULL};
 
 	for (size_t i = 0; names[i]; i++)
 		if (!strcasecmp(name, names[i]))

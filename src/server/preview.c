@@ -79,7 +79,9 @@ void aj_srv_preview_token(const unsigned char key[AJ_PREVIEW_KEY_LEN], const cha
 	char msg[64];
 	unsigned char mac[EVP_MAX_MD_SIZE];
 	unsigned int len = 0;
-	int n = snprintf(msg, sizeof msg, "%s:%u", sandbox_id, port);
+	/* Port 0: the sandbox's token, for every port (E2B's traffic access token). */
+	int n = port ? snprintf(msg, sizeof msg, "%s:%u", sandbox_id, port)
+		     : snprintf(msg, sizeof msg, "%s:*", sandbox_id);
 
 	HMAC(EVP_sha256(), key, AJ_PREVIEW_KEY_LEN, (const unsigned char *)msg, (size_t)n, mac,
 	     &len);
@@ -95,6 +97,7 @@ struct preview {
 	bool on;
 	unsigned char key[AJ_PREVIEW_KEY_LEN];
 	char domain[256]; /* lower case, without a leading dot */
+	char host_suffix[300]; /* DOMAIN[:LISTENPORT], what follows "PORT-ID." in a URL */
 };
 
 static struct preview g_preview;
@@ -119,9 +122,13 @@ static void pv_free(void *arg)
 static bool public_port(const char *policy, unsigned port)
 {
 	_cleanup_json_ json_t *p = policy ? json_loads(policy, 0, NULL) : NULL;
-	json_t *v, *a = json_object_get(json_object_get(p, "network"), "public_ports");
+	json_t *net = json_object_get(p, "network");
+	json_t *v, *a = json_object_get(net, "public_ports");
+	const char *mode = json_string_value(json_object_get(net, "preview"));
 	size_t i;
 
+	if (mode && !strcmp(mode, "public"))
+		return true;
 	json_array_foreach(a, i, v)
 		if (json_integer_value(v) == (json_int_t)port)
 			return true;
@@ -140,6 +147,10 @@ static int pv_check(struct aj_srv_req *r, const struct aj_sandbox_rec *rec, void
 		return aj_srv_fail(r, 404, "not_found", NULL, "no sandbox \"%s\"", r->ref);
 	aj_srv_preview_token(g_preview.key, rec->id, pv->port, want);
 	if (pv->token[0] && strlen(pv->token) == AJ_PREVIEW_TOKEN_LEN &&
+	    CRYPTO_memcmp(pv->token, want, AJ_PREVIEW_TOKEN_LEN) != 0) {
+		aj_srv_preview_token(g_preview.key, rec->id, 0, want); /* the sandbox's own */
+	}
+	if (pv->token[0] && strlen(pv->token) == AJ_PREVIEW_TOKEN_LEN &&
 	    CRYPTO_memcmp(pv->token, want, AJ_PREVIEW_TOKEN_LEN) == 0) {
 		if (pv->from_query)
 			aj_srv_proxy_redirect(r, pv->target_clean, COOKIE, pv->token);
@@ -153,15 +164,14 @@ static int pv_check(struct aj_srv_req *r, const struct aj_sandbox_rec *rec, void
 					  "token (agentjail port NAME --url)");
 }
 
-/* "PORT-REF.DOMAIN[:LISTENPORT]" -> port and ref; false when the host is not one. */
-static bool parse_host(const char *host, unsigned *port, char ref[256])
+bool aj_srv_preview_host_parse(const char *host, unsigned *port, char ref[256])
 {
 	char h[512];
 	size_t n, dl = strlen(g_preview.domain);
 	char *dash, *end;
 	unsigned long v;
 
-	if (!host || strlen(host) >= sizeof h)
+	if (!g_preview.on || !host || strlen(host) >= sizeof h)
 		return false;
 	for (n = 0; host[n] && host[n] != ':'; n++)
 		h[n] = (char)(host[n] >= 'A' && host[n] <= 'Z' ? host[n] + 32 : host[n]);
@@ -192,6 +202,7 @@ static void find_token(struct evhttp_request *req, struct pv_req *pv, char **tar
 	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
 	const char *path = evhttp_uri_get_path(uri), *query = evhttp_uri_get_query(uri);
 	const char *hdr = evhttp_find_header(h, "X-Agentjail-Preview-Token");
+	const char *e2b = evhttp_find_header(h, "E2B-Traffic-Access-Token");
 	const char *cookie = evhttp_find_header(h, "Cookie");
 	_cleanup_evbuffer_ struct evbuffer *q = evbuffer_new();
 	size_t len;
@@ -218,8 +229,8 @@ static void find_token(struct evhttp_request *req, struct pv_req *pv, char **tar
 	free(qs);
 	if (pv->token[0])
 		return;
-	if (hdr) {
-		snprintf(pv->token, sizeof pv->token, "%s", hdr);
+	if (hdr || e2b) {
+		snprintf(pv->token, sizeof pv->token, "%s", hdr ? hdr : e2b);
 		return;
 	}
 	for (const char *p = cookie; p && *p;) {
@@ -236,6 +247,30 @@ static void find_token(struct evhttp_request *req, struct pv_req *pv, char **tar
 	}
 }
 
+int aj_srv_preview_forward(struct aj_srv_req *r, unsigned port, const char *owner)
+{
+	struct pv_req *pv = aj_xcalloc(1, sizeof *pv);
+	char *target = NULL;
+	int rc;
+
+	pv->port = port;
+	pv->bearer = owner != NULL;
+	if (owner)
+		snprintf(r->job.owner, sizeof r->job.owner, "%s", owner);
+	else
+		r->job.any_owner = true;
+	find_token(r->req, pv, &target);
+	pv->target_clean = aj_xstrdup(target);
+	struct aj_srv_proxy_opts o = {.strip_auth = owner != NULL,
+				      .strip_cookie = COOKIE,
+				      .check = pv_check,
+				      .check_arg = pv,
+				      .check_arg_free = pv_free};
+	rc = aj_srv_proxy_start(r, port, target, &o);
+	free(target);
+	return rc;
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct preview *pv_cfg = arg;
@@ -244,8 +279,6 @@ static void on_request(struct evhttp_request *req, void *arg)
 	const char *auth = evhttp_find_header(h, "Authorization");
 	const char *owner = auth ? aj_srv_tokens_owner(s->tokens, auth) : NULL;
 	struct aj_srv_req *r;
-	struct pv_req *pv;
-	char *target = NULL;
 	unsigned port = 0;
 
 	if (s->stopping) {
@@ -254,29 +287,24 @@ static void on_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	r = aj_srv_req_new(s, req, true);
-	if (!parse_host(evhttp_find_header(h, "Host"), &port, r->ref)) {
+	if (!aj_srv_preview_host_parse(evhttp_find_header(h, "Host"), &port, r->ref)) {
 		aj_srv_fail(r, 404, "not_found", "Host",
 			    "the Host is not PORT-SANDBOX.%s", pv_cfg->domain);
 		aj_srv_req_finish(r);
 		return;
 	}
-	pv = aj_xcalloc(1, sizeof *pv);
-	pv->port = port;
-	pv->bearer = owner != NULL;
-	if (owner)
-		snprintf(r->job.owner, sizeof r->job.owner, "%s", owner);
-	else
-		r->job.any_owner = true;
-	find_token(req, pv, &target);
-	pv->target_clean = aj_xstrdup(target);
-	struct aj_srv_proxy_opts o = {.strip_auth = owner != NULL,
-				      .strip_cookie = COOKIE,
-				      .check = pv_check,
-				      .check_arg = pv,
-				      .check_arg_free = pv_free};
-	if (aj_srv_proxy_start(r, port, target, &o) < 0)
+	if (aj_srv_preview_forward(r, port, owner) < 0)
 		aj_srv_req_finish(r);
-	free(target);
+}
+
+const char *aj_srv_preview_domain(void)
+{
+	return g_preview.on ? g_preview.host_suffix : NULL;
+}
+
+void aj_srv_preview_sandbox_token(const char *sandbox_id, char out[AJ_PREVIEW_TOKEN_LEN + 1])
+{
+	aj_srv_preview_token(g_preview.key, sandbox_id, 0, out);
 }
 
 int aj_srv_preview_install(struct aj_srv *s, struct evhttp *http, const char *domain,
@@ -296,6 +324,12 @@ int aj_srv_preview_install(struct aj_srv *s, struct evhttp *http, const char *do
 	if (r < 0)
 		return -1;
 	evhttp_set_gencb(http, on_request, &g_preview);
+	{
+		const char *colon = strrchr(s->cfg->preview_listen, ':');
+		snprintf(g_preview.host_suffix, sizeof g_preview.host_suffix, "%s%s%s",
+			 g_preview.domain, colon && strcmp(colon, ":80") ? ":" : "",
+			 colon && strcmp(colon, ":80") ? colon + 1 : "");
+	}
 	g_preview.on = true;
 	return 0;
 }
@@ -328,7 +362,6 @@ static void url_work(struct aj_srv_req *r, struct aj_mgr *m)
 	_cleanup_sandbox_rec_ struct aj_sandbox_rec rec = {0};
 	unsigned port = (unsigned)(uintptr_t)r->data;
 	char token[AJ_PREVIEW_TOKEN_LEN + 1], host[320];
-	const char *listen = aj_srv_cfg(r->srv)->preview_listen, *colon = strrchr(listen, ':');
 	struct aj_err err;
 
 	r->data = NULL;
@@ -337,9 +370,7 @@ static void url_work(struct aj_srv_req *r, struct aj_mgr *m)
 		return;
 	}
 	aj_srv_preview_token(g_preview.key, rec.id, port, token);
-	snprintf(host, sizeof host, "%u-%s.%s%s%s", port, rec.id, g_preview.domain,
-		 colon && strcmp(colon, ":80") ? ":" : "",
-		 colon && strcmp(colon, ":80") ? colon + 1 : "");
+	snprintf(host, sizeof host, "%u-%s.%s", port, rec.id, g_preview.host_suffix);
 	aj_srv_ok(r, 200,
 		  json_pack("{s:s, s:s+, s:s, s:i, s:b}", "host", host, "url", "http://", host,
 			    "token", token, "port", (int)port, "public",

@@ -21,6 +21,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { existsSync } from 'node:fs';
+import http from 'node:http';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -611,6 +612,52 @@ test('create with timeout above the maximum -> SandboxError 400', async () => {
 	const e = await rejects(Sandbox.create({ ...tmpl, timeoutMs: 10 * 86_400_000 }), SandboxError, 'create');
 	eq(e.statusCode, 400, 'statusCode');
 });
+
+// ------------------------------------------------------------------------------------------
+// Servers inside: getHost(port) through the daemon's preview listener (E2B_PREVIEW_PORT)
+// ------------------------------------------------------------------------------------------
+const previewPort = env.E2B_PREVIEW_PORT;
+const previewSkip = previewPort ? null : 'set E2B_PREVIEW_PORT (serve --preview-listen) to test getHost';
+// GET http://127.0.0.1:PORT/PATH with these headers: [status, body].
+function get(port, path, headers) {
+	return new Promise((resolve, reject) => {
+		const q = http.request({ host: '127.0.0.1', port, path, headers, timeout: 10_000 }, (res) => {
+			let b = '';
+			res.on('data', (d) => (b += d));
+			res.on('end', () => resolve([res.statusCode, b]));
+		});
+		q.on('error', reject);
+		q.on('timeout', () => q.destroy(new Error('timeout')));
+		q.end();
+	});
+}
+async function serveInside(sbx, port) {
+	await sbx.commands.run(`cd /tmp && echo inside-${port} >p.txt && exec python3 -m http.server ${port} --bind 127.0.0.1`, { background: true });
+	await until(async () => (await sbx.commands.run(`curl -s -o /dev/null http://127.0.0.1:${port}/ && echo up || true`)).stdout.includes('up'), 15_000, 'the server inside');
+}
+test('getHost(port): PORT-ID.DOMAIN, which the preview listener routes to the port (public traffic)', async () => {
+	await serveInside(S.sbx, 8000);
+	const host = S.sbx.getHost(8000);
+	eq(host, `8000-${S.sbx.sandboxId}.localhost:${previewPort}`, 'getHost(8000)');
+	const [st, body] = await get(previewPort, '/p.txt', { Host: host });
+	eq(st, 200, 'status'); eq(body.trim(), 'inside-8000', 'body');
+}, { skip: previewSkip });
+test('E2b-Sandbox-Port 8000 on the E2B listener reaches the same server', async () => {
+	const u = new URL(env.E2B_SANDBOX_URL);
+	const [st, body] = await get(u.port, '/p.txt', { 'E2b-Sandbox-Id': S.sbx.sandboxId, 'E2b-Sandbox-Port': '8000' });
+	eq(st, 200, 'status'); eq(body.trim(), 'inside-8000', 'body');
+}, { skip: previewSkip });
+test('network.allowPublicTraffic false: a trafficAccessToken, needed as e2b-traffic-access-token', async () => {
+	const p = created(await Sandbox.create({ ...tmpl, network: { allowPublicTraffic: false }, timeoutMs: 120_000 }));
+	assert(typeof p.trafficAccessToken === 'string' && p.trafficAccessToken.length > 0, `trafficAccessToken: ${short(p.trafficAccessToken)}`);
+	await serveInside(p, 8001);
+	const host = p.getHost(8001);
+	eq((await get(previewPort, '/p.txt', { Host: host }))[0], 401, 'without the token');
+	eq((await get(previewPort, '/p.txt', { Host: host, 'e2b-traffic-access-token': 'f'.repeat(32) }))[0], 401, 'with a wrong token');
+	const [st, body] = await get(previewPort, '/p.txt', { Host: host, 'e2b-traffic-access-token': p.trafficAccessToken });
+	eq(st, 200, 'with the token'); eq(body.trim(), 'inside-8001', 'body');
+	eq((await get(previewPort, '/p.txt', { Host: `8000-${p.sandboxId}.localhost:${previewPort}`, 'e2b-traffic-access-token': S.sbx.trafficAccessToken ?? 'x' }))[0], 401, "another sandbox's token");
+}, { skip: previewSkip });
 
 // ------------------------------------------------------------------------------------------
 // @e2b/code-interpreter (port 49999)

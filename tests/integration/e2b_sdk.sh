@@ -34,8 +34,10 @@ chmod 600 "$SV_DIR/e2b-keys"
 # Rootless without a delegated cgroup the base template must not ask for limits it cannot get.
 printf '{"base": %s}\n' "$SV_POLICY" >"$SV_DIR/templates.json"
 E2B_PORT=$(free_port)
+PREVIEW_PORT=$(free_port)
 sv_start --e2b-listen "127.0.0.1:$E2B_PORT" --e2b-keys "$SV_DIR/e2b-keys" \
-	--e2b-templates "$SV_DIR/templates.json" || {
+	--e2b-templates "$SV_DIR/templates.json" \
+	--preview-listen "127.0.0.1:$PREVIEW_PORT" --preview-domain localhost || {
 	not_ok "serve --e2b-listen starts ($(tail -5 "$SV_LOG"))"
 	exit 0
 }
@@ -48,7 +50,7 @@ can_pause || skip_re="$skip_re|$pause_re"
 
 out=$(E2B_API_URL=http://127.0.0.1:$E2B_PORT E2B_SANDBOX_URL=http://127.0.0.1:$E2B_PORT \
 	E2B_API_KEY=$KEY E2B_TEST_SKIP=$skip_re E2B_TEST_CODE_INTERPRETER=0 \
-	"$AJ_ROOT/tests/e2b/run.sh" 2>&1)
+	E2B_PREVIEW_PORT=$PREVIEW_PORT "$AJ_ROOT/tests/e2b/run.sh" 2>&1)
 # The harness's skips get the reason why.
 printf '%s\n' "$out" | ROOT_WHY=$ROOT_WHY PAUSE_WHY=$PAUSE_WHY PAUSE_RE=$pause_re python3 -c '
 import os, re, sys
