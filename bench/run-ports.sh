@@ -5,6 +5,10 @@
 #   latency     LAT_N sequential small requests on one keep-alive connection
 #   throughput  one download of TPUT_BYTES
 #   setup       CONNS connections at once, CONC_REQS requests each (connection setup rate)
+#   api         API_N sequential requests, each on a new connection (the daemon's port path
+#               ends each connection with its response): direct, through the published port,
+#               and through `agentjail serve`'s /v1/sandboxes/{ref}/ports/9000/ on its unix
+#               socket, the server in a persistent sandbox
 #
 # One client (bench/egress-load.c) and one server (egress-load serve, HTTP/1.1 keep-alive):
 #   direct      the server on the host's loopback
@@ -14,9 +18,9 @@
 #               (rootful; skipped with the reason where podman cannot publish here)
 # Each figure is the median of REPEAT runs, the rows alternating. Loopback only.
 #
-# usage: bench/run-ports.sh [SECTION...]        (default: latency throughput setup)
+# usage: bench/run-ports.sh [SECTION...]        (default: latency throughput setup api)
 # environment: LAT_N (5000), TPUT_BYTES (2000000000), CONNS (500), CONC_REQS (4),
-#              REPEAT (3); BUILD, CC, AGENTJAIL as for the other benchmarks.
+#              API_N (2000), REPEAT (3); BUILD, CC, AGENTJAIL as for the other benchmarks.
 set -euo pipefail
 
 LAT_N=${LAT_N:-5000}
@@ -24,6 +28,7 @@ TPUT_BYTES=${TPUT_BYTES:-2000000000}
 CONNS=${CONNS:-500}
 CONC_REQS=${CONC_REQS:-4}
 REPEAT=${REPEAT:-3}
+API_N=${API_N:-2000}
 MINBASE=/var/cache/agentjail-tests/bookworm-minbase.tar
 
 . "$(dirname "$0")/common.sh"
@@ -31,7 +36,7 @@ bench_setup
 bench_cc egress-load
 LOAD=$BIN/egress-load
 SECTIONS=("$@")
-[[ ${#SECTIONS[@]} -gt 0 ]] || SECTIONS=(latency throughput setup)
+[[ ${#SECTIONS[@]} -gt 0 ]] || SECTIONS=(latency throughput setup api)
 export AGENTJAIL_STATE_DIR="$WORK/aj"
 cp "$LOAD" "$WS/egress-load"
 
@@ -42,6 +47,7 @@ cleanup() {
 	set +e
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	[[ -d $WORK/pod ]] && { pod rm -f -a >/dev/null 2>&1; pod system reset --force >/dev/null 2>&1; }
+	"$AJ" rm -f benchweb >/dev/null 2>&1
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -103,7 +109,55 @@ bench_header
 echo "podman:     $(podman --version 2>/dev/null || echo none)${POD_WHY:+ (skipped: $POD_WHY)}"
 echo "client:     bench/egress-load.c; each figure the median of $REPEAT runs, rows alternating"
 echo
+# api: one new connection per request, as the daemon's port path serves them.
+section_api() {
+	local sock=$WORK/api.sock
+	"$AJ" create --name benchweb --open-files 65536 >/dev/null
+	"$AJ" cp "$WS/egress-load" benchweb:/tmp/egress-load >/dev/null
+	"$AJ" exec benchweb -- sh -c 'chmod +x /tmp/egress-load; nohup /tmp/egress-load serve 127.0.0.1 9000 >/dev/null 2>&1 &'
+	"$AJ" serve --socket "$sock" >"$WORK/serve.log" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+	python3 - "$REPEAT" "$API_N" "$P_DIRECT" "$P_AJ" "$sock" <<'EOF'
+import http.client, socket, statistics, sys, time
+repeat, n, p_direct, p_aj, sock = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+
+class Unix(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(sock)
+
+def one(make, path):
+    t = time.perf_counter()
+    c = make()
+    c.request("GET", path, headers={"Connection": "close"})
+    r = c.getresponse()
+    r.read()
+    c.close()
+    assert r.status == 200, r.status
+    return (time.perf_counter() - t) * 1e6
+
+rows = [("direct", lambda: http.client.HTTPConnection("127.0.0.1", p_direct), "/"),
+        ("agentjail -p", lambda: http.client.HTTPConnection("127.0.0.1", p_aj), "/"),
+        ("API path", lambda: Unix("aj"), "/v1/sandboxes/benchweb/ports/9000/")]
+res = {name: [] for name, _, _ in rows}
+for _ in range(repeat):
+    for name, make, path in rows:
+        for _ in range(50):
+            one(make, path)
+        res[name].append(statistics.median(one(make, path) for _ in range(n)))
+print("-- api (a new connection per request, python http.client)")
+for name, _, _ in rows:
+    print("  %-12s median_us %.1f" % (name, statistics.median(res[name])))
+EOF
+	echo
+}
+
 for s in "${SECTIONS[@]}"; do
+	if [[ $s == api ]]; then
+		section_api
+		continue
+	fi
 	case $s in latency | throughput | setup) ;; *) bench_die "unknown section $s" ;; esac
 	rows=(direct "$P_DIRECT" agentjail "$P_AJ")
 	[[ -n $P_POD ]] && rows+=(podman "$P_POD")

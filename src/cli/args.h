@@ -51,6 +51,7 @@ enum aj_complete {
 	AJ_COMP_DIR,
 	AJ_COMP_SANDBOX,
 	AJ_COMP_SNAPSHOT,
+	AJ_COMP_IMAGE,   /* a name of the image store's (as `image ls` shows it) */
 	AJ_COMP_CHOICES, /* the names of .choices (options) or .words (positionals) */
 	AJ_COMP_COMMAND, /* a command, then its arguments as files */
 	AJ_COMP_VERB,    /* a verb of agentjail */

@@ -1,13 +1,14 @@
 /* agentjail completion bash|zsh|fish: shell completion scripts printed from the verb and
  * option tables (args.h), so that what a shell offers is what the parser accepts. Names of
- * sandboxes and snapshots come at completion time from the hidden `agentjail __complete KIND`,
- * which prints them one per line (nothing, and exit 0, when the state directory cannot be
+ * sandboxes, snapshots and images come at completion time from the hidden `agentjail
+ * __complete KIND`, which prints them one per line (nothing, and exit 0, when the state directory cannot be
  * read: a completion must never print an error into the user's line). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "image/ref.h"
 #include "state/store.h"
 
 /* ---- what the tables say ------------------------------------------------------------------ */
@@ -30,6 +31,8 @@ static const char *kind(enum aj_complete c)
 		return "sandbox";
 	case AJ_COMP_SNAPSHOT:
 		return "snapshot";
+	case AJ_COMP_IMAGE:
+		return "image";
 	case AJ_COMP_COMMAND:
 		return "command";
 	case AJ_COMP_VERB:
@@ -166,6 +169,7 @@ static const char bash_functions[] = /* %s: the verbs */
 	"\tdir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\")) ;;\n"
 	"\tsandbox) COMPREPLY=($(compgen -W \"$(_agentjail_names sandboxes)\" -- \"$cur\")) ;;\n"
 	"\tsnapshot) COMPREPLY=($(compgen -W \"$(_agentjail_names snapshots)\" -- \"$cur\")) ;;\n"
+	"\timage) COMPREPLY=($(compgen -W \"$(_agentjail_names images)\" -- \"$cur\")) ;;\n"
 	"\tcommand) COMPREPLY=($(compgen -c -- \"$cur\" | sort -u)) ;;\n"
 	"\tverb) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n"
 	"\twords) COMPREPLY=($(compgen -W \"$2\" -- \"$cur\")) ;;\n"
@@ -290,6 +294,9 @@ static void zsh_action(enum aj_complete k, const struct aj_opt_choice *c, const 
 		break;
 	case AJ_COMP_SNAPSHOT:
 		fputs("_agentjail_names snapshots", stdout);
+		break;
+	case AJ_COMP_IMAGE:
+		fputs("_agentjail_names images", stdout);
 		break;
 	case AJ_COMP_COMMAND:
 		fputs("_command_names -e", stdout);
@@ -421,6 +428,9 @@ static void fish_args(enum aj_complete k, const struct aj_opt_choice *c, const c
 		break;
 	case AJ_COMP_SNAPSHOT:
 		fputs(" -x -a '(__agentjail_names snapshots)'", stdout);
+		break;
+	case AJ_COMP_IMAGE:
+		fputs(" -x -a '(__agentjail_names images)'", stdout);
 		break;
 	case AJ_COMP_COMMAND:
 		fputs(" -x -a '(__fish_complete_subcommand --fcs-skip=2)'", stdout);
@@ -578,7 +588,7 @@ const struct aj_verb aj_verb_completion = {
 	.summary = "print the shell completion script for bash, zsh or fish",
 	.synopsis = "completion bash | zsh | fish",
 	.help = "Print a completion script generated from agentjail's option tables: commands, "
-		"options, their values, and the names of sandboxes and snapshots.\n"
+		"options, their values, and the names of sandboxes, snapshots and images.\n"
 		"bash: source <(agentjail completion bash); zsh: source <(agentjail completion zsh); "
 		"fish: agentjail completion fish | source.",
 	.options = no_options,
@@ -586,7 +596,7 @@ const struct aj_verb aj_verb_completion = {
 	.flags = AJ_VERB_NO_CONFIG,
 };
 
-/* __complete sandboxes|snapshots: names, one per line, for the scripts above. */
+/* __complete sandboxes|snapshots|images: names, one per line, for the scripts above. */
 static int cmd_complete(const struct aj_verb *v, int argc, char **argv)
 {
 	struct aj_mgr m = {0};
@@ -611,6 +621,21 @@ static int cmd_complete(const struct aj_verb *v, int argc, char **argv)
 			for (size_t i = 0; i < n; i++)
 				printf("%s\n", s[i].name);
 		aj_snapshot_recs_free(s, n);
+	} else if (!strcmp(args[0], "images")) {
+		struct aj_image_rec *r = NULL;
+		size_t n = 0;
+		char name[700];
+		if (aj_store_image_list(m.store, m.owner, &r, &n, &err) == 0)
+			for (size_t i = 0; i < n; i++)
+				for (size_t j = 0; j < r[i].names.n; j++) {
+					struct aj_image_ref ref;
+					char why[128];
+					if (aj_image_ref_parse(r[i].names.v[j], &ref, why, sizeof why) == 0) {
+						aj_image_ref_short(&ref, name, sizeof name);
+						printf("%s\n", name);
+					}
+				}
+		aj_image_recs_free(r, n);
 	}
 	aj_mgr_close(&m);
 	return 0;
@@ -620,7 +645,7 @@ const struct aj_verb aj_verb_complete = {
 	.name = "__complete",
 	.fn = cmd_complete,
 	.summary = "names for the shell completions",
-	.synopsis = "__complete sandboxes | snapshots",
+	.synopsis = "__complete sandboxes | snapshots | images",
 	.options = no_options,
 	.flags = AJ_VERB_HIDDEN,
 };

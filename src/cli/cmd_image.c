@@ -411,10 +411,11 @@ static const struct aj_option ls_options[] = {
 static const struct aj_option no_options[] = {AJ_OPT_END};
 
 static const struct aj_arg ref_arg[] = {AJ_ARG("REF", AJ_COMP_NONE), AJ_ARG_END};
+static const struct aj_arg image_arg[] = {AJ_ARG("IMAGE", AJ_COMP_IMAGE), AJ_ARG_END};
 static const struct aj_arg file_arg[] = {AJ_ARG("FILE|DIR", AJ_COMP_FILE), AJ_ARG_END};
-static const struct aj_arg export_args[] = {AJ_ARG("NAME", AJ_COMP_NONE),
+static const struct aj_arg export_args[] = {AJ_ARG("NAME", AJ_COMP_IMAGE),
 					    AJ_ARG("FILE", AJ_COMP_FILE), AJ_ARG_END};
-static const struct aj_arg names_arg[] = {AJ_ARG_REST("NAME", AJ_COMP_NONE), AJ_ARG_END};
+static const struct aj_arg names_arg[] = {AJ_ARG_REST("NAME", AJ_COMP_IMAGE), AJ_ARG_END};
 
 static const struct aj_verb subs[] = {
 	{.name = "pull",
@@ -452,7 +453,7 @@ static const struct aj_verb subs[] = {
 	 .synopsis = "image inspect NAME",
 	 .help = "The image and its config, as JSON.",
 	 .options = no_options,
-	 .args = ref_arg},
+	 .args = image_arg},
 	{.name = "rm",
 	 .fn = cmd_rm,
 	 .summary = "remove images' names",

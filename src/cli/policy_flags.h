@@ -40,6 +40,7 @@ int aj_pflags_load(const struct aj_pflags *pf, struct aj_policy *pol, struct aj_
 	 .metavar = "NAME", .help = "workspace-write (default) or read-only",                      \
 	 .complete = AJ_COMP_CHOICES, .choices = aj_pflags_presets},                               \
 	{AJ_OPT("image", 0, AJ_OPT_STRDUP), AJ_PF(rootfs_image), .metavar = "REF",                  \
+	 .complete = AJ_COMP_IMAGE,                                                                 \
 	 .help = "the root filesystem: an image of the store (docs/images.md)"},                    \
 	{AJ_OPT("user", 'u', AJ_OPT_FUNC), AJ_PF(process_user), .metavar = "USER",                  \
 	 .parse = aj_pflags_user,                                                                   \

@@ -62,6 +62,16 @@ expect_eq "bash: sandbox names" "$(bq agentjail exec "")" "compl-one "
 expect_eq "bash: sandbox names, after options that take values" "$(bq agentjail exec -e X=1 -w /tmp "")" "compl-one "
 expect_eq "bash: after the sandbox, a command" "$(bq agentjail exec compl-one ech)" "echo "
 expect_eq "bash: snapshot names" "$(bq agentjail create --from "")" "compl-snap "
+if command -v busybox >/dev/null; then
+	mkdir -p "$T/rootfs/bin"
+	cp "$(command -v busybox)" "$T/rootfs/bin/"
+	tar -C "$T/rootfs" -cf "$T/rootfs.tar" .
+	aj_run image import --name compl/img:1 "$T/rootfs.tar"
+	expect_eq "bash: image names, for --image" "$(bq agentjail run --image "")" "compl/img:1 "
+	expect_eq "bash: ... and for image inspect" "$(bq agentjail image inspect "")" "compl/img:1 "
+else
+	skip "bash: image names" "busybox is not installed (scripts/install-deps installs it)"
+fi
 expect_eq "bash: restore NAME SNAPSHOT: a snapshot second" "$(bq agentjail restore compl-one "")" "compl-snap "
 expect_eq "bash: the state directory on the line is the one asked" \
 	"$(bq agentjail --state-dir "$OTHER" start "")" "elsewhere "

@@ -3,7 +3,8 @@
 # TCP with bearer tokens, and preview URLs (serve --preview-listen --preview-domain) routed by
 # Host, with the owner's token, a preview token (query, then cookie, or header) or a public
 # port. Real servers inside (python3's http.server, a server that echoes the request head, a
-# WebSocket echo server, one that sends 256 MiB); the daemon's credentials never reach them.
+# WebSocket echo server, one that sends 256 MiB), and port-forward for WebSocket too; the
+# daemon's credentials never reach them.
 # Isolation: no token, another sandbox's preview token, another port's, another owner's bearer
 # token and a bad Host are refused. Traffic stays on loopback.
 # rootless: yes
@@ -143,6 +144,16 @@ EOF
 )" "welcome
 text ok
 binary ok"
+	"$AJ" --state-dir "$STATE" port-forward web 0:8002 >"$W/pf.out" 2>&1 &
+	PF=$!
+	wait_until 20 grep -q Forwarding "$W/pf.out"
+	LP=$(sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) -> 8002$/\1/p' "$W/pf.out")
+	expect_eq "WebSocket through port-forward: both ways" \
+		"$($PY "$W/portsrv.py" wsclient "ws://127.0.0.1:$LP/" 2>&1)" "welcome
+text ok
+binary ok"
+	kill "$PF"
+	wait "$PF" 2>/dev/null
 else
 	skip "WebSocket through the daemon" "python3-websockets is not installed"
 fi
