@@ -130,21 +130,17 @@ static int cmd_changes(const struct aj_verb *v, int argc, char **argv)
 	aj_err_clear(&err);
 	if ((r = aj_verb_parse(v, NULL, argc, argv, &args, &nargs, &err)) > 0)
 		return 0;
-	if (r < 0)
-		goto fail;
-	if (nargs > 2) {
-		aj_err_set(&err, AJ_LAYER_USAGE, 0, "changes: unexpected argument \"%s\"", args[2]);
-		goto fail;
-	}
-	if (aj_cli_state_dir(NULL))
+	if (r == 0 && nargs > 2)
+		r = aj_err_set(&err, AJ_LAYER_USAGE, 0, "changes: unexpected argument \"%s\"",
+			       args[2]);
+	if (r == 0 && aj_cli_state_dir(NULL))
 		snprintf(state, sizeof state, "%s", aj_cli_state_dir(NULL));
-	else if (aj_state_dir_default(state, sizeof state) < 0) {
-		aj_err_set(&err, AJ_LAYER_USAGE, 0, "no state directory: set HOME or --state-dir");
-		goto fail;
-	}
-	if (run_verb(state, nargs > 0 ? args[0] : "ls", nargs > 1 ? args[1] : NULL, &err) == 0)
+	else if (r == 0 && aj_state_dir_default(state, sizeof state) < 0)
+		r = aj_err_set(&err, AJ_LAYER_USAGE, 0,
+			       "no state directory: set HOME or --state-dir");
+	if (r == 0 &&
+	    run_verb(state, nargs > 0 ? args[0] : "ls", nargs > 1 ? args[1] : NULL, &err) == 0)
 		return 0;
-fail:
 	aj_err_print(&err, stderr);
 	/* 1 only for an unknown change set: a failed apply can carry ENOENT too. */
 	return err.cls == AJ_ERRC_NOT_FOUND ? 1 : 125;

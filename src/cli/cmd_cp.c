@@ -245,12 +245,17 @@ static int run_cp(struct cp_ctx *x, char *src_path, char *dst_path, bool to_sand
 
 static const struct aj_option cp_options[] = {AJ_OPT_END};
 
+static void cp_ctx_close(struct cp_ctx *x)
+{
+	aj_close_fd(&x->ctl);
+}
+
 static int cmd_cp(const struct aj_verb *v, int argc, char **argv)
 {
-	struct aj_mgr m = {0};
+	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
-	struct cp_ctx x = {.ctl = -1, .err = &err};
+	__attribute__((cleanup(cp_ctx_close))) struct cp_ctx x = {.ctl = -1, .err = &err};
 	char *src, *dst, *rsrc, *rdst;
 	char **args;
 	int nargs, r;
@@ -272,20 +277,14 @@ static int cmd_cp(const struct aj_verb *v, int argc, char **argv)
 		return aj_cli_fail(aj_cli.json, &err);
 	}
 	if (aj_cli_open(&m, &err) < 0 ||
-	    (x.ctl = aj_mgr_connect(&m, rsrc ? src : dst, &rec, &err)) < 0) {
-		r = aj_cli_fail(aj_cli.json, &err);
-		goto out;
-	}
+	    (x.ctl = aj_mgr_connect(&m, rsrc ? src : dst, &rec, &err)) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	aj_sandbox_rec_free(&rec);
 	if ((rsrc ? run_cp(&x, rsrc, dst, false) : run_cp(&x, src, rdst, true)) < 0)
-		r = aj_cli_fail(aj_cli.json, &err);
-	else if (aj_cli.json)
+		return aj_cli_fail(aj_cli.json, &err);
+	if (aj_cli.json)
 		aj_cli_print_json(json_pack("{s:i, s:I}", "files", x.files, "bytes", (json_int_t)x.bytes));
-out:
-	if (x.ctl >= 0)
-		close(x.ctl);
-	aj_mgr_close(&m);
-	return r;
+	return 0;
 }
 
 static const struct aj_arg cp_args[] = {

@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "common/cleanup.h"
 #include "common/util.h"
 #include "control/exec.h"
 #include "supervisor/output.h"
@@ -186,26 +187,27 @@ static void report_end(const struct aj_exec_result *r)
 		fprintf(stderr, "agentjail: %s limit reached; the command was killed\n", r->limit);
 }
 
-static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_err *err)
+/* The command's run, from connecting to its end: its exit code, or -1 with err (and in
+ * *interrupted the signal that came while it was being started). What it opens is in m, s and
+ * *ctl, which run_exec releases. */
+static int exec_session(struct exec_cli *c, struct session *s, struct aj_mgr *m, int *ctl,
+			const char *ref, char **cmd, int *interrupted, struct aj_err *err)
 {
-	struct aj_mgr m = {0};
 	struct aj_sandbox_rec rec;
-	struct session s = {.x = {.out = {-1, -1}, .in = -1, .master = -1}, .in_src = -1};
 	struct aj_exec_hooks h = {.output = on_output, .on_watch = on_stdin, .on_wake = on_wake,
-				  .arg = &s};
-	int ctl = -1, code = -1, interrupted = 0;
+				  .arg = s};
 
-	if (aj_cli_open(&m, err) < 0 || (ctl = aj_mgr_connect(&m, ref, &rec, err)) < 0)
-		goto out;
+	if (aj_cli_open(m, err) < 0 || (*ctl = aj_mgr_connect(m, ref, &rec, err)) < 0)
+		return -1;
 	if (rec.state == AJ_ST_PAUSED) { /* its init is frozen: it could not answer */
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is paused; it must be running",
 			   rec.name);
 		aj_err_class(err, AJ_ERRC_WRONG_STATE);
 		aj_err_hint(err, "agentjail resume %s", rec.name);
 		aj_sandbox_rec_free(&rec);
-		goto out;
+		return -1;
 	}
-	s.cap.cap = c->output_cap != NO_CAP ? c->output_cap : policy_output_cap(&rec);
+	s->cap.cap = c->output_cap != NO_CAP ? c->output_cap : policy_output_cap(&rec);
 	aj_sandbox_rec_free(&rec);
 	/* Caught from before the command starts: one that came while it was being started would
 	 * otherwise end this client (leaving the terminal raw) instead of reaching the command. */
@@ -214,24 +216,30 @@ static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_e
 	signal(SIGHUP, on_sig);
 	signal(SIGWINCH, on_sig);
 	signal(SIGPIPE, SIG_IGN);
-	if (start(&s, c, ctl, cmd, err) < 0) {
-		interrupted = pending_sig;
-		goto out;
+	if (start(s, c, *ctl, cmd, err) < 0) {
+		*interrupted = pending_sig;
+		return -1;
 	}
-	h.watch_fd = s.in_src;
-	aj_exec_wait(&s.x, &h);
-	if (s.raw) /* before the messages, so they are not printed in raw mode */
-		tcsetattr(0, TCSANOW, &s.saved);
-	s.raw = false;
-	report_end(&s.x.res);
-	code = s.x.res.exit_code;
-out:
+	h.watch_fd = s->in_src;
+	aj_exec_wait(&s->x, &h);
+	if (s->raw) /* before the messages, so they are not printed in raw mode */
+		tcsetattr(0, TCSANOW, &s->saved);
+	s->raw = false;
+	report_end(&s->x.res);
+	return s->x.res.exit_code;
+}
+
+static int run_exec(struct exec_cli *c, const char *ref, char **cmd, struct aj_err *err)
+{
+	_cleanup_mgr_ struct aj_mgr m = {0};
+	struct session s = {.x = {.out = {-1, -1}, .in = -1, .master = -1}, .in_src = -1};
+	_cleanup_close_ int ctl = -1;
+	int interrupted = 0;
+	int code = exec_session(c, &s, &m, &ctl, ref, cmd, &interrupted, err);
+
 	if (s.raw)
 		tcsetattr(0, TCSANOW, &s.saved);
 	aj_exec_close(&s.x);
-	if (ctl >= 0)
-		close(ctl);
-	aj_mgr_close(&m);
 	if (interrupted) { /* the caller's interrupt, not the failure, says how this ends */
 		signal(interrupted, SIG_DFL);
 		raise(interrupted);

@@ -31,6 +31,9 @@ struct opened {
 	struct aj_images im;
 };
 
+/* Nothing open yet: what close_store() may be given before open_store() ran. */
+#define OPENED_INIT {.im = {.layers_dir = -1, .lock_fd = -1, .blobs = {.dir = -1}}}
+
 static int open_store(struct opened *o, struct aj_err *err)
 {
 	memset(o, 0, sizeof *o);
@@ -45,6 +48,7 @@ static void close_store(struct opened *o)
 	aj_images_close(&o->im);
 	aj_mgr_close(&o->m);
 }
+#define _cleanup_opened_ __attribute__((cleanup(close_store)))
 
 /* A stored (canonical) name as users type it: "busybox:latest", not docker.io/library/... */
 static void short_name(const char *canonical, char *buf, size_t len)
@@ -120,8 +124,8 @@ static int parse(const struct aj_verb *v, struct image_cli *c, int argc, char **
 static int cmd_pull(const struct aj_verb *v, int argc, char **argv)
 {
 	struct image_cli c;
-	struct opened o;
-	struct aj_image_rec rec;
+	_cleanup_opened_ struct opened o = OPENED_INIT;
+	_cleanup_image_rec_ struct aj_image_rec rec = {0};
 	struct aj_err err;
 	char **args;
 	int nargs, rc;
@@ -130,10 +134,8 @@ static int cmd_pull(const struct aj_verb *v, int argc, char **argv)
 	if ((rc = parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
 		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (expect_args("pull", nargs, 1, 1, "the image reference (REF)", &err) < 0 ||
-	    open_store(&o, &err) < 0) {
-		rc = aj_cli_fail(aj_cli.json, &err);
-		goto out;
-	}
+	    open_store(&o, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	struct aj_pull_opts po = {
 		.registry = {.authfile = c.authfile,
 			     .insecure = c.insecure,
@@ -144,25 +146,20 @@ static int cmd_pull(const struct aj_verb *v, int argc, char **argv)
 		.platform = c.platform,
 		.owner = "",
 	};
-	if (aj_image_pull(&o.im, args[0], &po, &rec, &err) < 0) {
-		rc = aj_cli_fail(aj_cli.json, &err);
-		goto out;
-	}
+	if (aj_image_pull(&o.im, args[0], &po, &rec, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	if (aj_cli.json)
 		aj_cli_print_json(image_json(&rec));
 	else
 		printf("%s\n", rec.digest);
-	aj_image_rec_free(&rec);
-out:
-	close_store(&o);
-	return rc;
+	return 0;
 }
 
 static int cmd_import(const struct aj_verb *v, int argc, char **argv)
 {
 	struct image_cli c;
-	struct opened o;
-	struct aj_image_rec rec;
+	_cleanup_opened_ struct opened o = OPENED_INIT;
+	_cleanup_image_rec_ struct aj_image_rec rec = {0};
 	struct aj_err err;
 	char **args;
 	int nargs, rc;
@@ -171,15 +168,11 @@ static int cmd_import(const struct aj_verb *v, int argc, char **argv)
 	if ((rc = parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
 		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (expect_args("import", nargs, 1, 1, "the file or directory (FILE|DIR)", &err) < 0 ||
-	    open_store(&o, &err) < 0) {
-		rc = aj_cli_fail(aj_cli.json, &err);
-		goto out;
-	}
+	    open_store(&o, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	struct aj_import_opts io = {.name = c.name, .platform = c.platform, .owner = ""};
-	if (aj_image_import(&o.im, args[0], &io, &rec, &err) < 0) {
-		rc = aj_cli_fail(aj_cli.json, &err);
-		goto out;
-	}
+	if (aj_image_import(&o.im, args[0], &io, &rec, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	if (aj_cli.json)
 		aj_cli_print_json(image_json(&rec));
 	else if (rec.names.n) {
@@ -189,16 +182,13 @@ static int cmd_import(const struct aj_verb *v, int argc, char **argv)
 	} else {
 		printf("%s\n", rec.digest);
 	}
-	aj_image_rec_free(&rec);
-out:
-	close_store(&o);
-	return rc;
+	return 0;
 }
 
 static int cmd_export(const struct aj_verb *v, int argc, char **argv)
 {
 	struct image_cli c;
-	struct opened o;
+	_cleanup_opened_ struct opened o = OPENED_INIT;
 	struct aj_err err;
 	char **args;
 	int nargs, rc;
@@ -208,15 +198,14 @@ static int cmd_export(const struct aj_verb *v, int argc, char **argv)
 		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (expect_args("export", nargs, 2, 2, "the image and the file (NAME FILE)", &err) < 0 ||
 	    open_store(&o, &err) < 0 || aj_image_export(&o.im, "", args[0], args[1], &err) < 0)
-		rc = aj_cli_fail(aj_cli.json, &err);
-	close_store(&o);
-	return rc;
+		return aj_cli_fail(aj_cli.json, &err);
+	return 0;
 }
 
 static int cmd_ls(const struct aj_verb *v, int argc, char **argv)
 {
 	struct image_cli c;
-	struct opened o;
+	_cleanup_opened_ struct opened o = OPENED_INIT;
 	struct aj_image_rec *recs = NULL;
 	struct aj_err err;
 	size_t n = 0;
@@ -227,10 +216,8 @@ static int cmd_ls(const struct aj_verb *v, int argc, char **argv)
 	if ((rc = parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
 		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (expect_args("ls", nargs, 0, 0, "nothing", &err) < 0 || open_store(&o, &err) < 0 ||
-	    aj_store_image_list(o.m.store, c.all ? NULL : "", &recs, &n, &err) < 0) {
-		rc = aj_cli_fail(aj_cli.json, &err);
-		goto out;
-	}
+	    aj_store_image_list(o.m.store, c.all ? NULL : "", &recs, &n, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	if (aj_cli.json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
@@ -244,17 +231,15 @@ static int cmd_ls(const struct aj_verb *v, int argc, char **argv)
 			print_image(&recs[i], &c);
 	}
 	aj_image_recs_free(recs, n);
-out:
-	close_store(&o);
-	return rc;
+	return 0;
 }
 
 static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 {
 	struct image_cli c;
-	struct opened o;
-	struct aj_image_rec rec;
-	struct aj_image_config cfg;
+	_cleanup_opened_ struct opened o = OPENED_INIT;
+	_cleanup_image_rec_ struct aj_image_rec rec = {0};
+	_cleanup_image_config_ struct aj_image_config cfg = {0};
 	struct aj_err err;
 	char **args;
 	int nargs, rc;
@@ -263,10 +248,8 @@ static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 	if ((rc = parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
 		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (expect_args("inspect", nargs, 1, 1, "the image (NAME)", &err) < 0 ||
-	    open_store(&o, &err) < 0 || aj_images_find(&o.im, "", args[0], &rec, &cfg, &err) < 0) {
-		rc = aj_cli_fail(aj_cli.json, &err);
-		goto out;
-	}
+	    open_store(&o, &err) < 0 || aj_images_find(&o.im, "", args[0], &rec, &cfg, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	json_t *j = image_json(&rec), *env = json_array(), *ep = json_array(), *cmd = json_array();
 	for (size_t i = 0; i < cfg.env.n; i++)
 		json_array_append_new(env, json_string(cfg.env.v[i]));
@@ -279,11 +262,7 @@ static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 				      "cmd", cmd, "user", cfg.user ? cfg.user : "", "workdir",
 				      cfg.workdir ? cfg.workdir : ""));
 	aj_cli_print_json(j);
-	aj_config_free(&cfg);
-	aj_image_rec_free(&rec);
-out:
-	close_store(&o);
-	return rc;
+	return 0;
 }
 
 /* A name goes (given an id, every name of the image); the image goes with its last name (its
@@ -337,7 +316,7 @@ static int remove_one(struct opened *o, const char *ref, struct aj_err *err)
 static int cmd_rm(const struct aj_verb *v, int argc, char **argv)
 {
 	struct image_cli c;
-	struct opened o;
+	_cleanup_opened_ struct opened o = OPENED_INIT;
 	struct aj_err err;
 	char **args;
 	int nargs, rc, failed = 0;
@@ -346,23 +325,18 @@ static int cmd_rm(const struct aj_verb *v, int argc, char **argv)
 	if ((rc = parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
 		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (expect_args("rm", nargs, 1, 1 << 20, "the image (NAME...)", &err) < 0 ||
-	    open_store(&o, &err) < 0) {
-		rc = aj_cli_fail(aj_cli.json, &err);
-		goto out;
-	}
+	    open_store(&o, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	for (int i = 0; i < nargs; i++)
 		if (remove_one(&o, args[i], &err) < 0)
 			failed = aj_cli_fail(aj_cli.json, &err);
-	rc = failed;
-out:
-	close_store(&o);
-	return rc;
+	return failed;
 }
 
 static int cmd_prune(const struct aj_verb *v, int argc, char **argv)
 {
 	struct image_cli c;
-	struct opened o;
+	_cleanup_opened_ struct opened o = OPENED_INIT;
 	struct aj_err err;
 	unsigned removed = 0;
 	char **args;
@@ -379,7 +353,6 @@ static int cmd_prune(const struct aj_verb *v, int argc, char **argv)
 		aj_cli_print_json(json_pack("{s:i}", "removed", (int)removed));
 	else
 		printf("removed %u unused blobs and layers\n", removed);
-	close_store(&o);
 	return rc;
 }
 

@@ -446,16 +446,47 @@ static int parse_since(const char *s, uint64_t *out, struct aj_err *err)
 	return 0;
 }
 
+/* What a logs call holds: the attached commands' descriptors and the kept items. */
+static void logs_free(struct logs *l)
+{
+	for (size_t i = 0; i < l->natt; i++)
+		close(l->att[i].fd);
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].text);
+	free(l->v);
+}
+
+/* The history, then (with --follow) what comes; m and r are the caller's. */
+static int show_logs(struct logs *l, struct aj_mgr *m, struct aj_sandbox_rec *r,
+		     struct aj_err *err)
+{
+	bool live;
+
+	if (aj_store_events(m->store, r->id, 0, take_event, l, err) < 0)
+		return -1;
+	live = r->state == AJ_ST_RUNNING || r->state == AJ_ST_PAUSED;
+	if (live && r->socket[0] && read_commands(l, r->socket, err) < 0)
+		return -1;
+	if (!live)
+		aj_cli_log(AJ_LOG_WARN, "logs: sandbox \"%s\" is %s: its commands' output went with "
+					"its supervisor; its events remain",
+			   r->name, aj_sandbox_state_name(r->state));
+	print_history(l);
+	drop_items(l, 0);
+	if (l->c->follow && live && follow(l, m, r, err) < 0)
+		return -1;
+	return 0;
+}
+
 static int cmd_logs(const struct aj_verb *v, int argc, char **argv)
 {
 	struct logs_cli c = {0};
-	struct logs l = {.c = &c, .at_bol = {true, true, true}};
-	struct aj_mgr m = {0};
-	struct aj_sandbox_rec r = {0};
+	__attribute__((cleanup(logs_free))) struct logs l = {.c = &c, .at_bol = {true, true, true}};
+	_cleanup_mgr_ struct aj_mgr m = {0};
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = {0};
 	struct aj_err err;
 	char **args;
 	int nargs, rc = 0;
-	bool have_rec = false, live;
 
 	aj_err_clear(&err);
 	if ((rc = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
@@ -467,34 +498,8 @@ static int cmd_logs(const struct aj_verb *v, int argc, char **argv)
 		return aj_cli_fail(aj_cli.json, &err);
 	}
 	if (parse_since(c.since, &l.since_ms, &err) < 0 || aj_cli_open(&m, &err) < 0 ||
-	    aj_mgr_get(&m, args[0], &r, &err) < 0)
-		goto fail;
-	have_rec = true;
-	if (aj_store_events(m.store, r.id, 0, take_event, &l, &err) < 0)
-		goto fail;
-	live = r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED;
-	if (live && r.socket[0] && read_commands(&l, r.socket, &err) < 0)
-		goto fail;
-	if (!live)
-		aj_cli_log(AJ_LOG_WARN, "logs: sandbox \"%s\" is %s: its commands' output went with "
-					"its supervisor; its events remain",
-			   r.name, aj_sandbox_state_name(r.state));
-	print_history(&l);
-	drop_items(&l, 0);
-	if (c.follow && live && follow(&l, &m, &r, &err) < 0)
-		goto fail;
-	goto out;
-fail:
-	rc = aj_cli_fail(aj_cli.json, &err);
-out:
-	for (size_t i = 0; i < l.natt; i++)
-		close(l.att[i].fd);
-	for (size_t i = 0; i < l.n; i++)
-		free(l.v[i].text);
-	free(l.v);
-	if (have_rec)
-		aj_sandbox_rec_free(&r);
-	aj_mgr_close(&m);
+	    aj_mgr_get(&m, args[0], &r, &err) < 0 || show_logs(&l, &m, &r, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	return rc;
 }
 

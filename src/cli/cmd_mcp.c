@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "common/cleanup.h"
 #include "cli/common.h"
 #include "cli/config.h"
 #include "cli/policy_flags.h"
@@ -77,16 +78,16 @@ static int take_stdio(int *in, int *out, struct aj_err *err)
 
 static int serve(struct mcp_cli *c, const char *ref, struct aj_err *err)
 {
-	struct aj_policy pol;
+	_cleanup_policy_ struct aj_policy pol;
 	struct aj_create_opts co = {0};
 	struct aj_mcp_opts o = {.state_dir = aj_cli_state_dir(NULL), .ref = ref,
 				.version = AJ_VERSION};
-	int in = -1, out = -1, rc = -1;
+	_cleanup_close_ int in = -1, out = -1;
 
 	aj_policy_init(&pol);
 	if (c->create) {
 		if (aj_pflags_load(&c->pf, &pol, err) < 0)
-			goto out;
+			return -1;
 		co.name = c->name;
 		co.policy = &pol;
 		co.from_snapshot = c->from;
@@ -94,15 +95,9 @@ static int serve(struct mcp_cli *c, const char *ref, struct aj_err *err)
 		o.create = &co;
 		o.remove_on_exit = c->rm;
 	}
-	if (take_stdio(&in, &out, err) == 0)
-		rc = aj_mcp_serve(&o, in, out, err);
-out:
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	aj_policy_free(&pol);
-	return rc;
+	if (take_stdio(&in, &out, err) < 0)
+		return -1;
+	return aj_mcp_serve(&o, in, out, err);
 }
 
 static int cmd_mcp(const struct aj_verb *v, int argc, char **argv)

@@ -278,17 +278,13 @@ static int cmd_import_srt(const struct aj_verb *v, int argc, char **argv)
 	aj_err_clear(&err);
 	if ((r = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) > 0)
 		return 0;
-	if (r < 0)
-		goto fail;
-	if (nargs != 1) {
+	if (r == 0 && nargs != 1) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "policy import-srt: %s",
 			   nargs ? "one settings file only" : "which settings file? (FILE)");
-		aj_err_hint(&err, "agentjail policy import-srt FILE [-o OUT]");
-		goto fail;
+		r = aj_err_hint(&err, "agentjail policy import-srt FILE [-o OUT]");
 	}
-	if (import_file(&c, args[0], &err) == 0)
+	if (r == 0 && import_file(&c, args[0], &err) == 0)
 		return 0;
-fail:
 	aj_err_print(&err, stderr);
 	return 125;
 }

@@ -290,6 +290,27 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 	return 0;
 }
 
+/* A run that did not start: the error said and reported (unless the report itself was
+ * refused), what was made released. */
+static int refused(struct run_cli *c, struct aj_plan *plan, struct aj_policy *pol,
+		   const struct aj_err *err)
+{
+	struct aj_run_result res;
+
+	memset(&res, 0, sizeof res);
+	aj_err_print(err, stderr);
+	res.failed = true;
+	res.err = *err;
+	res.exit_code = AJ_EXIT_ERROR;
+	if (!c->report_refused)
+		write_report(c->report, NULL, &res);
+	if (plan)
+		aj_plan_free(plan);
+	close_image(c);
+	aj_policy_free(pol);
+	return AJ_EXIT_ERROR;
+}
+
 static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 {
 	static struct run_cli c; /* large; one per process */
@@ -301,20 +322,19 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 	struct aj_err err;
 	char **cmd;
 	int ncmd, r;
-	bool have_plan = false, verbose;
+	bool verbose;
 
 	memset(&res, 0, sizeof res);
 	aj_err_clear(&err);
 	aj_policy_init(&pol);
 	if ((r = aj_verb_parse(v, &c, argc, argv, &cmd, &ncmd, &err)) < 0)
-		goto fail;
+		return refused(&c, NULL, &pol, &err);
 	if (r > 0) {
 		aj_policy_free(&pol);
 		return 0;
 	}
 	if (prepare(&c, &pol, &feat, &plan, cmd, &cs, &err) < 0)
-		goto fail;
-	have_plan = true;
+		return refused(&c, NULL, &pol, &err);
 	if (c.dry_run && c.overlay)
 		aj_changes_discard(&cs, NULL);
 	if (c.dry_run) {
@@ -335,7 +355,7 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 	if (verbose)
 		aj_plan_print(&plan, stderr);
 	if (plan.tier == AJ_TIER_LANDLOCK && hide_command_line(&c, &err) < 0)
-		goto fail;
+		return refused(&c, &plan, &pol, &err);
 	aj_run(&plan,
 	       &(struct aj_run_opts){
 		       .events_path = c.events, .verbose = verbose, .warn = &aj_warn_stderr},
@@ -351,18 +371,6 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 	close_image(&c);
 	aj_policy_free(&pol);
 	return res.exit_code;
-fail:
-	aj_err_print(&err, stderr);
-	res.failed = true;
-	res.err = err;
-	res.exit_code = AJ_EXIT_ERROR;
-	if (!c.report_refused)
-		write_report(c.report, NULL, &res);
-	if (have_plan)
-		aj_plan_free(&plan);
-	close_image(&c);
-	aj_policy_free(&pol);
-	return AJ_EXIT_ERROR;
 }
 
 static const struct aj_arg run_args[] = {

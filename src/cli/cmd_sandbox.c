@@ -69,27 +69,23 @@ static const struct aj_option create_options[] = {
 static int cmd_create(const struct aj_verb *v, int argc, char **argv)
 {
 	static struct create_cli c;
-	struct aj_policy pol;
-	struct aj_mgr m = {0};
-	struct aj_sandbox_rec r;
+	_cleanup_policy_ struct aj_policy pol;
+	_cleanup_mgr_ struct aj_mgr m = {0};
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = {0};
 	struct aj_err err;
 	struct aj_create_opts o = {0};
 	char **args;
 	int nargs, rc;
 
 	aj_policy_init(&pol);
-	if ((rc = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) < 0)
-		goto fail;
-	if (rc > 0) {
-		aj_policy_free(&pol);
-		return 0;
-	}
+	if ((rc = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0)
+		return rc > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (nargs > 0) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "create: unexpected argument \"%s\"", args[0]);
-		goto fail;
+		return aj_cli_fail(aj_cli.json, &err);
 	}
 	if (aj_pflags_load(&c.pf, &pol, &err) < 0 || aj_cli_open(&m, &err) < 0)
-		goto fail;
+		return aj_cli_fail(aj_cli.json, &err);
 	o.name = c.name;
 	o.policy = &pol;
 	o.labels = &c.labels;
@@ -100,20 +96,12 @@ static int cmd_create(const struct aj_verb *v, int argc, char **argv)
 	o.retention_ms = (int64_t)c.retention_ms;
 	o.idle_action = aj_args_choice_name(idle_actions, (int)c.idle_action);
 	if (aj_mgr_create(&m, &o, &r, &err) < 0)
-		goto fail;
+		return aj_cli_fail(aj_cli.json, &err);
 	if (aj_cli.json)
 		aj_cli_print_json(aj_cli_sandbox_json(&r));
 	else
 		printf("%s\n", r.name);
-	aj_sandbox_rec_free(&r);
-	aj_mgr_close(&m);
-	aj_policy_free(&pol);
 	return 0;
-fail:
-	rc = aj_cli_fail(aj_cli.json, &err);
-	aj_mgr_close(&m);
-	aj_policy_free(&pol);
-	return rc;
 }
 
 const struct aj_verb aj_verb_create = {
@@ -208,8 +196,8 @@ static const struct aj_arg names_args[] = {
 	AJ_ARG_END,
 };
 #define SIMPLE(verb, what, opts)                                                              \
-	{.name = #verb, .fn = cmd_simple, .summary = what, .synopsis = #verb " [OPTIONS] NAME...", \
-	 .help = "Act on persistent sandboxes by name or id.", .options = opts,                   \
+	{.name = #verb, .fn = cmd_simple, .summary = (what), .synopsis = #verb " [OPTIONS] NAME...", \
+	 .help = "Act on persistent sandboxes by name or id.", .options = (opts),                 \
 	 .args = names_args, .data = &do_##verb}
 const struct aj_verb aj_verb_start =
 	SIMPLE(start, "start a stopped sandbox (a new compute generation)", simple_options);
@@ -256,10 +244,15 @@ static bool listed(const struct aj_verb *verb, const struct ls_cli *c,
 	return c->all || !verb->alias_of || r->state != AJ_ST_STOPPED;
 }
 
+static void ls_cli_free(struct ls_cli *c)
+{
+	aj_strv_free(&c->labels);
+}
+
 static int cmd_ls(const struct aj_verb *verb, int argc, char **argv)
 {
-	struct ls_cli c = {{0}, false, false};
-	struct aj_mgr m = {0};
+	__attribute__((cleanup(ls_cli_free))) struct ls_cli c = {{0}, false, false};
+	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_sandbox_rec *v = NULL;
 	size_t n = 0;
 	struct aj_err err;
@@ -271,13 +264,10 @@ static int cmd_ls(const struct aj_verb *verb, int argc, char **argv)
 	if (nargs > 0) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "%s: unexpected argument \"%s\"", verb->name,
 			   args[0]);
-		rc = aj_cli_fail(aj_cli.json, &err);
-		goto out;
+		return aj_cli_fail(aj_cli.json, &err);
 	}
-	if (aj_cli_open(&m, &err) < 0 || aj_mgr_list(&m, &c.labels, &v, &n, &err) < 0) {
-		rc = aj_cli_fail(aj_cli.json, &err);
-		goto out;
-	}
+	if (aj_cli_open(&m, &err) < 0 || aj_mgr_list(&m, &c.labels, &v, &n, &err) < 0)
+		return aj_cli_fail(aj_cli.json, &err);
 	if (aj_cli.json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
@@ -303,11 +293,8 @@ static int cmd_ls(const struct aj_verb *verb, int argc, char **argv)
 			printf("\n");
 		}
 	}
-out:
 	aj_sandbox_recs_free(v, n);
-	aj_strv_free(&c.labels);
-	aj_mgr_close(&m);
-	return rc;
+	return 0;
 }
 
 const struct aj_verb aj_verb_ls = {

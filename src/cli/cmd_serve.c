@@ -85,26 +85,16 @@ static int cmd_serve(const struct aj_verb *v, int argc, char **argv)
 	aj_srv_config_init(&c.cfg);
 	c.cfg.e2b = &aj_e2b_frontend;
 	c.cfg.version = AJ_VERSION;
-	if ((rc = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) != 0) {
-		if (rc > 0) {
-			rc = 0;
-			goto out;
-		}
-		goto fail;
+	if ((rc = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) == 0 && nargs > 0)
+		rc = aj_err_set(&err, AJ_LAYER_USAGE, 0, "serve: unexpected argument \"%s\"",
+				args[0]);
+	if (rc == 0) {
+		c.cfg.state_dir = aj_cli_state_dir(NULL);
+		rc = aj_srv_run(&c.cfg, &err);
 	}
-	if (nargs > 0) {
-		aj_err_set(&err, AJ_LAYER_USAGE, 0, "serve: unexpected argument \"%s\"", args[0]);
-		goto fail;
-	}
-	c.cfg.state_dir = aj_cli_state_dir(NULL);
-	if (aj_srv_run(&c.cfg, &err) == 0)
-		goto out;
-fail:
-	rc = aj_cli_fail(aj_cli.json, &err);
-out:
 	aj_strv_free(&c.cfg.listen);
 	aj_strv_free(&c.cfg.e2b_listen);
-	return rc;
+	return rc > 0 ? 0 : rc < 0 ? aj_cli_fail(aj_cli.json, &err) : 0;
 }
 
 const struct aj_verb aj_verb_serve = {

@@ -104,7 +104,7 @@ static int cmd_snapshots(const struct aj_verb *verb, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[16] = {NULL};
-	struct aj_mgr m = {0};
+	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_snapshot_rec *v = NULL;
 	size_t n = 0;
 	struct aj_err err;
@@ -113,23 +113,22 @@ static int cmd_snapshots(const struct aj_verb *verb, int argc, char **argv)
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	if (aj_cli_open(&m, &err) < 0)
-		goto fail;
+		return aj_cli_fail(aj_cli.json, &err);
 	if (args[0] && !strcmp(args[0], "rm")) {
 		for (int i = 1; i < 16 && args[i]; i++)
 			if (aj_mgr_snapshot_remove(&m, args[i], &err) < 0)
-				goto fail;
+				return aj_cli_fail(aj_cli.json, &err);
 			else if (!aj_cli.json)
 				printf("%s\n", args[i]);
-		aj_mgr_close(&m);
 		return 0;
 	}
 	if (args[0] && strcmp(args[0], "ls")) {
 		aj_err_set(&err, AJ_LAYER_USAGE, 0, "snapshots: expected ls or rm, got \"%s\"",
 			   args[0]);
-		goto fail;
+		return aj_cli_fail(aj_cli.json, &err);
 	}
 	if (aj_store_snapshot_list(m.store, NULL, &v, &n, &err) < 0)
-		goto fail;
+		return aj_cli_fail(aj_cli.json, &err);
 	if (aj_cli.json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < n; i++)
@@ -143,12 +142,7 @@ static int cmd_snapshots(const struct aj_verb *verb, int argc, char **argv)
 			       v[i].layers.n);
 	}
 	aj_snapshot_recs_free(v, n);
-	aj_mgr_close(&m);
 	return 0;
-fail:
-	r = aj_cli_fail(aj_cli.json, &err);
-	aj_mgr_close(&m);
-	return r;
 }
 
 static int cmd_restore(const struct aj_verb *v, int argc, char **argv)
@@ -269,7 +263,7 @@ static int cmd_events(const struct aj_verb *v, int argc, char **argv)
 {
 	struct snap_cli c = {0};
 	const char *args[1] = {NULL};
-	struct aj_mgr m = {0};
+	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
 	struct events_arg a = {false, 0};
@@ -280,7 +274,7 @@ static int cmd_events(const struct aj_verb *v, int argc, char **argv)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
 	a.json = aj_cli.json;
 	if (aj_cli_open(&m, &err) < 0)
-		goto fail;
+		return aj_cli_fail(aj_cli.json, &err);
 	if (args[0]) {
 		/* A deleted sandbox's events remain; its id is accepted as is. */
 		if (aj_mgr_get(&m, args[0], &rec, &err) == 0) {
@@ -289,22 +283,17 @@ static int cmd_events(const struct aj_verb *v, int argc, char **argv)
 		} else if (strlen(args[0]) == 16) {
 			snprintf(id, sizeof id, "%s", args[0]);
 		} else {
-			goto fail;
+			return aj_cli_fail(aj_cli.json, &err);
 		}
 	}
 	do {
 		struct timespec ts = {0, 200 * 1000 * 1000};
 		if (aj_store_events(m.store, id[0] ? id : NULL, a.last, print_event, &a, &err) < 0)
-			goto fail;
+			return aj_cli_fail(aj_cli.json, &err);
 		if (c.follow)
 			nanosleep(&ts, NULL);
 	} while (c.follow);
-	aj_mgr_close(&m);
 	return 0;
-fail:
-	r = aj_cli_fail(aj_cli.json, &err);
-	aj_mgr_close(&m);
-	return r;
 }
 
 static int cmd_gc(const struct aj_verb *v, int argc, char **argv)

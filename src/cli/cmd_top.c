@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/units.h"
 #include "common/util.h"
@@ -191,13 +192,14 @@ static void print_procs(struct proc *v, size_t n, int init)
 
 static int cmd_top(const struct aj_verb *v, int argc, char **argv)
 {
-	struct aj_mgr m = {0};
+	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
-	json_t *info = NULL;
-	struct proc *procs = NULL;
+	_cleanup_json_ json_t *info = NULL;
+	_cleanup_free_ struct proc *procs = NULL;
 	char **args;
-	int nargs, rc, ctl = -1, init;
+	int nargs, rc, init;
+	_cleanup_close_ int ctl = -1;
 
 	aj_err_clear(&err);
 	if ((rc = aj_verb_parse(v, NULL, argc, argv, &args, &nargs, &err)) != 0)
@@ -209,28 +211,15 @@ static int cmd_top(const struct aj_verb *v, int argc, char **argv)
 		return aj_cli_fail(aj_cli.json, &err);
 	}
 	if (aj_cli_open(&m, &err) < 0 || (ctl = aj_mgr_connect(&m, args[0], &rec, &err)) < 0)
-		goto fail;
+		return aj_cli_fail(aj_cli.json, &err);
 	aj_sandbox_rec_free(&rec);
 	if (aj_ctl_call(ctl, json_pack("{s:s}", "op", "info"), NULL, 0, &info, NULL, NULL, 5000,
 			&err) < 0)
-		goto fail;
+		return aj_cli_fail(aj_cli.json, &err);
 	init = (int)json_integer_value(json_object_get(info, "init_pid"));
-	procs = calloc(MAX_PROCS, sizeof *procs);
-	if (!procs) {
-		aj_err_sys(&err, AJ_LAYER_INTERNAL, "top");
-		goto fail;
-	}
+	procs = aj_xcalloc(MAX_PROCS, sizeof *procs);
 	print_procs(procs, init > 0 ? sandbox_procs(init, procs, MAX_PROCS) : 0, init);
-	goto out;
-fail:
-	rc = aj_cli_fail(aj_cli.json, &err);
-out:
-	free(procs);
-	json_decref(info);
-	if (ctl >= 0)
-		close(ctl);
-	aj_mgr_close(&m);
-	return rc;
+	return 0;
 }
 
 static const struct aj_arg top_args[] = {

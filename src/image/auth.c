@@ -202,38 +202,52 @@ static const struct aj_jf_field token_rows[] = {
 	{0},
 };
 
+/* A token's bytes are wiped before they are freed. */
+static void wipe_free(char *p)
+{
+	if (p) {
+		explicit_bzero(p, strlen(p));
+		free(p);
+	}
+}
+
+static int token_of(json_t *root, const char *realm, struct token_doc *t, char *out, size_t cap,
+		    struct aj_err *err)
+{
+	struct aj_jf_error je;
+	const char *tok;
+
+	if (!json_is_object(root))
+		return aj_err_set(err, AJ_LAYER_IMAGE, EPROTO,
+				  "the token service %s: not a JSON object", realm);
+	if (aj_jf_read(token_rows, root, t,
+		       &(struct aj_jf_opts){AJ_LAYER_IMAGE, AJ_JF_IGNORE_UNKNOWN, NULL, NULL},
+		       &je) < 0) {
+		*err = je.err;
+		return aj_err_prefix(err, "the token service %s", realm);
+	}
+	tok = t->token ? t->token : t->access_token;
+	if (!tok || !*tok || strlen(tok) >= cap)
+		return aj_err_set(err, AJ_LAYER_IMAGE, EPROTO, "the token service %s gave no token",
+				  realm);
+	if (strpbrk(tok, "\r\n"))
+		return aj_err_set(err, AJ_LAYER_IMAGE, EPROTO,
+				  "the token service %s gave a token with a "
+				  "line break: refused",
+				  realm);
+	snprintf(out, cap, "%s", tok);
+	return 0;
+}
+
 int aj_token_parse(const char *body, size_t len, const char *realm, char *out, size_t cap,
 		   struct aj_err *err)
 {
-	json_t *root = body ? json_loadb(body, len, 0, NULL) : NULL;
+	_cleanup_json_ json_t *root = body ? json_loadb(body, len, 0, NULL) : NULL;
 	struct token_doc t = {NULL, NULL};
-	struct aj_jf_error je;
-	const char *tok;
-	int r = -1;
+	int r = token_of(root, realm, &t, out, cap, err);
 
-	if (!json_is_object(root))
-		aj_err_set(err, AJ_LAYER_IMAGE, EPROTO, "the token service %s: not a JSON object",
-			   realm);
-	else if (aj_jf_read(token_rows, root, &t,
-			    &(struct aj_jf_opts){AJ_LAYER_IMAGE, AJ_JF_IGNORE_UNKNOWN, NULL, NULL},
-			    &je) < 0)
-		*err = je.err, aj_err_prefix(err, "the token service %s", realm);
-	else if (!(tok = t.token ? t.token : t.access_token) || !*tok || strlen(tok) >= cap)
-		aj_err_set(err, AJ_LAYER_IMAGE, EPROTO, "the token service %s gave no token",
-			   realm);
-	else if (strpbrk(tok, "\r\n"))
-		aj_err_set(err, AJ_LAYER_IMAGE, EPROTO,
-			   "the token service %s gave a token with a "
-			   "line break: refused",
-			   realm);
-	else
-		r = 0, snprintf(out, cap, "%s", tok);
-	for (char **p = &t.token; p <= &t.access_token; p++)
-		if (*p) {
-			explicit_bzero(*p, strlen(*p));
-			free(*p);
-		}
-	json_decref(root);
+	wipe_free(t.token);
+	wipe_free(t.access_token);
 	return r;
 }
 

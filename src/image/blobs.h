@@ -69,6 +69,13 @@ int aj_blob_commit(struct aj_blob_writer *w, int64_t size, char out[AJ_DIGEST_SI
 /* Keeps a resumable writer's file for the next pull (an interrupted download), or removes an
  * unresumable one. */
 void aj_blob_abort(struct aj_blob_writer *w, bool keep);
+/* A writer in a cleanup variable (initialized {.fd = -1}) is aborted, its file removed, unless
+ * it was committed (or aborted) first. */
+static inline void aj_blob_writer_dropp(struct aj_blob_writer *w)
+{
+	aj_blob_abort(w, false);
+}
+#define _cleanup_blob_writer_ __attribute__((cleanup(aj_blob_writer_dropp)))
 
 /* gc: removes .tmp files, and .partial files when `partials` (no pull at work). */
 int aj_blobs_sweep(const struct aj_blobs *b, bool partials, unsigned *removed, struct aj_err *err);

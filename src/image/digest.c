@@ -48,7 +48,7 @@ void aj_hasher_final(struct aj_hasher *h, char out[AJ_DIGEST_SIZE])
 	unsigned int n = 0;
 
 	EVP_DigestFinal_ex(h->ctx, md, &n);
-	memcpy(out, "sha256:", 7);
+	snprintf(out, 8, "sha256:");
 	for (unsigned i = 0; i < 32; i++)
 		snprintf(out + 7 + 2 * i, 3, "%02x", md[i]);
 }

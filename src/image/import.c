@@ -100,7 +100,7 @@ static char *layout_name(const char *index, size_t len, size_t at)
 static int copy_in(struct aj_images *im, int fd, const char *expect, int64_t size,
 		   char out[AJ_DIGEST_SIZE], struct aj_err *err)
 {
-	struct aj_blob_writer w;
+	_cleanup_blob_writer_ struct aj_blob_writer w = {.fd = -1};
 	char buf[64 * 1024];
 	ssize_t n;
 
@@ -112,25 +112,20 @@ static int copy_in(struct aj_images *im, int fd, const char *expect, int64_t siz
 		    : aj_blob_begin(&im->blobs, &w, err)) < 0)
 		return -1;
 	if (w.size && aj_blob_restart(&w, err) < 0)
-		goto fail;
+		return -1;
 	while ((n = read(fd, buf, sizeof buf)) > 0)
 		if (aj_blob_write(&w, buf, (size_t)n, err) < 0)
-			goto fail;
-	if (n < 0) {
-		aj_err_sys(err, AJ_LAYER_IMAGE, "read");
-		goto fail;
-	}
+			return -1;
+	if (n < 0)
+		return aj_err_sys(err, AJ_LAYER_IMAGE, "read");
 	return aj_blob_commit(&w, size, out, err);
-fail:
-	aj_blob_abort(&w, false);
-	return -1;
 }
 
 /* The same from the current entry of a tar. */
 static int copy_entry(struct aj_images *im, struct archive *a, const char *expect, int64_t size,
 		      char out[AJ_DIGEST_SIZE], struct aj_err *err)
 {
-	struct aj_blob_writer w;
+	_cleanup_blob_writer_ struct aj_blob_writer w = {.fd = -1};
 	char buf[64 * 1024];
 	la_ssize_t n;
 
@@ -138,18 +133,13 @@ static int copy_entry(struct aj_images *im, struct archive *a, const char *expec
 		    : aj_blob_begin(&im->blobs, &w, err)) < 0)
 		return -1;
 	if (w.size && aj_blob_restart(&w, err) < 0)
-		goto fail;
+		return -1;
 	while ((n = archive_read_data(a, buf, sizeof buf)) > 0)
 		if (aj_blob_write(&w, buf, (size_t)n, err) < 0)
-			goto fail;
-	if (n < 0) {
-		aj_err_set(err, AJ_LAYER_IMAGE, EIO, "read: %s", archive_error_string(a));
-		goto fail;
-	}
+			return -1;
+	if (n < 0)
+		return aj_err_set(err, AJ_LAYER_IMAGE, EIO, "read: %s", archive_error_string(a));
 	return aj_blob_commit(&w, size, out, err);
-fail:
-	aj_blob_abort(&w, false);
-	return -1;
 }
 
 /* ---- the common end: a manifest in the store, its config and layers --------------------- */
@@ -159,49 +149,38 @@ static int finish(struct aj_images *im, const char *manifest_digest, const char 
 		  struct aj_err *err)
 {
 	_cleanup_free_ char *text = NULL, *ctext = NULL;
-	struct aj_manifest m = {0};
-	struct aj_image_config c = {0};
+	_cleanup_manifest_ struct aj_manifest m = {0};
+	_cleanup_image_config_ struct aj_image_config c = {0};
 	char what[100];
 	size_t len, clen;
 	uint64_t size = 0;
-	int r = -1;
 
 	snprintf(what, sizeof what, "manifest %s", manifest_digest);
 	text = aj_blobs_read(&im->blobs, manifest_digest, DOC_MAX, &len, err);
 	if (!text || aj_manifest_parse(text, len, what, &m, err) < 0)
-		goto out;
+		return -1;
 	snprintf(what, sizeof what, "config %s", m.config.digest);
 	ctext = aj_blobs_read(&im->blobs, m.config.digest, DOC_MAX, &clen, err);
 	if (!ctext || aj_config_parse(ctext, clen, what, &c, err) < 0)
-		goto out;
-	if (c.diff_ids.n != m.layers.n) {
-		aj_err_set(err, AJ_LAYER_IMAGE, EINVAL, "%s: %zu diff_ids for %zu layers", what,
-			   c.diff_ids.n, m.layers.n);
-		goto out;
-	}
+		return -1;
+	if (c.diff_ids.n != m.layers.n)
+		return aj_err_set(err, AJ_LAYER_IMAGE, EINVAL, "%s: %zu diff_ids for %zu layers",
+				  what, c.diff_ids.n, m.layers.n);
 	for (size_t i = 0; i < m.layers.n; i++) {
 		snprintf(what, sizeof what, "layer %zu/%zu", i + 1, m.layers.n);
-		if (!aj_blobs_has(&im->blobs, m.layers.v[i].digest)) {
-			aj_err_set(err, AJ_LAYER_IMAGE, ENOENT, "%s: the blob %s is missing", what,
-				   m.layers.v[i].digest);
-			goto out;
-		}
+		if (!aj_blobs_has(&im->blobs, m.layers.v[i].digest))
+			return aj_err_set(err, AJ_LAYER_IMAGE, ENOENT, "%s: the blob %s is missing",
+					  what, m.layers.v[i].digest);
 		if (aj_images_layer_add(im, m.layers.v[i].digest, c.diff_ids.v[i], what, NULL,
 					err) < 0)
-			goto out;
+			return -1;
 		size += (uint64_t)m.layers.v[i].size;
 	}
-	if (!name) {
-		aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "the image has no name of its own"),
-			aj_err_hint(err, "name it with --name");
-		goto out;
-	}
-	r = aj_images_register(im, manifest_digest, &m, &c, source, o->owner ? o->owner : "", name,
-			       size, out, err);
-out:
-	aj_manifest_free(&m);
-	aj_config_free(&c);
-	return r;
+	if (!name)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "the image has no name of its own"),
+		       aj_err_hint(err, "name it with --name");
+	return aj_images_register(im, manifest_digest, &m, &c, source, o->owner ? o->owner : "",
+				  name, size, out, err);
 }
 
 /* A manifest for a config and layers the store holds (docker save, a rootfs tarball). */
@@ -233,17 +212,14 @@ static int pick_entry(struct aj_images *im, const char *text, size_t len, const 
 		      const struct aj_import_opts *o, char digest[AJ_DIGEST_SIZE], char **name,
 		      struct aj_err *err)
 {
-	struct aj_index x;
+	_cleanup_index_ struct aj_index x = {0};
 	char platform[96], os[32], arch[32], variant[32] = "";
 	size_t at = 0;
-	int r = -1;
 
 	if (aj_index_parse(text, len, what, &x, err) < 0)
 		return -1;
-	if (x.manifests.n == 0) {
-		aj_err_set(err, AJ_LAYER_IMAGE, ENOENT, "%s names no image", what);
-		goto out;
-	}
+	if (x.manifests.n == 0)
+		return aj_err_set(err, AJ_LAYER_IMAGE, ENOENT, "%s names no image", what);
 	if (x.manifests.n > 1 && x.manifests.v[0].os) {
 		if (o->platform)
 			snprintf(platform, sizeof platform, "%s", o->platform);
@@ -251,16 +227,14 @@ static int pick_entry(struct aj_images *im, const char *text, size_t len, const 
 			aj_image_host_platform(platform, sizeof platform);
 		sscanf(platform, "%31[^/]/%31[^/]/%31s", os, arch, variant);
 		if (aj_index_pick(&x, os, arch, variant, what, &at, err) < 0)
-			goto out;
+			return -1;
 	} else if (x.manifests.n > 1) {
-		aj_err_set(err, AJ_LAYER_IMAGE, ENOTSUP, "%s names %zu images: import takes one",
-			   what, x.manifests.n);
-		goto out;
+		return aj_err_set(err, AJ_LAYER_IMAGE, ENOTSUP,
+				  "%s names %zu images: import takes one", what, x.manifests.n);
 	}
 	snprintf(digest, AJ_DIGEST_SIZE, "%s", x.manifests.v[at].digest);
 	if (name && !*name)
 		*name = layout_name(text, len, at);
-	r = 0;
 	if (!strcmp(x.manifests.v[at].media_type, AJ_MT_OCI_INDEX) ||
 	    !strcmp(x.manifests.v[at].media_type, AJ_MT_DOCKER_LIST)) {
 		_cleanup_free_ char *inner = NULL;
@@ -268,11 +242,9 @@ static int pick_entry(struct aj_images *im, const char *text, size_t len, const 
 		size_t ilen;
 		snprintf(iw, sizeof iw, "index %s", digest);
 		inner = aj_blobs_read(&im->blobs, digest, DOC_MAX, &ilen, err);
-		r = inner ? pick_entry(im, inner, ilen, iw, o, digest, NULL, err) : -1;
+		return inner ? pick_entry(im, inner, ilen, iw, o, digest, NULL, err) : -1;
 	}
-out:
-	aj_index_free(&x);
-	return r;
+	return 0;
 }
 
 /* Copies the blob `digest` of the layout directory into the store. */
@@ -477,45 +449,37 @@ static int import_docker(struct aj_images *im, const struct scanned *s, const ch
 			 const struct aj_import_opts *o, struct aj_image_rec *out,
 			 struct aj_err *err)
 {
-	struct docker_entry d;
+	__attribute__((cleanup(docker_free))) struct docker_entry d = {0};
 	const char *config;
 	_cleanup_free_ const char **layers = NULL, **types = NULL;
 	char manifest[AJ_DIGEST_SIZE];
-	int r = -1;
 
 	if (!s->manifest)
 		return aj_err_set(err, AJ_LAYER_IMAGE, EINVAL, "\"%s\" has no manifest.json", path);
 	if (read_docker(s->manifest, s->manifest_len, &d, err) < 0)
-		goto out;
-	if (!(config = scanned_digest(s, d.config))) {
-		aj_err_set(err, AJ_LAYER_IMAGE, ENOENT,
-			   "manifest.json names the config \"%s\", "
-			   "which the archive does not hold",
-			   d.config);
-		goto out;
-	}
+		return -1;
+	if (!(config = scanned_digest(s, d.config)))
+		return aj_err_set(err, AJ_LAYER_IMAGE, ENOENT,
+				  "manifest.json names the config \"%s\", "
+				  "which the archive does not hold",
+				  d.config);
 	layers = aj_xcalloc(d.layers.n + 1, sizeof *layers);
 	types = aj_xcalloc(d.layers.n + 1, sizeof *types);
 	for (size_t i = 0; i < d.layers.n; i++) {
-		if (!(layers[i] = scanned_digest(s, d.layers.v[i]))) {
-			aj_err_set(err, AJ_LAYER_IMAGE, ENOENT,
-				   "manifest.json[0].Layers[%zu]: \"%s\" "
-				   "is not in the archive",
-				   i, d.layers.v[i]);
-			goto out;
-		}
+		if (!(layers[i] = scanned_digest(s, d.layers.v[i])))
+			return aj_err_set(err, AJ_LAYER_IMAGE, ENOENT,
+					  "manifest.json[0].Layers[%zu]: \"%s\" "
+					  "is not in the archive",
+					  i, d.layers.v[i]);
 		types[i] = AJ_MT_OCI_LAYER;
 	}
 	if (synthesize(im, config, layers, types, d.layers.n, manifest, err) < 0)
-		goto out;
-	r = finish(im, manifest, path,
-		   o->name    ? o->name
-		   : d.tags.n ? d.tags.v[0]
-			      : NULL,
-		   o, out, err);
-out:
-	docker_free(&d);
-	return r;
+		return -1;
+	return finish(im, manifest, path,
+		      o->name    ? o->name
+		      : d.tags.n ? d.tags.v[0]
+				 : NULL,
+		      o, out, err);
 }
 
 static const char *layer_type_of(int fd)
@@ -575,32 +539,25 @@ static void scanned_free(struct scanned *s)
 static int import_tar(struct aj_images *im, const char *path, const struct aj_import_opts *o,
 		      struct aj_image_rec *out, struct aj_err *err)
 {
-	struct scanned s = {0};
+	__attribute__((cleanup(scanned_free))) struct scanned s = {0};
 	enum tar_kind kind;
 	_cleanup_free_ char *name = o->name ? aj_xstrdup(o->name) : NULL;
 	char digest[AJ_DIGEST_SIZE];
-	int r = -1;
 
 	if (tar_kind(path, &kind, err) < 0)
 		return -1;
 	if (kind == TAR_ROOTFS)
 		return import_rootfs(im, path, o, out, err);
 	if (scan_tar(im, path, kind, &s, err) < 0)
-		goto out;
-	if (kind == TAR_DOCKER) {
-		r = import_docker(im, &s, path, o, out, err);
-		goto out;
-	}
-	if (!s.index) {
-		aj_err_set(err, AJ_LAYER_IMAGE, EINVAL, "\"%s\": an OCI layout without index.json",
-			   path);
-		goto out;
-	}
-	if (pick_entry(im, s.index, s.index_len, "index.json", o, digest, &name, err) == 0)
-		r = finish(im, digest, path, name, o, out, err);
-out:
-	scanned_free(&s);
-	return r;
+		return -1;
+	if (kind == TAR_DOCKER)
+		return import_docker(im, &s, path, o, out, err);
+	if (!s.index)
+		return aj_err_set(err, AJ_LAYER_IMAGE, EINVAL,
+				  "\"%s\": an OCI layout without index.json", path);
+	if (pick_entry(im, s.index, s.index_len, "index.json", o, digest, &name, err) < 0)
+		return -1;
+	return finish(im, digest, path, name, o, out, err);
 }
 
 int aj_image_import(struct aj_images *im, const char *path, const struct aj_import_opts *o,
@@ -685,8 +642,8 @@ static const char *export_name(const char *ref, const struct aj_image_rec *rec, 
 int aj_image_export(struct aj_images *im, const char *owner, const char *ref, const char *path,
 		    struct aj_err *err)
 {
-	struct aj_image_rec rec;
-	struct aj_manifest m;
+	_cleanup_image_rec_ struct aj_image_rec rec = {0};
+	_cleanup_manifest_ struct aj_manifest m = {0};
 	_cleanup_free_ char *text = NULL, *tmp = NULL;
 	char what[100], name[700];
 	size_t len;
@@ -696,19 +653,14 @@ int aj_image_export(struct aj_images *im, const char *owner, const char *ref, co
 		return -1;
 	snprintf(what, sizeof what, "manifest %s", rec.digest);
 	text = aj_blobs_read(&im->blobs, rec.digest, DOC_MAX, &len, err);
-	if (!text || aj_manifest_parse(text, len, what, &m, err) < 0) {
-		aj_image_rec_free(&rec);
+	if (!text || aj_manifest_parse(text, len, what, &m, err) < 0)
 		return -1;
-	}
 	/* A file appears whole or not at all: written beside it, renamed at the end. */
 	if (strcmp(path, "-") != 0) {
 		tmp = aj_xasprintf("%s.tmp-%d", path, (int)getpid());
 		out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (out < 0) {
-			aj_err_sys(err, AJ_LAYER_IO, "create \"%s\"", tmp);
-			r = -1;
-			goto done;
-		}
+		if (out < 0)
+			return aj_err_sys(err, AJ_LAYER_IO, "create \"%s\"", tmp);
 	}
 	/* Named as asked: the name given, or (given an id) the image's first one. */
 	r = write_layout(im, out, &rec, &m, export_name(ref, &rec, name, sizeof name), err);
@@ -719,8 +671,5 @@ int aj_image_export(struct aj_images *im, const char *owner, const char *ref, co
 		if (r < 0)
 			unlink(tmp);
 	}
-done:
-	aj_manifest_free(&m);
-	aj_image_rec_free(&rec);
 	return r;
 }

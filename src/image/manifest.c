@@ -272,8 +272,10 @@ int aj_manifest_parse(const char *body, size_t len, const char *what, struct aj_
 		      struct aj_err *err)
 {
 	memset(m, 0, sizeof *m);
-	if (read_doc(manifest_rows, body, len, what, m, err) < 0)
-		goto fail;
+	if (read_doc(manifest_rows, body, len, what, m, err) < 0) {
+		aj_manifest_free(m);
+		return -1;
+	}
 	for (size_t i = 0; i < m->layers.n; i++)
 		if (!aj_layer_type_ok(m->layers.v[i].media_type)) {
 			aj_err_set(
@@ -281,12 +283,10 @@ int aj_manifest_parse(const char *body, size_t len, const char *what, struct aj_
 				"%s: layers[%zu]: the media type \"%s\" is not one agentjail "
 				"unpacks (tar, tar+gzip, tar+zstd; foreign layers are not fetched)",
 				what, i, m->layers.v[i].media_type);
-			goto fail;
+			aj_manifest_free(m);
+			return -1;
 		}
 	return 0;
-fail:
-	aj_manifest_free(m);
-	return -1;
 }
 
 void aj_manifest_free(struct aj_manifest *m)

@@ -71,6 +71,7 @@ enum aj_doc_kind aj_doc_kind(const char *body, size_t len, const char *media_typ
 int aj_index_parse(const char *body, size_t len, const char *what, struct aj_index *x,
 		   struct aj_err *err);
 void aj_index_free(struct aj_index *x);
+#define _cleanup_index_ __attribute__((cleanup(aj_index_free)))
 /* The manifest for os/arch[/variant] (variant "" matches any; arm64's default v8); -1 with
  * the platforms it has when none fits. */
 int aj_index_pick(const struct aj_index *x, const char *os, const char *arch, const char *variant,
@@ -79,11 +80,13 @@ int aj_index_pick(const struct aj_index *x, const char *os, const char *arch, co
 int aj_manifest_parse(const char *body, size_t len, const char *what, struct aj_manifest *m,
 		      struct aj_err *err);
 void aj_manifest_free(struct aj_manifest *m);
+#define _cleanup_manifest_ __attribute__((cleanup(aj_manifest_free)))
 /* A layer's media type is one agentjail unpacks (tar, gzip, zstd; not a foreign layer). */
 bool aj_layer_type_ok(const char *media_type);
 
 int aj_config_parse(const char *body, size_t len, const char *what, struct aj_image_config *c,
 		    struct aj_err *err);
 void aj_config_free(struct aj_image_config *c);
+#define _cleanup_image_config_ __attribute__((cleanup(aj_config_free)))
 
 #endif

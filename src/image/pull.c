@@ -109,57 +109,64 @@ static int unpack_all(struct aj_images *im, const struct aj_manifest *m,
 	return 0;
 }
 
-int aj_image_pull(struct aj_images *im, const char *ref, const struct aj_pull_opts *o,
-		  struct aj_image_rec *out, struct aj_err *err)
+static void registry_closep(struct aj_registry **r)
 {
-	struct aj_image_ref r;
-	struct aj_registry *reg = NULL;
-	struct aj_manifest m = {0};
-	struct aj_image_config c = {0};
-	char why[256], digest[AJ_DIGEST_SIZE], platform[96], canon[700], what[100];
+	aj_registry_close(*r);
+}
+
+/* The pull itself, with the store locked (the caller unlocks it). */
+static int pull_locked(struct aj_images *im, const char *ref, const struct aj_image_ref *r,
+		       const struct aj_pull_opts *o, struct aj_image_rec *out, struct aj_err *err)
+{
+	__attribute__((cleanup(registry_closep))) struct aj_registry *reg = NULL;
+	_cleanup_manifest_ struct aj_manifest m = {0};
+	_cleanup_image_config_ struct aj_image_config c = {0};
+	char digest[AJ_DIGEST_SIZE], platform[96], canon[700], what[100];
 	_cleanup_free_ char *body = NULL, *config = NULL;
 	size_t len = 0, clen = 0;
 	uint64_t bytes = 0;
-	int ret = -1;
 
-	if (aj_image_ref_parse(ref, &r, why, sizeof why) < 0)
-		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "image \"%s\": %s", ref, why);
 	if (o->platform)
 		snprintf(platform, sizeof platform, "%s", o->platform);
 	else
 		aj_image_host_platform(platform, sizeof platform);
-	aj_image_ref_format(&r, canon, sizeof canon);
-	if (aj_images_lock(im, err) < 0 || aj_registry_open(&r, &o->registry, &reg, err) < 0)
-		goto out;
-	if (resolve_manifest(reg, im, r.digest[0] ? r.digest : r.tag, platform, &body, &len, digest,
-			     err) < 0)
-		goto out;
+	aj_image_ref_format(r, canon, sizeof canon);
+	if (aj_registry_open(r, &o->registry, &reg, err) < 0 ||
+	    resolve_manifest(reg, im, r->digest[0] ? r->digest : r->tag, platform, &body, &len,
+			     digest, err) < 0)
+		return -1;
 	snprintf(what, sizeof what, "manifest %s", digest);
 	if (aj_manifest_parse(body, len, what, &m, err) < 0 || fetch_all(reg, im, &m, err) < 0)
-		goto out;
+		return -1;
 	snprintf(what, sizeof what, "config %s", m.config.digest);
 	config = aj_blobs_read(&im->blobs, m.config.digest, 8u << 20, &clen, err);
 	if (!config || aj_config_parse(config, clen, what, &c, err) < 0)
-		goto out;
-	if (c.diff_ids.n != m.layers.n) {
-		aj_err_set(err, AJ_LAYER_IMAGE, EINVAL, "%s: %zu diff_ids for %zu layers", what,
-			   c.diff_ids.n, m.layers.n);
-		goto out;
-	}
+		return -1;
+	if (c.diff_ids.n != m.layers.n)
+		return aj_err_set(err, AJ_LAYER_IMAGE, EINVAL, "%s: %zu diff_ids for %zu layers",
+				  what, c.diff_ids.n, m.layers.n);
 	if (unpack_all(im, &m, &c, o->registry.progress, err) < 0)
-		goto out;
+		return -1;
 	/* The image's size: its layers as the registry sends them. */
 	bytes = m.config.size > 0 ? (uint64_t)m.config.size : 0;
 	for (size_t i = 0; i < m.layers.n; i++)
 		bytes += (uint64_t)m.layers.v[i].size;
-	ret = aj_images_register(im, digest, &m, &c, canon, o->owner ? o->owner : "", ref, bytes,
-				 out, err);
-out:
+	return aj_images_register(im, digest, &m, &c, canon, o->owner ? o->owner : "", ref, bytes,
+				  out, err);
+}
+
+int aj_image_pull(struct aj_images *im, const char *ref, const struct aj_pull_opts *o,
+		  struct aj_image_rec *out, struct aj_err *err)
+{
+	struct aj_image_ref r;
+	char why[256];
+	int ret;
+
+	if (aj_image_ref_parse(ref, &r, why, sizeof why) < 0)
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "image \"%s\": %s", ref, why);
+	ret = aj_images_lock(im, err) < 0 ? -1 : pull_locked(im, ref, &r, o, out, err);
 	if (ret < 0)
 		aj_err_prefix(err, "pull %s", ref);
-	aj_registry_close(reg);
-	aj_manifest_free(&m);
-	aj_config_free(&c);
 	aj_images_unlock(im);
 	return ret;
 }

@@ -348,35 +348,34 @@ static int status_error(struct aj_registry *r, const char *what, long status, st
 	return -1;
 }
 
+/* A reply's body, freed with the variable unless taken. */
+static void resp_freep(struct resp *rs)
+{
+	free(rs->body);
+}
+
 int aj_registry_manifest(struct aj_registry *r, const char *reference, char **body, size_t *len,
 			 char media_type[128], char digest[AJ_DIGEST_SIZE], struct aj_err *err)
 {
 	char url[800], what[600];
-	struct resp rs = {.max = MANIFEST_MAX};
+	__attribute__((cleanup(resp_freep))) struct resp rs = {.max = MANIFEST_MAX};
 
 	snprintf(url, sizeof url, "%s/v2/%s/manifests/%s", r->base, r->repo, reference);
 	snprintf(what, sizeof what, "manifest %s:%s", r->repo, reference);
 	if (get_authed(r, url, ACCEPT_MANIFESTS, &rs, err) < 0)
-		goto fail;
-	if (rs.status != 200) {
-		status_error(r, what, rs.status, err);
-		goto fail;
-	}
+		return -1;
+	if (rs.status != 200)
+		return status_error(r, what, rs.status, err);
 	aj_digest_of(rs.body ? rs.body : "", rs.len, digest);
-	if (aj_digest_valid(reference) && strcmp(reference, digest) != 0) {
-		aj_err_set(err, AJ_LAYER_IMAGE, EIO,
-			   "%s: the registry sent a manifest whose digest "
-			   "is %s: refused",
-			   what, digest);
-		goto fail;
-	}
+	if (aj_digest_valid(reference) && strcmp(reference, digest) != 0)
+		return aj_err_set(err, AJ_LAYER_IMAGE, EIO,
+				  "%s: the registry sent a manifest whose digest "
+				  "is %s: refused",
+				  what, digest);
 	snprintf(media_type, 128, "%s", rs.ctype);
-	*body = rs.body ? rs.body : aj_xstrdup("");
+	*body = rs.body ? aj_steal_ptr(&rs.body) : aj_xstrdup("");
 	*len = rs.len;
 	return 0;
-fail:
-	free(rs.body);
-	return -1;
 }
 
 /* ---- blobs ------------------------------------------------------------------------------ */

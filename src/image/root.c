@@ -263,7 +263,7 @@ int aj_images_drop_unnamed(struct aj_images *im, unsigned *removed, struct aj_er
 		return -1;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		_cleanup_strv_ struct aj_strv names = AJ_STRV_INIT;
-		char who[200];
+		char who[200] = "";
 		r = aj_store_image_names_all(im->db, v[i].digest, &names, err);
 		if (r == 0 && names.n == 0)
 			r = aj_images_used_by(im, v[i].digest, who, sizeof who, err);

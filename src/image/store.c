@@ -88,12 +88,38 @@ bool aj_images_has_layer(const struct aj_images *im, const char *diff_id)
 	       S_ISDIR(st.st_mode);
 }
 
+/* Unpacks blob (fd) into layers/tmp and publishes it under its diff_id. -1 leaves tmp for
+ * the caller to remove. */
+static int unpack_into(struct aj_images *im, int fd, const char *tmp, const char *diff_id,
+		       const char *what, char learned[AJ_DIGEST_SIZE], struct aj_err *err)
+{
+	char path[4200];
+	struct aj_unpack_opts o = {.set_owners = im->set_owners, .what = what};
+	struct aj_unpack_result res;
+
+	snprintf(path, sizeof path, "%s/images/layers/%s", im->state_dir, tmp);
+	if (aj_image_unpack(fd, path, &o, &res, err) < 0)
+		return -1;
+	if (diff_id && strcmp(res.diff_id, diff_id) != 0)
+		return aj_err_set(err, AJ_LAYER_IMAGE, EIO,
+				  "%s: its content has the diff_id %s, the config says %s: refused",
+				  what, res.diff_id, diff_id);
+	if (learned)
+		memcpy(learned, res.diff_id, AJ_DIGEST_SIZE);
+	/* Learnt only now: the same layer may be there already. */
+	if (!diff_id && aj_images_has_layer(im, res.diff_id)) {
+		aj_tree_remove_at(im->layers_dir, tmp, NULL);
+		return 0;
+	}
+	if (renameat(im->layers_dir, tmp, im->layers_dir, aj_digest_hex(res.diff_id)) < 0)
+		return aj_err_sys(err, AJ_LAYER_IMAGE, "publish %s", what);
+	return 0;
+}
+
 int aj_images_layer_add(struct aj_images *im, const char *blob, const char *diff_id,
 			const char *what, char learned[AJ_DIGEST_SIZE], struct aj_err *err)
 {
-	char id[33], tmp[64], path[4200];
-	struct aj_unpack_opts o = {.set_owners = im->set_owners, .what = what};
-	struct aj_unpack_result res;
+	char id[33], tmp[64];
 	_cleanup_close_ int fd = -1;
 
 	if (diff_id && !aj_digest_valid(diff_id))
@@ -110,30 +136,11 @@ int aj_images_layer_add(struct aj_images *im, const char *blob, const char *diff
 	snprintf(tmp, sizeof tmp, TMP "%s", id);
 	if (mkdirat(im->layers_dir, tmp, 0755) < 0)
 		return aj_err_sys(err, AJ_LAYER_IMAGE, "create a layer directory");
-	snprintf(path, sizeof path, "%s/images/layers/%s", im->state_dir, tmp);
-	if (aj_image_unpack(fd, path, &o, &res, err) < 0)
-		goto fail;
-	if (diff_id && strcmp(res.diff_id, diff_id) != 0) {
-		aj_err_set(err, AJ_LAYER_IMAGE, EIO,
-			   "%s: its content has the diff_id %s, the config says %s: refused", what,
-			   res.diff_id, diff_id);
-		goto fail;
-	}
-	if (learned)
-		memcpy(learned, res.diff_id, AJ_DIGEST_SIZE);
-	/* Learnt only now: the same layer may be there already. */
-	if (!diff_id && aj_images_has_layer(im, res.diff_id)) {
+	if (unpack_into(im, fd, tmp, diff_id, what, learned, err) < 0) {
 		aj_tree_remove_at(im->layers_dir, tmp, NULL);
-		return 0;
-	}
-	if (renameat(im->layers_dir, tmp, im->layers_dir, aj_digest_hex(res.diff_id)) < 0) {
-		aj_err_sys(err, AJ_LAYER_IMAGE, "publish %s", what);
-		goto fail;
+		return -1;
 	}
 	return 0;
-fail:
-	aj_tree_remove_at(im->layers_dir, tmp, NULL);
-	return -1;
 }
 
 /* The canonical name of what the user typed ("busybox" -> "docker.io/library/busybox:latest"). */
@@ -201,11 +208,11 @@ int aj_images_find(struct aj_images *im, const char *owner, const char *ref,
 	else if (canonical(ref, canon, sizeof canon, err) < 0)
 		return -1;
 	if (aj_store_image_get(im->db, owner, canon, rec, err) < 0) {
-		if (err->cls == AJ_ERRC_NOT_FOUND)
-			aj_err_set(err, AJ_LAYER_IMAGE, ENOENT, "no image \"%s\" in the store",
-				   ref),
-				aj_err_class(err, AJ_ERRC_NOT_FOUND),
-				aj_err_hint(err, "agentjail image pull %s, or image import", ref);
+		if (err->cls == AJ_ERRC_NOT_FOUND) {
+			aj_err_set(err, AJ_LAYER_IMAGE, ENOENT, "no image \"%s\" in the store", ref);
+			aj_err_class(err, AJ_ERRC_NOT_FOUND);
+			aj_err_hint(err, "agentjail image pull %s, or image import", ref);
+		}
 		return -1;
 	}
 	if (!config)

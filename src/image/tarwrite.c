@@ -22,7 +22,7 @@ int aj_tar_file(int out, const char *name, uint64_t size, struct aj_err *err)
 	if (strlen(name) >= 100)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, ENAMETOOLONG, "tar name \"%s\"", name);
 	memset(h, 0, sizeof h);
-	memcpy(h, name, strlen(name));
+	memcpy(h, name, strlen(name) + 1); /* fits: shorter than the 100 bytes of the field */
 	snprintf(h + 100, 8, "%07o", 0644);
 	snprintf(h + 108, 8, "%07o", 0);
 	snprintf(h + 116, 8, "%07o", 0);
@@ -30,10 +30,9 @@ int aj_tar_file(int out, const char *name, uint64_t size, struct aj_err *err)
 	snprintf(h + 136, 12, "%011o", 0);
 	memset(h + 148, ' ', 8);
 	h[156] = '0';
-	memcpy(h + 257,
-	       "ustar\0"
-	       "00",
-	       8);
+	/* magic "ustar\0" and version "00", no terminator of their own */
+	static const char magic[8] = {'u', 's', 't', 'a', 'r', '\0', '0', '0'};
+	memcpy(h + 257, magic, sizeof magic);
 	for (size_t i = 0; i < sizeof h; i++)
 		sum += (unsigned char)h[i];
 	snprintf(h + 148, 8, "%06o", sum);

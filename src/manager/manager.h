@@ -44,6 +44,7 @@ struct aj_create_opts {
 int aj_mgr_open(struct aj_mgr *m, const char *state_dir, const char *owner,
 		struct aj_err *err);
 void aj_mgr_close(struct aj_mgr *m);
+#define _cleanup_mgr_ __attribute__((cleanup(aj_mgr_close)))
 
 /* Reads a sandbox and brings its state up to date: a running sandbox whose supervisor died
  * is marked stopped (workspace intact). */

@@ -288,20 +288,21 @@ static json_t *dump_creds(const struct aj_jf_field *f, const void *dst, void *ar
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
-#define STRING(n, m, chk) {.name = n, .type = AJ_JF_STRING, .off = OFF(m), .check = chk}
-#define STRINGS(n, m, chk) {.name = n, .type = AJ_JF_ARRAY, .off = OFF(m), .check = chk}
-#define BOOLEAN(n, m) {.name = n, .type = AJ_JF_BOOL, .off = OFF(m)}
-#define ENUM(n, m, names) {.name = n, .type = AJ_JF_ENUM, .off = OFF(m), .values = names}
+#define STRING(n, m, chk) {.name = (n), .type = AJ_JF_STRING, .off = OFF(m), .check = (chk)}
+#define STRINGS(n, m, chk) {.name = (n), .type = AJ_JF_ARRAY, .off = OFF(m), .check = (chk)}
+#define BOOLEAN(n, m) {.name = (n), .type = AJ_JF_BOOL, .off = OFF(m)}
+#define ENUM(n, m, names) {.name = (n), .type = AJ_JF_ENUM, .off = OFF(m), .values = (names)}
 /* The engine stores an ENUM's index as an int. */
 _Static_assert(sizeof(enum aj_ws_mode) == sizeof(int) && sizeof(enum aj_net_mode) == sizeof(int) &&
-		       sizeof(enum aj_output_action) == sizeof(int),
+		       sizeof(enum aj_output_action) == sizeof(int) &&
+		       sizeof(enum aj_preview_access) == sizeof(int),
 	       "enum fields are int-sized");
-#define SECTION(n, table) {.name = n, .type = AJ_JF_OBJECT, .sub = table}
+#define SECTION(n, table) {.name = (n), .type = AJ_JF_OBJECT, .sub = (table)}
 #define ID(n, m)                                                                               \
-	{.name = n, .type = AJ_JF_INT, .off = OFF(m), .min = 0, .max = 65535,                  \
+	{.name = (n), .type = AJ_JF_INT, .off = OFF(m), .min = 0, .max = 65535,                \
 	 .expect = "a whole number from 0 to 65535"}
 #define OWN(n, m, p, d, words)                                                                 \
-	{.name = n, .type = AJ_JF_ANY, .off = OFF(m), .parse = p, .dump = d, .expect = words}
+	{.name = (n), .type = AJ_JF_ANY, .off = OFF(m), .parse = (p), .dump = (d), .expect = (words)}
 #define SIZE(n, m)                                                                             \
 	OWN(n, m, parse_size, dump_number,                                                     \
 	    "a size (number of bytes, or a string such as \"512MiB\"), or null")

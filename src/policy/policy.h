@@ -118,6 +118,7 @@ struct aj_policy {
 
 void aj_policy_init(struct aj_policy *p);
 void aj_policy_free(struct aj_policy *p);
+#define _cleanup_policy_ __attribute__((cleanup(aj_policy_free)))
 
 /* Known presets: "workspace-write" (the default) and "read-only". */
 int aj_policy_apply_preset(struct aj_policy *p, const char *name, struct aj_err *err);

@@ -163,6 +163,7 @@ int aj_store_image_layers_used(struct aj_store *s, struct aj_strv *diff_ids,
 			       struct aj_err *err);
 void aj_image_rec_free(struct aj_image_rec *r);
 void aj_image_recs_free(struct aj_image_rec *r, size_t n);
+#define _cleanup_image_rec_ __attribute__((cleanup(aj_image_rec_free)))
 
 /* Layers: directories under <state>/layers, immutable once "ready". */
 int aj_store_layer_insert(struct aj_store *s, const char *id, enum aj_store_state state,

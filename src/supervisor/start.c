@@ -112,7 +112,7 @@ int aj_sv_host_ports_start(struct aj_sandbox *sb, struct event_base *base, aj_po
 	*out = aj_ports_new();
 	for (size_t i = 0; i < sb->n_host_ports; i++) {
 		int fd = aj_steal_fd(&sb->host_port_fd[i]);
-		struct sockaddr_in a;
+		struct sockaddr_in a = {0};
 		socklen_t len = sizeof a;
 		uint16_t port = getsockname(fd, (struct sockaddr *)&a, &len) == 0 ? ntohs(a.sin_port) : 0;
 		aj_ports_adopt(*out, fd, port, "host_port.connection");
