@@ -272,6 +272,12 @@ static int validate_publish(const struct aj_policy *p, struct aj_err *err)
 		if (aj_publish_parse(p->net_publish.v[i], &a, why, sizeof why) < 0)
 			return aj_err_set(err, AJ_LAYER_POLICY, 0, "network.publish[%zu]: %s", i,
 					  why);
+		for (size_t k = 0; k < p->net_host_ports.n; k++)
+			if (a.port == p->net_host_ports.v[k])
+				return aj_err_set(err, AJ_LAYER_POLICY, 0,
+						  "network.publish[%zu]: port %u inside is a host "
+						  "service's (network.host_ports)",
+						  i, (unsigned)a.port);
 		/* That port inside is the supervisor's egress proxy, with the credentials it adds:
 		 * not the sandbox's to serve. */
 		if (p->net_mode == AJ_NET_PROXY && a.port == AJ_EGRESS_PORT)

@@ -265,7 +265,8 @@ static void on_connected(evutil_socket_t fd, short what, void *arg)
 		fail_conn(c, msg);
 		return;
 	}
-	c->relay = aj_relay_start(c->ps->base, &c->ps->pipe, c->cli, c->in, NULL, relay_done, c);
+	c->relay = aj_relay_start(c->ps->base, &c->ps->pipe, c->cli, c->in, NULL, AJ_RELAY_OPEN,
+				  relay_done, c);
 	if (!c->relay) {
 		c->cli = c->in = -1; /* closed by the failed start */
 		fail_conn(c, "the relay could not start");

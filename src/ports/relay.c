@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -40,6 +41,8 @@ struct aj_relay {
 	struct event *ev[2];
 	short want[2];
 	struct rdir d[2]; /* 0: a -> b, 1: b -> a */
+	enum aj_relay_gate gate;
+	size_t seen; /* AJ_RELAY_UPGRADE: bytes of b's answer read so far */
 	aj_relay_done_fn done;
 	void *arg;
 };
@@ -99,6 +102,46 @@ static int unpipe(struct aj_relay_pipe *p, struct evbuffer *buf, size_t n)
 	return 0;
 }
 
+/* The start of b's answer to an upgrade, read into the buffer it goes out of: "HTTP/1.x 101"
+ * opens a's way, anything else closes it. 0 while undecided. */
+#define STATUS_LEN 12
+static int read_status(struct aj_relay *r, struct rdir *d)
+{
+	unsigned char *head;
+	int got = evbuffer_read(d->pre, r->fd[d->from], (int)(STATUS_LEN - r->seen));
+
+	if (got < 0)
+		return errno == EAGAIN ? 0 : -1;
+	if (got == 0) {
+		d->eof = true;
+		r->gate = AJ_RELAY_ONE;
+		return 0;
+	}
+	r->seen += (size_t)got;
+	d->bytes += (uint64_t)got;
+	if (r->seen < STATUS_LEN)
+		return 0;
+	head = evbuffer_pullup(d->pre, STATUS_LEN);
+	r->gate = head && (!memcmp(head, "HTTP/1.1 101", STATUS_LEN) ||
+			   !memcmp(head, "HTTP/1.0 101", STATUS_LEN))
+			  ? AJ_RELAY_OPEN
+			  : AJ_RELAY_ONE;
+	return 0;
+}
+
+/* a, closed after its request: a byte more ends the relay, end of file is passed on. */
+static int watch_closed(struct aj_relay *r, struct rdir *d)
+{
+	char c;
+	ssize_t n = recv(r->fd[d->from], &c, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (n > 0)
+		return -1;
+	if (n == 0)
+		d->eof = true;
+	return n < 0 && errno != EAGAIN ? -1 : 0;
+}
+
 /* Moves what can move now in one direction. -1: the connection is broken. */
 static int pump(struct aj_relay *r, struct rdir *d)
 {
@@ -111,6 +154,20 @@ static int pump(struct aj_relay *r, struct rdir *d)
 		if (evbuffer_get_length(d->pre)) {
 			if (evbuffer_write(d->pre, to) < 0)
 				return errno == EAGAIN ? 0 : -1;
+			continue;
+		}
+		if (d == &r->d[1] && r->gate == AJ_RELAY_UPGRADE && !d->eof) {
+			if (read_status(r, d) < 0)
+				return -1;
+			if (r->gate == AJ_RELAY_UPGRADE)
+				return 0;
+			continue;
+		}
+		if (d == &r->d[0] && r->gate != AJ_RELAY_OPEN && !d->eof) {
+			if (r->gate == AJ_RELAY_UPGRADE || watch_closed(r, d) < 0)
+				return r->gate == AJ_RELAY_UPGRADE ? 0 : -1;
+			if (!d->eof)
+				return 0;
 			continue;
 		}
 		if (d->eof) {
@@ -154,7 +211,9 @@ static int rearm(struct aj_relay *r, bool moved)
 
 	for (int i = 0; i < 2; i++) {
 		struct rdir *d = &r->d[i];
-		if (!d->eof && !evbuffer_get_length(d->pre))
+		/* An upgrade's client waits for the answer before it may say more. */
+		bool gated = i == 0 && r->gate == AJ_RELAY_UPGRADE;
+		if (!d->eof && !evbuffer_get_length(d->pre) && !gated)
 			want[d->from] |= EV_READ;
 		if (evbuffer_get_length(d->pre))
 			want[d->to] |= EV_WRITE;
@@ -204,7 +263,8 @@ static void on_ready(evutil_socket_t fd, short what, void *arg)
 }
 
 struct aj_relay *aj_relay_start(struct event_base *base, struct aj_relay_pipe *pipe, int a,
-				int b, struct evbuffer *first, aj_relay_done_fn done, void *arg)
+				int b, struct evbuffer *first, enum aj_relay_gate gate,
+				aj_relay_done_fn done, void *arg)
 {
 	struct aj_relay *r = aj_xcalloc(1, sizeof *r);
 
@@ -212,6 +272,7 @@ struct aj_relay *aj_relay_start(struct event_base *base, struct aj_relay_pipe *p
 	r->pipe = pipe;
 	r->fd[0] = a;
 	r->fd[1] = b;
+	r->gate = gate;
 	/* Bytes go on as they come: the endpoints' own writes decide the segments, as on a
 	 * direct connection (Nagle's delay here would add to every request-reply turn). */
 	for (int i = 0; i < 2; i++)

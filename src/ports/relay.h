@@ -30,11 +30,23 @@ struct aj_relay;
 /* Called once when a relay ends (then freed): bytes a -> b and b -> a. */
 typedef void (*aj_relay_done_fn)(void *arg, uint64_t a_to_b, uint64_t b_to_a);
 
+/* What may follow `first` from a (the daemon's port proxy, where first is an HTTP request
+ * the daemon checked and cleaned; a later request on the same connection must never pass
+ * unchecked). */
+enum aj_relay_gate {
+	AJ_RELAY_OPEN = 0, /* anything: a plain TCP relay */
+	AJ_RELAY_ONE,      /* nothing: a's next byte ends the relay (b's answer still flows) */
+	AJ_RELAY_UPGRADE,  /* an upgrade: a's bytes flow once b's answer starts with "HTTP/1.x
+			    * 101"; any other answer makes it AJ_RELAY_ONE */
+};
+
 /* Relays between the connected non-blocking sockets a and b (taken: closed at the end);
- * first (NULL: none) holds bytes that go to b before anything read from a, and is emptied.
- * NULL when the loop cannot watch them (both closed, done not called). */
+ * first (NULL: none) holds bytes that go to b before anything read from a, and is emptied;
+ * gate says what of a's may follow. NULL when the loop cannot watch them (both closed, done
+ * not called). */
 struct aj_relay *aj_relay_start(struct event_base *base, struct aj_relay_pipe *pipe, int a,
-				int b, struct evbuffer *first, aj_relay_done_fn done, void *arg);
+				int b, struct evbuffer *first, enum aj_relay_gate gate,
+				aj_relay_done_fn done, void *arg);
 /* Ends a relay without calling done (teardown). */
 void aj_relay_free(struct aj_relay *r);
 

@@ -118,6 +118,18 @@ static bool proxy_mode(const char *policy)
 	return mode && !strcmp(mode, "proxy");
 }
 
+static bool host_port(const char *policy, unsigned port)
+{
+	_cleanup_json_ json_t *p = policy ? json_loads(policy, 0, NULL) : NULL;
+	json_t *v, *a = json_object_get(json_object_get(p, "network"), "host_ports");
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		if (json_integer_value(v) == (json_int_t)port)
+			return true;
+	return false;
+}
+
 static void proxy_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct proxy *px = r->data;
@@ -133,6 +145,13 @@ static void proxy_work(struct aj_srv_req *r, struct aj_mgr *m)
 	}
 	if (px->check && px->check(r, &rec, px->check_arg) < 0)
 		return;
+	if (host_port(rec.policy, px->port)) {
+		aj_srv_fail(r, 403, "forbidden", "port",
+			    "port %u inside is the sandbox's way to a host service "
+			    "(network.host_ports), not a server of its own",
+			    px->port);
+		return;
+	}
 	if (px->port == AJ_EGRESS_PORT && proxy_mode(rec.policy)) {
 		aj_srv_fail(r, 403, "forbidden", "port",
 			    "port %u inside is the sandbox's egress proxy, not a server of its own",
@@ -198,14 +217,22 @@ static void cookie_without(const char *value, const char *drop, struct evbuffer 
 	}
 }
 
+/* An upgrade (WebSocket...): Upgrade, and Connection naming it. */
+static bool is_upgrade(struct evhttp_request *req)
+{
+	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
+	const char *conn = evhttp_find_header(h, "Connection");
+
+	return evhttp_find_header(h, "Upgrade") && conn && strcasestr(conn, "upgrade");
+}
+
 /* The request as the server inside gets it. */
 static void request_head(struct aj_srv_req *r, const struct proxy *px, struct evbuffer *out)
 {
 	struct evhttp_request *req = r->req;
 	struct evkeyvalq *h = evhttp_request_get_input_headers(req);
-	const char *conn = evhttp_find_header(h, "Connection");
 	const char *upgrade = evhttp_find_header(h, "Upgrade");
-	bool up = upgrade && conn && strcasestr(conn, "upgrade");
+	bool up = is_upgrade(req);
 	struct evbuffer *body = evhttp_request_get_input_buffer(req);
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	const char *peer = NULL;
@@ -283,7 +310,8 @@ static void relay_done(void *arg, uint64_t up, uint64_t down)
 static void proxy_done(struct aj_srv_req *r)
 {
 	struct proxy *px = r->data;
-	_cleanup_evbuffer_ struct evbuffer *first = evbuffer_new();
+	_cleanup_evbuffer_ struct evbuffer *first = evbuffer_new(), *rest = evbuffer_new();
+	enum aj_relay_gate gate;
 	int cli;
 
 	if (!r->failed && px->redirect && evhttp_request_get_connection(r->req)) {
@@ -308,15 +336,19 @@ static void proxy_done(struct aj_srv_req *r)
 		aj_srv_req_finish(r);
 		return;
 	}
+	/* Only the request the daemon checked goes in: what the client sends after it (a next
+	 * request on a kept-alive connection, bytes evhttp read ahead) would carry the daemon's
+	 * credentials unchecked. An upgrade's bytes flow once the server inside says 101. */
+	gate = is_upgrade(r->req) ? AJ_RELAY_UPGRADE : AJ_RELAY_ONE;
 	request_head(r, px, first);
-	cli = take_connection(r->req, first);
+	cli = take_connection(r->req, rest);
 	if (cli < 0) {
 		aj_srv_req_free(r); /* the client went away, or the request gets a 500 */
 		return;
 	}
 	r->req = NULL; /* freed with its connection */
 	if (aj_relay_start(aj_srv_base(r->srv), &relay_pipe, cli, aj_steal_fd(&px->up), first,
-			   relay_done, NULL))
+			   gate, relay_done, NULL))
 		n_relays++;
 	aj_srv_req_free(r);
 }

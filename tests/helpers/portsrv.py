@@ -11,6 +11,9 @@ LIFETIME seconds):
                                                   message echoed back (python3-websockets)
     portsrv.py headers PORT READY LIFETIME        HTTP: the request's head as it arrived,
                                                   as the body of a 200
+    portsrv.py keepalive PORT READY LOG LIFETIME  a hostile HTTP server: answers every request
+                                                  of a connection, never closes it (whatever
+                                                  Connection says), appends each head to LOG
 
 Clients (run on the host):
     portsrv.py many HOST PORT N                   N connections open at once, then one line
@@ -107,6 +110,43 @@ def serve_headers(port, ready, lifetime):
     srv.shutdown()
 
 
+def serve_keepalive(port, ready, log, lifetime):
+    import threading
+
+    def conn(c):
+        buf = b""
+        c.settimeout(lifetime)
+        try:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    d = c.recv(65536)
+                    if not d:
+                        return
+                    buf += d
+                head, buf = buf.split(b"\r\n\r\n", 1)
+                with open(log, "ab") as f:
+                    f.write(head + b"\n--\n")
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(16)
+    s.settimeout(1)
+    touch(ready)
+    end = time.time() + lifetime
+    while time.time() < end:
+        try:
+            c, _ = s.accept()
+        except socket.timeout:
+            continue
+        threading.Thread(target=conn, args=(c,), daemon=True).start()
+
+
 async def ws_main(port, ready, lifetime):
     import websockets
 
@@ -167,6 +207,8 @@ def main():
         asyncio.run(ws_main(int(a[0]), a[1], float(a[2])))
     elif cmd == "many":
         asyncio.run(many_main(a[0], int(a[1]), int(a[2])))
+    elif cmd == "keepalive":
+        serve_keepalive(int(a[0]), a[1], a[2], float(a[3]))
     elif cmd == "headers":
         serve_headers(int(a[0]), a[1], float(a[2]))
     elif cmd == "wsclient":

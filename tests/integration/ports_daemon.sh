@@ -158,6 +158,48 @@ else
 	skip "WebSocket through the daemon" "python3-websockets is not installed"
 fi
 
+# A hostile server inside that keeps every connection open: a client that reuses its
+# connection to the daemon must not get a second request through unchecked.
+"$AJ" --state-dir "$STATE" exec web -- sh -c "nohup python3 $W/portsrv.py keepalive 8004 /tmp/r4 /tmp/heads.log 120 >/dev/null 2>&1 &
+for i in \$(seq 100); do [ -e /tmp/r4 ] && break; sleep 0.1; done"
+T8004=$("$AJ" --state-dir "$STATE" port web 8004 --url | sed 's/.*aj_token=//')
+REUSE=$(python3 - "$PP" "8004-$ID.localhost" "$T8004" <<'EOF'
+import socket, sys
+port, host, tok = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+req = ("GET /r%d HTTP/1.1\r\nHost: " + host + "\r\nX-Agentjail-Preview-Token: " + tok + "\r\n\r\n")
+s = socket.create_connection(("127.0.0.1", port), 5)
+s.settimeout(5)
+s.sendall((req % 1).encode())
+first = s.recv(65536)
+print("first:", first.split(b"\r\n")[0].decode())
+try:
+    s.sendall((req % 2).encode())
+    second = s.recv(65536)
+    print("second:", second.split(b"\r\n")[0].decode() if second else "closed")
+except OSError as e:
+    print("second: closed (%s)" % e.__class__.__name__)
+EOF
+)
+expect_contains "a reused connection: the first request is answered" "$REUSE" "first: HTTP/1.1 200 OK"
+expect_contains "the second request on it goes nowhere: the connection is closed" "$REUSE" "second: closed"
+HEADS=$("$AJ" --state-dir "$STATE" exec web -- cat /tmp/heads.log)
+expect_contains "the server inside saw the first request" "$HEADS" "GET /r1 HTTP/1.1"
+expect_not_contains "and never the second" "$HEADS" "GET /r2"
+expect_not_contains "nor a preview token" "$HEADS" "$T8004"
+
+# A host service the sandbox may use (--host-port) is not the daemon's to serve: not through
+# the API path, not through a preview URL, public or not.
+HPORT=$(free_port)
+pj_create hps --host-port "$HPORT" --public-port "$HPORT"
+HID=$(pj_field hps 'd["id"]')
+code=$(curl -s -m 10 --unix-socket "$SOCK" -o "$W/e.json" -w '%{http_code}' "http://aj/v1/sandboxes/hps/ports/$HPORT/")
+expect_eq "a host_ports port through the API path: 403" "$code" 403
+expect_contains "naming it a host service's" "$(cat "$W/e.json")" "network.host_ports"
+code=$(curl -s -m 10 -H "Host: $HPORT-$HID.localhost" -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PP/")
+expect_eq "nor through a public preview URL: 403" "$code" 403
+aj_run --state-dir "$STATE" create --name hpx --host-port 8000 -p 8000
+expect_eq "publishing a host_ports port: refused (125)" "$RC" 125
+
 # ---- a token owner's sandbox -----------------------------------------------------------------
 
 if is_root; then
