@@ -310,9 +310,14 @@ static int create_policy(struct aj_srv_req *r, struct create *c)
 				c->template_id);
 	json_object_foreach(c->env_vars, k, v)
 		aj_strv_setenv(&c->pol.env_set, k, json_string_value(v));
-	c->pol.net_preview = json_is_false(json_object_get(c->network, "allowPublicTraffic"))
-				     ? AJ_PREVIEW_TOKEN
-				     : AJ_PREVIEW_PUBLIC;
+	/* Ports are public, as on E2B, unless the request or the template's policy says
+	 * "token": a request may narrow what its template allows, never widen it. */
+	if (json_is_false(json_object_get(c->network, "allowPublicTraffic")))
+		c->pol.net_preview = AJ_PREVIEW_TOKEN;
+	else if (!json_object_get(json_object_get(pol ? pol : e2b_template(e2b_of(r)->e2b, "base"),
+						  "network"),
+				  "preview"))
+		c->pol.net_preview = AJ_PREVIEW_PUBLIC;
 	return 0;
 }
 

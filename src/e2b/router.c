@@ -285,8 +285,13 @@ static bool port_request(struct aj_srv_req *r)
 
 	if (sid && port && strcmp(port, E2B_ENVD_PORT)) {
 		unsigned long v = strtoul(port, &end, 10);
-		if (*end || v < 1 || v > 65535 || strlen(sid) >= sizeof r->ref)
-			return false; /* the route's own 400 */
+		/* Digits only, no leading zero: "049983" is not envd's port by another name. */
+		if (port[0] < '1' || port[0] > '9' || strspn(port, "0123456789") != strlen(port) ||
+		    *end || v > 65535 || strlen(sid) >= sizeof r->ref) {
+			e2b_fail(r, 400, "E2b-Sandbox-Port: expected a port number from 1 to 65535");
+			e2b_finish(r);
+			return true;
+		}
 		p = (unsigned)v;
 		snprintf(r->ref, sizeof r->ref, "%s", sid);
 	} else if (!sid && !port && aj_srv_preview_host_parse(header(r, "Host"), &p, r->ref)) {

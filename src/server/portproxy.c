@@ -139,6 +139,12 @@ static void proxy_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 	aj_err_clear(&err);
 	ctl = aj_mgr_connect(m, r->ref, &rec, &err);
+	if (ctl < 0 && r->job.any_owner) {
+		/* No owner's token: the same answer for a sandbox that is not there and one that
+		 * is not running, before its access is checked (no oracle of names or states). */
+		aj_srv_fail(r, 404, "not_found", NULL, "no sandbox \"%s\" is serving", r->ref);
+		return;
+	}
 	if (ctl < 0) {
 		aj_srv_fail_err(r, &err, NULL);
 		return;

@@ -239,4 +239,7 @@ fi
 aj_run --state-dir "$STATE" stop web
 code=$(curl -s -m 10 --unix-socket "$SOCK" -o "$W/e.json" -w '%{http_code}' "$U/8000/")
 expect_eq "a stopped sandbox: 409" "$code" 409
+code=$(curl -s -m 10 -H "Host: 8000-$ID.localhost" -o "$W/e.json" -w '%{http_code}' "http://127.0.0.1:$PP/")
+expect_eq "a preview of a stopped sandbox without a token: 404, as for none (no oracle of states)" "$code" 404
+expect_not_contains "not saying it is stopped" "$(cat "$W/e.json")" "stopped"
 sv_done
