@@ -35,6 +35,16 @@ static void features_text(const struct aj_features *f)
 							       : "rootless",
 	       (unsigned)f->uid);
 	printf("  user namespaces    %s %s\n", yes(f->userns == 1), f->userns == 1 ? "" : f->userns_why);
+	if (!f->privileged) {
+		if (f->subids.on)
+			printf("  subordinate ids    yes uids from %u, gids from %u: image sandboxes map "
+			       "ids 0-65535\n",
+			       f->subids.sub_uid, f->subids.sub_gid);
+		else
+			printf("  subordinate ids    NO  %s: image sandboxes map one id (single-id "
+			       "mode)\n",
+			       f->subids.why);
+	}
 	printf("  landlock           %s ABI %d%s\n", yes(abi >= 1), abi, abi >= 1 ? "" : f->landlock_why);
 	printf("    filesystem       %s\n", yes(abi >= 1));
 	printf("    tcp bind/connect %s (ABI 4)\n", yes(abi >= 4));

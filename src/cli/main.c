@@ -14,6 +14,8 @@
 #include "common/exitcode.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
+#include "common/tree.h"
+#include "host/subids.h"
 #include "oci/oci.h"
 
 /* A closed 0, 1 or 2 would be taken by the next file we open (the events log, say) and then
@@ -82,6 +84,10 @@ int main(int argc, char **argv)
 	install_allocators();
 	aj_trace_init();
 	aj_proctitle_init(argc, argv);
+	/* Rootless: trees a sandbox's other ids own are removed and copied in a user namespace
+	 * that maps them (host/subids.h). */
+	if (geteuid() != 0)
+		aj_tree_set_elevate(aj_subids_elevate);
 	if (argc < 2) {
 		aj_cli_usage(stderr);
 		return AJ_EXIT_ERROR;

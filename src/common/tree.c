@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -182,16 +183,80 @@ static int copy_entry(int src_dir, int dst_dir, const char *name, int depth, uin
 	}
 }
 
-int aj_tree_copy(int src_dir, int dst_dir, uint64_t *bytes, struct aj_err *err)
+static aj_tree_elevate_fn elevate_fn;
+
+void aj_tree_set_elevate(aj_tree_elevate_fn elevate)
 {
-	return copy_dir_contents(src_dir, dst_dir, 0, bytes, err);
+	elevate_fn = elevate;
 }
 
+/* One operation's arguments, for its second try. */
+struct tree_op {
+	enum { OP_COPY, OP_REMOVE, OP_CLEAR, OP_MERGE } kind;
+	int a, b;
+	const char *name;
+	uint64_t bytes;
+};
+
 static int remove_contents(int dir, int depth, struct aj_err *err);
+static int merge_dir(int layer, int dst, int depth, uint64_t *bytes, struct aj_err *err);
+
+static int tree_op_run(void *arg, struct aj_err *err)
+{
+	struct tree_op *op = arg;
+
+	switch (op->kind) {
+	case OP_COPY:
+		/* What the first try copied goes first: the copy needs an empty directory. */
+		return remove_contents(op->b, 0, err) < 0 ? -1
+							  : copy_dir_contents(op->a, op->b, 0,
+									      &op->bytes, err);
+	case OP_REMOVE:
+		return remove_at(op->a, op->name, 0, err);
+	case OP_CLEAR:
+		return remove_contents(op->a, 0, err);
+	case OP_MERGE:
+		return merge_dir(op->a, op->b, 0, &op->bytes, err);
+	}
+	return 0;
+}
+
+/* The first try, in this process; denied, the second through elevate_fn, on a copy of the
+ * operation in shared memory, where the other process counts its bytes. */
+static int tree_op(struct tree_op *op, uint64_t *bytes, struct aj_err *err)
+{
+	struct aj_err mine = {0}, *e = err ? err : &mine;
+	int r = tree_op_run(op, e);
+
+	if (r < 0 && elevate_fn && (e->errnum == EACCES || e->errnum == EPERM)) {
+		struct tree_op *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
+					      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (shared == MAP_FAILED)
+			return aj_err_sys(e, AJ_LAYER_STATE, "map memory for a second try");
+		*shared = *op;
+		shared->bytes = 0;
+		r = elevate_fn(tree_op_run, shared, e);
+		op->bytes = shared->bytes;
+		munmap(shared, sizeof *shared);
+	}
+	if (bytes)
+		*bytes += op->bytes;
+	return r;
+}
+
+int aj_tree_copy(int src_dir, int dst_dir, uint64_t *bytes, struct aj_err *err)
+{
+	struct tree_op op = {.kind = OP_COPY, .a = src_dir, .b = dst_dir};
+
+	return tree_op(&op, bytes, err);
+}
 
 int aj_tree_remove_at(int parent, const char *name, struct aj_err *err)
 {
-	return remove_at(parent, name, 0, err);
+	struct tree_op op = {.kind = OP_REMOVE, .a = parent, .name = name};
+
+	return tree_op(&op, NULL, err);
 }
 
 static int remove_at(int parent, const char *name, int depth, struct aj_err *err)
@@ -237,10 +302,10 @@ static int remove_contents(int dir, int depth, struct aj_err *err)
 
 int aj_tree_clear(int dir_fd, struct aj_err *err)
 {
-	return remove_contents(dir_fd, 0, err);
-}
+	struct tree_op op = {.kind = OP_CLEAR, .a = dir_fd};
 
-static int merge_dir(int layer, int dst, int depth, uint64_t *bytes, struct aj_err *err);
+	return tree_op(&op, NULL, err);
+}
 
 static int merge_entry(int layer, int dst, const char *name, int depth, uint64_t *bytes,
 		       struct aj_err *err)
@@ -295,7 +360,9 @@ static int merge_dir(int layer, int dst, int depth, uint64_t *bytes, struct aj_e
 
 int aj_tree_merge(int layer_dir, int dst_dir, uint64_t *bytes, struct aj_err *err)
 {
-	return merge_dir(layer_dir, dst_dir, 0, bytes, err);
+	struct tree_op op = {.kind = OP_MERGE, .a = layer_dir, .b = dst_dir};
+
+	return tree_op(&op, bytes, err);
 }
 
 static int size_dir(int dir, int depth, uint64_t *bytes, struct aj_err *err)

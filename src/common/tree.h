@@ -16,6 +16,17 @@
  * inside the sandbox's user namespace, hence the "user." (userxattr) names. */
 #define AJ_OVL_OPAQUE_XATTR "user.overlay.opaque"
 
+/* Runs fn(arg, err) in a process that can act on every file of a sandbox's trees, and waits
+ * for it: rootless with subordinate ids, uid 0 of a user namespace that maps them
+ * (host/subids.h's aj_subids_run()), for files of a sandbox's other ids, which the caller
+ * cannot reach. Set once at start; NULL (the default) when there is no such process. */
+typedef int (*aj_tree_elevate_fn)(int (*fn)(void *arg, struct aj_err *err), void *arg,
+				  struct aj_err *err);
+void aj_tree_set_elevate(aj_tree_elevate_fn elevate);
+
+/* Each operation below that the caller is denied (EACCES, EPERM) runs again through the
+ * elevate function, when one is set. */
+
 /* Copies the tree at src_dir into dst_dir (which must exist and be empty), preserving file
  * types, modes, owners, times, user.* xattrs and overlay whiteouts. Regular files are copied
  * with copy_file_range, which clones blocks where the filesystem can. Adds the bytes copied

@@ -131,6 +131,7 @@ void aj_features_probe_all(struct aj_features *f, const char *cgroup_parent)
 {
 	aj_features_probe(f, cgroup_parent);
 	aj_features_probe_userns(f);
+	aj_subids_probe(&f->subids);
 }
 
 static long read_long(const char *path)

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "cgroup/cgroup.h"
+#include "host/subids.h"
 
 struct aj_features {
 	uid_t uid;
@@ -23,6 +24,7 @@ struct aj_features {
 	bool mount_api;       /* open_tree/move_mount/mount_setattr */
 	int userns;           /* -1 not probed, 0 unavailable, 1 available */
 	char userns_why[512];
+	struct aj_subids subids; /* rootless: probed by aj_features_probe_all() only */
 	char kernel[96];
 	const struct aj_cgroup_env *cgroup;
 };

@@ -37,5 +37,14 @@ json_t *aj_features_json(const struct aj_features *f, const char *version)
 		abi >= 1 ? "" : f->landlock_why, "seccomp", "available", f->seccomp,
 		"default_rules", (int)aj_seccomp_default_rules_count, "detail", f->seccomp_why,
 		"mount_api", f->mount_api, "cgroup", cgroup_json(f->cgroup));
+	if (!f->privileged)
+		json_object_set_new(
+			j, "subordinate_ids",
+			f->subids.on ? json_pack("{s:b, s:I, s:I, s:I}", "available", 1, "first_uid",
+						 (json_int_t)f->subids.sub_uid, "first_gid",
+						 (json_int_t)f->subids.sub_gid, "count",
+						 (json_int_t)AJ_SUBIDS_NEEDED)
+				     : json_pack("{s:b, s:s}", "available", 0, "detail",
+						 f->subids.why));
 	return j;
 }

@@ -78,11 +78,13 @@ int aj_image_root_open(struct aj_images *im, const char *owner, const char *ref,
 		       struct aj_image_root *r, struct aj_err *err)
 {
 	char path[4200];
+	bool flattened = false;
 
 	memset(r, 0, sizeof *r);
 	r->lock_fd = -1;
 	snprintf(r->name, sizeof r->name, "%s", ref);
-	if (aj_images_find(im, owner, ref, &r->rec, &r->config, err) < 0)
+	if (aj_images_check_subids(im, err) < 0 ||
+	    aj_images_find(im, owner, ref, &r->rec, &r->config, err) < 0)
 		return -1;
 	for (size_t i = 0; i < r->rec.layers.n; i++) {
 		if (!aj_images_has_layer(im, r->rec.layers.v[i])) {
@@ -93,7 +95,14 @@ int aj_image_root_open(struct aj_images *im, const char *owner, const char *ref,
 		}
 		aj_images_layer_path(im, r->rec.layers.v[i], path, sizeof path);
 		aj_strv_push(&r->lowers, path);
+		flattened = flattened || aj_images_layer_flattened(im, r->rec.layers.v[i]);
 	}
+	r->subids = im->subids;
+	if (!im->set_owners && !im->subid_layers)
+		snprintf(r->ids_why, sizeof r->ids_why, "%s",
+			 im->subids.on ? "the store's layers were unpacked before this caller had "
+					 "subordinate ids"
+				       : im->subids.why);
 	if (init_layer(im->state_dir, path, sizeof path, err) < 0)
 		return -1;
 	aj_strv_push(&r->lowers, path);
@@ -106,6 +115,9 @@ int aj_image_root_open(struct aj_images *im, const char *owner, const char *ref,
 		.workdir = r->config.workdir,
 		.name = r->name,
 		.digest = r->rec.digest,
+		.subids = im->subid_layers ? &r->subids : NULL,
+		.flattened = flattened,
+		.ids_why = r->ids_why,
 	};
 	return 0;
 }

@@ -25,6 +25,8 @@ struct aj_image_root {
 	struct aj_image_rec rec;
 	struct aj_image_config config;
 	struct aj_strv lowers;
+	struct aj_subids subids; /* the store's, when its layers are unpacked with them */
+	char ids_why[300];  /* rootless without subordinate ids: why not */
 	char name[700];     /* as the caller named it */
 	char rw_dir[4200];  /* the system layer */
 	char run_dir[4200]; /* a one-shot run's directory, removed by close; "" otherwise */

@@ -22,6 +22,83 @@
 #define MANIFEST_MAX (4u << 20)
 #define CONFIG_MAX (8u << 20)
 
+#define FLAT ".flat-"
+
+static bool layers_empty(int dir)
+{
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			return false;
+	return true;
+}
+
+/* Rootless: how this store's layers are unpacked (images/idmap, see store.h). A store that
+ * has layers and no record predates subordinate ids: "single". */
+static int ids_mode(struct aj_images *im, struct aj_err *err)
+{
+	_cleanup_free_ char *path = aj_xasprintf("%s/images/idmap", im->state_dir);
+	_cleanup_free_ char *text = aj_read_file(path, 4096, NULL);
+	char want[128];
+	bool empty = layers_empty(im->layers_dir);
+
+	aj_subids_probe(&im->subids);
+	if (im->subids.on)
+		snprintf(want, sizeof want, "subids %u %u %u %u\n", im->subids.uid, im->subids.gid,
+			 im->subids.sub_uid, im->subids.sub_gid);
+	else
+		snprintf(want, sizeof want, "single\n");
+	if (text && !empty) {
+		im->subid_layers = strncmp(text, "subids ", 7) == 0;
+		if (im->subid_layers && strcmp(text, want) != 0 && im->subids.on) {
+			im->subids.on = false;
+			snprintf(im->subids.why, sizeof im->subids.why,
+				 "the layers were unpacked with the map \"%.*s\", this caller's "
+				 "ranges now give \"%.*s\"",
+				 (int)strcspn(text, "\n"), text, (int)strcspn(want, "\n"), want);
+		}
+		return 0;
+	}
+	if (!text && !empty)
+		snprintf(want, sizeof want, "single\n");
+	im->subid_layers = strncmp(want, "subids ", 7) == 0;
+	if (!text || strcmp(text, want) != 0) {
+		/* Written aside and renamed: a reader sees the old record or the new. */
+		_cleanup_free_ char *tmp = aj_xasprintf("%s/images/" TMP "idmap-%d", im->state_dir,
+							(int)getpid());
+
+		_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+							   O_NOFOLLOW, 0600);
+
+		if (fd < 0 || aj_write_all(fd, want, strlen(want)) < 0 || rename(tmp, path) < 0) {
+			aj_err_sys(err, AJ_LAYER_IMAGE, "write \"%s\"", path);
+			unlink(tmp);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int aj_images_check_subids(const struct aj_images *im, struct aj_err *err)
+{
+	if (!im->subid_layers || im->subids.on)
+		return 0;
+	aj_err_set(err, AJ_LAYER_USERNS, EPERM,
+		   "the image store's layers are owned by subordinate ids, which cannot be "
+		   "mapped now: %s",
+		   im->subids.why);
+	return aj_err_hint(err, "restore the ranges in /etc/subuid and /etc/subgid (and the uidmap "
+				"package), or use another --state-dir");
+}
+
 int aj_images_open(const char *state_dir, struct aj_store *db, struct aj_images *im,
 		   struct aj_err *err)
 {
@@ -37,6 +114,8 @@ int aj_images_open(const char *state_dir, struct aj_store *db, struct aj_images 
 	im->layers_dir = open(layers, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (im->layers_dir < 0)
 		return aj_err_sys(err, AJ_LAYER_IMAGE, "open \"%s\"", layers);
+	if (!im->set_owners && ids_mode(im, err) < 0)
+		return -1;
 	return aj_blobs_open(state_dir, &im->blobs, err);
 }
 
@@ -88,14 +167,27 @@ bool aj_images_has_layer(const struct aj_images *im, const char *diff_id)
 	       S_ISDIR(st.st_mode);
 }
 
+bool aj_images_layer_flattened(const struct aj_images *im, const char *diff_id)
+{
+	char name[100];
+
+	snprintf(name, sizeof name, FLAT "%s", aj_digest_hex(diff_id));
+	return faccessat(im->layers_dir, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 /* Unpacks blob (fd) into layers/tmp and publishes it under its diff_id. -1 leaves tmp for
  * the caller to remove. */
 static int unpack_into(struct aj_images *im, int fd, const char *tmp, const char *diff_id,
 		       const char *what, char learned[AJ_DIGEST_SIZE], struct aj_err *err)
 {
 	char path[4200];
-	struct aj_unpack_opts o = {.set_owners = im->set_owners, .what = what};
+	struct aj_unpack_opts o = {.set_owners = im->set_owners || im->subid_layers,
+				   .subids = im->subid_layers ? &im->subids : NULL,
+				   .what = what};
 	struct aj_unpack_result res;
+
+	if (aj_images_check_subids(im, err) < 0)
+		return -1;
 
 	snprintf(path, sizeof path, "%s/images/layers/%s", im->state_dir, tmp);
 	if (aj_image_unpack(fd, path, &o, &res, err) < 0)
@@ -110,6 +202,18 @@ static int unpack_into(struct aj_images *im, int fd, const char *tmp, const char
 	if (!diff_id && aj_images_has_layer(im, res.diff_id)) {
 		aj_tree_remove_at(im->layers_dir, tmp, NULL);
 		return 0;
+	}
+	/* Before the layer is there: a crash in between leaves a mark of no layer, not a
+	 * flattened layer without its mark. */
+	if (!o.set_owners && res.other_owners) {
+		char flat[100];
+		_cleanup_close_ int mark = -1;
+
+		snprintf(flat, sizeof flat, FLAT "%s", aj_digest_hex(res.diff_id));
+		mark = openat(im->layers_dir, flat, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			      0600);
+		if (mark < 0)
+			return aj_err_sys(err, AJ_LAYER_IMAGE, "mark %s as flattened", what);
 	}
 	if (renameat(im->layers_dir, tmp, im->layers_dir, aj_digest_hex(res.diff_id)) < 0)
 		return aj_err_sys(err, AJ_LAYER_IMAGE, "publish %s", what);
@@ -284,6 +388,25 @@ static bool drop_unkept(const char *name, void *arg)
 	return k->names && !aj_strv_contains(k->names, name);
 }
 
+/* .flat-<hex> marks whose layer is gone (removed, or never published). */
+static void drop_orphan_marks(struct aj_images *im)
+{
+	int fd = openat(im->layers_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	struct stat st;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, FLAT, strlen(FLAT)) &&
+		    fstatat(im->layers_dir, e->d_name + strlen(FLAT), &st, AT_SYMLINK_NOFOLLOW) < 0)
+			unlinkat(im->layers_dir, e->d_name, 0);
+}
+
 int aj_images_gc(struct aj_images *im, bool unused, unsigned *removed, uint64_t *bytes,
 		 struct aj_err *err)
 {
@@ -311,6 +434,7 @@ int aj_images_gc(struct aj_images *im, bool unused, unsigned *removed, uint64_t 
 	if (aj_image_runs_using(im, NULL, &run_used, err) < 0)
 		return -1;
 	sweep_dir(im->layers_dir, drop_unkept, &kl, removed);
+	drop_orphan_marks(im);
 	if (aj_blobs_sweep(&im->blobs, true, removed, err) < 0)
 		return -1;
 	blob_dir = openat(im->blobs.dir, "sha256", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -8,6 +8,10 @@
  *   images/layers/.tmp-<random>/ a layer being unpacked; renamed into place once complete and
  *                                its diff_id checked, so a crash leaves a .tmp directory
  *   images/lock                  flocked, exclusively, by whoever adds or removes anything
+ *   images/idmap                 rootless: how the layers were unpacked, "subids UID GID SUBUID
+ *                                SUBGID" (owners kept, host/subids.h) or "single" (every file
+ *                                the caller's); chosen while the store has no layer
+ *   images/layers/.flat-<hex>    "single" store: the layer had files of other owners
  * An image is recorded only after its blobs and layers are in place: a killed pull or import
  * leaves nothing half-registered, only unreferenced files that aj_images_gc() removes.
  *
@@ -21,6 +25,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "host/subids.h"
 #include "image/blobs.h"
 #include "image/manifest.h"
 #include "state/store.h"
@@ -32,6 +37,11 @@ struct aj_images {
 	int layers_dir;
 	int lock_fd;
 	bool set_owners; /* layers keep the image's ids (root); else every file is the caller's */
+	/* Rootless: the caller's subordinate ids; `subid_layers` when the store's layers are
+	 * unpacked with them (images/idmap), and then `subids.on` says whether they still can
+	 * be mapped as they were (else subids.why). */
+	struct aj_subids subids;
+	bool subid_layers;
 };
 
 int aj_images_open(const char *state_dir, struct aj_store *db, struct aj_images *im,
@@ -44,6 +54,10 @@ void aj_images_unlock(struct aj_images *im);
 /* images/layers/<hex> of a diff_id into buf. */
 void aj_images_layer_path(const struct aj_images *im, const char *diff_id, char *buf, size_t len);
 bool aj_images_has_layer(const struct aj_images *im, const char *diff_id);
+/* A "single" store's layer whose files had owners other than root (.flat-<hex>). */
+bool aj_images_layer_flattened(const struct aj_images *im, const char *diff_id);
+/* Subid store: an error unless this caller can map the layers' owners as they were. */
+int aj_images_check_subids(const struct aj_images *im, struct aj_err *err);
 /* Unpacks the blob into the layer diff_id unless it is there; checks the diff_id. With
  * diff_id NULL (a root filesystem tarball) the layer is named by what it turns out to be,
  * given in learned. `what` names the layer in errors ("layer 2/5"). Holds the lock. */

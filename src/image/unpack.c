@@ -4,10 +4,12 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -175,6 +177,8 @@ static int check_ids(struct unpack *u, struct archive_entry *e)
 	if (uid < 0 || uid > MAX_ID || gid < 0 || gid > MAX_ID)
 		return fail(u, ERANGE, "owner %lld:%lld: a sandbox maps the ids 0-%d",
 			    (long long)uid, (long long)gid, MAX_ID);
+	if (uid != 0 || gid != 0)
+		u->res->other_owners++;
 	return 0;
 }
 
@@ -563,7 +567,11 @@ child(int blob_fd, const char *dir, const struct aj_unpack_opts *o, int out)
 	_cleanup_close_ int dfd = -1;
 
 	memset(&r, 0, sizeof r);
-	r.rc = aj_confine_writer(dir, AJ_CONFINE_CAPS_UNPACK, &r.err);
+	aj_tree_set_elevate(NULL); /* the unpacker acts for its directory alone */
+	/* With subordinate ids, uid 0 of a namespace that maps them sets the owners. */
+	r.rc = o->subids ? aj_subids_child_enter(out, &r.err) : 0;
+	if (r.rc == 0)
+		r.rc = aj_confine_writer(dir, AJ_CONFINE_CAPS_UNPACK, &r.err);
 	if (r.rc == 0) {
 		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		r.rc = dfd < 0 ? aj_err_sys(&r.err, AJ_LAYER_IMAGE, "open \"%s\"", dir)
@@ -580,8 +588,9 @@ int aj_image_unpack(int blob_fd, const char *dir, const struct aj_unpack_opts *o
 	pid_t pid;
 	ssize_t n;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return aj_err_sys(err, AJ_LAYER_IMAGE, "pipe");
+	/* A socket pair: with subordinate ids the child and the parent talk both ways first. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
+		return aj_err_sys(err, AJ_LAYER_IMAGE, "socketpair");
 	pid = fork();
 	if (pid < 0) {
 		close(p[0]);
@@ -593,6 +602,13 @@ int aj_image_unpack(int blob_fd, const char *dir, const struct aj_unpack_opts *o
 		child(blob_fd, dir, o, p[1]);
 	}
 	close(p[1]);
+	if (o->subids && aj_subids_parent_map(o->subids, pid, p[0], err) < 0) {
+		close(p[0]);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+		}
+		return -1;
+	}
 	n = aj_read_full(p[0], &r, sizeof r);
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

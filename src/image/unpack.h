@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "host/subids.h"
 #include "image/digest.h"
 
 #define AJ_UNPACK_MAX_BYTES (64ULL << 30)
@@ -41,6 +42,9 @@
 
 struct aj_unpack_opts {
 	bool set_owners;      /* keep the layer's uids and gids (needs CAP_CHOWN) */
+	/* Rootless: unpack in a user namespace mapping the caller's subordinate ids
+	 * (host/subids.h), owners kept; NULL: in the caller's own. */
+	const struct aj_subids *subids;
 	uint64_t max_bytes;   /* of file data; 0: AJ_UNPACK_MAX_BYTES */
 	uint64_t max_entries; /* 0: AJ_UNPACK_MAX_ENTRIES */
 	const char *what;     /* names the layer in errors ("layer sha256:..."); NULL: "layer" */
@@ -54,6 +58,7 @@ struct aj_unpack_result {
 	uint64_t whiteouts;
 	uint64_t skipped_devices; /* device nodes and sockets not made */
 	uint64_t dropped_xattrs;
+	uint64_t other_owners; /* entries whose owner is not 0:0 */
 };
 
 /* Unpacks the layer read from blob_fd into the empty directory `dir`, in a

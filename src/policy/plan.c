@@ -193,7 +193,7 @@ bool aj_plan_writes_host(const struct aj_plan *p)
 static void capabilities(struct aj_plan *p)
 {
 	p->caps_keep = 0;
-	p->init_root = p->image && (p->privileged || p->uid == 0);
+	p->init_root = p->image && (aj_plan_maps_range(p) || p->uid == 0);
 	if (!p->init_root) {
 		aj_plan_set_layer(p, AJ_PL_CAPS, AJ_LS_ENFORCED,
 				  "every capability dropped (bounding, ambient, effective, "

@@ -22,6 +22,7 @@
 #include "common/err.h"
 #include "common/strv.h"
 #include "host/features.h"
+#include "host/subids.h"
 #include "policy/policy.h"
 
 enum aj_op_kind {
@@ -144,6 +145,12 @@ struct aj_root_spec {
 	const char *user;    /* the config's User; "" or NULL: root */
 	const char *workdir; /* the config's WorkingDir; "" or NULL: none */
 	const char *name, *digest; /* shown in the plan and the report */
+	/* Rootless: the layers were unpacked with the caller's subordinate ids (host/subids.h),
+	 * which the sandbox must map as they were; else with every file the caller's, which
+	 * flattens the image's owners when `flattened` (files of ids other than 0). */
+	const struct aj_subids *subids;
+	bool flattened;
+	const char *ids_why; /* rootless, without subids: why not */
 };
 
 /* What the sandbox is made of, for aj_plan_build_ex(). */
@@ -184,6 +191,9 @@ struct aj_plan {
 	enum aj_tier tier; /* from the policy */
 	/* identity: the sandbox user is uid:gid inside; it is host_uid:host_gid outside */
 	bool privileged;
+	/* Rootless on an image with subordinate ids (host/subids.h): inside 0 is the caller,
+	 * 1-65535 the image's subordinate ids, mapped by newuidmap and newgidmap. */
+	bool subids;
 	uint32_t uid, gid;
 	gid_t groups[32]; /* supplementary groups (an image user's, from its /etc/group) */
 	size_t n_groups;
@@ -237,6 +247,13 @@ struct aj_plan {
 };
 
 /* argv is the command to run (copied). */
+/* Whether the sandbox maps ids 0-65535 (privileged, or rootless with subordinate ids), so
+ * that its users and groups can change; else one id each way. */
+static inline bool aj_plan_maps_range(const struct aj_plan *p)
+{
+	return p->privileged || p->subids;
+}
+
 int aj_plan_build(struct aj_plan *plan, struct aj_policy *pol, const struct aj_features *feat,
 		  char *const *argv, struct aj_err *err);
 /* The same with a layered and/or persistent workspace. */

@@ -219,7 +219,7 @@ int aj_plan_image_user(struct aj_plan *p, struct aj_err *err)
 	p->uid = u.uid;
 	p->gid = u.gid;
 	p->n_groups = 0;
-	for (size_t i = 0; p->privileged && i < u.n_groups; i++)
+	for (size_t i = 0; aj_plan_maps_range(p) && i < u.n_groups; i++)
 		p->groups[p->n_groups++] = (gid_t)u.groups[i];
 	if (!u.found)
 		add_user(p, &u, passwd, group);
@@ -229,12 +229,53 @@ int aj_plan_image_user(struct aj_plan *p, struct aj_err *err)
 	p->user_name = aj_xstrdup(u.name);
 	p->home = aj_xstrdup(u.home[0] == '/' ? u.home : "/");
 	p->shell = aj_xstrdup(u.shell[0] == '/' ? u.shell : "/bin/sh");
+	if (p->subids) {
+		aj_plan_set_layer(p, AJ_PL_USERNS, AJ_LS_ENFORCED,
+				  "sandbox uid %u%s%s%s; the image's ids 0-65535 appear as its own: "
+				  "0 maps to the caller's uid %u, 1-65535 to its subordinate uids "
+				  "from %u (gids: %u, from %u), by newuidmap and newgidmap",
+				  p->uid, u.name[0] ? " (" : "", u.name, u.name[0] ? ")" : "",
+				  r->subids->uid, r->subids->sub_uid, r->subids->gid,
+				  r->subids->sub_gid);
+		return 0;
+	}
+	if (p->privileged) {
+		aj_plan_set_layer(p, AJ_PL_USERNS, AJ_LS_ENFORCED,
+				  "sandbox uid %u%s%s%s maps to an unprivileged host uid range "
+				  "allocated per sandbox; the image's ids 0-65535 appear as its own",
+				  p->uid, u.name[0] ? " (" : "", u.name, u.name[0] ? ")" : "");
+		return 0;
+	}
+	/* Single-id mode: every file appears as the one id mapped. An image whose files have
+	 * other owners (a package manager's own user, a service's) needs them to work as
+	 * built: failing closed unless the caller accepts the flattening. */
+	if (r->flattened) {
+		char probe[600];
+
+		snprintf(probe, sizeof probe,
+			 "image %s has files of owners other than root and the sandbox maps one "
+			 "id (single-id mode: %s), so every file appears as uid %u's and no "
+			 "process can switch to another user",
+			 r->name, r->ids_why && *r->ids_why ? r->ids_why : "no subordinate ids",
+			 p->uid);
+		if (aj_plan_need(p, AJ_PL_USERNS, "subids", NULL, AJ_LAYER_USERNS, probe,
+				 "install uidmap, give the user 65,535 ids in /etc/subuid and "
+				 "/etc/subgid (usermod --add-subuids 100000-165534 "
+				 "--add-subgids 100000-165534 USER), and pull the image into a "
+				 "store that has no layers yet",
+				 err) < 0)
+			return -1;
+		/* The namespace itself holds; what is given up is the image's owners. */
+		aj_plan_set_layer(p, AJ_PL_USERNS, AJ_LS_DEGRADED,
+				  "sandbox uid %u maps to the caller's uid, the one id mapped; the "
+				  "image's other owners are NOT KEPT (single-id mode, accepted by "
+				  "allow_degraded \"subids\"): every file appears as uid %u's",
+				  p->uid, p->uid);
+		return 0;
+	}
 	aj_plan_set_layer(p, AJ_PL_USERNS, AJ_LS_ENFORCED,
-			  p->privileged ? "sandbox uid %u%s%s%s maps to an unprivileged host uid "
-					  "range allocated per sandbox; the image's ids 0-65535 "
-					  "appear as its own"
-					: "sandbox uid %u%s%s%s maps to the caller's uid, the one id "
-					  "mapped: every file of the image appears as that user's",
+			  "sandbox uid %u%s%s%s maps to the caller's uid, the one id mapped "
+			  "(single-id mode): every file of the image appears as that user's",
 			  p->uid, u.name[0] ? " (" : "", u.name, u.name[0] ? ")" : "");
 	return 0;
 }

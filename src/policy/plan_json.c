@@ -162,6 +162,16 @@ static json_t *image_json(const struct aj_plan *p)
 			 p->image->digest, "layers", layers, "system_layer", p->image->rw_dir);
 }
 
+/* The host id of inside id `id` (a uid, or a gid with `gid`). */
+static uint32_t host_id(const struct aj_plan *p, uint32_t id, bool gid)
+{
+	if (p->privileged)
+		return p->id_base + id;
+	if (p->subids && id != 0)
+		return (gid ? p->image->subids->sub_gid : p->image->subids->sub_uid) + id - 1;
+	return gid ? p->host_gid_base : p->id_base;
+}
+
 json_t *aj_plan_to_json(const struct aj_plan *p)
 {
 	json_t *root = json_object(), *ops = json_array(), *layers = json_array();
@@ -181,6 +191,9 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 	}
 	json_object_set_new(root, "sandbox", json_string(p->id));
 	json_object_set_new(root, "mode", json_string(p->privileged ? "privileged" : "rootless"));
+	json_object_set_new(root, "ids", json_string(aj_plan_maps_range(p)
+							   ? (p->subids ? "subids" : "range")
+							   : "single"));
 	json_object_set_new(root, "tier", json_string(aj_plan_tier_name(p->tier)));
 	json_object_set_new(root, "scratch", p->scratch ? json_string(p->scratch) : json_null());
 	/* As root the host range is allocated at launch: null before that (--dry-run). */
@@ -188,14 +201,10 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 	json_object_set_new(root, "user",
 			    json_pack("{s:I, s:I, s:o, s:o}", "uid", (json_int_t)p->uid, "gid",
 				      (json_int_t)p->gid, "host_uid",
-				      known ? json_integer((json_int_t)(p->privileged
-									? p->id_base + p->uid
-									: p->id_base))
+				      known ? json_integer((json_int_t)host_id(p, p->uid, false))
 					    : json_null(),
 				      "host_gid",
-				      known ? json_integer((json_int_t)(p->privileged
-									? p->id_base + p->gid
-									: p->host_gid_base))
+				      known ? json_integer((json_int_t)host_id(p, p->gid, true))
 					    : json_null()));
 	json_object_set_new(json_object_get(root, "user"), "name", json_string(p->user_name));
 	json_object_set_new(json_object_get(root, "user"), "capabilities", caps_json(p->caps_keep));

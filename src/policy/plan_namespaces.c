@@ -48,6 +48,10 @@ static int identity(struct aj_plan *p, struct aj_err *err)
 		p->id_base = f->uid;
 		p->host_gid_base = f->gid;
 		p->id_count = 1;
+		/* An image unpacked with subordinate ids is mapped as it was unpacked. */
+		p->subids = p->image && p->image->subids;
+		if (p->subids)
+			p->id_count = 65536;
 	}
 	aj_plan_set_layer(p, AJ_PL_USERNS, AJ_LS_ENFORCED,
 			  p->privileged ? "sandbox uid %u maps to an unprivileged host uid range "

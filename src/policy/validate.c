@@ -38,7 +38,7 @@ static const char *const kernel_trees[] = {"/proc", "/sys", "/dev"};
  * namespaces tier naming them changes nothing. */
 static const char *const degradable_layers[] = {
 	"landlock", "landlock-net", "landlock-scope", "seccomp", "cgroup", "memory", "cpu",
-	"pids", "uts-namespace", "mount-namespace", "network-namespace",
+	"pids", "uts-namespace", "mount-namespace", "network-namespace", "subids",
 };
 
 static bool is_system_path_or_parent(const char *path)

@@ -48,7 +48,7 @@ int aj_init_user(const struct aj_plan *plan, const char *spec, struct aj_spawn *
 
 	if (plan->init_root && !spec) {
 		sp->as_user = true;
-		sp->set_groups = plan->privileged;
+		sp->set_groups = aj_plan_maps_range(plan);
 		sp->uid = plan->uid;
 		sp->gid = plan->gid;
 		sp->groups = plan->groups;
@@ -74,10 +74,10 @@ int aj_init_user(const struct aj_plan *plan, const char *spec, struct aj_spawn *
 	/* A sandbox on the host's root has one user; rootless, only the one id is mapped. */
 	if (!plan->init_root)
 		return u.uid == plan->uid && u.gid == plan->gid ? 0 : EPERM;
-	if (!plan->privileged && (u.uid != 0 || u.gid != 0))
+	if (!aj_plan_maps_range(plan) && (u.uid != 0 || u.gid != 0))
 		return EPERM;
 	sp->as_user = true;
-	sp->set_groups = plan->privileged;
+	sp->set_groups = aj_plan_maps_range(plan);
 	sp->uid = u.uid;
 	sp->gid = u.gid;
 	sp->n_groups = 0;
@@ -364,7 +364,7 @@ void aj_init_serve(const struct aj_plan *plan, int ctl, int sig_fd)
 	/* An image root's init is uid 0; the files it reads and writes for the supervisor are
 	 * the sandbox user's, checked and owned as if that user did it. */
 	if (plan->init_root && plan->uid != 0) {
-		if (plan->privileged)
+		if (aj_plan_maps_range(plan))
 			setgroups(plan->n_groups, plan->groups);
 		setfsgid(plan->gid);
 		setfsuid(plan->uid);

@@ -13,6 +13,7 @@
 #include "common/cleanup.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
+#include "common/tree.h"
 #include "sandbox/launch_internal.h"
 #include "sandbox/mount.h"
 #include "sandbox/steps.h"
@@ -58,8 +59,9 @@ static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, 
 	 * root's init is its uid 0 with the plan's capabilities, and starts each command as
 	 * its user. */
 	if (plan->init_root
-		    ? aj_step_become_user(0, 0, NULL, 0, plan->privileged, plan->caps_keep, err) < 0
-		    : aj_step_become_user(plan->uid, plan->gid, NULL, 0, plan->privileged, 0,
+		    ? aj_step_become_user(0, 0, NULL, 0, aj_plan_maps_range(plan), plan->caps_keep,
+					  err) < 0
+		    : aj_step_become_user(plan->uid, plan->gid, NULL, 0, aj_plan_maps_range(plan), 0,
 					  err) < 0)
 		return -1;
 	/* 10. The credential change cleared the parent-death signal. */
@@ -298,6 +300,7 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 	clone_errno = errno;
 	if (sb->pid == 0) { /* the child: never returns, so no cleanup runs here */
 		aj_close_fd(&ours);
+		aj_tree_set_elevate(NULL); /* inside, nothing acts for more than the sandbox */
 		sb->ops->child(plan, io, &join, childs);
 	}
 	aj_cgroup_join_close(&join);

@@ -64,6 +64,9 @@ int aj_userns_write_maps(pid_t pid, const struct aj_plan *plan, struct aj_err *e
 {
 	char map[64];
 
+	/* Rootless with subordinate ids: the setuid helpers write what the caller may not. */
+	if (plan->subids)
+		return aj_subids_map(plan->image->subids, pid, err);
 	if (plan->privileged) {
 		snprintf(map, sizeof map, "0 %u %u\n", plan->id_base, plan->id_count);
 		if (write_proc(pid, "uid_map", map, err) < 0)

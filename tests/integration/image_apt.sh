@@ -50,6 +50,15 @@ APT='env -u no_proxy -u NO_PROXY apt-get -q -o Dir::Etc::SourceList=/etc/apt/sou
 is_root || APT="$APT -o APT::Sandbox::User=root"
 SETUP="echo 'deb [trusted=yes] http://127.0.0.1:$PORT ./' >/etc/apt/sources.list.d/test.list"
 
+# Rootless here means single-id mode (the pass's user has no subordinate ids), and Debian's
+# root has files of other owners: refused unless the caller accepts the flattening.
+if ! is_root; then
+	# shellcheck disable=SC2086
+	as run $RF --image debian:12 -- true
+	expect_eq "single-id mode on an image with other owners: refused (exit 125)" "$RC" 125
+	expect_contains "naming the layer and the remedy" "$ERR" "--allow-degraded subids"
+	RF="$RF --allow-degraded subids"
+fi
 # shellcheck disable=SC2086
 as create $RF --name apt-p --image debian:12 --policy "$T/policy.json"
 expect_eq "create --image debian:12 with the repository allowed: exit 0 ($ERR)" "$RC" 0
