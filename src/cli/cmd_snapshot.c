@@ -69,10 +69,11 @@ static json_t *snapshot_json(const struct aj_snapshot_rec *s)
 	aj_format_time_ms((uint64_t)s->created_ms, ts, sizeof ts);
 	for (size_t i = 0; i < s->layers.n; i++)
 		json_array_append_new(layers, json_string(s->layers.v[i]));
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o}", "id", s->id, "name", s->name,
-			 "source", s->source, "state", aj_store_state_name(s->state), "created", ts,
-			 "size_bytes", (json_int_t)s->size_bytes, "retention_ms",
-			 (json_int_t)s->retention_ms, "layers", layers);
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:s?}", "id", s->id, "name",
+			 s->name, "source", s->source, "state", aj_store_state_name(s->state),
+			 "created", ts, "size_bytes", (json_int_t)s->size_bytes, "retention_ms",
+			 (json_int_t)s->retention_ms, "layers", layers, "image",
+			 s->image[0] ? s->image : NULL);
 }
 
 static int cmd_snapshot(const struct aj_verb *v, int argc, char **argv)

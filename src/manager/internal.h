@@ -39,6 +39,9 @@ int aj_mgr_recover_creating(struct aj_mgr *m, unsigned *recovered, struct aj_err
 
 /* How many layers at the bottom of r's stack are its base (what diff compares with). */
 size_t aj_mgr_base_depth(struct aj_mgr *m, const struct aj_sandbox_rec *r);
+/* Whether snapshot s can be the base of a sandbox with this policy (JSON): the same root,
+ * the host's or one image's; else an error naming both. */
+int aj_mgr_snapshot_fits(const struct aj_snapshot_rec *s, const char *policy, struct aj_err *err);
 /* Merges the base layers, and the own layers, of a stack deeper than AJ_MAX_LAYERS (squash.c);
  * r is updated and saved. The sandbox's lock is held by the caller. */
 int aj_mgr_squash(struct aj_mgr *m, struct aj_sandbox_rec *r, struct aj_err *err);

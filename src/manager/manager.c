@@ -267,6 +267,8 @@ static int base_layers(struct aj_mgr *m, const char *snapshot, struct aj_sandbox
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "snapshot \"%s\" is not complete", snapshot);
 		return aj_err_class(err, AJ_ERRC_WRONG_STATE);
 	}
+	if (aj_mgr_snapshot_fits(&s, r->policy, err) < 0)
+		return -1;
 	snprintf(r->base_snapshot, sizeof r->base_snapshot, "%s", s.id);
 	aj_strv_copy(&r->layers, &s.layers);
 	r->base_depth = (int64_t)r->layers.n;
@@ -329,6 +331,21 @@ static int pin_image(struct aj_mgr *m, struct aj_policy *pol, struct aj_images *
 	return 0;
 }
 
+/* create --from a snapshot of an image sandbox, with no image named: the snapshot's (its
+ * layers are that image's system changes). */
+static int snapshot_image(struct aj_mgr *m, const struct aj_create_opts *o, struct aj_err *err)
+{
+	_cleanup_snapshot_rec_ struct aj_snapshot_rec s = AJ_REC_INIT;
+
+	if (!o->from_snapshot || o->policy->rootfs_image)
+		return 0;
+	if (aj_store_snapshot_get(m->store, o->from_snapshot, owner_filter(m), &s, err) < 0)
+		return -1;
+	if (s.image[0])
+		o->policy->rootfs_image = aj_xstrdup(s.image);
+	return 0;
+}
+
 /* The record and the directories under the new sandbox's lock, which goes when it returns;
  * started if asked. An image sandbox's writable layer is its whole root's: its top directory
  * is root's, the workspace a directory in it. */
@@ -337,9 +354,12 @@ static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
 {
 	_cleanup_close_ int lock = -1;
 	struct aj_images im = {.layers_dir = -1, .lock_fd = -1, .blobs.dir = -1};
-	bool image = o->policy->rootfs_image != NULL;
+	bool image;
 	int rc;
 
+	if (snapshot_image(m, o, err) < 0)
+		return -1;
+	image = o->policy->rootfs_image != NULL;
 	rc = pin_image(m, o->policy, &im, err);
 	if (rc == 0 && (fill_new_record(m, o, r, err) < 0 ||
 			base_layers(m, o->from_snapshot, r, err) < 0 ||

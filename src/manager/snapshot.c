@@ -171,6 +171,38 @@ static int reread(struct aj_mgr *m, struct aj_sandbox_rec *r, struct aj_err *err
 	return aj_mgr_get(m, id, r, err);
 }
 
+/* The image the source runs on (its policy names it by digest), "" for the host's root. */
+static void snapshot_image(struct aj_snapshot_rec *s, const char *policy)
+{
+	_cleanup_free_ char *image = aj_policy_text_image(policy);
+
+	snprintf(s->image, sizeof s->image, "%s", image ? image : "");
+}
+
+int aj_mgr_snapshot_fits(const struct aj_snapshot_rec *s, const char *policy, struct aj_err *err)
+{
+	_cleanup_free_ char *image = aj_policy_text_image(policy);
+
+	if (strcmp(s->image, image ? image : "") == 0)
+		return 0;
+	if (!s->image[0])
+		aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+			   "snapshot \"%s\" holds a workspace (its source ran on the host's root), "
+			   "and this sandbox's root is image %s",
+			   s->name, image);
+	else if (!image)
+		aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+			   "snapshot \"%s\" holds the system changes of a sandbox on image %s, and "
+			   "this sandbox runs on the host's root",
+			   s->name, s->image);
+	else
+		aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+			   "snapshot \"%s\" holds the system changes of a sandbox on image %s, not "
+			   "on %s",
+			   s->name, s->image, image);
+	return aj_err_hint(err, "a snapshot goes with the root its layers were made on");
+}
+
 /* The snapshot of r, whose lock the caller holds, under its new layer's lock. */
 static int snapshot_locked(struct aj_mgr *m, struct aj_sandbox_rec *r, const char *name,
 			   int64_t retention_ms, struct aj_snapshot_rec *out, struct aj_err *err)
@@ -188,6 +220,7 @@ static int snapshot_locked(struct aj_mgr *m, struct aj_sandbox_rec *r, const cha
 		snprintf(s.name, sizeof s.name, "%s-%.8s", r->name, s.id);
 	snprintf(s.owner, sizeof s.owner, "%s", r->owner);
 	snprintf(s.source, sizeof s.source, "%s", r->id);
+	snapshot_image(&s, r->policy);
 	s.state = AJ_SS_CREATING;
 	s.created_ms = (int64_t)aj_now_realtime_ms();
 	s.retention_ms = retention_ms;
@@ -352,6 +385,8 @@ int aj_mgr_restore(struct aj_mgr *m, const char *ref, const char *snapshot, stru
 	/* Checked before anything stops; checked again under the lock (restore_intent). */
 	if (aj_store_snapshot_get(m->store, snapshot, owner_of(m), &s, err) < 0 ||
 	    aj_mgr_get(m, ref, &r, err) < 0)
+		return -1;
+	if (aj_mgr_snapshot_fits(&s, r.policy, err) < 0)
 		return -1;
 	was_running = running(&r);
 	snprintf(id, sizeof id, "%s", r.id);

@@ -61,11 +61,11 @@ json_t *aj_srv_sandbox_json(const struct aj_sandbox_rec *r)
 
 json_t *aj_srv_snapshot_json(const struct aj_snapshot_rec *s)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:o}", "id", s->id, "name", s->name,
-			 "source", s->source, "state", aj_store_state_name(s->state), "created",
-			 aj_srv_time_json(s->created_ms), "size_bytes", (json_int_t)s->size_bytes,
-			 "retention_ms", (json_int_t)s->retention_ms, "layers",
-			 strv_json(&s->layers));
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:I, s:o, s:s?}", "id", s->id, "name",
+			 s->name, "source", s->source, "state", aj_store_state_name(s->state),
+			 "created", aj_srv_time_json(s->created_ms), "size_bytes",
+			 (json_int_t)s->size_bytes, "retention_ms", (json_int_t)s->retention_ms,
+			 "layers", strv_json(&s->layers), "image", s->image[0] ? s->image : NULL);
 }
 
 uint64_t aj_srv_policy_memory(const char *policy_json)

@@ -9,7 +9,7 @@
 
 #include "state/internal.h"
 
-#define SNAP_COLS "id, name, owner, source, state, created_ms, retention_ms, size_bytes"
+#define SNAP_COLS "id, name, owner, source, state, created_ms, retention_ms, size_bytes, image"
 
 static int read_snapshot(sqlite3_stmt *st, void *rec, struct aj_err *err)
 {
@@ -25,6 +25,7 @@ static int read_snapshot(sqlite3_stmt *st, void *rec, struct aj_err *err)
 	r->created_ms = sqlite3_column_int64(st, 5);
 	r->retention_ms = sqlite3_column_int64(st, 6);
 	r->size_bytes = sqlite3_column_int64(st, 7);
+	state_col_copy(st, 8, r->image, sizeof r->image);
 	return 0;
 }
 
@@ -58,7 +59,7 @@ int aj_store_snapshot_insert(struct aj_store *s, const struct aj_snapshot_rec *r
 {
 	_cleanup_stmt_ sqlite3_stmt *st =
 		state_prep(s, "INSERT INTO snapshots (" SNAP_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, "
-			      "?6, ?7, ?8)", err);
+			      "?6, ?7, ?8, ?9)", err);
 
 	if (!st)
 		return -1;
@@ -70,6 +71,7 @@ int aj_store_snapshot_insert(struct aj_store *s, const struct aj_snapshot_rec *r
 	sqlite3_bind_int64(st, 6, r->created_ms);
 	sqlite3_bind_int64(st, 7, r->retention_ms);
 	sqlite3_bind_int64(st, 8, r->size_bytes);
+	state_bind_text(st, 9, r->image);
 	if (state_run(s, st, "add the snapshot", err) < 0) {
 		if (err && err->errnum == EEXIST)
 			state_name_taken(err, "snapshot", r->name);

@@ -59,6 +59,12 @@ static const char *const migrations[] = {
 	"CREATE TABLE image_names (owner TEXT NOT NULL, name TEXT NOT NULL, digest TEXT NOT NULL"
 	" REFERENCES images(digest), PRIMARY KEY (owner, name));"
 	"CREATE INDEX image_names_digest ON image_names(digest);",
+	/* 5: the image a snapshot's source ran on (its digest; '' the host's root): the
+	 * snapshot's layers are that image's system changes, not a workspace. Snapshots made
+	 * before learn it from their source while it exists. */
+	"ALTER TABLE snapshots ADD COLUMN image TEXT NOT NULL DEFAULT '';"
+	"UPDATE snapshots SET image = COALESCE((SELECT json_extract(policy, '$.rootfs.image') FROM"
+	" sandboxes WHERE sandboxes.id = snapshots.source), '');",
 };
 
 int state_db_error(struct aj_store *s, struct aj_err *err, const char *what)

@@ -76,6 +76,7 @@ struct aj_snapshot_rec {
 	int64_t created_ms;
 	int64_t retention_ms;
 	int64_t size_bytes;
+	char image[72]; /* the source's image digest: the layers are its root's; "" a workspace */
 	struct aj_strv layers; /* bottom first */
 };
 

@@ -148,8 +148,27 @@ test_persistent() {
 	expect_contains "diff: the workspace file" "$OUT" "A workspace/k"
 	expect_not_contains "diff: no mount point of agentjail's" "$OUT" "etc/hosts"
 	expect_not_contains "diff: nothing from the image" "$OUT" "bin/"
-	as rm -f img-p img-q
+	# A snapshot records the image its layers are the system changes of.
+	as snapshot -n img-snap img-p
+	as snapshots --json
+	check "the snapshot names the image by digest" \
+		sh -c "printf '%s' '$OUT' | grep -q '\"image\": \"sha256:'"
+	# shellcheck disable=SC2086
+	as create $RF --from img-snap --name img-r
+	expect_eq "create --from an image sandbox's snapshot, no --image: exit 0 ($ERR)" "$RC" 0
+	as exec img-r -- sh -c 'cat /tmp/sys; cat /workspace/k'
+	expect_eq "it runs on the snapshot's image, with its system and workspace changes" "$OUT" \
+		"$(printf 's\nk')"
+	# shellcheck disable=SC2086
+	as create $RF --from img-snap --image echo:1 --name img-bad
+	expect_eq "create --from it on another image: refused (125)" "$RC" 125
+	expect_contains "naming both" "$ERR" "holds the system changes of a sandbox on image sha256:"
+	as rm -f img-p img-q img-r
 	as create $RF --name host-p
+	as restore host-p img-snap
+	expect_eq "restore of a host-root sandbox to an image snapshot: refused (125)" "$RC" 125
+	expect_contains "saying why" "$ERR" "this sandbox runs on the host's root"
+	as snapshots rm img-snap
 	as exec -u root host-p -- id -u
 	expect_contains "exec -u root in a sandbox on the host's root: refused, it has one user" \
 		"$ERR" "this sandbox has one user"
