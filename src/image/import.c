@@ -144,9 +144,9 @@ static int copy_entry(struct aj_images *im, struct archive *a, const char *expec
 
 /* ---- the common end: a manifest in the store, its config and layers --------------------- */
 
-static int finish(struct aj_images *im, const char *manifest_digest, const char *source,
-		  const char *name, const struct aj_import_opts *o, struct aj_image_rec *out,
-		  struct aj_err *err)
+static int finish_ex(struct aj_images *im, const char *manifest_digest, const char *source,
+		     const char *name, bool unnamed, const struct aj_import_opts *o,
+		     struct aj_image_rec *out, struct aj_err *err)
 {
 	_cleanup_free_ char *text = NULL, *ctext = NULL;
 	_cleanup_manifest_ struct aj_manifest m = {0};
@@ -176,11 +176,18 @@ static int finish(struct aj_images *im, const char *manifest_digest, const char 
 			return -1;
 		size += (uint64_t)m.layers.v[i].size;
 	}
-	if (!name)
+	if (!name && !unnamed)
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "the image has no name of its own"),
 		       aj_err_hint(err, "name it with --name");
 	return aj_images_register(im, manifest_digest, &m, &c, source, o->owner ? o->owner : "",
 				  name, size, out, err);
+}
+
+static int finish(struct aj_images *im, const char *manifest_digest, const char *source,
+		  const char *name, const struct aj_import_opts *o, struct aj_image_rec *out,
+		  struct aj_err *err)
+{
+	return finish_ex(im, manifest_digest, source, name, false, o, out, err);
 }
 
 /* A manifest for a config and layers the store holds (docker save, a rootfs tarball). */
@@ -202,6 +209,32 @@ static int synthesize(struct aj_images *im, const char *config, const char *cons
 			ls);
 	text = json_dumps(doc, JSON_COMPACT);
 	return aj_blobs_put(&im->blobs, text, strlen(text), out, err);
+}
+
+static const char *layer_type_of(int fd);
+
+int aj_image_commit(struct aj_images *im, const char *config, const struct aj_strv *layers,
+		    const char *source, const char *owner, const char *name,
+		    struct aj_image_rec *out, struct aj_err *err)
+{
+	char cdigest[AJ_DIGEST_SIZE], manifest[AJ_DIGEST_SIZE];
+	const char **types = aj_xcalloc(layers->n + 1, sizeof *types);
+	struct aj_import_opts o = {.owner = owner};
+	int r;
+
+	for (size_t i = 0; i < layers->n; i++) {
+		_cleanup_close_ int fd = aj_blobs_open_blob(&im->blobs, layers->v[i], NULL);
+
+		types[i] = fd >= 0 ? layer_type_of(fd) : AJ_MT_OCI_LAYER_GZIP;
+	}
+	r = aj_blobs_put(&im->blobs, config, strlen(config), cdigest, err);
+	if (r == 0)
+		r = synthesize(im, cdigest, (const char *const *)layers->v, types, layers->n,
+			       manifest, err);
+	free(types);
+	if (r < 0)
+		return -1;
+	return finish_ex(im, manifest, source, name, true, &o, out, err);
 }
 
 /* ---- OCI layouts -------------------------------------------------------------------------- */
@@ -517,10 +550,13 @@ static int import_rootfs(struct aj_images *im, const char *path, const struct aj
 	    aj_images_layer_add(im, blob, NULL, "the root filesystem", diff_id, err) < 0)
 		return -1;
 	aj_image_host_platform(platform, sizeof platform);
-	doc = json_pack("{s:s, s:s, s:{s:[s]}, s:{s:s, s:[s]}}", "architecture",
+	/* A history entry for the layer: builders on top (buildah's too) check that the
+	 * non-empty entries are as many as the layers. */
+	doc = json_pack("{s:s, s:s, s:{s:[s]}, s:{s:s, s:[s]}, s:[{s:s}]}", "architecture",
 			strchr(platform, '/') + 1, "os", "linux", "config", "Env",
 			"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-			"rootfs", "type", "layers", "diff_ids", diff_id);
+			"rootfs", "type", "layers", "diff_ids", diff_id, "history", "created_by",
+			"agentjail image import (a root filesystem tarball)");
 	text = json_dumps(doc, JSON_COMPACT);
 	if (aj_blobs_put(&im->blobs, text, strlen(text), config, err) < 0 ||
 	    synthesize(im, config, layers, types, 1, manifest, err) < 0)

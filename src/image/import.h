@@ -26,6 +26,12 @@ struct aj_import_opts {
 
 int aj_image_import(struct aj_images *im, const char *path, const struct aj_import_opts *o,
 		    struct aj_image_rec *out, struct aj_err *err);
+/* An image made here (agentjail build): its config (JSON text) over layer blobs the store
+ * holds (bottom first), recorded with a manifest and named `name` for owner (NULL: unnamed,
+ * which `image prune` removes when nothing uses it). */
+int aj_image_commit(struct aj_images *im, const char *config, const struct aj_strv *layers,
+		    const char *source, const char *owner, const char *name,
+		    struct aj_image_rec *out, struct aj_err *err);
 /* Writes the image `ref` names (for owner) to `path` as an OCI layout tar; "-": stdout. */
 int aj_image_export(struct aj_images *im, const char *owner, const char *ref, const char *path,
 		    struct aj_err *err);

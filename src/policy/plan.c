@@ -347,6 +347,7 @@ static int workspace(struct aj_plan *p, const struct aj_workspace_spec *ws, stru
 		return 0;
 	p->persistent = ws->persistent;
 	p->image = ws->root;
+	p->no_workspace = ws->root && ws->no_workspace;
 	if (!ws->lowers)
 		return 0;
 	if (ws->lowers->n > AJ_OVL_MAX_LOWERS)

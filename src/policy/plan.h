@@ -153,6 +153,11 @@ struct aj_root_spec {
 	const char *ids_why; /* rootless, without subids: why not */
 };
 
+/* The content of `rel` ("etc/passwd") as the root would show it: the system layer's when
+ * r->rw_dir is set, else the topmost layer's that has it (whiteouts and opaque directories
+ * heeded); a regular file only, at most 1 MiB; NULL when absent. The caller frees. */
+char *aj_root_file(const struct aj_root_spec *r, const char *rel);
+
 /* What the sandbox is made of, for aj_plan_build_ex(). */
 struct aj_workspace_spec {
 	bool persistent;             /* no command: init serves exec and file requests */
@@ -160,6 +165,9 @@ struct aj_workspace_spec {
 	const char *rw_dir;          /* overlay: host directory with upper/ and work/ */
 	bool canonical;
 	const struct aj_root_spec *root; /* NULL: the root is made of the host's system dirs */
+	/* An image build step (agentjail build): the image root alone, no workspace mounted,
+	 * so that nothing but what the step writes lands in its system layer. */
+	bool no_workspace;
 };
 
 struct aj_rlimit {
@@ -237,6 +245,7 @@ struct aj_plan {
 	/* An image root with ids to switch between (privileged, or rootless as root): init is
 	 * uid 0 with caps_keep and starts each command as its user (uid, gid, groups). */
 	bool init_root;
+	bool no_workspace; /* struct aj_workspace_spec's */
 	/* resources */
 	struct aj_cgroup_limits cg_limits;
 	bool use_cgroup;

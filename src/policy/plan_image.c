@@ -126,7 +126,7 @@ static char *layer_file(const char *layer, const char *rel, bool *decided)
 
 /* The image's `rel` as the mounted root will show it: the topmost layer's say, the
  * sandbox's own system layer first. */
-static char *image_file(const struct aj_root_spec *r, const char *rel)
+char *aj_root_file(const struct aj_root_spec *r, const char *rel)
 {
 	char upper[4200];
 	bool decided;
@@ -186,8 +186,8 @@ int aj_plan_image_user(struct aj_plan *p, struct aj_err *err)
 		spec = r->user && *r->user ? r->user : "root";
 		field = "the image's User";
 	}
-	passwd = image_file(r, "etc/passwd");
-	group = image_file(r, "etc/group");
+	passwd = aj_root_file(r, "etc/passwd");
+	group = aj_root_file(r, "etc/group");
 	res = aj_user_resolve(passwd, group, spec, &u);
 	if (res == AJ_USER_NO_USER && strcmp(u.name, p->policy->user_name) == 0 &&
 	    !strchr(spec, ':')) {

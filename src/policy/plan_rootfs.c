@@ -344,20 +344,23 @@ static int user_binds(struct aj_plan *p, struct aj_err *err)
 	unsigned parent = p->privileged ? AJ_OPF_FROM_PARENT : 0;
 	bool ro = pol->workspace_mode == AJ_WS_RO;
 
-	if (p->image && pol->managed)
+	if (p->no_workspace) {
+		/* a build step: the image root alone */
+	} else if (p->image && pol->managed) {
 		/* The root's overlay holds the workspace: a directory of the sandbox user's. */
 		ADD(p, AJ_OP_DIR, pol->workspace, NULL, AJ_OPF_OWNED, ro ? AJ_LL_RX : AJ_LL_RW,
 		    "the sandbox's workspace, in its root (persists across stop/start)");
-	else if (p->ovl.on)
+	} else if (p->ovl.on) {
 		ADD(p, AJ_OP_OVERLAY, pol->workspace, NULL, parent | (ro ? AJ_OPF_RO : 0),
 		    ro ? AJ_LL_RX : AJ_LL_RW,
 		    pol->managed ? "the sandbox's layered workspace (persists across stop/start)"
 				 : "the workspace as an overlay: changes are kept apart from the "
 				   "host directory");
-	else
+	} else {
 		ADD(p, AJ_OP_BIND, pol->workspace, pol->workspace, parent | (ro ? AJ_OPF_RO : 0),
 		    ro ? AJ_LL_RX : AJ_LL_RW, ro ? "the workspace, read-only" : "the workspace");
-	if (pol->protect_git && !ro && !pol->managed && protect_git(p, err) < 0)
+	}
+	if (pol->protect_git && !ro && !pol->managed && !p->no_workspace && protect_git(p, err) < 0)
 		return -1;
 	for (size_t i = 0; i < pol->read_only.n; i++)
 		ADD(p, AJ_OP_BIND, pol->read_only.v[i], pol->read_only.v[i],

@@ -9,7 +9,7 @@
 # Root sets this up in a private mount namespace of the test's own (nsenter into a holder
 # process): copies of /etc/passwd, /etc/subuid and /etc/subgid naming two made-up users are
 # bound over the host's there, and nowhere else. Each agentjail runs as one of those users.
-# timeout: 240
+# timeout: 300
 . "$AJ_ROOT/tests/lib.sh"
 
 if ! is_root; then
@@ -126,6 +126,19 @@ expect_eq "snapshots rm: exit 0 ($ERR)" "$RC" 0
 as $SUB gc
 expect_eq "gc: nothing left to fail on ($ERR)" "$RC" 0
 check "no sandbox directory left" sh -c "[ -z \"\$(ls -A $T/h$SUB/state/sandboxes)\" ]"
+# A build on it: a RUN's layer holds a 0700 directory of uid 100, which the user cannot
+# enter on the host; it is read in a user namespace with the map, owners as the image has.
+mkdir -p "$T/ctx" && chmod 755 "$T/ctx"
+printf 'FROM sub/rich\nRUN mkdir /var/y && echo f > /var/y/f && chown -R 100:100 /var/y && chmod 700 /var/y\nCOPY --chown=app:app note /home/app/note\n' >"$T/ctx/Dockerfile"
+echo note >"$T/ctx/note"
+# shellcheck disable=SC2086
+as $SUB build $RF -t sub/built "$T/ctx"
+expect_eq "build with subordinate ids: exit 0 ($ERR)" "$RC" 0
+# shellcheck disable=SC2086
+as $SUB run $RF --image sub/built -- sh -c 'stat -c %u:%a /var/y; cat /var/y/f; stat -c %u:%g /home/app/note'
+expect_eq "the built image: uid 100's 0700 directory and app's file, as the image has them" \
+	"$OUT" "$(printf '100:700\nf\n1000:1000')"
+as $SUB image rm sub/built
 as $SUB image rm sub/rich
 as $SUB image prune
 expect_eq "image rm and prune: exit 0 ($ERR)" "$RC" 0

@@ -1,0 +1,1371 @@
+#include "build/builder.h"
+
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build/dockerfile.h"
+#include "build/ignore.h"
+#include "build/layer.h"
+#include "build/step.h"
+#include "common/alloc.h"
+#include "common/cleanup.h"
+#include "common/tree.h"
+#include "common/util.h"
+#include "image/digest.h"
+#include "image/import.h"
+#include "image/manifest.h"
+#include "image/ref.h"
+#include "policy/plan.h"
+#include "policy/users.h"
+
+#define DOC_MAX (8u << 20)
+
+struct stage {
+	char *name;               /* FROM ... AS name; NULL */
+	json_t *doc;              /* the image config document */
+	struct aj_strv layers;    /* layer blob digests, bottom first */
+	struct aj_strv shell;     /* SHELL */
+	struct aj_strv args;      /* ARGs in force: "NAME=VALUE" */
+	char key[AJ_DIGEST_SIZE]; /* the cache chain so far */
+	char root[AJ_DIGEST_SIZE]; /* an image of the stage as it is; "" when it changed since */
+};
+
+struct build {
+	const struct aj_build_opts *o;
+	struct aj_images *im;
+	struct aj_dockerfile df;
+	struct aj_ignore ignore;
+	int ctx;                 /* the context directory */
+	const char *file;        /* the Dockerfile's name in messages */
+	struct aj_strv meta;     /* ARGs before the first FROM: "NAME=VALUE" */
+	struct stage *st;
+	size_t n_st;
+	size_t step, steps;
+	char work[4200];         /* STATE/images/build/<random>: steps' system layers */
+	struct aj_err *err;
+};
+
+/* ---- small things ----------------------------------------------------------------------- */
+
+static const char *env_get(const struct aj_strv *v, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = v->n; i-- > 0;)
+		if (!strncmp(v->v[i], name, n) && v->v[i][n] == '=')
+			return v->v[i] + n + 1;
+	return NULL;
+}
+
+static json_t *config_of(struct stage *s)
+{
+	json_t *c = json_object_get(s->doc, "config");
+
+	if (!json_is_object(c)) {
+		c = json_object();
+		json_object_set_new(s->doc, "config", c);
+	}
+	return c;
+}
+
+/* The config's Env as NAME=VALUE strings (borrowed from the document). */
+static const char *config_env(struct stage *s, const char *name)
+{
+	json_t *env = json_object_get(config_of(s), "Env"), *v;
+	size_t n = strlen(name), i;
+	const char *found = NULL;
+
+	json_array_foreach(env, i, v) {
+		const char *kv = json_string_value(v);
+		if (kv && !strncmp(kv, name, n) && kv[n] == '=')
+			found = kv + n + 1;
+	}
+	return found;
+}
+
+struct scope {
+	struct build *b;
+	struct stage *s; /* NULL: before the first FROM */
+};
+
+/* ENV wins over ARG, as docker has it. */
+static const char *lookup(void *arg, const char *name)
+{
+	struct scope *sc = arg;
+	const char *v;
+
+	if (!sc->s)
+		return env_get(&sc->b->meta, name);
+	v = config_env(sc->s, name);
+	return v ? v : env_get(&sc->s->args, name);
+}
+
+static char *expand(struct build *b, struct stage *s, const struct aj_df_insn *in, const char *w)
+{
+	struct scope sc = {b, s};
+	char what[300], *out = NULL;
+
+	snprintf(what, sizeof what, "%s:%u: %s", b->file, in->line, aj_df_kind_name(in->kind));
+	if (aj_df_expand(w, b->df.escape, lookup, &sc, &out, what, b->err) < 0)
+		return NULL;
+	return out;
+}
+
+static int __attribute__((format(printf, 4, 5)))
+insn_fail(struct build *b, const struct aj_df_insn *in, int errnum, const char *fmt, ...)
+{
+	char msg[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return aj_err_set(b->err, AJ_LAYER_USAGE, errnum, "%s:%u: %s: %s", b->file, in->line,
+			  aj_df_kind_name(in->kind), msg);
+}
+
+/* key = sha256(key "\n" what) */
+static void chain(struct stage *s, const char *what)
+{
+	struct aj_hasher *h = aj_hasher_new();
+
+	aj_hasher_update(h, s->key, strlen(s->key));
+	aj_hasher_update(h, "\n", 1);
+	aj_hasher_update(h, what, strlen(what));
+	aj_hasher_final(h, s->key);
+	aj_hasher_free(h);
+}
+
+static void set_strings(json_t *obj, const char *key, const struct aj_strv *v)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, json_string(v->v[i]));
+	json_object_set_new(obj, key, a);
+}
+
+static void history(struct stage *s, const char *by, bool empty)
+{
+	json_t *h = json_object_get(s->doc, "history");
+	char ts[40];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!json_is_array(h)) {
+		h = json_array();
+		json_object_set_new(s->doc, "history", h);
+	}
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_array_append_new(h, json_pack("{s:s, s:s, s:s, s:b}", "created", ts, "created_by", by,
+					   "comment", "agentjail build", "empty_layer", empty));
+}
+
+/* ---- the cache ---------------------------------------------------------------------------- */
+
+static void cache_path(struct build *b, const char *key, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/images/build-cache/%s", b->im->state_dir, aj_digest_hex(key));
+}
+
+/* A cached layer blob for key, still in the store with its layer unpacked. */
+static bool cache_get(struct build *b, const char *key, char blob[AJ_DIGEST_SIZE],
+		      char diff_id[AJ_DIGEST_SIZE])
+{
+	char path[4300];
+	_cleanup_free_ char *text = NULL;
+	char a[AJ_DIGEST_SIZE + 8], d[AJ_DIGEST_SIZE + 8];
+
+	if (b->o->no_cache)
+		return false;
+	cache_path(b, key, path, sizeof path);
+	text = aj_read_file(path, 512, NULL);
+	if (!text || sscanf(text, "%79s %79s", a, d) != 2 || !aj_digest_valid(a) ||
+	    !aj_digest_valid(d) || !aj_blobs_has(&b->im->blobs, a) ||
+	    !aj_images_has_layer(b->im, d))
+		return false;
+	snprintf(blob, AJ_DIGEST_SIZE, "%s", a);
+	snprintf(diff_id, AJ_DIGEST_SIZE, "%s", d);
+	return true;
+}
+
+static void cache_put(struct build *b, const char *key, const char *blob, const char *diff_id)
+{
+	char path[4300], tmp[4400];
+	_cleanup_free_ char *text = aj_xasprintf("%s %s\n", blob, diff_id);
+	_cleanup_close_ int fd = -1;
+
+	cache_path(b, key, path, sizeof path);
+	snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || aj_write_all(fd, text, strlen(text)) < 0 || rename(tmp, path) < 0)
+		unlink(tmp); /* a cache that cannot be written is a cache that misses */
+}
+
+/* ---- images ------------------------------------------------------------------------------- */
+
+/* The stage's layer directories, bottom first. */
+static void layer_dirs(struct build *b, struct stage *s, struct aj_strv *out)
+{
+	json_t *ids = json_object_get(json_object_get(s->doc, "rootfs"), "diff_ids"), *v;
+	size_t i;
+	char path[4200];
+
+	json_array_foreach(ids, i, v) {
+		aj_images_layer_path(b->im, json_string_value(v), path, sizeof path);
+		aj_strv_push(out, path);
+	}
+}
+
+/* The stage as an image of the store (unnamed; the root of a RUN, or the result). */
+static int commit(struct build *b, struct stage *s, const char *name, struct aj_image_rec *out)
+{
+	_cleanup_free_ char *text = NULL;
+	struct aj_image_rec rec = {.layers = AJ_STRV_INIT, .names = AJ_STRV_INIT};
+	int r;
+
+	if (s->root[0] && !name && !out)
+		return 0;
+	text = json_dumps(s->doc, JSON_COMPACT | JSON_SORT_KEYS);
+	if (aj_images_lock(b->im, b->err) < 0)
+		return -1;
+	r = aj_image_commit(b->im, text, &s->layers, "agentjail build", "", name, &rec, b->err);
+	aj_images_unlock(b->im);
+	if (r < 0)
+		return -1;
+	snprintf(s->root, sizeof s->root, "%s", rec.digest);
+	if (out)
+		*out = rec;
+	else
+		aj_image_rec_free(&rec);
+	return 0;
+}
+
+/* A base whose history lists fewer layers than it has (an image made without one) gets an
+ * entry per layer missing, first: builders on top check the two agree. */
+static void complete_history(struct stage *s)
+{
+	json_t *h = json_object_get(s->doc, "history"), *v;
+	size_t i, filled = 0;
+
+	if (!json_is_array(h)) {
+		h = json_array();
+		json_object_set_new(s->doc, "history", h);
+	}
+	json_array_foreach(h, i, v)
+		filled += !json_is_true(json_object_get(v, "empty_layer"));
+	for (; filled < s->layers.n; filled++)
+		json_array_insert_new(h, 0, json_pack("{s:s}", "created_by",
+						       "(a layer of the base image)"));
+}
+
+static int from_image(struct build *b, struct stage *s, const char *ref,
+		      const struct aj_df_insn *in)
+{
+	_cleanup_image_rec_ struct aj_image_rec rec = {0};
+	_cleanup_free_ char *ctext = NULL, *mtext = NULL;
+	_cleanup_manifest_ struct aj_manifest m = {0};
+	size_t clen, mlen;
+	struct aj_err perr;
+
+	if (aj_images_find(b->im, "", ref, &rec, NULL, &perr) < 0) {
+		if (perr.cls != AJ_ERRC_NOT_FOUND) {
+			*b->err = perr;
+			return -1;
+		}
+		fprintf(b->o->out, "  pulling %s\n", ref);
+		if (aj_image_pull(b->im, ref, b->o->pull, &rec, &perr) < 0) {
+			*b->err = perr;
+			return aj_err_prefix(b->err, "%s:%u: FROM %s: not in the store, and the pull "
+					     "failed",
+					     b->file, in->line, ref);
+		}
+	}
+	ctext = aj_blobs_read(&b->im->blobs, rec.config, DOC_MAX, &clen, b->err);
+	mtext = aj_blobs_read(&b->im->blobs, rec.digest, DOC_MAX, &mlen, b->err);
+	if (!ctext || !mtext || aj_manifest_parse(mtext, mlen, "manifest", &m, b->err) < 0)
+		return -1;
+	s->doc = json_loadb(ctext, clen, 0, NULL);
+	if (!json_is_object(s->doc))
+		return aj_err_set(b->err, AJ_LAYER_IMAGE, EINVAL, "image %s: its config is not a "
+				  "JSON object", ref);
+	for (size_t i = 0; i < m.layers.n; i++)
+		aj_strv_push(&s->layers, m.layers.v[i].digest);
+	complete_history(s);
+	snprintf(s->key, sizeof s->key, "%s", rec.digest);
+	snprintf(s->root, sizeof s->root, "%s", rec.digest);
+	return 0;
+}
+
+static void from_scratch(struct stage *s)
+{
+	char platform[96];
+
+	aj_image_host_platform(platform, sizeof platform);
+	s->doc = json_pack("{s:s, s:s, s:{}, s:{s:s, s:[]}}", "architecture",
+			   strchr(platform, '/') + 1, "os", "linux", "config", "rootfs", "type",
+			   "layers", "diff_ids");
+	snprintf(s->key, sizeof s->key, "scratch");
+	s->root[0] = '\0';
+}
+
+static struct stage *stage_named(struct build *b, const char *name)
+{
+	for (size_t i = 0; i < b->n_st; i++)
+		if (b->st[i].name && !strcasecmp(b->st[i].name, name))
+			return &b->st[i];
+	return NULL;
+}
+
+static void stage_copy(struct stage *dst, const struct stage *src)
+{
+	dst->doc = json_deep_copy(src->doc);
+	aj_strv_copy(&dst->layers, &src->layers);
+	aj_strv_copy(&dst->shell, &src->shell);
+	memcpy(dst->key, src->key, sizeof dst->key);
+	memcpy(dst->root, src->root, sizeof dst->root);
+}
+
+static int do_from(struct build *b, const struct aj_df_insn *in)
+{
+	struct scope sc = {b, NULL};
+	_cleanup_free_ char *ref = NULL;
+	struct stage *s, *prev;
+	char what[300];
+
+	snprintf(what, sizeof what, "%s:%u: FROM", b->file, in->line);
+	if (aj_df_expand(in->args.v[0], b->df.escape, lookup, &sc, &ref, what, b->err) < 0)
+		return -1;
+	if (!*ref)
+		return insn_fail(b, in, EINVAL, "%s", "the image is empty (an unset ARG?)");
+	b->st = aj_xrealloc(b->st, (b->n_st + 1) * sizeof *b->st);
+	s = &b->st[b->n_st++];
+	memset(s, 0, sizeof *s);
+	s->layers = s->shell = s->args = (struct aj_strv)AJ_STRV_INIT;
+	if (in->args.n > 1)
+		s->name = aj_xstrdup(in->args.v[1]);
+	prev = stage_named(b, ref);
+	if (prev && prev != s) {
+		stage_copy(s, prev);
+	} else if (!strcmp(ref, "scratch")) {
+		from_scratch(s);
+	} else if (from_image(b, s, ref, in) < 0) {
+		return -1;
+	}
+	if (s->shell.n == 0) {
+		aj_strv_push(&s->shell, "/bin/sh");
+		aj_strv_push(&s->shell, "-c");
+	}
+	return 0;
+}
+
+/* ---- config instructions ------------------------------------------------------------------- */
+
+static void env_set(struct stage *s, const char *name, const char *value)
+{
+	json_t *c = config_of(s), *env = json_object_get(c, "Env"), *v;
+	size_t n = strlen(name), i;
+
+	if (!json_is_array(env)) {
+		env = json_array();
+		json_object_set_new(c, "Env", env);
+	}
+	json_array_foreach(env, i, v) {
+		const char *kv = json_string_value(v);
+		if (kv && !strncmp(kv, name, n) && kv[n] == '=') {
+			json_array_set_new(env, i, json_sprintf("%s=%s", name, value));
+			return;
+		}
+	}
+	json_array_append_new(env, json_sprintf("%s=%s", name, value));
+}
+
+/* "k=v" words: expanded, split at the first '='. */
+static int pairs(struct build *b, struct stage *s, const struct aj_df_insn *in, json_t *labels)
+{
+	for (size_t i = 0; i < in->args.n; i++) {
+		_cleanup_free_ char *kv = expand(b, s, in, in->args.v[i]);
+		char *eq;
+
+		if (!kv)
+			return -1;
+		eq = strchr(kv, '=');
+		if (!eq || eq == kv)
+			return insn_fail(b, in, EINVAL, "\"%s\" is not key=value", kv);
+		*eq = '\0';
+		if (labels)
+			json_object_set_new(labels, kv, json_string(eq + 1));
+		else
+			env_set(s, kv, eq + 1);
+	}
+	return 0;
+}
+
+static int do_arg(struct build *b, struct stage *s, const struct aj_df_insn *in, struct aj_strv *into)
+{
+	for (size_t i = 0; i < in->args.n; i++) {
+		_cleanup_free_ char *w = s ? expand(b, s, in, in->args.v[i]) : NULL;
+		struct scope sc = {b, NULL};
+		char *eq, what[64];
+		const char *v;
+
+		snprintf(what, sizeof what, "%s:%u: ARG", b->file, in->line);
+		if (!s && aj_df_expand(in->args.v[i], b->df.escape, lookup, &sc, &w, what, b->err) < 0)
+			return -1;
+		if (!w)
+			return -1;
+		eq = strchr(w, '=');
+		if (eq)
+			*eq = '\0';
+		if (!*w)
+			return insn_fail(b, in, EINVAL, "%s", "a name is empty");
+		/* --build-arg, else the default given, else the meta ARG of that name. */
+		v = env_get(b->o->build_args, w);
+		if (!v)
+			v = eq ? eq + 1 : s ? env_get(&b->meta, w) : NULL;
+		if (v)
+			aj_strv_pushf(into, "%s=%s", w, v);
+		if (s) {
+			char *c = aj_xasprintf("ARG %s=%s", w, v ? v : "");
+			chain(s, c);
+			free(c);
+		}
+	}
+	return 0;
+}
+
+/* CMD, ENTRYPOINT: the exec form as it is, the shell form under the SHELL. */
+static void command_of(struct stage *s, const struct aj_df_insn *in, struct aj_strv *out)
+{
+	if (in->exec_form) {
+		aj_strv_copy(out, &in->args);
+		return;
+	}
+	aj_strv_copy(out, &s->shell);
+	aj_strv_push(out, in->args.v[0]);
+}
+
+static int add_layer(struct build *b, struct stage *s, const char *blob, const char *diff_id,
+		     const char *by);
+static bool image_stat(struct build *b, struct stage *s, const char *rel, struct stat *st);
+static int parents(struct build *b, struct stage *s, struct aj_layer_writer *lw,
+		   const char *dest, bool self, uid_t uid, gid_t gid);
+static char *clean_dest(const char *path);
+
+/* WORKDIR makes its directory (root's, 0755) when the image lacks it, as docker does: a
+ * layer of that directory and the new ones above it. */
+static int make_workdir(struct build *b, struct stage *s, const char *path)
+{
+	_cleanup_free_ char *rel = clean_dest(path);
+	struct aj_layer_writer lw;
+	struct stat st;
+	char blob[AJ_DIGEST_SIZE];
+
+	if (!*rel || image_stat(b, s, rel, &st))
+		return 0;
+	if (aj_layer_begin(&lw, &b->im->blobs, b->err) < 0)
+		return -1;
+	if (parents(b, s, &lw, rel, true, 0, 0) < 0) {
+		aj_layer_abort(&lw);
+		return -1;
+	}
+	if (aj_layer_commit(&lw, blob) < 0)
+		return -1;
+	return add_layer(b, s, blob, NULL, "the WORKDIR's directory");
+}
+
+static int do_config(struct build *b, struct stage *s, const struct aj_df_insn *in)
+{
+	json_t *c = config_of(s);
+	_cleanup_strv_ struct aj_strv cmd = AJ_STRV_INIT;
+	_cleanup_free_ char *w = NULL;
+
+	switch (in->kind) {
+	case AJ_DF_ENV:
+		return pairs(b, s, in, NULL);
+	case AJ_DF_LABEL: {
+		json_t *labels = json_object_get(c, "Labels");
+		if (!json_is_object(labels)) {
+			labels = json_object();
+			json_object_set_new(c, "Labels", labels);
+		}
+		return pairs(b, s, in, labels);
+	}
+	case AJ_DF_WORKDIR: {
+		const char *old = json_string_value(json_object_get(c, "WorkingDir"));
+		_cleanup_free_ char *path = NULL;
+		if (!(w = expand(b, s, in, in->args.v[0])))
+			return -1;
+		path = w[0] == '/' ? aj_xstrdup(w)
+				   : aj_xasprintf("%s/%s", old && *old ? old : "", w);
+		json_object_set_new(c, "WorkingDir", json_string(path));
+		return make_workdir(b, s, path);
+	}
+	case AJ_DF_USER:
+		if (!(w = expand(b, s, in, in->args.v[0])))
+			return -1;
+		json_object_set_new(c, "User", json_string(w));
+		return 0;
+	case AJ_DF_EXPOSE: {
+		json_t *ports = json_object_get(c, "ExposedPorts");
+		if (!json_is_object(ports)) {
+			ports = json_object();
+			json_object_set_new(c, "ExposedPorts", ports);
+		}
+		for (size_t i = 0; i < in->args.n; i++) {
+			_cleanup_free_ char *p = expand(b, s, in, in->args.v[i]);
+			_cleanup_free_ char *key = NULL;
+			if (!p)
+				return -1;
+			key = strchr(p, '/') ? aj_xstrdup(p) : aj_xasprintf("%s/tcp", p);
+			json_object_set_new(ports, key, json_object());
+		}
+		return 0;
+	}
+	case AJ_DF_VOLUME: {
+		json_t *vols = json_object_get(c, "Volumes");
+		if (!json_is_object(vols)) {
+			vols = json_object();
+			json_object_set_new(c, "Volumes", vols);
+		}
+		for (size_t i = 0; i < in->args.n; i++) {
+			_cleanup_free_ char *p = expand(b, s, in, in->args.v[i]);
+			if (!p)
+				return -1;
+			json_object_set_new(vols, p, json_object());
+		}
+		return 0;
+	}
+	case AJ_DF_STOPSIGNAL:
+		if (!(w = expand(b, s, in, in->args.v[0])))
+			return -1;
+		json_object_set_new(c, "StopSignal", json_string(w));
+		return 0;
+	case AJ_DF_CMD:
+		command_of(s, in, &cmd);
+		set_strings(c, "Cmd", &cmd);
+		return 0;
+	case AJ_DF_ENTRYPOINT:
+		command_of(s, in, &cmd);
+		set_strings(c, "Entrypoint", &cmd);
+		/* docker: a new ENTRYPOINT clears the Cmd inherited from the base */
+		json_object_del(c, "Cmd");
+		return 0;
+	case AJ_DF_SHELL:
+		aj_strv_clear(&s->shell);
+		aj_strv_copy(&s->shell, &in->args);
+		return 0;
+	case AJ_DF_FROM:
+	case AJ_DF_RUN:
+	case AJ_DF_COPY:
+	case AJ_DF_ADD:
+	case AJ_DF_ARG:
+		break;
+	}
+	return 0;
+}
+
+/* ---- layers -------------------------------------------------------------------------------- */
+
+/* A layer blob made by a step: unpacked into the store, added to the stage. */
+static int add_layer(struct build *b, struct stage *s, const char *blob, const char *diff_id,
+		     const char *by)
+{
+	char learned[AJ_DIGEST_SIZE];
+	json_t *rootfs = json_object_get(s->doc, "rootfs"), *ids;
+
+	if (!diff_id) {
+		if (aj_images_lock(b->im, b->err) < 0)
+			return -1;
+		if (aj_images_layer_add(b->im, blob, NULL, by, learned, b->err) < 0) {
+			aj_images_unlock(b->im);
+			return -1;
+		}
+		aj_images_unlock(b->im);
+		diff_id = learned;
+	}
+	if (!json_is_object(rootfs)) {
+		rootfs = json_pack("{s:s, s:[]}", "type", "layers", "diff_ids");
+		json_object_set_new(s->doc, "rootfs", rootfs);
+	}
+	ids = json_object_get(rootfs, "diff_ids");
+	if (!json_is_array(ids)) {
+		ids = json_array();
+		json_object_set_new(rootfs, "diff_ids", ids);
+	}
+	json_array_append_new(ids, json_string(diff_id));
+	aj_strv_push(&s->layers, blob);
+	s->root[0] = '\0';
+	return 0;
+}
+
+/* The diff_id of a layer blob the stage stacks: its config says (same position). */
+static const char *diff_id_of(struct stage *s, size_t i)
+{
+	return json_string_value(json_array_get(
+		json_object_get(json_object_get(s->doc, "rootfs"), "diff_ids"), i));
+}
+
+static char *join_json(const struct aj_strv *v)
+{
+	json_t *a = json_array();
+	char *s;
+
+	for (size_t i = 0; i < v->n; i++)
+		json_array_append_new(a, json_string(v->v[i]));
+	s = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	return s;
+}
+
+static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
+{
+	_cleanup_strv_ struct aj_strv argv = AJ_STRV_INIT;
+	_cleanup_free_ char *what = NULL, *args = NULL, *dir = NULL, *scratch = NULL;
+	_cleanup_free_ char *in_force = join_json(&s->args);
+	json_t *c = config_of(s);
+	const char *user = json_string_value(json_object_get(c, "User"));
+	const char *cwd = json_string_value(json_object_get(c, "WorkingDir"));
+	char blob[AJ_DIGEST_SIZE], diff_id[AJ_DIGEST_SIZE], id[17];
+	int code = 0;
+
+	if (in->exec_form) {
+		aj_strv_copy(&argv, &in->args);
+	} else {
+		aj_strv_copy(&argv, &s->shell);
+		aj_strv_push(&argv, in->args.v[0]);
+	}
+	args = join_json(&argv);
+	what = aj_xasprintf("RUN %s ARGS %s", args, in_force);
+	chain(s, what);
+	if (cache_get(b, s->key, blob, diff_id)) {
+		fprintf(b->o->out, "  --> cached\n");
+		return add_layer(b, s, blob, diff_id, "the cached layer");
+	}
+	if (commit(b, s, NULL, NULL) < 0)
+		return -1;
+	aj_random_hex(id, 8);
+	dir = aj_xasprintf("%s/%s", b->work, id);
+	scratch = aj_xasprintf("%s/%s.ws", b->work, id);
+	if (mkdir(dir, 0700) < 0 || mkdir(scratch, 0755) < 0)
+		return aj_err_sys(b->err, AJ_LAYER_IMAGE, "create the step's directory in \"%s\"",
+				  b->work);
+	struct aj_build_step st = {
+		.state_dir = b->im->state_dir,
+		.image = s->root,
+		.dir = dir,
+		.scratch = scratch,
+		.user = user && *user ? user : "root",
+		.cwd = cwd && *cwd ? cwd : "/",
+		.argv = &argv,
+		.env = &s->args,
+		.policy = b->o->policy,
+	};
+	if (aj_build_step_run(&st, &code, b->err) < 0)
+		return aj_err_prefix(b->err, "%s:%u: RUN", b->file, in->line);
+	if (code != 0)
+		return aj_err_set(b->err, AJ_LAYER_USAGE, 0,
+				  "%s:%u: RUN %s: the command exited with %d", b->file, in->line,
+				  in->exec_form ? args : in->args.v[0], code);
+	if (aj_build_upper_blob(b->im, dir, blob, b->err) < 0 ||
+	    add_layer(b, s, blob, NULL, "the RUN's layer") < 0)
+		return -1;
+	cache_put(b, s->key, blob, diff_id_of(s, s->layers.n - 1));
+	return 0;
+}
+
+/* ---- COPY and ADD ------------------------------------------------------------------------- */
+
+/* A path's entry in the stage's layers, top first: its stat there, or false (absent, or
+ * deleted by a whiteout). Ids as the image has them. */
+static bool image_stat(struct build *b, struct stage *s, const char *rel, struct stat *st)
+{
+	_cleanup_strv_ struct aj_strv dirs = AJ_STRV_INIT;
+
+	layer_dirs(b, s, &dirs);
+	for (size_t i = dirs.n; i-- > 0;) {
+		_cleanup_free_ char *p = aj_xasprintf("%s/%s", dirs.v[i], rel);
+
+		if (fstatat(AT_FDCWD, p, st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISCHR(st->st_mode) && st->st_rdev == 0)
+			return false;
+		/* the store's ids to the image's */
+		if (b->im->subid_layers) {
+			const struct aj_subids *x = &b->im->subids;
+			st->st_uid = st->st_uid == x->uid ? 0 : st->st_uid - x->sub_uid + 1;
+			st->st_gid = st->st_gid == x->gid ? 0 : st->st_gid - x->sub_gid + 1;
+		} else if (!b->im->set_owners) {
+			st->st_uid = 0;
+			st->st_gid = 0;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* The directories above dest (and dest when `self`), as the image has them, or new (0755,
+ * root's): a layer that lists them keeps their modes and owners. */
+static int parents(struct build *b, struct stage *s, struct aj_layer_writer *lw,
+		   const char *dest, bool self, uid_t uid, gid_t gid)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof buf, "%s", dest);
+	for (char *c = buf; *c;) {
+		char *slash = strchr(c, '/');
+		struct stat st;
+
+		if (!slash && !self)
+			break;
+		if (slash)
+			*slash = '\0';
+		if (image_stat(b, s, buf, &st) && S_ISDIR(st.st_mode)) {
+			if (aj_layer_dir(lw, buf, st.st_mode, st.st_uid, st.st_gid,
+					 st.st_mtim.tv_sec) < 0)
+				return -1;
+		} else if (aj_layer_dir(lw, buf, 0755, slash ? 0 : uid, slash ? 0 : gid, 0) < 0) {
+			/* time 0: the same files make the same layer, and hit the cache */
+			return -1;
+		}
+		if (!slash)
+			break;
+		*slash = '/';
+		c = slash + 1;
+	}
+	return 0;
+}
+
+struct skip_ctx {
+	struct build *b;
+	const char *prefix; /* the source's path in the context */
+};
+
+static bool skip_ignored(void *arg, const char *path, bool dir)
+{
+	struct skip_ctx *k = arg;
+	char full[4200];
+
+	(void)dir;
+	snprintf(full, sizeof full, "%s%s%s", k->prefix, *k->prefix ? "/" : "", path);
+	return aj_ignore_match(&k->b->ignore, full);
+}
+
+/* A source path in the context: cleaned, beneath it. */
+static int clean_source(struct build *b, const struct aj_df_insn *in, const char *src, char *out,
+			size_t len)
+{
+	const char *s = src;
+	size_t n;
+
+	while (*s == '/')
+		s++;
+	snprintf(out, len, "%s", s);
+	n = strlen(out);
+	while (n > 1 && out[n - 1] == '/')
+		out[--n] = '\0';
+	if (!strcmp(out, "") || !strcmp(out, "."))
+		snprintf(out, len, ".");
+	for (char *c = out; *c;) {
+		char *slash = strchr(c, '/');
+		size_t l = slash ? (size_t)(slash - c) : strlen(c);
+		if (l == 2 && c[0] == '.' && c[1] == '.')
+			return insn_fail(b, in, EPERM, "\"%s\" leaves the build context", src);
+		c += l + (slash ? 1 : 0);
+		if (!slash)
+			break;
+	}
+	return 0;
+}
+
+static int open_beneath(int dir, const char *path)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+
+	return (int)syscall(SYS_openat2, dir, path, &how, sizeof how);
+}
+
+/* The context's paths a source names: itself, or what its glob matches in its directory. */
+static int expand_glob(struct build *b, const struct aj_df_insn *in, const char *src,
+		       struct aj_strv *out)
+{
+	char clean[4096], dirpart[4096];
+	const char *base;
+	_cleanup_close_ int dfd = -1;
+	DIR *d;
+	struct dirent *de;
+	size_t before = out->n;
+
+	if (clean_source(b, in, src, clean, sizeof clean) < 0)
+		return -1;
+	if (!strpbrk(clean, "*?[")) {
+		aj_strv_push(out, clean);
+		return 0;
+	}
+	base = strrchr(clean, '/');
+	snprintf(dirpart, sizeof dirpart, "%.*s", base ? (int)(base - clean) : 1,
+		 base ? clean : ".");
+	base = base ? base + 1 : clean;
+	if (strpbrk(dirpart, "*?["))
+		return insn_fail(b, in, ENOTSUP, "\"%s\": a pattern in a directory name is not "
+				 "supported", src);
+	dfd = open_beneath(b->ctx, dirpart);
+	if (dfd < 0)
+		return insn_fail(b, in, errno, "\"%s\": no such directory in the context", src);
+	{
+		int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		d = lfd >= 0 ? fdopendir(lfd) : NULL;
+		if (!d) {
+			if (lfd >= 0)
+				close(lfd);
+			return insn_fail(b, in, errno, "list \"%s\"", dirpart);
+		}
+	}
+	while ((de = readdir(d))) {
+		char full[4200];
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !aj_glob_match(base, de->d_name))
+			continue;
+		snprintf(full, sizeof full, "%s%s%s", strcmp(dirpart, ".") ? dirpart : "",
+			 strcmp(dirpart, ".") ? "/" : "", de->d_name);
+		if (!aj_ignore_match(&b->ignore, full))
+			aj_strv_push(out, full);
+	}
+	closedir(d);
+	if (out->n == before)
+		return insn_fail(b, in, ENOENT, "\"%s\" matches nothing in the build context", src);
+	if (out->n - before > 1)
+		qsort(out->v + before, out->n - before, sizeof *out->v,
+		      (int (*)(const void *, const void *))strcmp);
+	return 0;
+}
+
+/* --chown=USER[:GROUP] in the stage's image (names from its passwd and group). */
+static int chown_ids(struct build *b, struct stage *s, const struct aj_df_insn *in, uid_t *uid,
+		     gid_t *gid)
+{
+	const char *flag = aj_df_flag(in, "chown");
+	_cleanup_free_ char *spec = NULL, *passwd = NULL, *group = NULL;
+	_cleanup_strv_ struct aj_strv dirs = AJ_STRV_INIT;
+	struct aj_root_spec r = {.lowers = &dirs};
+	struct aj_user u;
+
+	*uid = 0;
+	*gid = 0;
+	if (!flag)
+		return 0;
+	if (!(spec = expand(b, s, in, flag)))
+		return -1;
+	layer_dirs(b, s, &dirs);
+	passwd = aj_root_file(&r, "etc/passwd");
+	group = aj_root_file(&r, "etc/group");
+	switch (aj_user_resolve(passwd, group, spec, &u)) {
+	case AJ_USER_OK:
+		break;
+	case AJ_USER_NO_USER:
+		return insn_fail(b, in, ENOENT, "--chown=%s: no such user in the image", spec);
+	case AJ_USER_NO_GROUP:
+		return insn_fail(b, in, ENOENT, "--chown=%s: no such group in the image", spec);
+	case AJ_USER_RANGE:
+	default:
+		return insn_fail(b, in, ERANGE, "--chown=%s: beyond ids 0-65535", spec);
+	}
+	*uid = u.uid;
+	*gid = u.gid;
+	return 0;
+}
+
+static int chmod_of(struct build *b, struct stage *s, const struct aj_df_insn *in, int *mode)
+{
+	const char *flag = aj_df_flag(in, "chmod");
+	_cleanup_free_ char *v = NULL;
+	char *end;
+	long m;
+
+	*mode = -1;
+	if (!flag)
+		return 0;
+	if (!(v = expand(b, s, in, flag)))
+		return -1;
+	m = strtol(v, &end, 8);
+	if (!*v || *end || m < 0 || m > 07777)
+		return insn_fail(b, in, EINVAL, "--chmod=%s: expected an octal mode", v);
+	*mode = (int)m;
+	return 0;
+}
+
+/* path cleaned: no leading '/', no "." or empty components, ".." taking one off. */
+static char *clean_dest(const char *path)
+{
+	_cleanup_strv_ struct aj_strv parts = AJ_STRV_INIT;
+	_cleanup_free_ char *copy = aj_xstrdup(path);
+	char *save = NULL, *out = aj_xmalloc(strlen(path) + 1);
+	size_t len = 0;
+
+	for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			if (parts.n) {
+				free(parts.v[--parts.n]);
+				parts.v[parts.n] = NULL;
+			}
+			continue;
+		}
+		aj_strv_push(&parts, tok);
+	}
+	out[0] = '\0';
+	for (size_t i = 0; i < parts.n; i++) {
+		size_t n = strlen(parts.v[i]);
+		if (i)
+			out[len++] = '/';
+		memcpy(out + len, parts.v[i], n + 1);
+		len += n;
+	}
+	return out;
+}
+
+/* The destination: absolute, or relative to WORKDIR; *is_dir when it must be a directory (a
+ * trailing '/', or a directory in the image). */
+static char *destination(struct build *b, struct stage *s, const struct aj_df_insn *in,
+			 bool *is_dir)
+{
+	_cleanup_free_ char *d = expand(b, s, in, in->args.v[in->args.n - 1]);
+	_cleanup_free_ char *full = NULL;
+	const char *wd = json_string_value(json_object_get(config_of(s), "WorkingDir"));
+	char *out;
+	size_t n;
+	struct stat st;
+
+	if (!d)
+		return NULL;
+	n = strlen(d);
+	*is_dir = n == 0 || d[n - 1] == '/' || !strcmp(d, ".") ||
+		  (n >= 2 && !strcmp(d + n - 2, "/."));
+	full = d[0] == '/' ? aj_xstrdup(d) : aj_xasprintf("%s/%s", wd && *wd ? wd : "", d);
+	out = clean_dest(full);
+	if (!*out)
+		*is_dir = true;
+	if (!*is_dir && image_stat(b, s, out, &st) && S_ISDIR(st.st_mode))
+		*is_dir = true;
+	return out;
+}
+
+static int copy_fd(int src, int dst)
+{
+	char buf[64 << 10];
+	ssize_t n;
+
+	while ((n = read(src, buf, sizeof buf)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (aj_write_all(dst, buf, (size_t)n) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A file (or symlink) of the stage's topmost layer that has rel, copied to dir/rel. */
+static int materialize_file(struct build *b, const struct aj_strv *dirs, const char *rel,
+			    const char *dir)
+{
+	for (size_t i = dirs->n; i-- > 0;) {
+		_cleanup_close_ int l = open(dirs->v[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		_cleanup_close_ int src = -1, dst = -1;
+		_cleanup_free_ char *out = aj_xasprintf("%s/%s", dir, rel), *parent = NULL;
+		struct stat st;
+		char *slash;
+
+		if (l < 0 || fstatat(l, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISCHR(st.st_mode) && st.st_rdev == 0)
+			return 0; /* deleted above: absent */
+		parent = aj_xstrdup(out);
+		slash = strrchr(parent, '/');
+		*slash = '\0';
+		aj_mkdir_p(parent, 0755);
+		if (S_ISLNK(st.st_mode)) {
+			char target[4097];
+			ssize_t n = readlinkat(l, rel, target, sizeof target - 1);
+			if (n < 0)
+				return aj_err_sys(b->err, AJ_LAYER_IMAGE, "read the link \"%s\"", rel);
+			target[n] = '\0';
+			return symlink(target, out) < 0
+				       ? aj_err_sys(b->err, AJ_LAYER_IMAGE, "copy \"%s\"", rel)
+				       : 0;
+		}
+		if (!S_ISREG(st.st_mode))
+			return 0;
+		src = openat(l, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		dst = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
+		if (src < 0 || dst < 0 || copy_fd(src, dst) < 0)
+			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "copy \"%s\" from the stage", rel);
+		return 0;
+	}
+	return 0;
+}
+
+/* The stage's tree at rel merged from its layers into dir/rel (COPY --from): a directory
+ * merged bottom up as overlayfs shows it, a file from the topmost layer that has it. */
+static int materialize(struct build *b, struct stage *from, const char *rel, const char *dir)
+{
+	_cleanup_strv_ struct aj_strv dirs = AJ_STRV_INIT;
+	_cleanup_close_ int dst = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat top;
+
+	if (dst < 0)
+		return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", dir);
+	layer_dirs(b, from, &dirs);
+	if (strcmp(rel, ".") && image_stat(b, from, rel, &top) && !S_ISDIR(top.st_mode))
+		return materialize_file(b, &dirs, rel, dir);
+	for (size_t i = 0; i < dirs.n; i++) {
+		_cleanup_close_ int l = open(dirs.v[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		_cleanup_close_ int src = l >= 0 ? open_beneath(l, rel) : -1;
+		struct stat st;
+
+		if (src < 0 || fstat(src, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sd = openat(l, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+								      O_CLOEXEC);
+			_cleanup_close_ int dd = -1;
+			char made[4200];
+
+			snprintf(made, sizeof made, "%s/%s", dir, rel);
+			aj_mkdir_p(made, 0755);
+			dd = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (sd < 0 || dd < 0 || aj_tree_merge(sd, dd, NULL, b->err) < 0)
+				return sd < 0 || dd < 0 ? aj_err_sys(b->err, AJ_LAYER_IMAGE,
+								     "open \"%s\"", rel)
+							: -1;
+		}
+	}
+	return 0;
+}
+
+static int copy_sources(struct build *b, struct stage *s, const struct aj_df_insn *in,
+			struct aj_layer_writer *lw, int root, const struct aj_strv *srcs,
+			const char *dest, bool dest_dir, const struct aj_layer_tree *tmpl,
+			bool archives)
+{
+	for (size_t i = 0; i < srcs->n; i++) {
+		const char *src = srcs->v[i];
+		_cleanup_close_ int fd = open_beneath(root, src);
+		struct stat st;
+		const char *base = strrchr(src, '/');
+		_cleanup_free_ char *at = NULL;
+		struct aj_layer_tree t = *tmpl;
+		struct skip_ctx sk = {b, src};
+
+		base = base ? base + 1 : src;
+		if (fd < 0) {
+			if (errno == EXDEV || errno == ELOOP)
+				return insn_fail(b, in, EPERM,
+						 "\"%s\" leaves the build context (through a symlink)",
+						 src);
+			return insn_fail(b, in, errno, "\"%s\": no such file in the build context",
+					 src);
+		}
+		if (fstat(fd, &st) < 0)
+			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "stat \"%s\"", src);
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+			if (dfd < 0)
+				return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", src);
+			t.dest = dest;
+			t.skip = root == b->ctx ? skip_ignored : NULL;
+			t.skip_arg = &sk;
+			if (!strcmp(src, "."))
+				sk.prefix = "";
+			if (parents(b, s, lw, dest, false, 0, 0) < 0 || aj_layer_tree(lw, dfd, NULL, &t) < 0)
+				return -1;
+			continue;
+		}
+		at = dest_dir ? (*dest ? aj_xasprintf("%s/%s", dest, base) : aj_xstrdup(base))
+			      : aj_xstrdup(dest);
+		t.dest = at;
+		if (archives && S_ISREG(st.st_mode)) {
+			_cleanup_close_ int rfd = openat(root, src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (rfd >= 0 && aj_layer_is_archive(rfd)) {
+				t.dest = dest;
+				if (parents(b, s, lw, dest, true, t.uid, t.gid) < 0 ||
+				    aj_layer_archive(lw, rfd, src, &t) < 0)
+					return -1;
+				continue;
+			}
+		}
+		{
+			_cleanup_close_ int pfd = -1;
+			_cleanup_free_ char *pdir = base == src ? aj_xstrdup(".")
+								: aj_xstrndup(src, (size_t)(base - 1 - src));
+
+			pfd = open_beneath(root, pdir);
+			if (pfd < 0)
+				return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", pdir);
+			{
+				_cleanup_close_ int pd = openat(pfd, ".", O_RDONLY | O_DIRECTORY |
+									     O_CLOEXEC);
+				if (pd < 0 || parents(b, s, lw, at, false, 0, 0) < 0 ||
+				    aj_layer_tree(lw, pd, base, &t) < 0)
+					return pd < 0 ? aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"",
+								   pdir)
+						      : -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in)
+{
+	const char *from_flag = in->kind == AJ_DF_COPY ? aj_df_flag(in, "from") : NULL;
+	_cleanup_strv_ struct aj_strv srcs = AJ_STRV_INIT;
+	_cleanup_free_ char *dest = NULL, *from = NULL, *what = NULL, *tmp = NULL;
+	struct aj_layer_tree t = {.own = true, .chmod = -1, .self = (uid_t)-1};
+	struct aj_layer_writer lw;
+	struct stage *other = NULL;
+	bool dest_dir = false;
+	int root = b->ctx, r;
+	_cleanup_close_ int tmp_fd = -1;
+	char blob[AJ_DIGEST_SIZE], cached[AJ_DIGEST_SIZE], diff_id[AJ_DIGEST_SIZE];
+	char content[AJ_DIGEST_SIZE];
+
+	if (chown_ids(b, s, in, &t.uid, &t.gid) < 0 || chmod_of(b, s, in, &t.chmod) < 0)
+		return -1;
+	if (!(dest = destination(b, s, in, &dest_dir)))
+		return -1;
+	if (from_flag) {
+		if (!(from = expand(b, s, in, from_flag)))
+			return -1;
+		other = stage_named(b, from);
+		if (!other) {
+			char idx[16];
+			for (size_t i = 0; i + 1 < b->n_st; i++) {
+				snprintf(idx, sizeof idx, "%zu", i);
+				if (!strcmp(idx, from))
+					other = &b->st[i];
+			}
+		}
+		if (!other || other == s)
+			return insn_fail(b, in, ENOENT, "--from=%s: no earlier stage of that name",
+					 from);
+	}
+	if (in->args.n > 2)
+		dest_dir = true;
+	for (size_t i = 0; i + 1 < in->args.n; i++) {
+		_cleanup_free_ char *src = expand(b, s, in, in->args.v[i]);
+
+		if (!src)
+			return -1;
+		if (in->kind == AJ_DF_ADD && (strstr(src, "://") || !strncmp(src, "git@", 4)))
+			return insn_fail(b, in, ENOTSUP,
+					 "\"%s\": ADD from a URL is not supported; fetch it in a RUN "
+					 "with --allow-host",
+					 src);
+		if (other) {
+			char clean[4096];
+			if (clean_source(b, in, src, clean, sizeof clean) < 0)
+				return -1;
+			aj_strv_push(&srcs, clean);
+		} else if (expand_glob(b, in, src, &srcs) < 0) {
+			return -1;
+		}
+	}
+	if (srcs.n > 1)
+		dest_dir = true;
+	if (other) {
+		char id[17];
+		aj_random_hex(id, 8);
+		tmp = aj_xasprintf("%s/from-%s", b->work, id);
+		if (mkdir(tmp, 0755) < 0)
+			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "create \"%s\"", tmp);
+		for (size_t i = 0; i < srcs.n; i++)
+			if (materialize(b, other, srcs.v[i], tmp) < 0)
+				return -1;
+		tmp_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (tmp_fd < 0)
+			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", tmp);
+		root = tmp_fd;
+	}
+	if (aj_layer_begin(&lw, &b->im->blobs, b->err) < 0)
+		return -1;
+	r = copy_sources(b, s, in, &lw, root, &srcs, dest, dest_dir, &t, in->kind == AJ_DF_ADD);
+	if (r < 0) {
+		aj_layer_abort(&lw);
+		return -1;
+	}
+	/* The key: the instruction as expanded and what it copies (names, modes, owners, data;
+	 * not times: a touched file is the same file). */
+	aj_layer_content(&lw, content);
+	what = aj_xasprintf("%s %s %s uid=%u gid=%u mode=%d from=%s content=%s",
+			    aj_df_kind_name(in->kind), dest, dest_dir ? "dir" : "file",
+			    (unsigned)t.uid, (unsigned)t.gid, t.chmod, from ? from : "", content);
+	chain(s, what);
+	if (cache_get(b, s->key, cached, diff_id)) {
+		aj_layer_abort(&lw);
+		fprintf(b->o->out, "  --> cached\n");
+		r = add_layer(b, s, cached, diff_id, "the cached layer");
+	} else if (aj_layer_commit(&lw, blob) < 0) {
+		r = -1;
+	} else {
+		r = add_layer(b, s, blob, NULL, "the copied files");
+		if (r == 0)
+			cache_put(b, s->key, blob, diff_id_of(s, s->layers.n - 1));
+	}
+	if (tmp)
+		aj_tree_remove_at(AT_FDCWD, tmp, NULL);
+	return r;
+}
+
+/* ---- the build ----------------------------------------------------------------------------- */
+
+static int step(struct build *b, const struct aj_df_insn *in)
+{
+	struct stage *s = b->n_st ? &b->st[b->n_st - 1] : NULL;
+	struct timespec t0, t1;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	b->step++;
+	fprintf(b->o->out, "STEP %zu/%zu: %s\n", b->step, b->steps, in->text);
+	fflush(b->o->out);
+	switch (in->kind) {
+	case AJ_DF_FROM:
+		r = do_from(b, in);
+		break;
+	case AJ_DF_ARG:
+		r = s ? do_arg(b, s, in, &s->args) : do_arg(b, NULL, in, &b->meta);
+		break;
+	case AJ_DF_RUN:
+		r = do_run(b, s, in);
+		if (r == 0)
+			history(s, in->text, false);
+		break;
+	case AJ_DF_COPY:
+	case AJ_DF_ADD:
+		r = do_copy(b, s, in);
+		if (r == 0)
+			history(s, in->text, false);
+		break;
+	case AJ_DF_ENV:
+	case AJ_DF_WORKDIR:
+	case AJ_DF_USER:
+	case AJ_DF_LABEL:
+	case AJ_DF_EXPOSE:
+	case AJ_DF_CMD:
+	case AJ_DF_ENTRYPOINT:
+	case AJ_DF_SHELL:
+	case AJ_DF_VOLUME:
+	case AJ_DF_STOPSIGNAL:
+	default: {
+		size_t layers = s->layers.n;
+
+		r = do_config(b, s, in);
+		if (r == 0) {
+			_cleanup_free_ char *cfg =
+				json_dumps(json_object_get(s->doc, "config"), JSON_COMPACT | JSON_SORT_KEYS);
+			char *what = aj_xasprintf("%s %s", in->text, cfg ? cfg : "");
+			chain(s, what);
+			free(what);
+			s->root[0] = '\0';
+			/* a WORKDIR that made its directory made a layer */
+			history(s, in->text, s->layers.n == layers);
+		}
+		break;
+	}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (r == 0)
+		fprintf(b->o->out, "  --> %.2fs\n",
+			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	fflush(b->o->out);
+	return r;
+}
+
+static void build_free(struct build *b)
+{
+	for (size_t i = 0; i < b->n_st; i++) {
+		free(b->st[i].name);
+		json_decref(b->st[i].doc);
+		aj_strv_free(&b->st[i].layers);
+		aj_strv_free(&b->st[i].shell);
+		aj_strv_free(&b->st[i].args);
+	}
+	free(b->st);
+	aj_strv_free(&b->meta);
+	aj_ignore_free(&b->ignore);
+	aj_dockerfile_free(&b->df);
+	if (b->ctx >= 0)
+		close(b->ctx);
+	if (b->work[0])
+		aj_tree_remove_at(AT_FDCWD, b->work, NULL);
+}
+
+static int load(struct build *b, struct aj_err *err)
+{
+	const struct aj_build_opts *o = b->o;
+	_cleanup_free_ char *path = NULL, *text = NULL, *ignore = NULL, *cache = NULL;
+	char id[17];
+	size_t len;
+
+	b->ctx = open(o->context, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (b->ctx < 0)
+		return aj_err_sys(err, AJ_LAYER_USAGE, "the build context \"%s\"", o->context);
+	path = o->file ? aj_xstrdup(o->file) : aj_xasprintf("%s/Dockerfile", o->context);
+	b->file = o->file ? o->file : "Dockerfile";
+	text = aj_read_file(path, AJ_DF_MAX_BYTES + 1, &len);
+	if (!text)
+		return aj_err_sys(err, AJ_LAYER_USAGE, "read the Dockerfile \"%s\"", path);
+	if (aj_dockerfile_parse(text, len, b->file, &b->df, err) < 0)
+		return -1;
+	ignore = aj_read_file_at(b->ctx, ".dockerignore", 1 << 20, NULL);
+	aj_ignore_parse(&b->ignore, ignore);
+	b->steps = b->df.n;
+	cache = aj_xasprintf("%s/images/build-cache", b->im->state_dir);
+	aj_random_hex(id, 8);
+	snprintf(b->work, sizeof b->work, "%s/images/build/%s", b->im->state_dir, id);
+	if (aj_mkdir_p(cache, 0700) < 0 || aj_mkdir_p(b->work, 0700) < 0) {
+		b->work[0] = '\0';
+		return aj_err_sys(err, AJ_LAYER_IMAGE, "create \"%s\"", b->im->state_dir);
+	}
+	return 0;
+}
+
+int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_image_rec *out,
+	     struct aj_err *err)
+{
+	struct build b = {.o = o, .im = im, .ctx = -1, .err = err, .meta = AJ_STRV_INIT};
+	struct stage *target;
+	int r = load(&b, err);
+
+	for (size_t i = 0; r == 0 && i < b.df.n; i++)
+		r = step(&b, &b.df.v[i]);
+	if (r == 0) {
+		target = o->target ? stage_named(&b, o->target) : &b.st[b.n_st - 1];
+		if (!target)
+			r = aj_err_set(err, AJ_LAYER_USAGE, ENOENT, "--target %s: no stage of that "
+				       "name", o->target);
+		else
+			r = commit(&b, target, o->tag, out);
+	}
+	build_free(&b);
+	return r;
+}
