@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -17,11 +19,13 @@
 #include "build/dockerfile.h"
 #include "build/ignore.h"
 #include "build/layer.h"
+#include "build/stack.h"
 #include "build/step.h"
 #include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/tree.h"
 #include "common/util.h"
+#include "host/subids.h"
 #include "image/digest.h"
 #include "image/import.h"
 #include "image/manifest.h"
@@ -39,6 +43,10 @@ struct stage {
 	struct aj_strv args;      /* ARGs in force: "NAME=VALUE" */
 	char key[AJ_DIGEST_SIZE]; /* the cache chain so far */
 	char root[AJ_DIGEST_SIZE]; /* an image of the stage as it is; "" when it changed since */
+	/* STATE/images/runs/<id>/lock, held, naming the stage's image as `image prune` reads it:
+	 * what the stage stacks is in use while it builds (image/root.h) */
+	char run_dir[4200];
+	int run_lock;
 };
 
 struct build {
@@ -52,7 +60,8 @@ struct build {
 	struct stage *st;
 	size_t n_st;
 	size_t step, steps;
-	char work[4200];         /* STATE/images/build/<random>: steps' system layers */
+	char work[4200];         /* STATE/images/runs/<random>: steps' system layers, under */
+	int work_lock;           /* its lock, held: gc removes it once the build is gone */
 	struct aj_err *err;
 };
 
@@ -230,27 +239,60 @@ static void layer_dirs(struct build *b, struct stage *s, struct aj_strv *out)
 }
 
 /* The stage as an image of the store (unnamed; the root of a RUN, or the result). */
-static int commit(struct build *b, struct stage *s, const char *name, struct aj_image_rec *out)
+/* The stage's run directory and its lock, naming what it stacks (as a one-shot run's does). */
+static int stage_run_begin(struct build *b, struct stage *s)
+{
+	char id[17];
+	_cleanup_close_ int dfd = -1;
+
+	s->run_lock = -1;
+	aj_random_hex(id, 8);
+	snprintf(s->run_dir, sizeof s->run_dir, "%s/images/runs/%s", b->im->state_dir, id);
+	if (aj_mkdir_p(s->run_dir, 0700) < 0 ||
+	    (dfd = open(s->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (s->run_lock = openat(dfd, "lock", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 ||
+	    flock(s->run_lock, LOCK_EX) < 0)
+		return aj_err_sys(b->err, AJ_LAYER_IMAGE, "create \"%s\"", s->run_dir);
+	return 0;
+}
+
+static void stage_run_mark(struct stage *s)
+{
+	if (s->run_lock >= 0 && ftruncate(s->run_lock, 0) == 0)
+		(void)!pwrite(s->run_lock, s->root, strlen(s->root), 0);
+}
+
+/* The stage as an image of the store (unnamed; the root of a RUN, or the result); under
+ * the store's lock, which the caller holds. */
+static int commit_locked(struct build *b, struct stage *s, const char *name,
+			 struct aj_image_rec *out)
 {
 	_cleanup_free_ char *text = NULL;
 	struct aj_image_rec rec = {.layers = AJ_STRV_INIT, .names = AJ_STRV_INIT};
-	int r;
 
 	if (s->root[0] && !name && !out)
 		return 0;
 	text = json_dumps(s->doc, JSON_COMPACT | JSON_SORT_KEYS);
-	if (aj_images_lock(b->im, b->err) < 0)
-		return -1;
-	r = aj_image_commit(b->im, text, &s->layers, "agentjail build", "", name, &rec, b->err);
-	aj_images_unlock(b->im);
-	if (r < 0)
+	if (aj_image_commit(b->im, text, &s->layers, "agentjail build", "", name, &rec, b->err) < 0)
 		return -1;
 	snprintf(s->root, sizeof s->root, "%s", rec.digest);
+	stage_run_mark(s);
 	if (out)
 		*out = rec;
 	else
 		aj_image_rec_free(&rec);
 	return 0;
+}
+
+static int commit(struct build *b, struct stage *s, const char *name, struct aj_image_rec *out)
+{
+	int r;
+
+	if (aj_images_lock(b->im, b->err) < 0)
+		return -1;
+	r = commit_locked(b, s, name, out);
+	aj_images_unlock(b->im);
+	return r;
 }
 
 /* A base whose history lists fewer layers than it has (an image made without one) gets an
@@ -353,6 +395,7 @@ static int do_from(struct build *b, const struct aj_df_insn *in)
 	b->st = aj_xrealloc(b->st, (b->n_st + 1) * sizeof *b->st);
 	s = &b->st[b->n_st++];
 	memset(s, 0, sizeof *s);
+	s->run_lock = -1;
 	s->layers = s->shell = s->args = (struct aj_strv)AJ_STRV_INIT;
 	if (in->args.n > 1)
 		s->name = aj_xstrdup(in->args.v[1]);
@@ -368,6 +411,9 @@ static int do_from(struct build *b, const struct aj_df_insn *in)
 		aj_strv_push(&s->shell, "/bin/sh");
 		aj_strv_push(&s->shell, "-c");
 	}
+	if (stage_run_begin(b, s) < 0)
+		return -1;
+	stage_run_mark(s);
 	return 0;
 }
 
@@ -459,7 +505,8 @@ static void command_of(struct stage *s, const struct aj_df_insn *in, struct aj_s
 
 static int add_layer(struct build *b, struct stage *s, const char *blob, const char *diff_id,
 		     const char *by);
-static bool image_stat(struct build *b, struct stage *s, const char *rel, struct stat *st);
+static int image_stat(struct build *b, struct stage *s, const char *rel, struct stat *st,
+		      bool *found);
 static int parents(struct build *b, struct stage *s, struct aj_layer_writer *lw,
 		   const char *dest, bool self, uid_t uid, gid_t gid);
 static char *clean_dest(const char *path);
@@ -472,8 +519,13 @@ static int make_workdir(struct build *b, struct stage *s, const char *path)
 	struct aj_layer_writer lw;
 	struct stat st;
 	char blob[AJ_DIGEST_SIZE];
+	bool found = false;
 
-	if (!*rel || image_stat(b, s, rel, &st))
+	if (!*rel)
+		return 0;
+	if (image_stat(b, s, rel, &st, &found) < 0)
+		return -1;
+	if (found)
 		return 0;
 	if (aj_layer_begin(&lw, &b->im->blobs, b->err) < 0)
 		return -1;
@@ -585,16 +637,22 @@ static int add_layer(struct build *b, struct stage *s, const char *blob, const c
 {
 	char learned[AJ_DIGEST_SIZE];
 	json_t *rootfs = json_object_get(s->doc, "rootfs"), *ids;
+	int r;
 
+	/* The layer, and an image of the stage that stacks it, under one hold of the store's
+	 * lock: `image prune` never sees the layer unused. */
+	if (aj_images_lock(b->im, b->err) < 0)
+		return -1;
 	if (!diff_id) {
-		if (aj_images_lock(b->im, b->err) < 0)
-			return -1;
 		if (aj_images_layer_add(b->im, blob, NULL, by, learned, b->err) < 0) {
 			aj_images_unlock(b->im);
 			return -1;
 		}
-		aj_images_unlock(b->im);
 		diff_id = learned;
+	} else if (!aj_images_has_layer(b->im, diff_id) || !aj_blobs_has(&b->im->blobs, blob)) {
+		aj_images_unlock(b->im);
+		return aj_err_set(b->err, AJ_LAYER_IMAGE, ENOENT,
+				  "%s %s went from the store meanwhile (image prune?)", by, blob);
 	}
 	if (!json_is_object(rootfs)) {
 		rootfs = json_pack("{s:s, s:[]}", "type", "layers", "diff_ids");
@@ -608,7 +666,9 @@ static int add_layer(struct build *b, struct stage *s, const char *blob, const c
 	json_array_append_new(ids, json_string(diff_id));
 	aj_strv_push(&s->layers, blob);
 	s->root[0] = '\0';
-	return 0;
+	r = commit_locked(b, s, NULL, NULL);
+	aj_images_unlock(b->im);
+	return r;
 }
 
 /* The diff_id of a layer blob the stage stacks: its config says (same position). */
@@ -688,36 +748,41 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 
 /* ---- COPY and ADD ------------------------------------------------------------------------- */
 
-/* A path's entry in the stage's layers, top first: its stat there, or false (absent, or
- * deleted by a whiteout). Ids as the image has them. */
-static bool image_stat(struct build *b, struct stage *s, const char *rel, struct stat *st)
+/* The store's ids to the image's, for a caller outside the store's user namespace. */
+static void image_ids(struct build *b, struct stat *st)
+{
+	if (b->im->subid_layers && geteuid() != 0) {
+		const struct aj_subids *x = &b->im->subids;
+		st->st_uid = st->st_uid == x->uid ? 0 : st->st_uid - x->sub_uid + 1;
+		st->st_gid = st->st_gid == x->gid ? 0 : st->st_gid - x->sub_gid + 1;
+	} else if (!b->im->set_owners && !b->im->subid_layers) {
+		st->st_uid = 0;
+		st->st_gid = 0;
+	}
+}
+
+/* A path's entry in the stage's image as its root shows it (build/stack.h): *found, and its
+ * stat with the image's ids. -1 when a layer cannot be read. */
+static int image_stat(struct build *b, struct stage *s, const char *rel, struct stat *st,
+		      bool *found)
 {
 	_cleanup_strv_ struct aj_strv dirs = AJ_STRV_INIT;
+	struct aj_stack_entry e;
 
 	layer_dirs(b, s, &dirs);
-	for (size_t i = dirs.n; i-- > 0;) {
-		_cleanup_free_ char *p = aj_xasprintf("%s/%s", dirs.v[i], rel);
-
-		if (fstatat(AT_FDCWD, p, st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISCHR(st->st_mode) && st->st_rdev == 0)
-			return false;
-		/* the store's ids to the image's */
-		if (b->im->subid_layers) {
-			const struct aj_subids *x = &b->im->subids;
-			st->st_uid = st->st_uid == x->uid ? 0 : st->st_uid - x->sub_uid + 1;
-			st->st_gid = st->st_gid == x->gid ? 0 : st->st_gid - x->sub_gid + 1;
-		} else if (!b->im->set_owners) {
-			st->st_uid = 0;
-			st->st_gid = 0;
-		}
-		return true;
+	if (aj_stack_lookup(&dirs, rel, &e, b->err) < 0)
+		return -1;
+	*found = e.found;
+	if (e.found) {
+		*st = e.st;
+		image_ids(b, st);
 	}
-	return false;
+	aj_stack_entry_close(&e);
+	return 0;
 }
 
 /* The directories above dest (and dest when `self`), as the image has them, or new (0755,
- * root's): a layer that lists them keeps their modes and owners. */
+ * root's; dest itself uid:gid): a layer that lists them keeps their modes and owners. */
 static int parents(struct build *b, struct stage *s, struct aj_layer_writer *lw,
 		   const char *dest, bool self, uid_t uid, gid_t gid)
 {
@@ -727,12 +792,15 @@ static int parents(struct build *b, struct stage *s, struct aj_layer_writer *lw,
 	for (char *c = buf; *c;) {
 		char *slash = strchr(c, '/');
 		struct stat st;
+		bool found;
 
 		if (!slash && !self)
 			break;
 		if (slash)
 			*slash = '\0';
-		if (image_stat(b, s, buf, &st) && S_ISDIR(st.st_mode)) {
+		if (image_stat(b, s, buf, &st, &found) < 0)
+			return -1;
+		if (found && S_ISDIR(st.st_mode)) {
 			if (aj_layer_dir(lw, buf, st.st_mode, st.st_uid, st.st_gid,
 					 st.st_mtim.tv_sec) < 0)
 				return -1;
@@ -750,7 +818,7 @@ static int parents(struct build *b, struct stage *s, struct aj_layer_writer *lw,
 
 struct skip_ctx {
 	struct build *b;
-	const char *prefix; /* the source's path in the context */
+	const char *prefix; /* the source's path in the context ("" its top) */
 };
 
 static bool skip_ignored(void *arg, const char *path, bool dir)
@@ -763,84 +831,111 @@ static bool skip_ignored(void *arg, const char *path, bool dir)
 	return aj_ignore_match(&k->b->ignore, full);
 }
 
-/* A source path in the context: cleaned, beneath it. */
-static int clean_source(struct build *b, const struct aj_df_insn *in, const char *src, char *out,
-			size_t len)
+/* path cleaned: no leading '/', no "." or empty components; ".." taking one off when
+ * `dotdot`, else making it refused (-1). "" is the top. */
+static int clean_path(const char *path, bool dotdot, char **out)
 {
-	const char *s = src;
-	size_t n;
+	_cleanup_strv_ struct aj_strv parts = AJ_STRV_INIT;
+	_cleanup_free_ char *copy = aj_xstrdup(path);
+	char *save = NULL, *o = aj_xmalloc(strlen(path) + 1);
+	size_t len = 0;
 
-	while (*s == '/')
-		s++;
-	snprintf(out, len, "%s", s);
-	n = strlen(out);
-	while (n > 1 && out[n - 1] == '/')
-		out[--n] = '\0';
-	if (!strcmp(out, "") || !strcmp(out, "."))
-		snprintf(out, len, ".");
-	for (char *c = out; *c;) {
-		char *slash = strchr(c, '/');
-		size_t l = slash ? (size_t)(slash - c) : strlen(c);
-		if (l == 2 && c[0] == '.' && c[1] == '.')
-			return insn_fail(b, in, EPERM, "\"%s\" leaves the build context", src);
-		c += l + (slash ? 1 : 0);
-		if (!slash)
-			break;
+	for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(tok, "."))
+			continue;
+		if (!strcmp(tok, "..")) {
+			if (!dotdot) {
+				free(o);
+				return -1;
+			}
+			if (parts.n) {
+				free(parts.v[--parts.n]);
+				parts.v[parts.n] = NULL;
+			}
+			continue;
+		}
+		aj_strv_push(&parts, tok);
 	}
+	o[0] = '\0';
+	for (size_t i = 0; i < parts.n; i++) {
+		size_t n = strlen(parts.v[i]);
+		if (i)
+			o[len++] = '/';
+		memcpy(o + len, parts.v[i], n + 1);
+		len += n;
+	}
+	*out = o;
 	return 0;
 }
 
-static int open_beneath(int dir, const char *path)
+static char *clean_dest(const char *path)
 {
-	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+	char *out = NULL;
 
-	return (int)syscall(SYS_openat2, dir, path, &how, sizeof how);
+	clean_path(path, true, &out);
+	return out;
 }
 
-/* The context's paths a source names: itself, or what its glob matches in its directory. */
+/* A source path, cleaned; ".." refused (it leaves the context, or the stage's root). */
+static int clean_source(struct build *b, const struct aj_df_insn *in, const char *src,
+			char **out)
+{
+	if (clean_path(src, false, out) < 0)
+		return insn_fail(b, in, EPERM, "\"%s\" leaves the build context", src);
+	return 0;
+}
+
+/* openat2 beneath dir: no "..", absolute or escaping symlink gets out. */
+static int open_beneath(int dir, const char *path, int flags)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+
+	return (int)syscall(SYS_openat2, dir, *path ? path : ".", &how, sizeof how);
+}
+
+/* The context's paths a source names: itself, or what its glob matches in its directory;
+ * a path .dockerignore leaves out is not in the context. */
 static int expand_glob(struct build *b, const struct aj_df_insn *in, const char *src,
 		       struct aj_strv *out)
 {
-	char clean[4096], dirpart[4096];
+	_cleanup_free_ char *clean = NULL, *dirpart = NULL;
 	const char *base;
 	_cleanup_close_ int dfd = -1;
 	DIR *d;
 	struct dirent *de;
 	size_t before = out->n;
 
-	if (clean_source(b, in, src, clean, sizeof clean) < 0)
+	if (clean_source(b, in, src, &clean) < 0)
 		return -1;
 	if (!strpbrk(clean, "*?[")) {
+		if (*clean && aj_ignore_match(&b->ignore, clean))
+			return insn_fail(b, in, ENOENT,
+					 "\"%s\" is left out of the build context by .dockerignore",
+					 src);
 		aj_strv_push(out, clean);
 		return 0;
 	}
 	base = strrchr(clean, '/');
-	snprintf(dirpart, sizeof dirpart, "%.*s", base ? (int)(base - clean) : 1,
-		 base ? clean : ".");
+	dirpart = base ? aj_xstrndup(clean, (size_t)(base - clean)) : aj_xstrdup("");
 	base = base ? base + 1 : clean;
 	if (strpbrk(dirpart, "*?["))
-		return insn_fail(b, in, ENOTSUP, "\"%s\": a pattern in a directory name is not "
-				 "supported", src);
-	dfd = open_beneath(b->ctx, dirpart);
+		return insn_fail(b, in, ENOTSUP,
+				 "\"%s\": a pattern in a directory name is not supported", src);
+	dfd = open_beneath(b->ctx, dirpart, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
 		return insn_fail(b, in, errno, "\"%s\": no such directory in the context", src);
-	{
-		int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		d = lfd >= 0 ? fdopendir(lfd) : NULL;
-		if (!d) {
-			if (lfd >= 0)
-				close(lfd);
-			return insn_fail(b, in, errno, "list \"%s\"", dirpart);
-		}
-	}
+	d = fdopendir(dfd);
+	if (!d)
+		return insn_fail(b, in, errno, "list \"%s\"", *dirpart ? dirpart : ".");
+	dfd = -1; /* the DIR has it */
 	while ((de = readdir(d))) {
 		char full[4200];
+
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !aj_glob_match(base, de->d_name))
 			continue;
-		snprintf(full, sizeof full, "%s%s%s", strcmp(dirpart, ".") ? dirpart : "",
-			 strcmp(dirpart, ".") ? "/" : "", de->d_name);
+		snprintf(full, sizeof full, "%s%s%s", dirpart, *dirpart ? "/" : "", de->d_name);
 		if (!aj_ignore_match(&b->ignore, full))
 			aj_strv_push(out, full);
 	}
@@ -907,39 +1002,8 @@ static int chmod_of(struct build *b, struct stage *s, const struct aj_df_insn *i
 	return 0;
 }
 
-/* path cleaned: no leading '/', no "." or empty components, ".." taking one off. */
-static char *clean_dest(const char *path)
-{
-	_cleanup_strv_ struct aj_strv parts = AJ_STRV_INIT;
-	_cleanup_free_ char *copy = aj_xstrdup(path);
-	char *save = NULL, *out = aj_xmalloc(strlen(path) + 1);
-	size_t len = 0;
-
-	for (char *tok = strtok_r(copy, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(tok, "."))
-			continue;
-		if (!strcmp(tok, "..")) {
-			if (parts.n) {
-				free(parts.v[--parts.n]);
-				parts.v[parts.n] = NULL;
-			}
-			continue;
-		}
-		aj_strv_push(&parts, tok);
-	}
-	out[0] = '\0';
-	for (size_t i = 0; i < parts.n; i++) {
-		size_t n = strlen(parts.v[i]);
-		if (i)
-			out[len++] = '/';
-		memcpy(out + len, parts.v[i], n + 1);
-		len += n;
-	}
-	return out;
-}
-
 /* The destination: absolute, or relative to WORKDIR; *is_dir when it must be a directory (a
- * trailing '/', or a directory in the image). */
+ * trailing '/'; copy_job_run() also makes it one when the image has a directory there). */
 static char *destination(struct build *b, struct stage *s, const struct aj_df_insn *in,
 			 bool *is_dir)
 {
@@ -948,7 +1012,6 @@ static char *destination(struct build *b, struct stage *s, const struct aj_df_in
 	const char *wd = json_string_value(json_object_get(config_of(s), "WorkingDir"));
 	char *out;
 	size_t n;
-	struct stat st;
 
 	if (!d)
 		return NULL;
@@ -959,194 +1022,183 @@ static char *destination(struct build *b, struct stage *s, const struct aj_df_in
 	out = clean_dest(full);
 	if (!*out)
 		*is_dir = true;
-	if (!*is_dir && image_stat(b, s, out, &st) && S_ISDIR(st.st_mode))
-		*is_dir = true;
 	return out;
 }
 
-static int copy_fd(int src, int dst)
+/* A layer name a COPY cannot give: ".wh." names are whiteouts in a layer. */
+static int check_name(struct build *b, const struct aj_df_insn *in, const char *path)
 {
-	char buf[64 << 10];
-	ssize_t n;
+	const char *base = strrchr(path, '/');
 
-	while ((n = read(src, buf, sizeof buf)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (aj_write_all(dst, buf, (size_t)n) < 0)
-			return -1;
-	}
+	base = base ? base + 1 : path;
+	if (!strncmp(base, ".wh.", 4))
+		return insn_fail(b, in, EINVAL,
+				 "\"%s\": a name starting with \".wh.\" is a whiteout in an image "
+				 "layer, not a file",
+				 path);
 	return 0;
 }
 
-/* A file (or symlink) of the stage's topmost layer that has rel, copied to dir/rel. */
-static int materialize_file(struct build *b, const struct aj_strv *dirs, const char *rel,
-			    const char *dir)
-{
-	for (size_t i = dirs->n; i-- > 0;) {
-		_cleanup_close_ int l = open(dirs->v[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		_cleanup_close_ int src = -1, dst = -1;
-		_cleanup_free_ char *out = aj_xasprintf("%s/%s", dir, rel), *parent = NULL;
-		struct stat st;
-		char *slash;
+/* What one COPY or ADD writes: its sources (in the context, or in a stage), where, as what. */
+struct copy_job {
+	struct build *b;
+	struct stage *s, *from;
+	const struct aj_df_insn *in;
+	const struct aj_strv *srcs;
+	const char *dest;
+	bool dest_dir, archives;
+	struct aj_layer_tree t;
+	/* results */
+	char blob[AJ_DIGEST_SIZE], content[AJ_DIGEST_SIZE];
+};
 
-		if (l < 0 || fstatat(l, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISCHR(st.st_mode) && st.st_rdev == 0)
-			return 0; /* deleted above: absent */
-		parent = aj_xstrdup(out);
-		slash = strrchr(parent, '/');
-		*slash = '\0';
-		aj_mkdir_p(parent, 0755);
-		if (S_ISLNK(st.st_mode)) {
-			char target[4097];
-			ssize_t n = readlinkat(l, rel, target, sizeof target - 1);
-			if (n < 0)
-				return aj_err_sys(b->err, AJ_LAYER_IMAGE, "read the link \"%s\"", rel);
-			target[n] = '\0';
-			return symlink(target, out) < 0
-				       ? aj_err_sys(b->err, AJ_LAYER_IMAGE, "copy \"%s\"", rel)
-				       : 0;
-		}
-		if (!S_ISREG(st.st_mode))
-			return 0;
-		src = openat(l, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		dst = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
-		if (src < 0 || dst < 0 || copy_fd(src, dst) < 0)
-			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "copy \"%s\" from the stage", rel);
-		return 0;
-	}
-	return 0;
-}
-
-/* The stage's tree at rel merged from its layers into dir/rel (COPY --from): a directory
- * merged bottom up as overlayfs shows it, a file from the topmost layer that has it. */
-static int materialize(struct build *b, struct stage *from, const char *rel, const char *dir)
+/* A source of another stage: its entry in the stage's layers, written as t says. */
+static int copy_from_stage(struct copy_job *j, struct aj_layer_writer *lw, const char *src)
 {
+	struct build *b = j->b;
 	_cleanup_strv_ struct aj_strv dirs = AJ_STRV_INIT;
-	_cleanup_close_ int dst = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct stat top;
+	_cleanup_free_ char *at = NULL;
+	struct aj_layer_tree t = j->t;
+	struct aj_stack_entry e;
+	const char *base = strrchr(src, '/');
+	int r;
 
-	if (dst < 0)
-		return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", dir);
-	layer_dirs(b, from, &dirs);
-	if (strcmp(rel, ".") && image_stat(b, from, rel, &top) && !S_ISDIR(top.st_mode))
-		return materialize_file(b, &dirs, rel, dir);
-	for (size_t i = 0; i < dirs.n; i++) {
-		_cleanup_close_ int l = open(dirs.v[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		_cleanup_close_ int src = l >= 0 ? open_beneath(l, rel) : -1;
-		struct stat st;
-
-		if (src < 0 || fstat(src, &st) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int sd = openat(l, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-								      O_CLOEXEC);
-			_cleanup_close_ int dd = -1;
-			char made[4200];
-
-			snprintf(made, sizeof made, "%s/%s", dir, rel);
-			aj_mkdir_p(made, 0755);
-			dd = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (sd < 0 || dd < 0 || aj_tree_merge(sd, dd, NULL, b->err) < 0)
-				return sd < 0 || dd < 0 ? aj_err_sys(b->err, AJ_LAYER_IMAGE,
-								     "open \"%s\"", rel)
-							: -1;
-		}
+	layer_dirs(b, j->from, &dirs);
+	if (aj_stack_lookup(&dirs, src, &e, b->err) < 0)
+		return -1;
+	if (!e.found) {
+		aj_stack_entry_close(&e);
+		return insn_fail(b, j->in, ENOENT, "\"/%s\": no such file in the stage %s", src,
+				 j->from->name ? j->from->name : "");
 	}
-	return 0;
+	base = base ? base + 1 : src;
+	if (S_ISDIR(e.st.st_mode)) {
+		struct stat st = e.st;
+
+		image_ids(b, &st);
+		t.dest = j->dest;
+		r = parents(b, j->s, lw, j->dest, false, 0, 0);
+		if (r == 0 && *j->dest)
+			r = aj_layer_dir(lw, j->dest, st.st_mode & 07777, t.uid, t.gid,
+					 st.st_mtim.tv_sec);
+		if (r == 0)
+			r = aj_layer_merged(lw, e.dirs, e.n_dirs, &t);
+	} else {
+		at = j->dest_dir ? (*j->dest ? aj_xasprintf("%s/%s", j->dest, base)
+					     : aj_xstrdup(base))
+				 : aj_xstrdup(j->dest);
+		t.dest = at;
+		r = parents(b, j->s, lw, at, false, 0, 0);
+		if (r == 0)
+			r = aj_layer_tree(lw, e.parent, e.name, &t);
+	}
+	aj_stack_entry_close(&e);
+	return r;
 }
 
-static int copy_sources(struct build *b, struct stage *s, const struct aj_df_insn *in,
-			struct aj_layer_writer *lw, int root, const struct aj_strv *srcs,
-			const char *dest, bool dest_dir, const struct aj_layer_tree *tmpl,
-			bool archives)
+/* A source of the context, beneath it. */
+static int copy_from_context(struct copy_job *j, struct aj_layer_writer *lw, const char *src)
 {
-	for (size_t i = 0; i < srcs->n; i++) {
-		const char *src = srcs->v[i];
-		_cleanup_close_ int fd = open_beneath(root, src);
-		struct stat st;
-		const char *base = strrchr(src, '/');
-		_cleanup_free_ char *at = NULL;
-		struct aj_layer_tree t = *tmpl;
-		struct skip_ctx sk = {b, src};
+	struct build *b = j->b;
+	_cleanup_close_ int fd = open_beneath(b->ctx, src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	_cleanup_free_ char *at = NULL, *pdir = NULL;
+	struct aj_layer_tree t = j->t;
+	struct skip_ctx sk = {b, src};
+	const char *base = strrchr(src, '/');
+	struct stat st;
 
-		base = base ? base + 1 : src;
-		if (fd < 0) {
-			if (errno == EXDEV || errno == ELOOP)
-				return insn_fail(b, in, EPERM,
-						 "\"%s\" leaves the build context (through a symlink)",
-						 src);
-			return insn_fail(b, in, errno, "\"%s\": no such file in the build context",
-					 src);
-		}
-		if (fstat(fd, &st) < 0)
-			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "stat \"%s\"", src);
-		if (S_ISDIR(st.st_mode)) {
-			_cleanup_close_ int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-			if (dfd < 0)
-				return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", src);
-			t.dest = dest;
-			t.skip = root == b->ctx ? skip_ignored : NULL;
-			t.skip_arg = &sk;
-			if (!strcmp(src, "."))
-				sk.prefix = "";
-			if (parents(b, s, lw, dest, false, 0, 0) < 0 || aj_layer_tree(lw, dfd, NULL, &t) < 0)
-				return -1;
-			continue;
-		}
-		at = dest_dir ? (*dest ? aj_xasprintf("%s/%s", dest, base) : aj_xstrdup(base))
-			      : aj_xstrdup(dest);
-		t.dest = at;
-		if (archives && S_ISREG(st.st_mode)) {
-			_cleanup_close_ int rfd = openat(root, src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-
-			if (rfd >= 0 && aj_layer_is_archive(rfd)) {
-				t.dest = dest;
-				if (parents(b, s, lw, dest, true, t.uid, t.gid) < 0 ||
-				    aj_layer_archive(lw, rfd, src, &t) < 0)
-					return -1;
-				continue;
-			}
-		}
-		{
-			_cleanup_close_ int pfd = -1;
-			_cleanup_free_ char *pdir = base == src ? aj_xstrdup(".")
-								: aj_xstrndup(src, (size_t)(base - 1 - src));
-
-			pfd = open_beneath(root, pdir);
-			if (pfd < 0)
-				return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", pdir);
-			{
-				_cleanup_close_ int pd = openat(pfd, ".", O_RDONLY | O_DIRECTORY |
-									     O_CLOEXEC);
-				if (pd < 0 || parents(b, s, lw, at, false, 0, 0) < 0 ||
-				    aj_layer_tree(lw, pd, base, &t) < 0)
-					return pd < 0 ? aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"",
-								   pdir)
-						      : -1;
-			}
-		}
+	if (fd < 0 && errno == ELOOP)
+		/* the source itself a symlink: copied as a link, from its directory */
+		fd = open_beneath(b->ctx, src, O_PATH | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno == EXDEV || errno == ELOOP)
+			return insn_fail(b, j->in, EPERM,
+					 "\"%s\" leaves the build context (through a symlink)", src);
+		return insn_fail(b, j->in, errno, "\"%s\": no such file in the build context",
+				 src);
 	}
-	return 0;
+	if (fstat(fd, &st) < 0)
+		return aj_err_sys(b->err, AJ_LAYER_IMAGE, "stat \"%s\"", src);
+	base = base ? base + 1 : src;
+	if (S_ISDIR(st.st_mode)) {
+		t.dest = j->dest;
+		t.skip = skip_ignored;
+		t.skip_arg = &sk;
+		if (parents(b, j->s, lw, j->dest, false, 0, 0) < 0)
+			return -1;
+		return aj_layer_tree(lw, fd, NULL, &t);
+	}
+	at = j->dest_dir ? (*j->dest ? aj_xasprintf("%s/%s", j->dest, base) : aj_xstrdup(base))
+			 : aj_xstrdup(j->dest);
+	if (check_name(b, j->in, at) < 0)
+		return -1;
+	if (j->archives && S_ISREG(st.st_mode) && aj_layer_is_archive(fd)) {
+		t.dest = j->dest;
+		if (parents(b, j->s, lw, j->dest, true, t.uid, t.gid) < 0)
+			return -1;
+		t.own = aj_df_flag(j->in, "chown") != NULL;
+		return aj_layer_archive(lw, fd, src, &t);
+	}
+	t.dest = at;
+	pdir = base == src ? aj_xstrdup("") : aj_xstrndup(src, (size_t)(base - 1 - src));
+	{
+		_cleanup_close_ int pd = open_beneath(b->ctx, pdir, O_RDONLY | O_DIRECTORY);
+
+		if (pd < 0)
+			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", pdir);
+		if (parents(b, j->s, lw, at, false, 0, 0) < 0)
+			return -1;
+		return aj_layer_tree(lw, pd, base, &t);
+	}
+}
+
+/* The layer of a COPY or ADD, written into a blob; its content digest for the cache. */
+static int copy_job_run(void *arg, struct aj_err *err)
+{
+	struct copy_job *j = arg;
+	struct aj_layer_writer lw;
+	struct aj_err *saved = j->b->err;
+	int r = 0;
+
+	j->b->err = err;
+	if (!j->dest_dir && *j->dest) {
+		struct stat st;
+		bool found = false;
+
+		if (image_stat(j->b, j->s, j->dest, &st, &found) < 0) {
+			j->b->err = saved;
+			return -1;
+		}
+		j->dest_dir = found && S_ISDIR(st.st_mode);
+	}
+	if (aj_layer_begin(&lw, &j->b->im->blobs, err) < 0) {
+		j->b->err = saved;
+		return -1;
+	}
+	for (size_t i = 0; r == 0 && i < j->srcs->n; i++)
+		r = j->from ? copy_from_stage(j, &lw, j->srcs->v[i])
+			    : copy_from_context(j, &lw, j->srcs->v[i]);
+	if (r == 0) {
+		aj_layer_content(&lw, j->content);
+		r = aj_layer_commit(&lw, j->blob);
+	} else {
+		aj_layer_abort(&lw);
+	}
+	j->b->err = saved;
+	return r;
 }
 
 static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in)
 {
 	const char *from_flag = in->kind == AJ_DF_COPY ? aj_df_flag(in, "from") : NULL;
 	_cleanup_strv_ struct aj_strv srcs = AJ_STRV_INIT;
-	_cleanup_free_ char *dest = NULL, *from = NULL, *what = NULL, *tmp = NULL;
-	struct aj_layer_tree t = {.own = true, .chmod = -1, .self = (uid_t)-1};
-	struct aj_layer_writer lw;
+	_cleanup_free_ char *dest = NULL, *from = NULL, *what = NULL;
+	struct copy_job *j;
 	struct stage *other = NULL;
 	bool dest_dir = false;
-	int root = b->ctx, r;
-	_cleanup_close_ int tmp_fd = -1;
-	char blob[AJ_DIGEST_SIZE], cached[AJ_DIGEST_SIZE], diff_id[AJ_DIGEST_SIZE];
-	char content[AJ_DIGEST_SIZE];
+	int r;
+	char cached[AJ_DIGEST_SIZE], diff_id[AJ_DIGEST_SIZE];
+	struct aj_layer_tree t = {.own = true, .chmod = -1, .self = (uid_t)-1};
 
 	if (chown_ids(b, s, in, &t.uid, &t.gid) < 0 || chmod_of(b, s, in, &t.chmod) < 0)
 		return -1;
@@ -1156,20 +1208,16 @@ static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in
 		if (!(from = expand(b, s, in, from_flag)))
 			return -1;
 		other = stage_named(b, from);
-		if (!other) {
+		for (size_t i = 0; !other && i + 1 < b->n_st; i++) {
 			char idx[16];
-			for (size_t i = 0; i + 1 < b->n_st; i++) {
-				snprintf(idx, sizeof idx, "%zu", i);
-				if (!strcmp(idx, from))
-					other = &b->st[i];
-			}
+			snprintf(idx, sizeof idx, "%zu", i);
+			if (!strcmp(idx, from))
+				other = &b->st[i];
 		}
 		if (!other || other == s)
 			return insn_fail(b, in, ENOENT, "--from=%s: no earlier stage of that name",
 					 from);
 	}
-	if (in->args.n > 2)
-		dest_dir = true;
 	for (size_t i = 0; i + 1 < in->args.n; i++) {
 		_cleanup_free_ char *src = expand(b, s, in, in->args.v[i]);
 
@@ -1181,57 +1229,48 @@ static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in
 					 "with --allow-host",
 					 src);
 		if (other) {
-			char clean[4096];
-			if (clean_source(b, in, src, clean, sizeof clean) < 0)
+			char *clean = NULL;
+			if (clean_source(b, in, src, &clean) < 0)
 				return -1;
-			aj_strv_push(&srcs, clean);
+			aj_strv_push_owned(&srcs, clean);
 		} else if (expand_glob(b, in, src, &srcs) < 0) {
 			return -1;
 		}
 	}
-	if (srcs.n > 1)
+	if (srcs.n > 1 || in->args.n > 2)
 		dest_dir = true;
-	if (other) {
-		char id[17];
-		aj_random_hex(id, 8);
-		tmp = aj_xasprintf("%s/from-%s", b->work, id);
-		if (mkdir(tmp, 0755) < 0)
-			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "create \"%s\"", tmp);
-		for (size_t i = 0; i < srcs.n; i++)
-			if (materialize(b, other, srcs.v[i], tmp) < 0)
-				return -1;
-		tmp_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (tmp_fd < 0)
-			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", tmp);
-		root = tmp_fd;
-	}
-	if (aj_layer_begin(&lw, &b->im->blobs, b->err) < 0)
-		return -1;
-	r = copy_sources(b, s, in, &lw, root, &srcs, dest, dest_dir, &t, in->kind == AJ_DF_ADD);
+	/* Shared with the process that writes the layer in the store's user namespace when it
+	 * has subordinate ids: the image's directories of other ids are not the caller's to
+	 * read, nor a stage's files. */
+	j = mmap(NULL, sizeof *j, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (j == MAP_FAILED)
+		return aj_err_sys(b->err, AJ_LAYER_INTERNAL, "map memory for a COPY");
+	*j = (struct copy_job){.b = b, .s = s, .from = other, .in = in, .srcs = &srcs,
+			       .dest = dest, .dest_dir = dest_dir,
+			       .archives = in->kind == AJ_DF_ADD, .t = t};
+	r = b->im->subid_layers ? aj_subids_run(&b->im->subids, copy_job_run, j, b->err)
+				: copy_job_run(j, b->err);
 	if (r < 0) {
-		aj_layer_abort(&lw);
+		munmap(j, sizeof *j);
 		return -1;
 	}
 	/* The key: the instruction as expanded and what it copies (names, modes, owners, data;
 	 * not times: a touched file is the same file). */
-	aj_layer_content(&lw, content);
 	what = aj_xasprintf("%s %s %s uid=%u gid=%u mode=%d from=%s content=%s",
-			    aj_df_kind_name(in->kind), dest, dest_dir ? "dir" : "file",
-			    (unsigned)t.uid, (unsigned)t.gid, t.chmod, from ? from : "", content);
+			    aj_df_kind_name(in->kind), dest, j->dest_dir ? "dir" : "file",
+			    (unsigned)t.uid, (unsigned)t.gid, t.chmod, from ? from : "", j->content);
 	chain(s, what);
 	if (cache_get(b, s->key, cached, diff_id)) {
-		aj_layer_abort(&lw);
+		if (strcmp(cached, j->blob))
+			aj_blobs_remove(&b->im->blobs, j->blob, NULL); /* the same files, older */
 		fprintf(b->o->out, "  --> cached\n");
 		r = add_layer(b, s, cached, diff_id, "the cached layer");
-	} else if (aj_layer_commit(&lw, blob) < 0) {
-		r = -1;
 	} else {
-		r = add_layer(b, s, blob, NULL, "the copied files");
+		r = add_layer(b, s, j->blob, NULL, "the copied files");
 		if (r == 0)
-			cache_put(b, s->key, blob, diff_id_of(s, s->layers.n - 1));
+			cache_put(b, s->key, j->blob, diff_id_of(s, s->layers.n - 1));
 	}
-	if (tmp)
-		aj_tree_remove_at(AT_FDCWD, tmp, NULL);
+	munmap(j, sizeof *j);
 	return r;
 }
 
@@ -1282,7 +1321,13 @@ static int step(struct build *b, const struct aj_df_insn *in)
 		if (r == 0) {
 			_cleanup_free_ char *cfg =
 				json_dumps(json_object_get(s->doc, "config"), JSON_COMPACT | JSON_SORT_KEYS);
-			char *what = aj_xasprintf("%s %s", in->text, cfg ? cfg : "");
+			char *what;
+
+			/* the store reads configs of at most 8 MiB */
+			if (cfg && strlen(cfg) > (4u << 20))
+				return insn_fail(b, in, E2BIG, "%s",
+						 "the image config would pass 4 MiB");
+			what = aj_xasprintf("%s %s", in->text, cfg ? cfg : "");
 			chain(s, what);
 			free(what);
 			s->root[0] = '\0';
@@ -1303,6 +1348,12 @@ static int step(struct build *b, const struct aj_df_insn *in)
 static void build_free(struct build *b)
 {
 	for (size_t i = 0; i < b->n_st; i++) {
+		/* the tree first, the lock last: a directory without a held lock is a dead
+		 * build's, which `image prune` removes */
+		if (b->st[i].run_dir[0])
+			aj_tree_remove_at(AT_FDCWD, b->st[i].run_dir, NULL);
+		if (b->st[i].run_lock >= 0)
+			close(b->st[i].run_lock);
 		free(b->st[i].name);
 		json_decref(b->st[i].doc);
 		aj_strv_free(&b->st[i].layers);
@@ -1317,6 +1368,34 @@ static void build_free(struct build *b)
 		close(b->ctx);
 	if (b->work[0])
 		aj_tree_remove_at(AT_FDCWD, b->work, NULL);
+	if (b->work_lock >= 0)
+		close(b->work_lock);
+}
+
+/* A regular file of the context (no symlink, no FIFO), at most max bytes; NULL with errno. */
+static char *read_context_file(int ctx, const char *name, size_t max, size_t *len)
+{
+	_cleanup_close_ int fd = open_beneath(ctx, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	char *buf;
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size >= max) {
+		errno = fd >= 0 && S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		return NULL;
+	}
+	buf = aj_xmalloc((size_t)st.st_size + 1);
+	n = aj_read_full(fd, buf, (size_t)st.st_size);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = (size_t)n;
+	return buf;
 }
 
 static int load(struct build *b, struct aj_err *err)
@@ -1329,22 +1408,37 @@ static int load(struct build *b, struct aj_err *err)
 	b->ctx = open(o->context, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (b->ctx < 0)
 		return aj_err_sys(err, AJ_LAYER_USAGE, "the build context \"%s\"", o->context);
+	/* -f names a file of the caller's choosing; the context's own Dockerfile and
+	 * .dockerignore are the context's: beneath it, regular files, no symlink. */
 	path = o->file ? aj_xstrdup(o->file) : aj_xasprintf("%s/Dockerfile", o->context);
 	b->file = o->file ? o->file : "Dockerfile";
-	text = aj_read_file(path, AJ_DF_MAX_BYTES + 1, &len);
+	text = o->file ? aj_read_file(path, AJ_DF_MAX_BYTES + 1, &len)
+		       : read_context_file(b->ctx, "Dockerfile", AJ_DF_MAX_BYTES + 1, &len);
 	if (!text)
-		return aj_err_sys(err, AJ_LAYER_USAGE, "read the Dockerfile \"%s\"", path);
+		return aj_err_sys(err, AJ_LAYER_USAGE,
+				  "read the Dockerfile \"%s\" (a regular file%s)", path,
+				  o->file ? "" : " in the context, not a symlink");
 	if (aj_dockerfile_parse(text, len, b->file, &b->df, err) < 0)
 		return -1;
-	ignore = aj_read_file_at(b->ctx, ".dockerignore", 1 << 20, NULL);
+	ignore = read_context_file(b->ctx, ".dockerignore", 1 << 20, NULL);
+	if (!ignore && errno != ENOENT)
+		return aj_err_sys(err, AJ_LAYER_USAGE,
+				  "read the context's .dockerignore (a regular file, not a symlink)");
 	aj_ignore_parse(&b->ignore, ignore);
 	b->steps = b->df.n;
 	cache = aj_xasprintf("%s/images/build-cache", b->im->state_dir);
 	aj_random_hex(id, 8);
-	snprintf(b->work, sizeof b->work, "%s/images/build/%s", b->im->state_dir, id);
+	snprintf(b->work, sizeof b->work, "%s/images/runs/%s", b->im->state_dir, id);
 	if (aj_mkdir_p(cache, 0700) < 0 || aj_mkdir_p(b->work, 0700) < 0) {
 		b->work[0] = '\0';
 		return aj_err_sys(err, AJ_LAYER_IMAGE, "create \"%s\"", b->im->state_dir);
+	}
+	{
+		_cleanup_free_ char *lock = aj_xasprintf("%s/lock", b->work);
+
+		b->work_lock = open(lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (b->work_lock < 0 || flock(b->work_lock, LOCK_EX) < 0)
+			return aj_err_sys(err, AJ_LAYER_IMAGE, "lock \"%s\"", lock);
 	}
 	return 0;
 }
@@ -1352,7 +1446,8 @@ static int load(struct build *b, struct aj_err *err)
 int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_image_rec *out,
 	     struct aj_err *err)
 {
-	struct build b = {.o = o, .im = im, .ctx = -1, .err = err, .meta = AJ_STRV_INIT};
+	struct build b = {.o = o, .im = im, .ctx = -1, .work_lock = -1, .err = err,
+			  .meta = AJ_STRV_INIT};
 	struct stage *target;
 	int r = load(&b, err);
 

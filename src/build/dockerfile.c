@@ -514,10 +514,15 @@ struct expander {
 	const char *what;
 	struct aj_err *err;
 	int depth;
+	bool too_long;
 };
 
 static void put(struct expander *x, const char *s, size_t n)
 {
+	if (x->len + n > AJ_DF_MAX_WORD) {
+		x->too_long = true;
+		return;
+	}
 	if (x->len + n + 1 > x->cap) {
 		x->cap = (x->len + n + 1) * 2;
 		x->out = aj_xrealloc(x->out, x->cap);
@@ -654,6 +659,11 @@ int aj_df_expand(const char *word, char escape, const char *(*lookup)(void *arg,
 	if (expand_until(&x, '\0') < 0) {
 		free(x.out);
 		return -1;
+	}
+	if (x.too_long) {
+		free(x.out);
+		return aj_err_set(err, AJ_LAYER_USAGE, E2BIG, "%s: expands to more than %u bytes",
+				  what, AJ_DF_MAX_WORD);
 	}
 	*out = x.out;
 	return 0;

@@ -25,6 +25,7 @@
 
 #define AJ_DF_MAX_BYTES (1u << 20)
 #define AJ_DF_MAX_INSNS 4096
+#define AJ_DF_MAX_WORD (256u << 10) /* what one word may expand to */
 
 enum aj_df_kind {
 	AJ_DF_FROM,

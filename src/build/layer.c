@@ -18,6 +18,7 @@
 #include "common/cleanup.h"
 #include "common/strv.h"
 #include "common/tree.h"
+#include "image/unpack.h"
 
 #define MAX_DEPTH 256
 #define COPY_CHUNK (128u << 10)
@@ -201,6 +202,26 @@ static int put_header(struct aj_layer_writer *lw, struct archive_entry *e)
 	char t;
 	int r = 0;
 
+	{
+		const char *base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		/* ".wh." names are whiteouts in a layer: a file so named would delete one */
+		if (!strncmp(base, ".wh.", 4) && !lw->writing_whiteout) {
+			r = lw_fail(lw, EINVAL,
+				    "\"/%s\": a name starting with \".wh.\" is a whiteout in an "
+				    "image layer, not a file",
+				    path);
+			archive_entry_free(e);
+			return r;
+		}
+	}
+	if (archive_entry_uid(e) < 0 || archive_entry_uid(e) > 65535 || archive_entry_gid(e) < 0 ||
+	    archive_entry_gid(e) > 65535) {
+		r = lw_fail(lw, ERANGE, "\"/%s\": owner %lld:%lld beyond ids 0-65535", path,
+			    (long long)archive_entry_uid(e), (long long)archive_entry_gid(e));
+		archive_entry_free(e);
+		return r;
+	}
 	if (!path_new(lw, path)) {
 		if (type != AE_IFDIR)
 			r = lw_fail(lw, EEXIST,
@@ -313,7 +334,7 @@ void aj_layer_abort(struct aj_layer_writer *lw)
 	lw->paths = NULL;
 	lw->paths_cap = lw->n_paths = 0;
 	lw->links = NULL;
-	lw->n_links = 0;
+	lw->n_links = lw->links_used = 0;
 }
 
 int aj_layer_commit(struct aj_layer_writer *lw, char out[AJ_DIGEST_SIZE])
@@ -378,22 +399,33 @@ static int put_data(struct aj_layer_writer *lw, int fd, const char *path, uint64
 	return 0;
 }
 
-/* user.* attributes but overlayfs' own. */
-static void add_xattrs(struct archive_entry *e, int fd)
+/* user.* attributes but overlayfs' own, whole (a value is at most 64 KiB on Linux). */
+static int add_xattrs(struct aj_layer_writer *lw, struct archive_entry *e, int fd,
+		      const char *rel)
 {
-	char names[4096], val[8192];
-	ssize_t n = flistxattr(fd, names, sizeof names);
+	ssize_t n = flistxattr(fd, NULL, 0);
+	_cleanup_free_ char *names = NULL, *val = NULL;
 
-	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(names + i) + 1) {
+	if (n <= 0)
+		return 0;
+	names = aj_xmalloc((size_t)n + 1);
+	n = flistxattr(fd, names, (size_t)n);
+	if (n < 0)
+		return lw_fail(lw, errno, "list the attributes of \"%s\"", rel);
+	names[n] = '\0';
+	val = aj_xmalloc(65536);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
 		const char *name = names + i;
 		ssize_t len;
 
 		if (strncmp(name, "user.", 5) || !strncmp(name, "user.overlay.", 13))
 			continue;
-		len = fgetxattr(fd, name, val, sizeof val);
-		if (len >= 0)
-			archive_entry_xattr_add_entry(e, name, val, (size_t)len);
+		len = fgetxattr(fd, name, val, 65536);
+		if (len < 0)
+			return lw_fail(lw, errno, "read the attribute %s of \"%s\"", name, rel);
+		archive_entry_xattr_add_entry(e, name, val, (size_t)len);
 	}
+	return 0;
 }
 
 static bool opaque(int fd)
@@ -425,13 +457,33 @@ static char *join(const char *a, const char *b)
 	return *a ? aj_xasprintf("%s/%s", a, b) : aj_xstrdup(b);
 }
 
+/* The first path written for a file of several links, or NULL (then path is recorded). An
+ * open-addressing table on (device, inode): lw->n_links slots of lw->links, a power of two. */
 static const char *known_link(struct aj_layer_writer *lw, const struct stat *st, const char *path)
 {
-	for (size_t i = 0; i < lw->n_links; i++)
+	size_t i, cap = lw->n_links;
+
+	if (lw->links_used * 2 + 2 > cap) {
+		size_t ncap = cap ? cap * 2 : 64;
+		struct aj_layer_link *v = aj_xcalloc(ncap, sizeof *v);
+
+		for (size_t k = 0; k < cap; k++)
+			if (lw->links[k].path) {
+				for (i = (size_t)(lw->links[k].ino ^ lw->links[k].dev) & (ncap - 1);
+				     v[i].path; i = (i + 1) & (ncap - 1)) {
+				}
+				v[i] = lw->links[k];
+			}
+		free(lw->links);
+		lw->links = v;
+		lw->n_links = cap = ncap;
+	}
+	for (i = (size_t)(st->st_ino ^ st->st_dev) & (cap - 1); lw->links[i].path;
+	     i = (i + 1) & (cap - 1))
 		if (lw->links[i].dev == st->st_dev && lw->links[i].ino == st->st_ino)
 			return lw->links[i].path;
-	lw->links = aj_xrealloc(lw->links, (lw->n_links + 1) * sizeof *lw->links);
-	lw->links[lw->n_links++] = (struct aj_layer_link){st->st_dev, st->st_ino, aj_xstrdup(path)};
+	lw->links[i] = (struct aj_layer_link){st->st_dev, st->st_ino, aj_xstrdup(path)};
+	lw->links_used++;
 	return NULL;
 }
 
@@ -460,7 +512,12 @@ static int put_entry(struct aj_layer_writer *lw, int dir, const char *name, cons
 			slash ? aj_xasprintf("%.*s/.wh.%s", (int)(slash - path), path, slash + 1)
 			      : aj_xasprintf(".wh.%s", path);
 
-		return put_header(lw, entry(wh, S_IFREG, 0, 0, st.st_mtim.tv_sec, 0));
+		int rc;
+
+		lw->writing_whiteout = true;
+		rc = put_header(lw, entry(wh, S_IFREG, 0, 0, st.st_mtim.tv_sec, 0));
+		lw->writing_whiteout = false;
+		return rc;
 	}
 	if (S_ISLNK(st.st_mode)) {
 		char target[4097];
@@ -492,8 +549,10 @@ static int put_entry(struct aj_layer_writer *lw, int dir, const char *name, cons
 		}
 	}
 	e = entry(path, mode_of(t, &st), uid, gid, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-	if (!t->own || t->overlay)
-		add_xattrs(e, fd);
+	if ((!t->own || t->overlay) && add_xattrs(lw, e, fd, rel) < 0) {
+		archive_entry_free(e);
+		return -1;
+	}
 	if (S_ISREG(st.st_mode)) {
 		archive_entry_set_size(e, st.st_size);
 		if (put_header(lw, e) < 0)
@@ -505,7 +564,12 @@ static int put_entry(struct aj_layer_writer *lw, int dir, const char *name, cons
 	if (t->overlay && opaque(fd)) {
 		_cleanup_free_ char *opq = aj_xasprintf("%s/.wh..wh..opq", path);
 
-		if (put_header(lw, entry(opq, S_IFREG, 0, 0, st.st_mtim.tv_sec, 0)) < 0)
+		int rc;
+
+		lw->writing_whiteout = true;
+		rc = put_header(lw, entry(opq, S_IFREG, 0, 0, st.st_mtim.tv_sec, 0));
+		lw->writing_whiteout = false;
+		if (rc < 0)
 			return -1;
 	}
 	return walk(lw, fd, rel, path, t, depth + 1);
@@ -546,6 +610,105 @@ static int walk(struct aj_layer_writer *lw, int dir, const char *rel, const char
 			return -1;
 	}
 	return 0;
+}
+
+static bool is_whiteout(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && st->st_rdev == 0;
+}
+
+static int list_names(int dir, struct aj_strv *names)
+{
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			aj_strv_push(names, de->d_name);
+	closedir(d);
+	return 0;
+}
+
+static int merged(struct aj_layer_writer *lw, const int *dirs, size_t n, const char *rel,
+		  const char *path, const struct aj_layer_tree *t, int depth)
+{
+	_cleanup_strv_ struct aj_strv names = AJ_STRV_INIT;
+
+	if (depth > MAX_DEPTH)
+		return lw_fail(lw, ELOOP, "\"%s\": directories nested too deep", rel);
+	for (size_t k = 0; k < n; k++)
+		if (list_names(dirs[k], &names) < 0)
+			return lw_fail(lw, errno, "list \"%s\"", *rel ? rel : ".");
+	if (names.n > 1)
+		qsort(names.v, names.n, sizeof *names.v, cmp_names);
+	for (size_t i = 0; i < names.n; i++) {
+		_cleanup_free_ char *r = NULL, *p = NULL;
+		int sub[128];
+		size_t n_sub = 0, top = n;
+		struct stat st;
+		int rc = 0;
+
+		if (i && !strcmp(names.v[i], names.v[i - 1]))
+			continue; /* in several layers: once */
+		r = join(rel, names.v[i]);
+		p = join(path, names.v[i]);
+		for (size_t k = 0; k < n; k++)
+			if (fstatat(dirs[k], names.v[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
+				top = k;
+				break;
+			}
+		if (top == n || is_whiteout(&st))
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			if (put_entry(lw, dirs[top], names.v[i], r, p, t, depth) < 0)
+				return -1;
+			continue;
+		}
+		/* A directory: it in this layer and in the lower ones, while they have a
+		 * directory there and until an opaque one. */
+		for (size_t k = top; k < n && n_sub < sizeof sub / sizeof sub[0]; k++) {
+			struct stat s;
+			int fd;
+
+			if (fstatat(dirs[k], names.v[i], &s, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			if (!S_ISDIR(s.st_mode))
+				break;
+			fd = openat(dirs[k], names.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0)
+				break;
+			sub[n_sub++] = fd;
+			if (opaque(fd))
+				break;
+		}
+		{
+			uid_t uid;
+			gid_t gid;
+
+			owner_of(t, &st, &uid, &gid);
+			rc = put_header(lw, entry(p, mode_of(t, &st), uid, gid, st.st_mtim.tv_sec,
+						  st.st_mtim.tv_nsec));
+			if (rc == 0)
+				rc = merged(lw, sub, n_sub, r, p, t, depth + 1);
+		}
+		for (size_t k = 0; k < n_sub; k++)
+			close(sub[k]);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int aj_layer_merged(struct aj_layer_writer *lw, const int *dirs, size_t n,
+		    const struct aj_layer_tree *t)
+{
+	return merged(lw, dirs, n, "", t->dest, t, 0);
 }
 
 int aj_layer_tree(struct aj_layer_writer *lw, int dir_fd, const char *name,
@@ -605,28 +768,36 @@ bool aj_layer_is_archive(int fd)
 	return yes;
 }
 
-/* An archive's path as the layer has it under dest: "./" and "/" dropped, ".." refused. */
+/* An archive's path as the layer has it under dest: empty and "." elements dropped, ".."
+ * refused. *out NULL for the archive's top. */
 static int clean_path(const char *in, const char *dest, char **out)
 {
-	const char *s = in;
-	size_t n;
+	size_t len = strlen(dest), cap = len + strlen(in) + 2;
+	char *o = aj_xmalloc(cap);
 
-	while (*s == '/' || (s[0] == '.' && s[1] == '/'))
-		s += s[0] == '/' ? 1 : 2;
-	n = strlen(s);
-	while (n && s[n - 1] == '/')
-		n--;
-	for (const char *c = s; c < s + n;) {
-		const char *e = memchr(c, '/', (size_t)(s + n - c));
-		size_t len = e ? (size_t)(e - c) : (size_t)(s + n - c);
+	memcpy(o, dest, len + 1);
+	for (const char *c = in; *c;) {
+		const char *e = strchr(c, '/');
+		size_t n = e ? (size_t)(e - c) : strlen(c);
 
-		if (len == 2 && c[0] == '.' && c[1] == '.')
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			free(o);
 			return -1;
-		c += len + 1;
+		}
+		if (n && !(n == 1 && c[0] == '.')) {
+			if (len)
+				o[len++] = '/';
+			memcpy(o + len, c, n);
+			len += n;
+			o[len] = '\0';
+		}
+		c += n + (e ? 1 : 0);
 	}
-	*out = n == 0 ? NULL
-		      : *dest ? aj_xasprintf("%s/%.*s", dest, (int)n, s)
-			      : aj_xstrndup(s, n);
+	if (len == strlen(dest)) {
+		free(o);
+		o = NULL;
+	}
+	*out = o;
 	return 0;
 }
 
@@ -637,9 +808,18 @@ int aj_layer_archive(struct aj_layer_writer *lw, int fd, const char *what,
 	struct archive_entry *in;
 	int r;
 
+	uint64_t entries = 0, bytes = 0;
+
 	if (lseek(fd, 0, SEEK_SET) < 0 || !(a = reader(fd)))
 		return lw_fail(lw, EIO, "%s: not an archive", what);
 	while ((r = archive_read_next_header(a, &in)) == ARCHIVE_OK) {
+		if (++entries > AJ_UNPACK_MAX_ENTRIES ||
+		    (bytes += (uint64_t)(archive_entry_size(in) > 0 ? archive_entry_size(in) : 0)) >
+			    AJ_UNPACK_MAX_BYTES) {
+			archive_read_free(a);
+			return lw_fail(lw, E2BIG, "%s: more than %u entries or %llu bytes", what,
+				       AJ_UNPACK_MAX_ENTRIES, (unsigned long long)AJ_UNPACK_MAX_BYTES);
+		}
 		_cleanup_free_ char *path = NULL, *link = NULL;
 		mode_t type = archive_entry_filetype(in);
 		struct archive_entry *e;
@@ -678,7 +858,7 @@ int aj_layer_archive(struct aj_layer_writer *lw, int fd, const char *what,
 					archive_read_free(a);
 					return -1;
 				}
-			if (n < 0) {
+			if (n < 0 || lw->left != 0) {
 				archive_read_free(a);
 				return lw_fail(lw, EIO, "%s: truncated or corrupt", what);
 			}

@@ -35,11 +35,12 @@ struct aj_layer_writer {
 	/* the paths written (a tar with a path twice is refused by other tools): a set */
 	char **paths;
 	size_t paths_cap, n_paths;
+	bool writing_whiteout; /* the entry being written is one (".wh." allowed) */
 	struct aj_err *err;
 	bool failed;
 	/* hard links: the first path written for each (device, inode) of several links */
-	struct aj_layer_link *links;
-	size_t n_links;
+	struct aj_layer_link *links; /* a table of n_links slots, links_used of them taken */
+	size_t n_links, links_used;
 	uint64_t entries;
 };
 
@@ -65,6 +66,11 @@ int aj_layer_dir(struct aj_layer_writer *lw, const char *path, mode_t mode, uid_
  * name is non-NULL (then written at t->dest itself). */
 int aj_layer_tree(struct aj_layer_writer *lw, int dir_fd, const char *name,
 		  const struct aj_layer_tree *t);
+/* The merged view of a directory of a stack of layers (dirs: it in each layer that shows
+ * through, top first, as build/stack.h finds them) under t->dest, as overlayfs would show
+ * it: whiteouts delete, opaque directories hide what is below. */
+int aj_layer_merged(struct aj_layer_writer *lw, const int *dirs, size_t n,
+		    const struct aj_layer_tree *t);
 /* Entries of a tar (ADD's local archive, plain, gzip, bzip2, xz or zstd) under t->dest, with
  * its owners unless t->own; paths with ".." or absolute ones are refused. */
 int aj_layer_archive(struct aj_layer_writer *lw, int fd, const char *what,

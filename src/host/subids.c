@@ -157,8 +157,11 @@ int aj_subids_child_enter(int sync_fd, struct aj_err *err)
 {
 	char go = 0;
 
-	if (unshare(CLONE_NEWUSER) < 0)
-		return aj_err_sys(err, AJ_LAYER_USERNS, "unshare a user namespace");
+	if (unshare(CLONE_NEWUSER) < 0) {
+		aj_err_sys(err, AJ_LAYER_USERNS, "unshare a user namespace");
+		(void)aj_write_all(sync_fd, "e", 1); /* the parent reads the reply that follows */
+		return -1;
+	}
 	if (aj_write_all(sync_fd, "u", 1) < 0 || aj_read_full(sync_fd, &go, 1) != 1 || go != 'g')
 		return aj_err_set(err, AJ_LAYER_USERNS, EPROTO,
 				  "the parent did not map the user namespace");
@@ -172,9 +175,11 @@ int aj_subids_parent_map(const struct aj_subids *s, pid_t pid, int sync_fd, stru
 {
 	char c = 0;
 
-	if (aj_read_full(sync_fd, &c, 1) != 1 || c != 'u')
-		return aj_err_set(err, AJ_LAYER_USERNS, EPROTO,
-				  "the child ended before its user namespace was made");
+	if (aj_read_full(sync_fd, &c, 1) != 1 || c != 'u') {
+		aj_err_set(err, AJ_LAYER_USERNS, EPROTO,
+			   "the child ended before its user namespace was made");
+		return c == 'e' ? -2 : -1;
+	}
 	if (aj_subids_map(s, pid, err) < 0)
 		return -1;
 	if (aj_write_all(sync_fd, "g", 1) < 0)
@@ -212,7 +217,10 @@ int aj_subids_run(const struct aj_subids *s, int (*fn)(void *arg, struct aj_err 
 		_exit(aj_write_all(sv[1], &r, sizeof r) < 0 ? 1 : 0);
 	}
 	close(sv[1]);
-	if (aj_subids_parent_map(s, pid, sv[0], err) < 0) {
+	if ((n = aj_subids_parent_map(s, pid, sv[0], err)) < 0) {
+		/* -2: the child failed first and says why */
+		if (n == -2 && aj_read_full(sv[0], &r, sizeof r) == (ssize_t)sizeof r && r.rc < 0)
+			*err = r.err;
 		close(sv[0]);
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {

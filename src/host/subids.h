@@ -50,7 +50,9 @@ int aj_subids_run(const struct aj_subids *s, int (*fn)(void *arg, struct aj_err 
 int aj_subids_elevate(int (*fn)(void *arg, struct aj_err *err), void *arg, struct aj_err *err);
 /* The two halves of aj_subids_run() for a caller that forks itself: in the child, unshare a
  * user namespace, tell the parent on `sync_fd` and wait for its word; in the parent, map the
- * child and give the word (a byte; the descriptor closed without one is a failure). */
+ * child and give the word (a byte; the descriptor closed without one is a failure). The
+ * parent's half returns -2 when the child could not make its namespace: it sends its own
+ * error (what the caller reads from the descriptor next). */
 int aj_subids_child_enter(int sync_fd, struct aj_err *err);
 int aj_subids_parent_map(const struct aj_subids *s, pid_t pid, int sync_fd, struct aj_err *err);
 

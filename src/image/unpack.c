@@ -602,7 +602,9 @@ int aj_image_unpack(int blob_fd, const char *dir, const struct aj_unpack_opts *o
 		child(blob_fd, dir, o, p[1]);
 	}
 	close(p[1]);
-	if (o->subids && aj_subids_parent_map(o->subids, pid, p[0], err) < 0) {
+	if (o->subids && (n = aj_subids_parent_map(o->subids, pid, p[0], err)) < 0) {
+		if (n == -2 && aj_read_full(p[0], &r, sizeof r) == (ssize_t)sizeof r && r.rc < 0)
+			*err = r.err;
 		close(p[0]);
 		kill(pid, SIGKILL);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

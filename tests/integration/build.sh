@@ -30,7 +30,7 @@ cfg() {
 		json /dev/stdin "[i['config'] for i in d if '$1' in i['names']][0]")
 	json "$S/images/blobs/sha256/${id#sha256:}" "$2" 2>/dev/null | sed 's/^/ /; s/^ //'
 }
-leftovers() { find "$S/images/build" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+leftovers() { find "$S/images/runs" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 
 img_rich "$IMG/base" v1 || { not_ok "the base image is built"; exit 1; }
 aj_run --state-dir "$S" image import --name base:1 "$IMG/base"
