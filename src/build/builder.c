@@ -34,6 +34,7 @@
 #include "policy/users.h"
 
 #define DOC_MAX (8u << 20)
+#define AJ_BUILD_MAX_EXPANDED (16u << 20)
 
 struct stage {
 	char *name;               /* FROM ... AS name; NULL */
@@ -60,6 +61,7 @@ struct build {
 	struct stage *st;
 	size_t n_st;
 	size_t step, steps;
+	size_t expanded; /* bytes all expansions made: a budget for the host's memory */
 	char work[4200];         /* STATE/images/runs/<random>: steps' system layers, under */
 	int work_lock;           /* its lock, held: gc removes it once the build is gone */
 	struct aj_err *err;
@@ -128,6 +130,14 @@ static char *expand(struct build *b, struct stage *s, const struct aj_df_insn *i
 	snprintf(what, sizeof what, "%s:%u: %s", b->file, in->line, aj_df_kind_name(in->kind));
 	if (aj_df_expand(w, b->df.escape, lookup, &sc, &out, what, b->err) < 0)
 		return NULL;
+	b->expanded += strlen(out);
+	if (b->expanded > AJ_BUILD_MAX_EXPANDED) {
+		free(out);
+		aj_err_set(b->err, AJ_LAYER_USAGE, E2BIG,
+			   "%s: the build's variables expand to more than %u MiB in all", what,
+			   AJ_BUILD_MAX_EXPANDED >> 20);
+		return NULL;
+	}
 	return out;
 }
 
@@ -239,28 +249,38 @@ static void layer_dirs(struct build *b, struct stage *s, struct aj_strv *out)
 }
 
 /* The stage as an image of the store (unnamed; the root of a RUN, or the result). */
+static void stage_run_mark(struct stage *s)
+{
+	if (s->run_lock >= 0 && ftruncate(s->run_lock, 0) == 0)
+		(void)!pwrite(s->run_lock, s->root, strlen(s->root), 0);
+}
+
 /* The stage's run directory and its lock, naming what it stacks (as a one-shot run's does). */
 static int stage_run_begin(struct build *b, struct stage *s)
 {
 	char id[17];
 	_cleanup_close_ int dfd = -1;
 
+	int r = 0;
+
 	s->run_lock = -1;
 	aj_random_hex(id, 8);
 	snprintf(s->run_dir, sizeof s->run_dir, "%s/images/runs/%s", b->im->state_dir, id);
+	/* Under the store's lock, as a run makes its directory: gc takes a directory without a
+	 * held lock for a dead run's. */
+	if (aj_images_lock(b->im, b->err) < 0)
+		return -1;
 	if (aj_mkdir_p(s->run_dir, 0700) < 0 ||
 	    (dfd = open(s->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    (s->run_lock = openat(dfd, "lock", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 ||
 	    flock(s->run_lock, LOCK_EX) < 0)
-		return aj_err_sys(b->err, AJ_LAYER_IMAGE, "create \"%s\"", s->run_dir);
-	return 0;
+		r = aj_err_sys(b->err, AJ_LAYER_IMAGE, "create \"%s\"", s->run_dir);
+	if (r == 0)
+		stage_run_mark(s);
+	aj_images_unlock(b->im);
+	return r;
 }
 
-static void stage_run_mark(struct stage *s)
-{
-	if (s->run_lock >= 0 && ftruncate(s->run_lock, 0) == 0)
-		(void)!pwrite(s->run_lock, s->root, strlen(s->root), 0);
-}
 
 /* The stage as an image of the store (unnamed; the root of a RUN, or the result); under
  * the store's lock, which the caller holds. */
@@ -411,10 +431,7 @@ static int do_from(struct build *b, const struct aj_df_insn *in)
 		aj_strv_push(&s->shell, "/bin/sh");
 		aj_strv_push(&s->shell, "-c");
 	}
-	if (stage_run_begin(b, s) < 0)
-		return -1;
-	stage_run_mark(s);
-	return 0;
+	return stage_run_begin(b, s);
 }
 
 /* ---- config instructions ------------------------------------------------------------------- */
@@ -470,6 +487,8 @@ static int do_arg(struct build *b, struct stage *s, const struct aj_df_insn *in,
 		snprintf(what, sizeof what, "%s:%u: ARG", b->file, in->line);
 		if (!s && aj_df_expand(in->args.v[i], b->df.escape, lookup, &sc, &w, what, b->err) < 0)
 			return -1;
+		if (!s && (b->expanded += strlen(w)) > AJ_BUILD_MAX_EXPANDED)
+			return insn_fail(b, in, E2BIG, "%s", "the build's variables expand too far");
 		if (!w)
 			return -1;
 		eq = strchr(w, '=');
@@ -639,6 +658,10 @@ static int add_layer(struct build *b, struct stage *s, const char *blob, const c
 	json_t *rootfs = json_object_get(s->doc, "rootfs"), *ids;
 	int r;
 
+	if (s->layers.n + 1 >= AJ_OVL_MAX_LOWERS)
+		return aj_err_set(b->err, AJ_LAYER_USAGE, E2BIG,
+				  "a stage of more than %d layers (a sandbox stacks at most %d)",
+				  AJ_OVL_MAX_LOWERS - 2, AJ_OVL_MAX_LOWERS);
 	/* The layer, and an image of the stage that stacks it, under one hold of the store's
 	 * lock: `image prune` never sees the layer unused. */
 	if (aj_images_lock(b->im, b->err) < 0)
@@ -788,6 +811,9 @@ static int parents(struct build *b, struct stage *s, struct aj_layer_writer *lw,
 {
 	char buf[4096];
 
+	if (strlen(dest) >= sizeof buf)
+		return aj_err_set(b->err, AJ_LAYER_USAGE, ENAMETOOLONG,
+				  "the destination is longer than %zu bytes", sizeof buf - 1);
 	snprintf(buf, sizeof buf, "%s", dest);
 	for (char *c = buf; *c;) {
 		char *slash = strchr(c, '/');
@@ -800,6 +826,11 @@ static int parents(struct build *b, struct stage *s, struct aj_layer_writer *lw,
 			*slash = '\0';
 		if (image_stat(b, s, buf, &st, &found) < 0)
 			return -1;
+		if (found && S_ISLNK(st.st_mode))
+			return aj_err_set(b->err, AJ_LAYER_USAGE, ENOTDIR,
+					  "the destination \"/%s\" goes through the image's symlink "
+					  "\"/%s\": name the path it leads to",
+					  dest, buf);
 		if (found && S_ISDIR(st.st_mode)) {
 			if (aj_layer_dir(lw, buf, st.st_mode, st.st_uid, st.st_gid,
 					 st.st_mtim.tv_sec) < 0)
@@ -885,11 +916,13 @@ static int clean_source(struct build *b, const struct aj_df_insn *in, const char
 	return 0;
 }
 
-/* openat2 beneath dir: no "..", absolute or escaping symlink gets out. */
+/* openat2 beneath dir, through no symlink: what .dockerignore names is what is read (a link
+ * inside the context would reach an ignored path by another name); a trailing link with
+ * O_PATH | O_NOFOLLOW is the link itself. */
 static int open_beneath(int dir, const char *path, int flags)
 {
 	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
 
 	return (int)syscall(SYS_openat2, dir, *path ? path : ".", &how, sizeof how);
 }
@@ -924,7 +957,9 @@ static int expand_glob(struct build *b, const struct aj_df_insn *in, const char 
 				 "\"%s\": a pattern in a directory name is not supported", src);
 	dfd = open_beneath(b->ctx, dirpart, O_RDONLY | O_DIRECTORY);
 	if (dfd < 0)
-		return insn_fail(b, in, errno, "\"%s\": no such directory in the context", src);
+		return insn_fail(b, in, errno,
+				 "\"%s\": no such directory in the context (symlinks not followed)",
+				 src);
 	d = fdopendir(dfd);
 	if (!d)
 		return insn_fail(b, in, errno, "list \"%s\"", *dirpart ? dirpart : ".");
@@ -1113,7 +1148,9 @@ static int copy_from_context(struct copy_job *j, struct aj_layer_writer *lw, con
 	if (fd < 0) {
 		if (errno == EXDEV || errno == ELOOP)
 			return insn_fail(b, j->in, EPERM,
-					 "\"%s\" leaves the build context (through a symlink)", src);
+					 "\"%s\" goes through a symlink (a source's path is taken as "
+					 "written, in the build context)",
+					 src);
 		return insn_fail(b, j->in, errno, "\"%s\": no such file in the build context",
 				 src);
 	}
@@ -1261,8 +1298,8 @@ static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in
 			    (unsigned)t.uid, (unsigned)t.gid, t.chmod, from ? from : "", j->content);
 	chain(s, what);
 	if (cache_get(b, s->key, cached, diff_id)) {
-		if (strcmp(cached, j->blob))
-			aj_blobs_remove(&b->im->blobs, j->blob, NULL); /* the same files, older */
+		/* the blob just written stays for prune: content-addressed, it may be another
+		 * image's */
 		fprintf(b->o->out, "  --> cached\n");
 		r = add_layer(b, s, cached, diff_id, "the cached layer");
 	} else {
@@ -1429,18 +1466,27 @@ static int load(struct build *b, struct aj_err *err)
 	cache = aj_xasprintf("%s/images/build-cache", b->im->state_dir);
 	aj_random_hex(id, 8);
 	snprintf(b->work, sizeof b->work, "%s/images/runs/%s", b->im->state_dir, id);
-	if (aj_mkdir_p(cache, 0700) < 0 || aj_mkdir_p(b->work, 0700) < 0) {
-		b->work[0] = '\0';
-		return aj_err_sys(err, AJ_LAYER_IMAGE, "create \"%s\"", b->im->state_dir);
-	}
+	if (aj_mkdir_p(cache, 0700) < 0)
+		return aj_err_sys(err, AJ_LAYER_IMAGE, "create \"%s\"", cache);
+	/* Under the store's lock, as stage_run_begin() */
+	if (aj_images_lock(b->im, err) < 0)
+		return -1;
 	{
 		_cleanup_free_ char *lock = aj_xasprintf("%s/lock", b->work);
+		int r = 0;
 
-		b->work_lock = open(lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (b->work_lock < 0 || flock(b->work_lock, LOCK_EX) < 0)
-			return aj_err_sys(err, AJ_LAYER_IMAGE, "lock \"%s\"", lock);
+		if (aj_mkdir_p(b->work, 0700) < 0) {
+			r = aj_err_sys(err, AJ_LAYER_IMAGE, "create \"%s\"", b->work);
+			b->work[0] = '\0';
+		} else {
+			b->work_lock = open(lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+					    0600);
+			if (b->work_lock < 0 || flock(b->work_lock, LOCK_EX) < 0)
+				r = aj_err_sys(err, AJ_LAYER_IMAGE, "lock \"%s\"", lock);
+		}
+		aj_images_unlock(b->im);
+		return r;
 	}
-	return 0;
 }
 
 int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_image_rec *out,

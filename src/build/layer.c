@@ -681,8 +681,11 @@ static int merged(struct aj_layer_writer *lw, const int *dirs, size_t n, const c
 			if (!S_ISDIR(s.st_mode))
 				break;
 			fd = openat(dirs[k], names.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0)
-				break;
+			if (fd < 0) {
+				for (size_t q = 0; q < n_sub; q++)
+					close(sub[q]);
+				return lw_fail(lw, errno, "open \"%s\" in a layer", r);
+			}
 			sub[n_sub++] = fd;
 			if (opaque(fd))
 				break;

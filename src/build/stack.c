@@ -81,6 +81,9 @@ int aj_stack_lookup(const struct aj_strv *layers, const char *rel, struct aj_sta
 
 	memset(e, 0, sizeof *e);
 	e->parent = -1;
+	if (strlen(rel) >= sizeof buf)
+		return aj_err_set(err, AJ_LAYER_USAGE, ENAMETOOLONG, "a path longer than %zu bytes",
+				  sizeof buf - 1);
 	snprintf(buf, sizeof buf, "%s", rel);
 	for (char *t = strtok_r(buf, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
 		if (!strcmp(t, "."))

@@ -90,6 +90,40 @@ ab -t ign:1 "$C"
 expect_eq "  COPY ./sub: exit 0 ($ERR)" "$RC" 0
 check "  the ignored file is in no layer" sh -c "! grep -rqs '$SECRET' '$S/images/layers'"
 
+# A symlink inside the context to an ignored path: not a way to it.
+newctx
+mkdir -p "$C/secret" && echo "$SECRET" >"$C/secret/key"
+ln -s secret "$C/link"
+printf 'secret\n' >"$C/.dockerignore"
+printf 'FROM base:1\nCOPY link/key /k\n' >"$C/Dockerfile"
+ab "$C"
+expect_contains "COPY through an in-context link to an ignored directory: refused" "$ERR" \
+	'"link/key" goes through a symlink'
+printf 'FROM base:1\nCOPY link/* /g/\n' >"$C/Dockerfile"
+ab "$C"
+expect_eq "  and with a pattern (125)" "$RC" 125
+
+# A destination through the image's own symlink is refused, not replaced by a directory.
+newctx
+echo f >"$C/f"
+printf 'FROM base:1 AS s0\nRUN ln -s /tmp /lnk\nCOPY f /lnk/f\n' >"$C/Dockerfile"
+ab "$C"
+expect_contains "COPY to a path through the image's symlink: refused, naming it" "$ERR" \
+	'goes through the image'"'"'s symlink "/lnk"'
+
+# A cached COPY leaves other images' blobs alone (the same files, older times).
+newctx
+echo same >"$C/f"
+printf 'FROM base:1\nCOPY f /f\n' >"$C/Dockerfile"
+touch -d '2020-01-01' "$C/f"
+ab -t keep:1 "$C"
+touch -d '2021-01-01' "$C/f"
+ab --no-cache -t keep:2 "$C"
+touch -d '2020-01-01' "$C/f"
+ab -t keep:3 "$C"
+aj_run --state-dir "$S" image export keep:1 "$(mktmp)/keep1.tar"
+expect_eq "after a cache hit, an older image still exports whole ($ERR)" "$RC" 0
+
 # 6. Names that are whiteouts in a layer.
 newctx
 echo x >"$C/.wh.passwd"
@@ -122,6 +156,16 @@ newctx
 ab "$C"
 expect_eq "ENV A=\$A\$A thirty times: refused (125)" "$RC" 125
 expect_contains "  at the bound on a word" "$ERR" "expands to more than"
+{
+	echo 'FROM base:1'
+	printf 'ARG A=%s\n' "$(head -c 200000 /dev/zero | tr '\0' a)"
+	printf 'ARG B=$A'
+	for _ in $(seq 200); do printf ' B=$A'; done
+	echo
+} >"$C/Dockerfile"
+ab "$C"
+expect_contains "many words each within the bound: stopped by the build's budget" "$ERR" \
+	"expand to more than 16 MiB in all"
 
 check "after all of it: the host's secret is in no layer or blob" sh -c "! grep -rqs '$SECRET' '$S/images/layers' '$S/images/blobs'"
 check "and nothing was written at the host's target" sh -c "[ -z \"\$(ls -A '$H/target')\" ]"
