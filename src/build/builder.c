@@ -1319,6 +1319,9 @@ static int step(struct build *b, const struct aj_df_insn *in)
 	struct timespec t0, t1;
 	int r;
 
+	if (!s && in->kind != AJ_DF_FROM && in->kind != AJ_DF_ARG)
+		return aj_err_set(b->err, AJ_LAYER_USAGE, EINVAL, "%s:%u: %s before FROM", b->file,
+				  in->line, aj_df_kind_name(in->kind)); /* the parser refuses it */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	b->step++;
 	fprintf(b->o->out, "STEP %zu/%zu: %s\n", b->step, b->steps, in->text);
@@ -1384,7 +1387,7 @@ static int step(struct build *b, const struct aj_df_insn *in)
 
 static void build_free(struct build *b)
 {
-	for (size_t i = 0; i < b->n_st; i++) {
+	for (size_t i = 0; b->st && i < b->n_st; i++) {
 		/* the tree first, the lock last: a directory without a held lock is a dead
 		 * build's, which `image prune` removes */
 		if (b->st[i].run_dir[0])

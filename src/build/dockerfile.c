@@ -548,7 +548,7 @@ static int reference(struct expander *x)
 
 	x->s++;
 	if (*x->s != '{') {
-		while (name_char(x->s[n]) && n < sizeof name - 1) {
+		while (n < sizeof name - 1 && name_char(x->s[n])) {
 			name[n] = x->s[n];
 			n++;
 		}
@@ -563,7 +563,7 @@ static int reference(struct expander *x)
 		return 0;
 	}
 	x->s++;
-	while (name_char(x->s[n]) && n < sizeof name - 1) {
+	while (n < sizeof name - 1 && name_char(x->s[n])) {
 		name[n] = x->s[n];
 		n++;
 	}

@@ -100,7 +100,7 @@ static bool split(const char *s, struct elements *e)
 
 bool aj_glob_match(const char *pattern, const char *path)
 {
-	static struct elements p, s; /* large; the builder matches on one thread */
+	struct elements p, s;
 	unsigned char *ok;
 	bool r;
 

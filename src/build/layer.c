@@ -122,8 +122,9 @@ static int ustar(struct aj_layer_writer *lw, const char *name, char type, unsign
 	h[156] = (unsigned char)type;
 	if (link)
 		snprintf((char *)h + 157, 100, "%s", link);
-	memcpy(h + 257, "ustar", 6);
-	memcpy(h + 263, "00", 2);
+	memcpy(h + 257, "ustar", 6); /* magic, NUL-terminated; then the version, not */
+	h[263] = '0';
+	h[264] = '0';
 	for (size_t i = 0; i < sizeof h; i++)
 		sum += h[i];
 	snprintf((char *)h + 148, 8, "%06o", sum);

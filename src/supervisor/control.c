@@ -369,15 +369,20 @@ static void on_exited(struct persist *p, const struct aj_init_hdr *h)
 		       "limit", e->timed_out ? "timeout" : NULL, "wall_ms",
 		       (double)(aj_now_monotonic_us() - e->started_us) / 1000.0, "cpu_ms",
 		       (double)cpu_us / 1000.0);
-	aj_persist_event(p, "exit", json_deep_copy(ev));
 	if (e->timer)
 		event_free(e->timer);
 	e->timer = NULL;
 	if (e->io) {
+		/* Recorded once the output still in its pipes is read: the event log, in time
+		 * order, has the command's last lines before its exit. */
+		json_t *stored = json_deep_copy(ev);
+
 		aj_procs_exited(p, e, ev);
+		aj_persist_event(p, "exit", stored);
 		aj_persist_touch(p);
 		return;
 	}
+	aj_persist_event(p, "exit", json_deep_copy(ev));
 	if (e->owner)
 		reply(e->owner, ev, NULL, 0);
 	else
