@@ -32,6 +32,7 @@
 #include "image/ref.h"
 #include "policy/plan.h"
 #include "policy/users.h"
+#include "supervisor/events.h"
 
 #define DOC_MAX (8u << 20)
 #define AJ_BUILD_MAX_EXPANDED (16u << 20)
@@ -62,6 +63,8 @@ struct build {
 	size_t n_st;
 	size_t step, steps;
 	size_t expanded; /* bytes all expansions made: a budget for the host's memory */
+	struct aj_events ev; /* o->events_path */
+	bool cached;         /* the current step hit the cache */
 	char work[4200];         /* STATE/images/runs/<random>: steps' system layers, under */
 	int work_lock;           /* its lock, held: gc removes it once the build is gone */
 	struct aj_err *err;
@@ -735,6 +738,7 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 	chain(s, what);
 	if (cache_get(b, s->key, blob, diff_id)) {
 		fprintf(b->o->out, "  --> cached\n");
+		b->cached = true;
 		return add_layer(b, s, blob, diff_id, "the cached layer");
 	}
 	if (commit(b, s, NULL, NULL) < 0)
@@ -755,6 +759,7 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 		.argv = &argv,
 		.env = &s->args,
 		.policy = b->o->policy,
+		.events_path = b->o->events_path,
 	};
 	if (aj_build_step_run(&st, &code, b->err) < 0)
 		return aj_err_prefix(b->err, "%s:%u: RUN", b->file, in->line);
@@ -1301,6 +1306,7 @@ static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in
 		/* the blob just written stays for prune: content-addressed, it may be another
 		 * image's */
 		fprintf(b->o->out, "  --> cached\n");
+		b->cached = true;
 		r = add_layer(b, s, cached, diff_id, "the cached layer");
 	} else {
 		r = add_layer(b, s, j->blob, NULL, "the copied files");
@@ -1324,6 +1330,11 @@ static int step(struct build *b, const struct aj_df_insn *in)
 				  in->line, aj_df_kind_name(in->kind)); /* the parser refuses it */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	b->step++;
+	b->cached = false;
+	aj_events_emit(&b->ev, "build.step",
+		       json_pack("{s:I, s:I, s:s, s:I, s:s}", "step", (json_int_t)b->step, "of",
+				 (json_int_t)b->steps, "file", b->file, "line", (json_int_t)in->line,
+				 "instruction", in->text));
 	fprintf(b->o->out, "STEP %zu/%zu: %s\n", b->step, b->steps, in->text);
 	fflush(b->o->out);
 	switch (in->kind) {
@@ -1378,9 +1389,23 @@ static int step(struct build *b, const struct aj_df_insn *in)
 	}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (r == 0)
-		fprintf(b->o->out, "  --> %.2fs\n",
-			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	s = b->n_st ? &b->st[b->n_st - 1] : NULL;
+	{
+		double secs =
+			(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+		if (r == 0) {
+			fprintf(b->o->out, "  --> %.2fs\n", secs);
+			aj_events_emit(&b->ev, "build.step.end",
+				       json_pack("{s:I, s:f, s:b, s:s?}", "step", (json_int_t)b->step,
+						 "seconds", secs, "cached", b->cached, "layer",
+						 s && s->layers.n ? s->layers.v[s->layers.n - 1] : NULL));
+		} else {
+			aj_events_emit(&b->ev, "build.step.failed",
+				       json_pack("{s:I, s:f, s:s}", "step", (json_int_t)b->step,
+						 "seconds", secs, "error", b->err->msg));
+		}
+	}
 	fflush(b->o->out);
 	return r;
 }
@@ -1410,6 +1435,7 @@ static void build_free(struct build *b)
 		aj_tree_remove_at(AT_FDCWD, b->work, NULL);
 	if (b->work_lock >= 0)
 		close(b->work_lock);
+	aj_events_close(&b->ev);
 }
 
 /* A regular file of the context (no symlink, no FIFO), at most max bytes; NULL with errno. */
@@ -1496,10 +1522,19 @@ int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_imag
 	     struct aj_err *err)
 {
 	struct build b = {.o = o, .im = im, .ctx = -1, .work_lock = -1, .err = err,
-			  .meta = AJ_STRV_INIT};
+			  .meta = AJ_STRV_INIT, .ev = {.fd = -1}};
 	struct stage *target;
 	int r = load(&b, err);
 
+	if (r == 0) {
+		const char *id = strrchr(b.work, '/');
+
+		r = aj_events_open(&b.ev, o->events_path, id ? id + 1 : "", err);
+		if (r == 0)
+			aj_events_emit(&b.ev, "build.start",
+				       json_pack("{s:s, s:s, s:s?}", "context", o->context, "file",
+						 b.file, "tag", o->tag));
+	}
 	for (size_t i = 0; r == 0 && i < b.df.n; i++)
 		r = step(&b, &b.df.v[i]);
 	if (r == 0) {
@@ -1510,6 +1545,9 @@ int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_imag
 		else
 			r = commit(&b, target, o->tag, out);
 	}
+	aj_events_emit(&b.ev, "build.end",
+		       json_pack("{s:b, s:s?, s:s?}", "ok", r == 0, "image",
+				 r == 0 && out ? out->digest : NULL, "error", r == 0 ? NULL : err->msg));
 	build_free(&b);
 	return r;
 }

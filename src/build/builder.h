@@ -21,6 +21,8 @@
  * step's key names its layer blob (STATE/images/build-cache/<key>); a key whose blob or layer
  * the store no longer has is a miss. --no-cache ignores it.
  *
+ * The steps, what they decided and the RUN sandboxes' own events go to o->events_path.
+ *
  * The image is registered when the last step is done, named by -t; a failed step leaves the
  * store as it was but for layers and cache entries of the steps before it, which later
  * builds reuse and `image prune` removes when no image has them.
@@ -48,6 +50,10 @@ struct aj_build_opts {
 				       * the step's own process only */
 	const struct aj_pull_opts *pull; /* for FROM images the store lacks */
 	FILE *out;                    /* steps and their timings */
+	/* JSON lines appended (supervisor/events.h): build.start, a build.step and a
+	 * build.step.end (or build.step.failed) per instruction, build.end, and each RUN's own
+	 * sandbox events (start, egress decisions, limits, end); NULL: none. */
+	const char *events_path;
 };
 
 /* Builds into the store; the image's record into out. */

@@ -73,7 +73,8 @@ static int step_child(const struct aj_build_step *s, int *code, struct aj_err *e
 	if (aj_plan_build_ex(&plan, s->policy, &feat, s->argv->v, &ws, err) < 0)
 		return -1;
 	memset(&res, 0, sizeof res);
-	aj_run(&plan, &(struct aj_run_opts){.warn = &aj_warn_stderr}, &res);
+	aj_run(&plan, &(struct aj_run_opts){.warn = &aj_warn_stderr, .events_path = s->events_path},
+	       &res);
 	if (res.failed) {
 		*err = res.err;
 		return -1;

@@ -21,6 +21,7 @@ struct aj_build_step {
 	const struct aj_strv *argv; /* the command (SHELL + line, or the exec form) */
 	const struct aj_strv *env;  /* "NAME=VALUE": the ARGs in force */
 	struct aj_policy *policy;
+	const char *events_path;    /* the sandbox's events appended there; NULL: none */
 };
 
 /* Runs the step; its exit code into *code (0: the layer is in dir/upper). -1: agentjail's

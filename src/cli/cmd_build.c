@@ -18,7 +18,7 @@
 
 struct build_cli {
 	struct aj_pflags pf; /* first: the engine records policy rows here */
-	const char *file, *tag, *target, *authfile, *ca_file;
+	const char *file, *tag, *target, *authfile, *ca_file, *events;
 	struct aj_strv build_args;
 	bool no_cache, insecure, quiet;
 };
@@ -40,6 +40,9 @@ static const struct aj_option build_options[] = {
 	 .complete = AJ_COMP_FILE, .help = "registry credentials for FROM images the store lacks"},
 	{AJ_OPT("ca-file", 0, AJ_OPT_STRING), BC(ca_file), .metavar = "FILE",
 	 .complete = AJ_COMP_FILE, .help = "CA certificates for the registry's TLS"},
+	{AJ_OPT("events", 0, AJ_OPT_STRING), BC(events), .metavar = "FILE",
+	 .complete = AJ_COMP_FILE,
+	 .help = "append JSON-lines events: the steps, and each RUN's sandbox events"},
 	{AJ_OPT("quiet", 'q', AJ_OPT_SWITCH), BC(quiet),
 	 .help = "print only the image id (steps' output still goes to stderr)"},
 	AJ_PF_FILE_ROWS,
@@ -129,6 +132,7 @@ static int cmd_build(const struct aj_verb *v, int argc, char **argv)
 			.policy = &pol,
 			.pull = &po,
 			.out = c.quiet || aj_cli.json ? stderr : stdout,
+			.events_path = c.events,
 		};
 		r = aj_build(&im, &o, &rec, &err);
 	}

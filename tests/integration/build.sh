@@ -153,8 +153,17 @@ expect_contains "naming the line and the exit code" "$ERR" "Dockerfile:2: RUN en
 expect_contains "  and its status" "$ERR" "the command exited with 1"
 aj_run --state-dir "$S" image inspect net:1
 expect_eq "  and no image is named" "$RC" 1
-ab -t net:1 --allow-host "127.0.0.1:$PORT" "$N"
+EV=$(mktmp)/events.jsonl
+ab -t net:1 --allow-host "127.0.0.1:$PORT" --events "$EV" "$N"
 expect_eq "with --allow-host: exit 0 ($ERR)" "$RC" 0
+evs() { python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in open(sys.argv[1])))' "$EV"; }
+expect_eq "--events: the build's steps, and the RUN's sandbox events between them" "$(evs)" \
+	"build.start build.step build.step.end build.step start egress end build.step.end build.end"
+expect_eq "  the egress decision: allowed by the rule --allow-host made" \
+	"$(python3 -c 'import json,sys
+e=[json.loads(l) for l in open(sys.argv[1])]
+print([(x["decision"], x["rule"].split()[0], x["port"]) for x in e if x["event"] == "egress"])' "$EV")" \
+	"[('allowed', 'network.allow[0]', $PORT)]"
 ar --image net:1 -- cat /got.txt
 expect_eq "the file came from the loopback server through the proxy" "$OUT" served
 
