@@ -1518,6 +1518,15 @@ static int load(struct build *b, struct aj_err *err)
 	}
 }
 
+static bool target_in(const struct aj_dockerfile *df, const char *target)
+{
+	for (size_t i = 0; i < df->n; i++)
+		if (df->v[i].kind == AJ_DF_FROM && df->v[i].args.n > 1 &&
+		    !strcasecmp(df->v[i].args.v[1], target))
+			return true;
+	return false;
+}
+
 int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_image_rec *out,
 	     struct aj_err *err)
 {
@@ -1535,8 +1544,17 @@ int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_imag
 				       json_pack("{s:s, s:s, s:s?}", "context", o->context, "file",
 						 b.file, "tag", o->tag));
 	}
-	for (size_t i = 0; r == 0 && i < b.df.n; i++)
+	if (r == 0 && o->target && !target_in(&b.df, o->target))
+		r = aj_err_set(err, AJ_LAYER_USAGE, ENOENT,
+			       "--target %s: the Dockerfile has no stage of that name (FROM ... AS %s)",
+			       o->target, o->target);
+	for (size_t i = 0; r == 0 && i < b.df.n; i++) {
+		/* The stages after the target's cannot be the target's: they are not built. */
+		if (o->target && b.df.v[i].kind == AJ_DF_FROM && b.n_st &&
+		    b.st[b.n_st - 1].name && !strcasecmp(b.st[b.n_st - 1].name, o->target))
+			break;
 		r = step(&b, &b.df.v[i]);
+	}
 	if (r == 0) {
 		target = o->target ? stage_named(&b, o->target) : &b.st[b.n_st - 1];
 		if (!target)

@@ -136,6 +136,17 @@ expect_eq "a changed ARG: the steps after it run again with the new value" "$OUT
 ab --no-cache -t demo/app:4 --build-arg MSG=other "$C"
 expect_not_contains "--no-cache: nothing cached" "$OUT" "--> cached"
 
+# --target: the stage asked for, and no stage after it is built.
+ab -t demo/builder:1 --target builder --build-arg MSG=from-arg "$C"
+expect_eq "--target builder: exit 0 ($ERR)" "$RC" 0
+expect_not_contains "  the stages after it are not built" "$OUT" "STEP 8/25"
+ar --image demo/builder:1 -- cat /build/out.txt
+expect_eq "  the image is that stage" "$OUT" "built with from-arg"
+ab --target nosuch "$C"
+expect_contains "--target of no stage: refused before anything runs" "$ERR" \
+	"--target nosuch: the Dockerfile has no stage of that name"
+expect_not_contains "  (nothing ran)" "$OUT" "STEP 1/"
+
 # ---- RUN's network ----------------------------------------------------------------------
 SRV=$(mktmp)
 echo "served" >"$SRV/file.txt"
