@@ -82,15 +82,22 @@ static const char *env_get(const struct aj_strv *v, const char *name)
 	return NULL;
 }
 
+/* obj[key], an object (or with `array`, an array), made (replacing what else is there)
+ * when missing: an image config's members, which a base may lack. */
+static json_t *member(json_t *obj, const char *key, bool array)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (array ? !json_is_array(v) : !json_is_object(v)) {
+		v = array ? json_array() : json_object();
+		json_object_set_new(obj, key, v);
+	}
+	return v;
+}
+
 static json_t *config_of(struct stage *s)
 {
-	json_t *c = json_object_get(s->doc, "config");
-
-	if (!json_is_object(c)) {
-		c = json_object();
-		json_object_set_new(s->doc, "config", c);
-	}
-	return c;
+	return member(s->doc, "config", false);
 }
 
 /* The config's Env as NAME=VALUE strings (borrowed from the document). */
@@ -180,15 +187,11 @@ static void set_strings(json_t *obj, const char *key, const struct aj_strv *v)
 
 static void history(struct stage *s, const char *by, bool empty)
 {
-	json_t *h = json_object_get(s->doc, "history");
+	json_t *h = member(s->doc, "history", true);
 	char ts[40];
 	time_t now = time(NULL);
 	struct tm tm;
 
-	if (!json_is_array(h)) {
-		h = json_array();
-		json_object_set_new(s->doc, "history", h);
-	}
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	json_array_append_new(h, json_pack("{s:s, s:s, s:s, s:b}", "created", ts, "created_by", by,
@@ -322,13 +325,9 @@ static int commit(struct build *b, struct stage *s, const char *name, struct aj_
  * entry per layer missing, first: builders on top check the two agree. */
 static void complete_history(struct stage *s)
 {
-	json_t *h = json_object_get(s->doc, "history"), *v;
+	json_t *h = member(s->doc, "history", true), *v;
 	size_t i, filled = 0;
 
-	if (!json_is_array(h)) {
-		h = json_array();
-		json_object_set_new(s->doc, "history", h);
-	}
 	json_array_foreach(h, i, v)
 		filled += !json_is_true(json_object_get(v, "empty_layer"));
 	for (; filled < s->layers.n; filled++)
@@ -441,13 +440,9 @@ static int do_from(struct build *b, const struct aj_df_insn *in)
 
 static void env_set(struct stage *s, const char *name, const char *value)
 {
-	json_t *c = config_of(s), *env = json_object_get(c, "Env"), *v;
+	json_t *env = member(config_of(s), "Env", true), *v;
 	size_t n = strlen(name), i;
 
-	if (!json_is_array(env)) {
-		env = json_array();
-		json_object_set_new(c, "Env", env);
-	}
 	json_array_foreach(env, i, v) {
 		const char *kv = json_string_value(v);
 		if (kv && !strncmp(kv, name, n) && kv[n] == '=') {
@@ -569,14 +564,8 @@ static int do_config(struct build *b, struct stage *s, const struct aj_df_insn *
 	switch (in->kind) {
 	case AJ_DF_ENV:
 		return pairs(b, s, in, NULL);
-	case AJ_DF_LABEL: {
-		json_t *labels = json_object_get(c, "Labels");
-		if (!json_is_object(labels)) {
-			labels = json_object();
-			json_object_set_new(c, "Labels", labels);
-		}
-		return pairs(b, s, in, labels);
-	}
+	case AJ_DF_LABEL:
+		return pairs(b, s, in, member(c, "Labels", false));
 	case AJ_DF_WORKDIR: {
 		const char *old = json_string_value(json_object_get(c, "WorkingDir"));
 		_cleanup_free_ char *path = NULL;
@@ -593,11 +582,7 @@ static int do_config(struct build *b, struct stage *s, const struct aj_df_insn *
 		json_object_set_new(c, "User", json_string(w));
 		return 0;
 	case AJ_DF_EXPOSE: {
-		json_t *ports = json_object_get(c, "ExposedPorts");
-		if (!json_is_object(ports)) {
-			ports = json_object();
-			json_object_set_new(c, "ExposedPorts", ports);
-		}
+		json_t *ports = member(c, "ExposedPorts", false);
 		for (size_t i = 0; i < in->args.n; i++) {
 			_cleanup_free_ char *p = expand(b, s, in, in->args.v[i]);
 			_cleanup_free_ char *key = NULL;
@@ -609,11 +594,7 @@ static int do_config(struct build *b, struct stage *s, const struct aj_df_insn *
 		return 0;
 	}
 	case AJ_DF_VOLUME: {
-		json_t *vols = json_object_get(c, "Volumes");
-		if (!json_is_object(vols)) {
-			vols = json_object();
-			json_object_set_new(c, "Volumes", vols);
-		}
+		json_t *vols = member(c, "Volumes", false);
 		for (size_t i = 0; i < in->args.n; i++) {
 			_cleanup_free_ char *p = expand(b, s, in, in->args.v[i]);
 			if (!p)
@@ -681,14 +662,10 @@ static int add_layer(struct build *b, struct stage *s, const char *blob, const c
 				  "%s %s went from the store meanwhile (image prune?)", by, blob);
 	}
 	if (!json_is_object(rootfs)) {
-		rootfs = json_pack("{s:s, s:[]}", "type", "layers", "diff_ids");
-		json_object_set_new(s->doc, "rootfs", rootfs);
+		rootfs = member(s->doc, "rootfs", false);
+		json_object_set_new(rootfs, "type", json_string("layers"));
 	}
-	ids = json_object_get(rootfs, "diff_ids");
-	if (!json_is_array(ids)) {
-		ids = json_array();
-		json_object_set_new(rootfs, "diff_ids", ids);
-	}
+	ids = member(rootfs, "diff_ids", true);
 	json_array_append_new(ids, json_string(diff_id));
 	aj_strv_push(&s->layers, blob);
 	s->root[0] = '\0';

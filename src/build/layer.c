@@ -582,26 +582,17 @@ static int cmp_names(const void *a, const void *b)
 }
 
 /* The entries of dir (rel in the tree, path in the layer), in name order. */
+static int list_names(int dir, struct aj_strv *names);
+
 static int walk(struct aj_layer_writer *lw, int dir, const char *rel, const char *path,
 		const struct aj_layer_tree *t, int depth)
 {
 	_cleanup_strv_ struct aj_strv names = AJ_STRV_INIT;
-	int fd;
-	DIR *d;
-	struct dirent *de;
 
 	if (depth > MAX_DEPTH)
 		return lw_fail(lw, ELOOP, "\"%s\": directories nested too deep", rel);
-	fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	if (list_names(dir, &names) < 0)
 		return lw_fail(lw, errno, "list \"%s\"", *rel ? rel : ".");
-	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			aj_strv_push(&names, de->d_name);
-	closedir(d);
 	if (names.n > 1)
 		qsort(names.v, names.n, sizeof *names.v, cmp_names);
 	for (size_t i = 0; i < names.n; i++) {
@@ -618,6 +609,7 @@ static bool is_whiteout(const struct stat *st)
 	return S_ISCHR(st->st_mode) && st->st_rdev == 0;
 }
 
+/* The names of dir's entries ("." and ".." aside) appended to names; -1 with errno. */
 static int list_names(int dir, struct aj_strv *names)
 {
 	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -24,17 +24,24 @@
 
 #define FLAT ".flat-"
 
-static bool layers_empty(int dir)
+/* A listing of dir (which stays open), or NULL. */
+static DIR *listing(int dir)
 {
 	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
+static bool layers_empty(int dir)
+{
+	_cleanup_closedir_ DIR *d = listing(dir);
 	struct dirent *e;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return false;
-	}
 	while ((e = readdir(d)))
 		if (e->d_name[0] != '.')
 			return false;
@@ -359,15 +366,11 @@ static int blobs_in_use(struct aj_images *im, struct aj_strv *keep, struct aj_er
 static void sweep_dir(int dir, bool (*drop)(const char *name, void *arg), void *arg,
 		      unsigned *removed)
 {
-	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	_cleanup_closedir_ DIR *d = listing(dir);
 	struct dirent *e;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return;
-	}
 	while ((e = readdir(d)))
 		if (e->d_name[0] != '.' || !strncmp(e->d_name, TMP, strlen(TMP)))
 			if (drop(e->d_name, arg) && aj_tree_remove_at(dir, e->d_name, NULL) == 0 &&
@@ -391,16 +394,12 @@ static bool drop_unkept(const char *name, void *arg)
 /* .flat-<hex> marks whose layer is gone (removed, or never published). */
 static void drop_orphan_marks(struct aj_images *im)
 {
-	int fd = openat(im->layers_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	_cleanup_closedir_ DIR *d = listing(im->layers_dir);
 	struct dirent *e;
 	struct stat st;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return;
-	}
 	while ((e = readdir(d)))
 		if (!strncmp(e->d_name, FLAT, strlen(FLAT)) &&
 		    fstatat(im->layers_dir, e->d_name + strlen(FLAT), &st, AT_SYMLINK_NOFOLLOW) < 0)
