@@ -43,7 +43,7 @@ static void now_rfc3339(char *buf, size_t len)
 static void log_line(const struct aj_oci_globals *g, const char *level, const char *msg)
 {
 	char t[64];
-	_cleanup_fclose_ FILE *f = NULL;
+	FILE *f;
 
 	if (!g->log || !(f = fopen(g->log, "ae")))
 		return;
@@ -57,6 +57,7 @@ static void log_line(const struct aj_oci_globals *g, const char *level, const ch
 	} else {
 		fprintf(f, "time=\"%s\" level=%s msg=\"%s\"\n", t, level, msg);
 	}
+	fclose(f);
 }
 
 void aj_oci_log(const struct aj_oci_globals *g, const char *level, const char *fmt, ...)

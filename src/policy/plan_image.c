@@ -154,7 +154,7 @@ char *aj_root_file(const struct aj_root_spec *r, const char *rel)
  * user.name unless the image has that name for another uid. */
 static void add_user(struct aj_plan *p, struct aj_user *u, const char *passwd, const char *group)
 {
-	struct aj_user other;
+	struct aj_user other = {0};
 	size_t plen = passwd ? strlen(passwd) : 0, glen = group ? strlen(group) : 0;
 
 	if (aj_passwd_find(passwd, p->policy->user_name, 0, &other))

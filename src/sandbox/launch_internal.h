@@ -17,8 +17,9 @@ struct aj_launch_ops {
 	/* Supervisor, before the fork: what the tier's child needs that it cannot make. */
 	int (*prepare)(const struct aj_plan *plan, struct aj_err *err);
 	/* The forked child: the tier's enforcement sequence, then its init (or keeper). */
-	void (*child)(const struct aj_plan *plan, const struct aj_stdio *io,
-		      const struct aj_cgroup_join *join, int sync_fd) __attribute__((noreturn));
+	__attribute__((noreturn)) void (*child)(const struct aj_plan *plan,
+						 const struct aj_stdio *io,
+						 const struct aj_cgroup_join *join, int sync_fd);
 	/* The fork failed with errnum: the error, named for the tier. */
 	int (*fork_failed)(int errnum, struct aj_err *err);
 	/* Supervisor, between the fork and GO (the id maps). */
