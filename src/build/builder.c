@@ -55,6 +55,8 @@ struct build {
 	const struct aj_build_opts *o;
 	struct aj_images *im;
 	struct aj_dockerfile df;
+	bool df_borrowed;        /* o->dockerfile's */
+	const char *owner;       /* o->owner, "" for none */
 	struct aj_ignore ignore;
 	int ctx;                 /* the context directory */
 	const char *file;        /* the Dockerfile's name in messages */
@@ -299,7 +301,8 @@ static int commit_locked(struct build *b, struct stage *s, const char *name,
 	if (s->root[0] && !name && !out)
 		return 0;
 	text = json_dumps(s->doc, JSON_COMPACT | JSON_SORT_KEYS);
-	if (aj_image_commit(b->im, text, &s->layers, "agentjail build", "", name, &rec, b->err) < 0)
+	if (aj_image_commit(b->im, text, &s->layers, "agentjail build", b->owner, name, &rec,
+			    b->err) < 0)
 		return -1;
 	snprintf(s->root, sizeof s->root, "%s", rec.digest);
 	stage_run_mark(s);
@@ -344,7 +347,23 @@ static int from_image(struct build *b, struct stage *s, const char *ref,
 	size_t clen, mlen;
 	struct aj_err perr;
 
-	if (aj_images_find(b->im, "", ref, &rec, NULL, &perr) < 0) {
+	int found = b->owner[0] ? aj_images_find(b->im, b->owner, ref, &rec, NULL, &perr) : -1;
+
+	/* An owner's names first, then the local owner's (the host's images are everyone's
+	 * bases, as for sandboxes); a digest only through a name of either. */
+	if (found == 0 && rec.names.n == 0) {
+		aj_image_rec_free(&rec);
+		found = -1;
+	}
+	if (found < 0)
+		found = aj_images_find(b->im, "", ref, &rec, NULL, &perr);
+	if (found == 0 && b->owner[0] && rec.names.n == 0) {
+		aj_image_rec_free(&rec);
+		aj_err_set(&perr, AJ_LAYER_IMAGE, ENOENT, "no image \"%s\" in the store", ref);
+		aj_err_class(&perr, AJ_ERRC_NOT_FOUND);
+		found = -1;
+	}
+	if (found < 0) {
 		if (perr.cls != AJ_ERRC_NOT_FOUND) {
 			*b->err = perr;
 			return -1;
@@ -701,6 +720,9 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 	json_t *c = config_of(s);
 	const char *user = json_string_value(json_object_get(c, "User"));
 	const char *cwd = json_string_value(json_object_get(c, "WorkingDir"));
+	/* This RUN's own user, not the stage's: only instructions build/template.c makes have
+	 * it (the parser refuses flags on RUN). */
+	const char *as = aj_df_flag(in, "user");
 	char blob[AJ_DIGEST_SIZE], diff_id[AJ_DIGEST_SIZE], id[17];
 	int code = 0;
 
@@ -711,7 +733,7 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 		aj_strv_push(&argv, in->args.v[0]);
 	}
 	args = join_json(&argv);
-	what = aj_xasprintf("RUN %s ARGS %s", args, in_force);
+	what = aj_xasprintf("RUN %s ARGS %s%s%s", args, in_force, as ? " USER " : "", as ? as : "");
 	chain(s, what);
 	if (cache_get(b, s->key, blob, diff_id)) {
 		fprintf(b->o->out, "  --> cached\n");
@@ -731,7 +753,7 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 		.image = s->root,
 		.dir = dir,
 		.scratch = scratch,
-		.user = user && *user ? user : "root",
+		.user = as && *as ? as : user && *user ? user : "root",
 		.cwd = cwd && *cwd ? cwd : "/",
 		.argv = &argv,
 		.env = &s->args,
@@ -1405,7 +1427,8 @@ static void build_free(struct build *b)
 	free(b->st);
 	aj_strv_free(&b->meta);
 	aj_ignore_free(&b->ignore);
-	aj_dockerfile_free(&b->df);
+	if (!b->df_borrowed)
+		aj_dockerfile_free(&b->df);
 	if (b->ctx >= 0)
 		close(b->ctx);
 	if (b->work[0])
@@ -1453,16 +1476,21 @@ static int load(struct build *b, struct aj_err *err)
 		return aj_err_sys(err, AJ_LAYER_USAGE, "the build context \"%s\"", o->context);
 	/* -f names a file of the caller's choosing; the context's own Dockerfile and
 	 * .dockerignore are the context's: beneath it, regular files, no symlink. */
-	path = o->file ? aj_xstrdup(o->file) : aj_xasprintf("%s/Dockerfile", o->context);
 	b->file = o->file ? o->file : "Dockerfile";
-	text = o->file ? aj_read_file(path, AJ_DF_MAX_BYTES + 1, &len)
-		       : read_context_file(b->ctx, "Dockerfile", AJ_DF_MAX_BYTES + 1, &len);
-	if (!text)
-		return aj_err_sys(err, AJ_LAYER_USAGE,
-				  "read the Dockerfile \"%s\" (a regular file%s)", path,
-				  o->file ? "" : " in the context, not a symlink");
-	if (aj_dockerfile_parse(text, len, b->file, &b->df, err) < 0)
-		return -1;
+	if (o->dockerfile) {
+		b->df = *o->dockerfile;
+		b->df_borrowed = true;
+	} else {
+		path = o->file ? aj_xstrdup(o->file) : aj_xasprintf("%s/Dockerfile", o->context);
+		text = o->file ? aj_read_file(path, AJ_DF_MAX_BYTES + 1, &len)
+			       : read_context_file(b->ctx, "Dockerfile", AJ_DF_MAX_BYTES + 1, &len);
+		if (!text)
+			return aj_err_sys(err, AJ_LAYER_USAGE,
+					  "read the Dockerfile \"%s\" (a regular file%s)", path,
+					  o->file ? "" : " in the context, not a symlink");
+		if (aj_dockerfile_parse(text, len, b->file, &b->df, err) < 0)
+			return -1;
+	}
 	ignore = read_context_file(b->ctx, ".dockerignore", 1 << 20, NULL);
 	if (!ignore && errno != ENOENT)
 		return aj_err_sys(err, AJ_LAYER_USAGE,
@@ -1508,7 +1536,7 @@ int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_imag
 	     struct aj_err *err)
 {
 	struct build b = {.o = o, .im = im, .ctx = -1, .work_lock = -1, .err = err,
-			  .meta = AJ_STRV_INIT, .ev = {.fd = -1}};
+			  .meta = AJ_STRV_INIT, .ev = {.fd = -1}, .owner = o->owner ? o->owner : ""};
 	struct stage *target;
 	int r = load(&b, err);
 
@@ -1530,6 +1558,8 @@ int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_imag
 		if (o->target && b.df.v[i].kind == AJ_DF_FROM && b.n_st &&
 		    b.st[b.n_st - 1].name && !strcasecmp(b.st[b.n_st - 1].name, o->target))
 			break;
+		if (o->on_step)
+			o->on_step(o->on_step_arg, i);
 		r = step(&b, &b.df.v[i]);
 	}
 	if (r == 0) {
@@ -1537,8 +1567,20 @@ int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_imag
 		if (!target)
 			r = aj_err_set(err, AJ_LAYER_USAGE, ENOENT, "--target %s: no stage of that "
 				       "name", o->target);
-		else
+		else {
+			json_t *labels = member(config_of(target), "Labels", false);
+
+			for (size_t i = 0; o->labels && i < o->labels->n; i++) {
+				const char *kv = o->labels->v[i], *eq = strchr(kv, '=');
+				char *k = aj_xstrndup(kv, eq ? (size_t)(eq - kv) : strlen(kv));
+
+				json_object_set_new(labels, k, json_string(eq ? eq + 1 : ""));
+				free(k);
+			}
+			if (o->labels && o->labels->n)
+				target->root[0] = '\0'; /* the image is not the stage's any more */
 			r = commit(&b, target, o->tag, out);
+		}
 	}
 	aj_events_emit(&b.ev, "build.end",
 		       json_pack("{s:b, s:s?, s:s?}", "ok", r == 0, "image",

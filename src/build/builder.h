@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "common/err.h"
+#include "build/dockerfile.h"
 #include "common/strv.h"
 #include "image/pull.h"
 #include "image/store.h"
@@ -54,6 +55,19 @@ struct aj_build_opts {
 	 * build.step.end (or build.step.failed) per instruction, build.end, and each RUN's own
 	 * sandbox events (start, egress decisions, limits, end); NULL: none. */
 	const char *events_path;
+	/* Whose names FROM resolves (then the local owner's) and whose name the image gets;
+	 * NULL or "": the local owner. */
+	const char *owner;
+	/* Instructions made by the caller instead of a Dockerfile (borrowed; build/template.h
+	 * makes them): `file` then only names them in messages, and the context has no
+	 * Dockerfile to read. */
+	const struct aj_dockerfile *dockerfile;
+	/* "KEY=VALUE" labels the image gets over its Dockerfile's (the cache does not see
+	 * them); NULL: none. */
+	const struct aj_strv *labels;
+	/* Called as each instruction starts, with its index in the Dockerfile; NULL: none. */
+	void (*on_step)(void *arg, size_t index);
+	void *on_step_arg;
 };
 
 /* Builds into the store; the image's record into out. */

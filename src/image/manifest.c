@@ -137,6 +137,28 @@ static int check_digest(const char *path, const char *s, struct aj_err *err)
 	return aj_err_set(err, AJ_LAYER_IMAGE, EINVAL, "%s: \"%s\" is not a sha256 digest", path,
 			  s);
 }
+/* Labels: only the two agentjail reads; other labels, and values that are not strings, are
+ * the image's own business. */
+static int parse_labels(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+			const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	struct aj_image_config *c = dst;
+	const char *start = json_string_value(json_object_get(v, AJ_LABEL_START));
+	const char *ready = json_string_value(json_object_get(v, AJ_LABEL_READY));
+	const char *build = json_string_value(json_object_get(v, AJ_LABEL_BUILD));
+
+	(void)f, (void)path, (void)o, (void)e;
+	if (!c)
+		return 0;
+	if (start && strlen(start) <= 65536)
+		c->start_cmd = aj_xstrdup(start);
+	if (ready && strlen(ready) <= 65536)
+		c->ready_cmd = aj_xstrdup(ready);
+	if (build && strlen(build) <= 64)
+		c->build_id = aj_xstrdup(build);
+	return 0;
+}
+
 static const struct aj_jf_field process_rows[] = {
 	{.name = "Env", .type = AJ_JF_ARRAY, .off = C(env), .max = 4096},
 	{.name = "Entrypoint", .type = AJ_JF_ARRAY, .off = C(entrypoint), .max = 4096},
@@ -144,6 +166,7 @@ static const struct aj_jf_field process_rows[] = {
 	{.name = "User", .type = AJ_JF_STRING, .off = C(user), .max = 256},
 	{.name = "WorkingDir", .type = AJ_JF_STRING, .off = C(workdir), .max = 4096},
 	{.name = "StopSignal", .type = AJ_JF_STRING, .off = C(stop_signal), .max = 32},
+	{.name = "Labels", .type = AJ_JF_ANY, .flags = AJ_JF_NULLABLE, .parse = parse_labels},
 	{0},
 };
 static const struct aj_jf_field rootfs_rows[] = {
@@ -317,6 +340,9 @@ void aj_config_free(struct aj_image_config *c)
 	free(c->user);
 	free(c->workdir);
 	free(c->stop_signal);
+	free(c->start_cmd);
+	free(c->ready_cmd);
+	free(c->build_id);
 	aj_strv_free(&c->env);
 	aj_strv_free(&c->entrypoint);
 	aj_strv_free(&c->cmd);

@@ -54,12 +54,21 @@ struct aj_manifest {
 	struct aj_descs layers;
 };
 
+#define AJ_LABEL_START "org.agentjail.template.start"
+#define AJ_LABEL_READY "org.agentjail.template.ready"
+#define AJ_LABEL_BUILD "org.agentjail.template.build" /* the API's build that made it */
+
 struct aj_image_config {
 	char *os, *arch, *variant;
 	char *created;
 	/* config: the process defaults a sandbox starts with */
 	struct aj_strv env, entrypoint, cmd;
 	char *user, *workdir, *stop_signal;
+	/* Labels AJ_LABEL_START and AJ_LABEL_READY: a template's start command, run in the
+	 * background when an E2B sandbox starts on the image, and the command waited on until it
+	 * succeeds (docs/e2b.md "Building templates"); NULL: none. */
+	char *start_cmd, *ready_cmd;
+	char *build_id; /* AJ_LABEL_BUILD; NULL: none */
 	struct aj_strv diff_ids; /* rootfs.diff_ids, bottom layer first */
 };
 

@@ -271,6 +271,31 @@ static int canonical(const char *name, char *out, size_t len, struct aj_err *err
 	return 0;
 }
 
+int aj_images_canonical(const char *name, char *out, size_t len, struct aj_err *err)
+{
+	return canonical(name, out, len, err);
+}
+
+int aj_images_tag(struct aj_images *im, const char *owner, const char *name, const char *digest,
+		  struct aj_err *err)
+{
+	char canon[700];
+
+	if (canonical(name, canon, sizeof canon, err) < 0)
+		return -1;
+	return aj_store_image_tag(im->db, owner, canon, digest, err);
+}
+
+int aj_images_untag(struct aj_images *im, const char *owner, const char *name,
+		    struct aj_err *err)
+{
+	char canon[700];
+
+	if (canonical(name, canon, sizeof canon, err) < 0)
+		return -1;
+	return aj_store_image_untag(im->db, owner, canon, err);
+}
+
 int aj_images_register(struct aj_images *im, const char *manifest_digest,
 		       const struct aj_manifest *m, const struct aj_image_config *c,
 		       const char *source, const char *owner, const char *name, uint64_t size,

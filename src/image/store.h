@@ -75,6 +75,15 @@ int aj_images_register(struct aj_images *im, const char *manifest_digest,
 int aj_images_find(struct aj_images *im, const char *owner, const char *ref,
 		   struct aj_image_rec *rec, struct aj_image_config *config, struct aj_err *err);
 
+/* Gives the image digest the name `name` for owner (moved from another image that had it),
+ * or takes the name away (ENOENT, class not found, when owner has no such name). */
+int aj_images_tag(struct aj_images *im, const char *owner, const char *name, const char *digest,
+		  struct aj_err *err);
+int aj_images_untag(struct aj_images *im, const char *owner, const char *name,
+		    struct aj_err *err);
+/* The canonical form of an image name ("busybox" -> "docker.io/library/busybox:latest"). */
+int aj_images_canonical(const char *name, char *out, size_t len, struct aj_err *err);
+
 /* gc: .tmp files and directories; with `unused`, also layers no image stacks and blobs no
  * image refers to. Holds the lock. Counts what went into *removed. */
 int aj_images_gc(struct aj_images *im, bool unused, unsigned *removed, uint64_t *bytes,
