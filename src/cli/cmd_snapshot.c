@@ -311,16 +311,16 @@ static int cmd_gc(const struct aj_verb *v, int argc, char **argv)
 	if (aj_cli_open(&m, &err) < 0 || aj_mgr_gc(&m, &rep, &err) < 0) {
 		r = aj_cli_fail(aj_cli.json, &err);
 	} else if (aj_cli.json) {
-		aj_cli_print_json(json_pack("{s:i, s:i, s:i, s:i, s:i}", "sandboxes_deleted",
+		aj_cli_print_json(json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "sandboxes_deleted",
 					    rep.sandboxes_deleted, "snapshots_deleted",
 					    rep.snapshots_deleted, "layers_deleted", rep.layers_deleted,
 					    "marked_stopped", rep.marked_stopped, "recovered",
-					    rep.recovered));
+					    rep.recovered, "builds_deleted", rep.builds_deleted));
 	} else {
 		printf("sandboxes deleted %u, snapshots deleted %u, layers deleted %u, marked "
-		       "stopped %u, recovered %u\n",
+		       "stopped %u, recovered %u, builds deleted %u\n",
 		       rep.sandboxes_deleted, rep.snapshots_deleted, rep.layers_deleted,
-		       rep.marked_stopped, rep.recovered);
+		       rep.marked_stopped, rep.recovered, rep.builds_deleted);
 	}
 	aj_mgr_close(&m);
 	return r;

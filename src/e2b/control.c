@@ -365,6 +365,9 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 				 c->template_id);
 		else
 			fail_mgr(r, &err);
+	} else if (c->pol.rootfs_image && e2b_template_start(r, m, rec.id, c->pol.rootfs_image) < 0) {
+		aj_mgr_remove(m, rec.id, true, NULL); /* the request says why */
+		aj_sandbox_rec_free(&rec);
 	} else {
 		aj_srv_ok(r, 201, e2b_sandbox_json(e2b_of(r)->e2b, &rec));
 		aj_sandbox_rec_free(&rec);
@@ -531,9 +534,7 @@ const struct e2b_route e2b_control_routes[] = {
 	NOT_IMPL(EVHTTP_REQ_GET, "/templates"),
 	NOT_IMPL(EVHTTP_REQ_POST, "/templates"),
 	NOT_IMPL(EVHTTP_REQ_POST, "/v2/templates"),
-	NOT_IMPL(EVHTTP_REQ_POST, "/v3/templates"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/templates/{id}"),
-	NOT_IMPL(EVHTTP_REQ_DELETE, "/templates/{id}"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/volumes"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/secrets"),
 	E2B_ROUTES_END,

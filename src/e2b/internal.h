@@ -78,7 +78,8 @@ static inline const struct e2b_route *e2b_route_of(const struct aj_srv_route *rt
 struct e2b_req {
 	struct aj_e2b *e2b;
 	enum e2b_style style;
-	char id[64];               /* the sandbox: {id} of the path, or E2b-Sandbox-Id */
+	char id[80];               /* the sandbox: {id} of the path, or E2b-Sandbox-Id */
+	char arg[80];              /* the path's {arg}: a build, a files hash, an alias */
 	char user[64];             /* envd: the user asked for; "" the sandbox's own */
 	int64_t timeout_ms;        /* Connect-Timeout-Ms; 0: none */
 	int keepalive_s;           /* Keepalive-Ping-Interval */
@@ -106,6 +107,7 @@ extern const struct e2b_route e2b_envd_routes[];
 extern const struct e2b_route e2b_process_routes[];
 extern const struct e2b_route e2b_fs_routes[];
 extern const struct e2b_route e2b_watch_routes[];
+extern const struct e2b_route e2b_template_routes[];
 
 /* ---- keys and tokens (keys.c) ---------------------------------------------------------- */
 
@@ -123,12 +125,23 @@ bool e2b_token_ok(const struct aj_e2b *e, const char *id, const char *presented)
 void e2b_signature(const char *path, const char *op, const char *user, const char *token,
 		   const char *exp, char *out);
 bool e2b_str_eq_ct(const char *a, const char *b);
+/* The signature of a template upload's URL (template_build.c): HMAC-SHA256 of the hash, the
+ * expiry and the owner under the daemon's secret, 64 hex digits into out. */
+void e2b_upload_signature(const struct aj_e2b *e, const char *owner, const char *hash,
+			  const char *expires, char out[65]);
 
 /* ---- templates (templates.c) ------------------------------------------------------------ */
 
 int e2b_templates_load(struct aj_e2b *e, const char *path, struct aj_err *err);
 /* The policy object of a template (borrowed), NULL if there is none of that name. */
 json_t *e2b_template(const struct aj_e2b *e, const char *name);
+
+/* ---- template builds and starts (template_build.c, template_start.c) ------------------- */
+
+/* Worker: the start and ready commands of the image sandbox id was created on, if it has
+ * them (the ready one waited on). -1 with the request failed: the caller removes it. */
+int e2b_template_start(struct aj_srv_req *r, struct aj_mgr *m, const char *id,
+		       const char *image);
 
 /* ---- replies (reply.c) ----------------------------------------------------------------- */
 

@@ -193,6 +193,23 @@ void e2b_access_token(const struct aj_e2b *e, const char *id, char *out)
 	hex(mac, E2B_TOKEN_LEN / 2, out);
 }
 
+void e2b_upload_signature(const struct aj_e2b *e, const char *owner, const char *hash,
+			  const char *expires, char out[65])
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	_cleanup_free_ char *msg = aj_xasprintf("template-upload:%s:%s:%s", hash, expires, owner);
+
+	if (!HMAC(EVP_sha256(), e->secret, sizeof e->secret, (const unsigned char *)msg,
+		  strlen(msg), mac, &len) ||
+	    len < 32) {
+		memset(out, 'x', 64); /* not hex: matches no signature presented */
+		out[64] = '\0';
+		return;
+	}
+	hex(mac, 32, out);
+}
+
 bool e2b_str_eq_ct(const char *a, const char *b)
 {
 	size_t na = strlen(a), nb = strlen(b);

@@ -44,8 +44,8 @@ static void req_done(struct aj_srv_job *j)
 
 /* ---- routes ------------------------------------------------------------------------------ */
 
-static const struct aj_srv_table control_tables[] = {E2B_TABLE(e2b_control_routes),
-						      AJ_SRV_TABLES_END};
+static const struct aj_srv_table control_tables[] = {
+	E2B_TABLE(e2b_template_routes), E2B_TABLE(e2b_control_routes), AJ_SRV_TABLES_END};
 static const struct aj_srv_table sandbox_tables[] = {
 	E2B_TABLE(e2b_envd_routes), E2B_TABLE(e2b_process_routes), E2B_TABLE(e2b_fs_routes),
 	E2B_TABLE(e2b_watch_routes), AJ_SRV_TABLES_END,
@@ -65,6 +65,8 @@ static int find_route(struct aj_srv_req *r, const struct aj_srv_table *tables, c
 		x->style = e2b_route_of(m.route)->style;
 		if ((id = aj_srv_match_capture(&m, "id")))
 			snprintf(x->id, sizeof x->id, "%s", id);
+		if ((id = aj_srv_match_capture(&m, "arg")))
+			snprintf(x->arg, sizeof x->arg, "%s", id);
 		return 0;
 	}
 	/* A Connect procedure this server does not have is "unimplemented" in Connect's terms. */
@@ -198,7 +200,7 @@ static int read_body(struct aj_srv_req *r, const char *path)
 	struct e2b_req *x = e2b_of(r);
 	struct evbuffer *in = evhttp_request_get_input_buffer(r->req);
 	const char *ct = header(r, "Content-Type");
-	bool upload = !strcmp(path, "/files") && x->style == E2B_API;
+	bool upload = (!strcmp(path, "/files") || x->signed_url) && x->style == E2B_API;
 	size_t len = evbuffer_get_length(in), max = upload ? aj_srv_cfg(r->srv)->max_upload
 							    : aj_srv_cfg(r->srv)->max_body;
 
@@ -258,6 +260,14 @@ static int route(struct aj_srv_req *r, const char *path)
 		r->job.any_owner = true;
 		x->signed_url = true;
 		snprintf(x->user, sizeof x->user, "%s", aj_srv_query(r, "username") ?: "");
+		return read_body(r, path);
+	}
+	/* A template upload's signed URL (template_build.c checks the signature). */
+	if (!sid && !port && evhttp_request_get_command(r->req) == EVHTTP_REQ_PUT &&
+	    !strncmp(path, "/templates/", 11) && aj_srv_query(r, "signature")) {
+		if (find_route(r, control_tables, path) < 0)
+			return -1;
+		x->signed_url = true;
 		return read_body(r, path);
 	}
 	if (!sid != !port)

@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "build/job.h"
 #include "cgroup/cgroup.h"
 #include "common/alloc.h"
 #include "common/util.h"
@@ -560,5 +561,7 @@ int aj_mgr_gc(struct aj_mgr *m, struct aj_gc_report *rep, struct aj_err *err)
 	if (aj_mgr_drop_unused_layers(m, &rep->layers_deleted, err) < 0 ||
 	    sweep_layer_dirs(m, &rep->layers_deleted, err) < 0)
 		return -1;
+	if (!m->owner[0])
+		rep->builds_deleted = aj_job_gc(m->state); /* every owner's: by age only */
 	return sweep_sandbox_dirs(m, err);
 }

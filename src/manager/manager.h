@@ -91,6 +91,7 @@ int aj_mgr_connect(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *rec
 struct aj_gc_report {
 	unsigned sandboxes_deleted, snapshots_deleted, layers_deleted, marked_stopped,
 		recovered;
+	unsigned builds_deleted; /* API builds' directories and uploads (build/job.h) */
 };
 /* Recovery, retention, unused layers, and layer and sandbox directories the store does not
  * know. */

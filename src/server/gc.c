@@ -36,13 +36,13 @@ static void gc_done(struct aj_srv_job *j)
 	if (g->rc < 0)
 		fprintf(stderr, "agentjail: serve: gc: %s\n", g->msg);
 	else if (r->sandboxes_deleted || r->snapshots_deleted || r->layers_deleted ||
-		 r->marked_stopped || r->recovered)
+		 r->marked_stopped || r->recovered || r->builds_deleted)
 		fprintf(stderr,
 			"agentjail: serve: gc: %u sandboxes and %u snapshots past their retention "
 			"deleted, %u layers freed, %u found stopped, %u interrupted operations "
-			"finished\n",
+			"finished, %u old builds and uploads removed\n",
 			r->sandboxes_deleted, r->snapshots_deleted, r->layers_deleted,
-			r->marked_stopped, r->recovered);
+			r->marked_stopped, r->recovered, r->builds_deleted);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
