@@ -26,12 +26,17 @@
 #include "image/unpack.h"
 #include "manager/manager.h"
 
+/* What one upload may unpack to, and how much log a build keeps. */
+#define UPLOAD_MAX_BYTES (4ULL << 30)
+#define LOG_MAX_BYTES (16u << 20)
+
 struct job {
 	const char *state, *id;
 	char dir[4200];
 	int log_fd;
 	struct aj_template t;
 	size_t at; /* the instruction running */
+	const char *from_template; /* the template's fromTemplate, if any */
 };
 
 /* ---- the build's output as log entries ---------------------------------------------------- */
@@ -42,8 +47,9 @@ struct job {
 static void log_lines(int in, int log_fd)
 {
 	char line[8192], buf[4096];
-	size_t len = 0;
+	size_t len = 0, total = 0;
 	ssize_t n;
+	bool cut = false;
 
 	while ((n = read(in, buf, sizeof buf)) != 0) {
 		if (n < 0) {
@@ -53,7 +59,15 @@ static void log_lines(int in, int log_fd)
 		}
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] == '\n' || len == sizeof line) {
-				aj_job_log(log_fd, "info", line, len);
+				total += len + 64;
+				if (total <= LOG_MAX_BYTES) {
+					aj_job_log(log_fd, "info", line, len);
+				} else if (!cut) {
+					static const char m[] = "(the build's output passed 16 MiB: the "
+								"rest is not kept)";
+					aj_job_log(log_fd, "warn", m, sizeof m - 1);
+					cut = true;
+				}
 				len = 0;
 				if (buf[i] == '\n')
 					continue;
@@ -61,7 +75,7 @@ static void log_lines(int in, int log_fd)
 			line[len++] = buf[i];
 		}
 	}
-	if (len)
+	if (len && !cut)
 		aj_job_log(log_fd, "info", line, len);
 }
 
@@ -116,7 +130,7 @@ static int unpack_uploads(struct job *j, const char *owner, const char *ctx, str
 	for (size_t i = 0; i < j->t.files.n; i++) {
 		const char *hash = j->t.files.v[i];
 		char path[4400], dir[4400], what[120];
-		struct aj_unpack_opts o = {.what = what};
+		struct aj_unpack_opts o = {.what = what, .max_bytes = UPLOAD_MAX_BYTES};
 		struct aj_unpack_result res;
 		_cleanup_close_ int fd = -1;
 
@@ -185,9 +199,22 @@ static int job_build(struct job *j, json_t *req, FILE *out, struct aj_image_rec 
 	if (aj_mgr_open(&m, j->state, NULL, err) < 0)
 		return -1;
 	r = aj_images_open(m.state, m.store, &im, err);
+	if (r == 0 && j->from_template) {
+		struct aj_image_rec base = {.layers = AJ_STRV_INIT, .names = AJ_STRV_INIT};
+		/* an earlier template of the owner's: never a name to pull */
+		r = aj_images_find(&im, owner, j->from_template, &base, NULL, err);
+		if (r == 0 && !base.names.n)
+			r = -1;
+		aj_image_rec_free(&base);
+		if (r < 0)
+			aj_err_set(err, AJ_LAYER_USAGE, ENOENT,
+				   "fromTemplate: you have no template \"%s\"", j->from_template);
+	}
 	if (r == 0) {
 		struct aj_pull_opts po = {
-			.registry = {.mirror = aj_cli_config()->registry_mirror, .progress = out},
+			/* the host's registry credentials are not an API client's */
+			.registry = {.mirror = aj_cli_config()->registry_mirror, .progress = out,
+				     .anonymous = true},
 			.owner = owner,
 		};
 		struct aj_build_opts o = {
@@ -245,6 +272,7 @@ static int run_job(struct job *j)
 	r = !req || !tpl ? aj_err_set(&err, AJ_LAYER_STATE, EINVAL, "the build's request or "
 				      "template is missing")
 			 : aj_template_parse(tpl, &j->t, &err);
+	j->from_template = json_string_value(json_object_get(tpl, "fromTemplate"));
 	if (r == 0)
 		r = job_build(j, req, stdout, &rec, &err);
 	stop_logger(logger, err_fd);
@@ -303,7 +331,9 @@ static int cmd_build_job(const struct aj_verb *v, int argc, char **argv)
 	aj_job_dir(j.state, j.id, j.dir, sizeof j.dir);
 	snprintf(path, sizeof path, "%s/lock", j.dir);
 	lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
+	/* blocking: a status probe holds it shared for a moment (build/job.c); only one process
+	 * is ever started per build (template.json is written once) */
+	if (lock < 0 || flock(lock, LOCK_EX) < 0) {
 		fprintf(stderr, "agentjail: build %s: %s\n", j.id,
 			lock < 0 ? strerror(errno) : "already running");
 		return 125;

@@ -267,6 +267,8 @@ static int route(struct aj_srv_req *r, const char *path)
 	    !strncmp(path, "/templates/", 11) && aj_srv_query(r, "signature")) {
 		if (find_route(r, control_tables, path) < 0)
 			return -1;
+		if (strcmp(r->route->pattern, "/templates/{id}/files/{arg}"))
+			return e2b_fail(r, 401, "X-API-KEY header is missing");
 		x->signed_url = true;
 		return read_body(r, path);
 	}

@@ -29,19 +29,24 @@
 
 /* ---- names ------------------------------------------------------------------------------------ */
 
-/* A template name as E2B takes them: NAME or NAME:TAG, NAME of [a-z0-9._-] (no '/': it is
- * the templateID in paths), TAG of [A-Za-z0-9._-]. */
+/* A template name as E2B takes them: NAME or NAME:TAG, NAME 1-64 of [a-z0-9._-] beginning and
+ * ending with a letter or digit, no "..", not "tags" or "aliases" (paths of their own; no
+ * '/': it is the templateID in paths), TAG 1-128 of [A-Za-z0-9._-] not beginning with . or
+ * -: what image references allow. */
 static bool name_ok(const char *s, bool tag_ok)
 {
 	const char *colon = strchr(s, ':');
 	size_t n = colon ? (size_t)(colon - s) : strlen(s);
 
-	if (n == 0 || n > 128 || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._-") != n ||
-	    s[0] == '.' || s[0] == '-')
+	if (n == 0 || n > 64 || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._-") != n ||
+	    !strchr("abcdefghijklmnopqrstuvwxyz0123456789", s[0]) ||
+	    !strchr("abcdefghijklmnopqrstuvwxyz0123456789", s[n - 1]) || strstr(s, "..") ||
+	    (n == 4 && !strncmp(s, "tags", 4)) || (n == 7 && !strncmp(s, "aliases", 7)))
 		return false;
 	if (!colon)
 		return true;
 	return tag_ok && colon[1] && strlen(colon + 1) <= 128 &&
+	       strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", colon[1]) &&
 	       strspn(colon + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
 		       strlen(colon + 1);
 }
@@ -183,6 +188,13 @@ static void request_work(struct aj_srv_req *r, struct aj_mgr *m)
 			 name ? name : "");
 		return;
 	}
+	{
+		char canon[700];
+		if (aj_images_canonical(name, canon, sizeof canon, &err) < 0) {
+			e2b_fail(r, 400, "name: %s", err.msg);
+			return;
+		}
+	}
 	colon = strchr(name, ':');
 	snprintf(tid, sizeof tid, "%.*s", colon ? (int)(colon - name) : (int)strlen(name), name);
 	tags = json_array();
@@ -279,6 +291,12 @@ static void upload_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct e2b_req *x = e2b_of(r);
 	struct aj_err err;
 
+	/* An upload stands for its hash from then on: a second PUT (a leaked URL) cannot
+	 * replace what builds take. */
+	if (aj_job_file_present(m->state, r->job.owner, x->arg)) {
+		e2b_fail(r, 409, "the files of this hash were uploaded already");
+		return;
+	}
 	if (aj_job_file_put(m->state, r->job.owner, x->arg, x->raw, x->raw_len, &err) < 0)
 		e2b_fail(r, 500, "%s", err.msg);
 	else
@@ -493,14 +511,17 @@ static void tags_remove_work(struct aj_srv_req *r, struct aj_mgr *m)
 	}
 	if (open_images(r, m, &im) < 0)
 		return;
-	if (aj_images_lock(&im, &err) == 0) {
-		json_array_foreach(d.tags, i, t) {
-			char full[300];
-			snprintf(full, sizeof full, "%s:%s", d.name, json_string_value(t));
-			removed += aj_images_untag(&im, r->job.owner, full, &err) == 0;
-		}
-		aj_images_unlock(&im);
+	if (aj_images_lock(&im, &err) < 0) {
+		e2b_fail(r, 500, "%s", err.msg);
+		aj_images_close(&im);
+		return;
 	}
+	json_array_foreach(d.tags, i, t) {
+		char full[300];
+		snprintf(full, sizeof full, "%s:%s", d.name, json_string_value(t));
+		removed += aj_images_untag(&im, r->job.owner, full, &err) == 0;
+	}
+	aj_images_unlock(&im);
 	if (removed)
 		aj_srv_ok(r, 204, NULL);
 	else

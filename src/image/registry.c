@@ -200,6 +200,8 @@ static int load_creds(struct aj_registry *r, struct aj_err *err)
 	if (r->creds_looked)
 		return 0;
 	r->creds_looked = true;
+	if (r->o.anonymous)
+		return 0;
 	return aj_creds_lookup(r->o.authfile, r->host, &r->creds, err);
 }
 

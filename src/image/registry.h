@@ -27,6 +27,7 @@
 
 struct aj_registry_opts {
 	const char *authfile; /* NULL: the usual places (image/auth.h) */
+	bool anonymous;       /* no credentials at all (pulls an API client asked for) */
 	bool insecure;        /* http:// (and no certificate check) for this registry */
 	const char *ca_file;  /* extra CA bundle for HTTPS; NULL: the system's */
 	const char *mirror;   /* host[:port] to ask instead of docker.io; NULL: none */

@@ -75,6 +75,10 @@ BID=$(printf '%s' "$BODY" | json /dev/stdin 'd["buildID"]')
 e2b POST /v3/templates '{"name":"Bad/Name"}'
 check "a name with '/' or capitals: 400 naming the name ($BODY)" \
 	eval '[ "$CODE" = 400 ] && [[ $BODY == *"name: "* ]]'
+e2b POST /v3/templates '{"name":"tags"}'
+check "a template named tags (a path of its own): 400" eval '[ "$CODE" = 400 ]'
+e2b POST /v3/templates '{"name":"a..b:-x"}'
+check "a name image references refuse: 400 ($BODY)" eval '[ "$CODE" = 400 ]'
 e2b POST "/v2/templates/bad-input/builds/$BID" '{"fromImage":"tbase:1","steps":[{"type":"HEALTHCHECK","args":["x"]}]}'
 check "an unknown step kind: 400 naming steps[0].type ($BODY)" \
 	eval '[ "$CODE" = 400 ] && [[ $BODY == *"steps[0].type"* ]]'
@@ -102,6 +106,8 @@ CODE=$(printf 'x' | curl -s -o /dev/null -w '%{http_code}' -X PUT --data-binary 
 expect_eq "an upload signed for one owner, claimed for another: 403" "$CODE" 403
 CODE=$(printf 'not a tar' | curl -s -o /dev/null -w '%{http_code}' -X PUT --data-binary @- "$UP")
 expect_eq "the signed upload: 200" "$CODE" 200
+CODE=$(printf 'y' | curl -s -o /dev/null -w '%{http_code}' -X PUT --data-binary @- "$UP")
+expect_eq "the same URL again: 409, the upload stays what it was" "$CODE" 409
 e2b GET "/templates/bad-input/files/$H" "" "$KEY2"
 check "another owner's upload of the same hash is not theirs ($BODY)" \
 	eval '[[ $BODY == *"\"present\":false"* ]]'
@@ -113,6 +119,14 @@ st() { e2b GET "/templates/bad-input/builds/$BID/status"; [[ $BODY == *'"status"
 check "... fails, at its COPY step (step 1), with the unpacker's words" \
 	eval 'wait_until 60 st && [[ $BODY == *"\"step\":\"1\""* ]] && [[ $BODY == *"upload"* ]]'
 check "... and names no template" eval 'e2b GET /templates/aliases/bad-input; [ "$CODE" = 404 ]'
+
+# fromTemplate names an owner's template, never an image to pull.
+e2b POST /v3/templates '{"name":"child-of-nothing"}'
+CB=$(printf '%s' "$BODY" | json /dev/stdin 'd["buildID"]')
+e2b POST "/v2/templates/child-of-nothing/builds/$CB" '{"fromTemplate":"no-such-template"}'
+cst() { e2b GET "/templates/child-of-nothing/builds/$CB/status"; [[ $BODY == *'"status":"error"'* ]]; }
+check "fromTemplate of a template nobody built fails naming it, with no pull" \
+	eval 'wait_until 30 cst && [[ $BODY == *"you have no template"* ]] && [[ $BODY != *"pull"* ]]'
 
 # An owner runs two builds at a time: the third is refused, and nothing is left of it.
 slow() {
