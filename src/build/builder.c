@@ -1086,6 +1086,7 @@ struct copy_job {
 	const struct aj_strv *srcs;
 	const char *dest;
 	bool dest_dir, archives;
+	int src_dir; /* where the sources are: the context (-1), or ADD's downloads */
 	struct aj_layer_tree t;
 	/* results */
 	char blob[AJ_DIGEST_SIZE], content[AJ_DIGEST_SIZE];
@@ -1139,7 +1140,8 @@ static int copy_from_stage(struct copy_job *j, struct aj_layer_writer *lw, const
 static int copy_from_context(struct copy_job *j, struct aj_layer_writer *lw, const char *src)
 {
 	struct build *b = j->b;
-	_cleanup_close_ int fd = open_beneath(b->ctx, src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	int dir = j->src_dir >= 0 ? j->src_dir : b->ctx;
+	_cleanup_close_ int fd = open_beneath(dir, src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	_cleanup_free_ char *at = NULL, *pdir = NULL;
 	struct aj_layer_tree t = j->t;
 	struct skip_ctx sk = {b, src};
@@ -1148,7 +1150,7 @@ static int copy_from_context(struct copy_job *j, struct aj_layer_writer *lw, con
 
 	if (fd < 0 && errno == ELOOP)
 		/* the source itself a symlink: copied as a link, from its directory */
-		fd = open_beneath(b->ctx, src, O_PATH | O_NOFOLLOW);
+		fd = open_beneath(dir, src, O_PATH | O_NOFOLLOW);
 	if (fd < 0) {
 		if (errno == EXDEV || errno == ELOOP)
 			return insn_fail(b, j->in, EPERM,
@@ -1183,7 +1185,7 @@ static int copy_from_context(struct copy_job *j, struct aj_layer_writer *lw, con
 	t.dest = at;
 	pdir = base == src ? aj_xstrdup("") : aj_xstrndup(src, (size_t)(base - 1 - src));
 	{
-		_cleanup_close_ int pd = open_beneath(b->ctx, pdir, O_RDONLY | O_DIRECTORY);
+		_cleanup_close_ int pd = open_beneath(dir, pdir, O_RDONLY | O_DIRECTORY);
 
 		if (pd < 0)
 			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", pdir);
@@ -1229,6 +1231,84 @@ static int copy_job_run(void *arg, struct aj_err *err)
 	return r;
 }
 
+/* ADD's URLs: each downloaded by the host's curl in a sandbox of its own with the build
+ * policy's network (none unless hosts are allowed: the proxy decides), into
+ * DIR/<i>/<the URL's last path component>, which become the sources. */
+static int fetch_urls(struct build *b, const struct aj_df_insn *in, const struct aj_strv *urls,
+		      char *dir, size_t dir_len, struct aj_strv *srcs)
+{
+	char id[17];
+
+	aj_random_hex(id, 8);
+	snprintf(dir, dir_len, "%s/fetch-%s", b->work, id);
+	if (mkdir(dir, 0700) < 0)
+		return aj_err_sys(b->err, AJ_LAYER_IMAGE, "create \"%s\"", dir);
+	for (size_t i = 0; i < urls->n; i++) {
+		const char *u = urls->v[i], *path = strstr(u, "://") + 3, *slash;
+		_cleanup_free_ char *name = NULL, *sub = NULL, *scratch = NULL;
+		_cleanup_strv_ struct aj_strv argv = AJ_STRV_INIT;
+		size_t n;
+		int code = 0;
+
+		if (strncmp(u, "http://", 7) && strncmp(u, "https://", 8))
+			return insn_fail(b, in, ENOTSUP, "\"%s\": ADD takes http:// and https:// URLs",
+					 u);
+		n = strcspn(path, "?#");
+		slash = memrchr(path, '/', n);
+		name = slash ? aj_xstrndup(slash + 1, n - (size_t)(slash + 1 - path)) : NULL;
+		if (!name || !*name || !strcmp(name, ".") || !strcmp(name, "..") ||
+		    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-+%~") !=
+			    strlen(name)) {
+			free(name);
+			name = aj_xstrdup("download");
+		}
+		sub = aj_xasprintf("%zu", i);
+		scratch = aj_xasprintf("%s/%s", dir, sub);
+		if (mkdir(scratch, 0755) < 0)
+			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "create \"%s\"", scratch);
+		aj_strv_push(&argv, "curl");
+		aj_strv_push(&argv, "-q"); /* first: no .curlrc */
+		aj_strv_push(&argv, "-fsSL");
+		aj_strv_push(&argv, "--globoff");
+		aj_strv_push(&argv, "--max-time");
+		aj_strv_push(&argv, "1800");
+		aj_strv_push(&argv, "--proto");
+		aj_strv_push(&argv, "=http,https");
+		aj_strv_push(&argv, "--proto-redir");
+		aj_strv_push(&argv, "=http,https");
+		/* the proxy for every host: no_proxy inside names the sandbox's own loopback */
+		aj_strv_push(&argv, "--noproxy");
+		aj_strv_push(&argv, "");
+		aj_strv_push(&argv, "--max-filesize");
+		aj_strv_push(&argv, "4294967296");
+		aj_strv_push(&argv, "-o");
+		aj_strv_push(&argv, name);
+		aj_strv_push(&argv, u);
+		fprintf(b->o->out, "  fetching %s\n", u);
+		fflush(b->o->out);
+		struct aj_build_step st = {
+			.state_dir = b->im->state_dir,
+			.image = NULL,
+			.scratch = scratch,
+			.argv = &argv,
+			.policy = b->o->policy,
+			.events_path = b->o->events_path,
+		};
+		if (aj_build_step_run(&st, &code, b->err) < 0)
+			return aj_err_prefix(b->err, "%s:%u: ADD %s", b->file, in->line, u);
+		if (code != 0) {
+			insn_fail(b, in, EIO, "\"%s\": the download failed (curl exited %d%s)", u,
+				  code, code == 127 ? ": ADD of a URL needs curl on the host" : "");
+			if (b->o->policy->net_mode != AJ_NET_PROXY)
+				aj_err_hint(b->err, "the build's network is none: --allow-host HOST "
+						    "lets the proxy reach the URL's host");
+			return -1;
+		}
+		aj_strv_push_owned(srcs, aj_xasprintf("%s/%s", sub, name));
+	}
+	return 0;
+}
+
 static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in)
 {
 	const char *from_flag = in->kind == AJ_DF_COPY ? aj_df_flag(in, "from") : NULL;
@@ -1240,6 +1320,9 @@ static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in
 	int r;
 	char cached[AJ_DIGEST_SIZE], diff_id[AJ_DIGEST_SIZE];
 	struct aj_layer_tree t = {.own = true, .chmod = -1, .self = (uid_t)-1};
+	_cleanup_strv_ struct aj_strv urls = AJ_STRV_INIT;
+	char fetched[4300] = "";
+	_cleanup_close_ int fetched_fd = -1;
 
 	if (chown_ids(b, s, in, &t.uid, &t.gid) < 0 || chmod_of(b, s, in, &t.chmod) < 0)
 		return -1;
@@ -1264,12 +1347,18 @@ static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in
 
 		if (!src)
 			return -1;
-		if (in->kind == AJ_DF_ADD && (strstr(src, "://") || !strncmp(src, "git@", 4)))
+		if (in->kind == AJ_DF_ADD && !strncmp(src, "git@", 4))
 			return insn_fail(b, in, ENOTSUP,
-					 "\"%s\": ADD from a URL is not supported; fetch it in a RUN "
-					 "with --allow-host",
+					 "\"%s\": ADD of a git repository is not supported; clone it "
+					 "in a RUN with --allow-host",
 					 src);
-		if (other) {
+		if (in->kind == AJ_DF_ADD && strstr(src, "://")) {
+			aj_strv_push(&urls, src);
+			continue;
+		}
+		if (urls.n) {
+			aj_strv_push(&srcs, src); /* refused below */
+		} else if (other) {
 			char *clean = NULL;
 			if (clean_source(b, in, src, &clean) < 0)
 				return -1;
@@ -1277,6 +1366,21 @@ static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in
 		} else if (expand_glob(b, in, src, &srcs) < 0) {
 			return -1;
 		}
+	}
+	if (urls.n && srcs.n)
+		return insn_fail(b, in, EINVAL, "%s", "an ADD takes URLs or files of the context, "
+				 "not both");
+	if (urls.n) {
+		if (fetch_urls(b, in, &urls, fetched, sizeof fetched, &srcs) < 0) {
+			if (fetched[0])
+				aj_tree_remove_at(AT_FDCWD, fetched, NULL);
+			return -1;
+		}
+		fetched_fd = open(fetched, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fetched_fd < 0)
+			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", fetched);
+		if (t.chmod < 0)
+			t.chmod = 0600; /* a downloaded file's mode, as docker gives it */
 	}
 	if (srcs.n > 1 || in->args.n > 2)
 		dest_dir = true;
@@ -1288,9 +1392,12 @@ static int do_copy(struct build *b, struct stage *s, const struct aj_df_insn *in
 		return aj_err_sys(b->err, AJ_LAYER_INTERNAL, "map memory for a COPY");
 	*j = (struct copy_job){.b = b, .s = s, .from = other, .in = in, .srcs = &srcs,
 			       .dest = dest, .dest_dir = dest_dir,
-			       .archives = in->kind == AJ_DF_ADD, .t = t};
+			       .archives = in->kind == AJ_DF_ADD && !urls.n, .src_dir = fetched_fd,
+			       .t = t};
 	r = b->im->subid_layers ? aj_subids_run(&b->im->subids, copy_job_run, j, b->err)
 				: copy_job_run(j, b->err);
+	if (fetched[0])
+		aj_tree_remove_at(AT_FDCWD, fetched, NULL);
 	if (r < 0) {
 		munmap(j, sizeof *j);
 		return -1;

@@ -13,7 +13,8 @@
  * - COPY and ADD write the files they take, from the context (beneath it: a path or symlink
  *   that leaves it is refused; .dockerignore applies) or from another stage, owned by 0:0 or
  *   --chown's ids (resolved in the image's passwd and group), with --chmod's mode; ADD
- *   unpacks a local tar archive.
+ *   unpacks a local tar archive, and downloads an http(s) URL with the host's curl in a
+ *   sandbox of the build policy's network (the proxy, to allowed hosts only).
  *
  * The cache: each step's key is a hash of the previous key (the base image's digest first),
  * the instruction with its variables expanded (and the ARG values in force), and for COPY

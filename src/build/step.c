@@ -33,11 +33,14 @@ struct step_reply {
 static int step_policy(const struct aj_build_step *s, struct aj_policy *p, struct aj_err *err)
 {
 	free(p->rootfs_image);
-	p->rootfs_image = aj_xstrdup(s->image);
+	p->rootfs_image = s->image ? aj_xstrdup(s->image) : NULL;
 	free(p->process_user);
-	p->process_user = aj_xstrdup(s->user);
+	p->process_user = s->image ? aj_xstrdup(s->user) : NULL;
 	free(p->cwd);
-	p->cwd = aj_xstrdup(s->cwd);
+	p->cwd = s->image ? aj_xstrdup(s->cwd) : NULL;
+	/* a download: no file past 4 GiB, whatever the server says about its size */
+	if (!s->image && (!p->limits.file_size || p->limits.file_size > (4ULL << 30)))
+		p->limits.file_size = 4ULL << 30;
 	free(p->workspace);
 	p->workspace = aj_xstrdup(s->scratch);
 	for (size_t i = 0; s->env && i < s->env->n; i++)
@@ -56,6 +59,23 @@ static int step_child(const struct aj_build_step *s, int *code, struct aj_err *e
 	struct aj_workspace_spec ws = {0};
 	int r;
 
+	if (!s->image) { /* a download: the host's tools, the scratch directory as workspace */
+		if (step_policy(s, s->policy, err) < 0)
+			return -1;
+		aj_features_probe(&feat, NULL);
+		if (aj_plan_build(&plan, s->policy, &feat, s->argv->v, err) < 0)
+			return -1;
+		memset(&res, 0, sizeof res);
+		aj_run(&plan, &(struct aj_run_opts){.warn = &aj_warn_stderr,
+						    .events_path = s->events_path},
+		       &res);
+		if (res.failed) {
+			*err = res.err;
+			return -1;
+		}
+		*code = res.exit_code;
+		return 0;
+	}
 	if (aj_store_open(s->state_dir, &db, err) < 0)
 		return -1;
 	r = aj_images_open(s->state_dir, db, &im, err);

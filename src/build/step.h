@@ -13,7 +13,9 @@
 
 struct aj_build_step {
 	const char *state_dir;
-	const char *image;          /* the root: an image of the store (digest) */
+	const char *image;          /* the root: an image of the store (digest); NULL: the host's
+				     * system directories, with `scratch` as the workspace and
+				     * working directory (ADD's downloads) */
 	const char *dir;            /* the system layer (upper/, work/ made there) */
 	const char *scratch;        /* an empty directory, the policy's unused workspace */
 	const char *user;           /* USER, "root" by default */

@@ -178,6 +178,26 @@ print([(x["decision"], x["rule"].split()[0], x["port"]) for x in e if x["event"]
 ar --image net:1 -- cat /got.txt
 expect_eq "the file came from the loopback server through the proxy" "$OUT" served
 
+# ADD of a URL: downloaded by the host's curl in a sandbox of the build policy's network.
+printf 'FROM base:1\nADD http://127.0.0.1:%s/file.txt /srv/\nADD --chmod=644 http://127.0.0.1:%s/file.txt?x=1 /srv/renamed.txt\n' "$PORT" "$PORT" >"$N/Dockerfile"
+ab -t addurl:1 "$N"
+check "ADD of a URL without an allowed host: fails naming the line and the remedy ($ERR)" \
+	eval '[ "$RC" = 125 ] && [[ $ERR == *"Dockerfile:2: ADD"* ]] && [[ $ERR == *"the download failed"* ]] && [[ $ERR == *"--allow-host"* ]]'
+ab -t addurl:1 --allow-host "127.0.0.1:$PORT" "$N"
+expect_eq "with --allow-host: exit 0 ($ERR)" "$RC" 0
+ar --image addurl:1 -- sh -c 'cat /srv/file.txt /srv/renamed.txt; stat -c %a /srv/file.txt /srv/renamed.txt'
+expect_eq "  the files, named by the URL or the destination, 0600 unless --chmod" "$OUT" "served
+served
+600
+644"
+printf 'FROM base:1\nADD http://127.0.0.1:%s/file.txt ctx.txt /srv/\n' "$PORT" >"$N/Dockerfile"
+echo x >"$N/ctx.txt"
+ab -t addurl:2 --allow-host "127.0.0.1:$PORT" "$N"
+check "an ADD of a URL and a context file: refused ($ERR)" eval '[ "$RC" = 125 ] && [[ $ERR == *"URLs or files of the context, not both"* ]]'
+printf 'FROM base:1\nADD ftp://127.0.0.1/x /srv/\n' >"$N/Dockerfile"
+ab -t addurl:2 "$N"
+check "an ADD of an ftp URL: refused ($ERR)" eval '[ "$RC" = 125 ] && [[ $ERR == *"http:// and https://"* ]]'
+
 # ---- bad input ----------------------------------------------------------------------------
 B=$(mktmp)
 bad() { printf '%b' "$1" >"$B/Dockerfile"; ab -t bad:1 "$B"; }
