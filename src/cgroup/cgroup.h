@@ -93,6 +93,12 @@ struct aj_cgroup_ops {
 	/* SIGKILL every task in the cgroup and wait (bounded) until it is empty. */
 	int (*kill_all)(struct aj_cgroup *cg, struct aj_err *err);
 	int (*destroy)(struct aj_cgroup *cg, struct aj_err *err);
+	/* Changes the limits of a live cgroup, those `which` names (bits of enum aj_cg_ctrl:
+	 * memory, pids, cpu; 0 in lim lifts one). A controller the cgroup was made without
+	 * (no limit at create) is ENOTSUP; memory below what the cgroup uses now is EBUSY with
+	 * both figures, and nothing is changed. */
+	int (*set_limits)(struct aj_cgroup *cg, const struct aj_cgroup_limits *lim, unsigned which,
+			  struct aj_err *err);
 };
 
 /* Detects once and caches. `parent_override` (NULL for the default) is a cgroup path

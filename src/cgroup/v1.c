@@ -252,6 +252,57 @@ static int v1_destroy(struct aj_cgroup *cg, struct aj_err *err)
 	return r;
 }
 
+static int v1_set_limits(struct aj_cgroup *cg, const struct aj_cgroup_limits *lim,
+			 unsigned which, struct aj_err *err)
+{
+	static const int ctrls[] = {AJ_CG_MEMORY, AJ_CG_PIDS, AJ_CG_CPU};
+	char v[32] = "", sw[700];
+
+	for (size_t i = 0; i < sizeof ctrls / sizeof ctrls[0]; i++)
+		if ((which & (1u << ctrls[i])) && !cg->path[ctrls[i]])
+			return aj_err_set(err, AJ_LAYER_CGROUP, ENOTSUP,
+					  "the sandbox's cgroup has no %s controller (it was made "
+					  "without a %s limit): stop it, update it and start it",
+					  aj_cgroup_ctrl_name(ctrls[i]), aj_cgroup_ctrl_name(ctrls[i]));
+	if (which & (1u << AJ_CG_MEMORY)) {
+		const char *m = cg->path[AJ_CG_MEMORY];
+		uint64_t cur = 0;
+		/* v1's "no limit" is the largest page-aligned value; memsw must stay >= memory:
+		 * raised first when the limit goes up, lowered after when it goes down. */
+		uint64_t bytes = lim->memory ? lim->memory : (uint64_t)INT64_MAX / 4096 * 4096;
+		bool memsw;
+
+		if (lim->memory && aj_cgroup_read_u64(m, "memory.usage_in_bytes", &cur) == 0 &&
+		    cur > lim->memory)
+			return aj_err_set(err, AJ_LAYER_CGROUP, EBUSY,
+					  "memory: %lu bytes asked, the sandbox uses %lu now", lim->memory,
+					  cur);
+		snprintf(v, sizeof v, "%lu", bytes);
+		snprintf(sw, sizeof sw, "%s/memory.memsw.limit_in_bytes", m);
+		memsw = access(sw, F_OK) == 0;
+		if (memsw && aj_cgroup_write(m, "memory.memsw.limit_in_bytes", v, NULL) < 0) {
+			/* lowering: memory first */
+			if (aj_cgroup_write(m, "memory.limit_in_bytes", v, err) < 0 ||
+			    aj_cgroup_write(m, "memory.memsw.limit_in_bytes", v, err) < 0)
+				return -1;
+		} else if (aj_cgroup_write(m, "memory.limit_in_bytes", v, err) < 0) {
+			return -1;
+		}
+	}
+	if (which & (1u << AJ_CG_PIDS)) {
+		if (lim->pids)
+			snprintf(v, sizeof v, "%lu", lim->pids);
+		if (aj_cgroup_write(cg->path[AJ_CG_PIDS], "pids.max", lim->pids ? v : "max", err) < 0)
+			return -1;
+	}
+	if (which & (1u << AJ_CG_CPU)) {
+		if (lim->cpu_milli)
+			return write_cpu(cg, lim->cpu_milli, err);
+		return aj_cgroup_write(cg->path[AJ_CG_CPU], "cpu.cfs_quota_us", "-1", err);
+	}
+	return 0;
+}
+
 const struct aj_cgroup_ops aj_cgroup_v1_ops = {
 	.name = "v1",
 	.create = v1_create,
@@ -261,4 +312,5 @@ const struct aj_cgroup_ops aj_cgroup_v1_ops = {
 	.freeze = v1_freeze,
 	.kill_all = v1_kill_all,
 	.destroy = v1_destroy,
+	.set_limits = v1_set_limits,
 };

@@ -199,6 +199,64 @@ static int v2_destroy(struct aj_cgroup *cg, struct aj_err *err)
 	return 0;
 }
 
+static int has_file(const char *dir, const char *file)
+{
+	char path[800];
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	return access(path, F_OK) == 0;
+}
+
+static int v2_set_limits(struct aj_cgroup *cg, const struct aj_cgroup_limits *lim,
+			 unsigned which, struct aj_err *err)
+{
+	static const struct {
+		int ctrl;
+		const char *file;
+	} rows[] = {{AJ_CG_MEMORY, "memory.max"}, {AJ_CG_PIDS, "pids.max"}, {AJ_CG_CPU, "cpu.max"}};
+	const char *p = cg->path[0];
+	char v[64] = "";
+
+	/* Every file first: a change either applies whole or not at all. */
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		if ((which & (1u << rows[i].ctrl)) && (!p || !has_file(p, rows[i].file)))
+			return aj_err_set(err, AJ_LAYER_CGROUP, ENOTSUP,
+					  "the sandbox's cgroup has no %s controller (it was made "
+					  "without a %s limit): stop it, update it and start it",
+					  aj_cgroup_ctrl_name(rows[i].ctrl),
+					  aj_cgroup_ctrl_name(rows[i].ctrl));
+	if ((which & (1u << AJ_CG_MEMORY)) && lim->memory) {
+		uint64_t cur = 0;
+		if (aj_cgroup_read_u64(p, "memory.current", &cur) == 0 && cur > lim->memory)
+			return aj_err_set(err, AJ_LAYER_CGROUP, EBUSY,
+					  "memory: %lu bytes asked, the sandbox uses %lu now", lim->memory,
+					  cur);
+	}
+	if (which & (1u << AJ_CG_MEMORY)) {
+		if (lim->memory)
+			snprintf(v, sizeof v, "%lu", lim->memory);
+		if (aj_cgroup_write(p, "memory.max", lim->memory ? v : "max", err) < 0)
+			return -1;
+		/* as at create: a limit that swap escapes is none */
+		if (lim->memory && has_file(p, "memory.swap.max") &&
+		    aj_cgroup_write(p, "memory.swap.max", "0", err) < 0)
+			return -1;
+	}
+	if (which & (1u << AJ_CG_PIDS)) {
+		if (lim->pids)
+			snprintf(v, sizeof v, "%lu", lim->pids);
+		if (aj_cgroup_write(p, "pids.max", lim->pids ? v : "max", err) < 0)
+			return -1;
+	}
+	if (which & (1u << AJ_CG_CPU)) {
+		if (lim->cpu_milli)
+			snprintf(v, sizeof v, "%lu 100000", lim->cpu_milli * 100);
+		if (aj_cgroup_write(p, "cpu.max", lim->cpu_milli ? v : "max 100000", err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 const struct aj_cgroup_ops aj_cgroup_v2_ops = {
 	.name = "v2",
 	.create = v2_create,
@@ -208,4 +266,5 @@ const struct aj_cgroup_ops aj_cgroup_v2_ops = {
 	.freeze = v2_freeze,
 	.kill_all = v2_kill_all,
 	.destroy = v2_destroy,
+	.set_limits = v2_set_limits,
 };

@@ -25,7 +25,7 @@ const struct aj_verb *const aj_verbs[] = {
 	&aj_verb_port,      &aj_verb_port_forward,
 	&aj_verb_start,     &aj_verb_stop,      &aj_verb_pause,      &aj_verb_resume,
 	&aj_verb_snapshot,  &aj_verb_snapshots, &aj_verb_restore,    &aj_verb_fork,
-	&aj_verb_diff,      &aj_verb_cp,        &aj_verb_rm,         &aj_verb_events,
+	&aj_verb_update,    &aj_verb_diff,      &aj_verb_cp,        &aj_verb_rm,         &aj_verb_events,
 	&aj_verb_gc,        &aj_verb_changes,   &aj_verb_mcp,        &aj_verb_serve,
 	&aj_verb_image,     &aj_verb_build,     &aj_verb_config,     &aj_verb_oci,
 	&aj_verb_policy,

@@ -58,6 +58,11 @@ int aj_egress_ca_files(const struct aj_egress *eg, char **bundle, size_t *bundle
 		       size_t *ca_len, struct aj_err *err);
 int aj_egress_start(struct aj_egress *eg, struct event_base *base, int listen_fd,
 		    aj_egress_emit_fn emit, void *arg, struct aj_err *err);
+/* The policy's network.allow and network.deny changed (the plan's policy holds the new
+ * lists): the rules are replaced at once, and every connection whose target they no longer
+ * allow (an open tunnel, a request in flight, a kept-alive upstream) is closed, each with an
+ * "egress" event (decision "closed"). *closed counts them. On error nothing changed. */
+int aj_egress_update(struct aj_egress *eg, unsigned *closed, struct aj_err *err);
 void aj_egress_get_stats(const struct aj_egress *eg, struct aj_egress_stats *out);
 void aj_egress_stop(struct aj_egress *eg);
 void aj_egress_free(struct aj_egress *eg);

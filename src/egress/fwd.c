@@ -400,9 +400,9 @@ static void inner_request(struct pconn *pc, struct aj_http_head *h)
 				       "path (origin form)");
 		return;
 	}
-	pc->decided = true;
-	pc->t0_us = aj_now_monotonic_us();
-	if (prepare(pc, h, path) < 0)
+	/* Every request is decided by the rules in force: they may have changed since the
+	 * CONNECT (agentjail update). */
+	if (!pc_decide(pc) || prepare(pc, h, path) < 0)
 		return;
 	if (pc->up && pc->up_reusable) {
 		fwd_send_request(pc);

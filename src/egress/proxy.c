@@ -239,6 +239,41 @@ bool pc_decide(struct pconn *pc)
 	return false;
 }
 
+int aj_egress_update(struct aj_egress *eg, unsigned *closed, struct aj_err *err)
+{
+	struct aj_egress_rules nr;
+	struct pconn *pc, *next;
+
+	*closed = 0;
+	if (aj_egress_rules_build(&nr, &eg->plan->policy->net_allow, &eg->plan->policy->net_deny,
+				  err) < 0)
+		return aj_err_prefix(err, "egress proxy");
+	aj_egress_rules_free(&eg->rules);
+	eg->rules = nr;
+	for (pc = eg->conns; pc; pc = next) {
+		struct aj_egress_verdict v;
+		const char *host = pc->up && pc->up_host[0] ? pc->up_host : pc->host;
+		uint16_t port = pc->up && pc->up_host[0] ? pc->up_port : pc->port;
+
+		next = pc->next;
+		if (pc->closed || !host[0] || (pc->state < PS_UPSTREAM && !pc->up && !pc->intercepted))
+			continue;
+		aj_egress_rules_decide(&eg->rules, host, port, &v);
+		if (v.allowed)
+			continue;
+		if (pc->decided)
+			pc_event(pc, "allowed", NULL, 0); /* what it carried until now */
+		eg_emit(eg, "egress",
+			json_pack("{s:s, s:i, s:s, s:s, s:s}", "host", host, "port", port, "decision",
+				  "closed", "rule", v.rule ? v.rule->text : "network.allow (no match)",
+				  "reason", "the sandbox's network policy changed and no longer "
+					    "allows this host"));
+		pc_close(pc);
+		(*closed)++;
+	}
+	return 0;
+}
+
 void aj_egress_get_stats(const struct aj_egress *eg, struct aj_egress_stats *out)
 {
 	if (eg)

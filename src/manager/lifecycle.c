@@ -296,3 +296,124 @@ int aj_mgr_set_lifetime(struct aj_mgr *m, const char *ref, int64_t max_lifetime_
 	return r.state != AJ_ST_STOPPED ? aj_mgr_wrong_state(err, &r, "stopped")
 					  : aj_mgr_save(m, &r, err);
 }
+
+/* ---- update -------------------------------------------------------------------------------- */
+
+static void set_list(struct aj_strv *dst, const struct aj_strv *src)
+{
+	aj_strv_free(dst);
+	*dst = (struct aj_strv)AJ_STRV_INIT;
+	for (size_t i = 0; src && i < src->n; i++)
+		aj_strv_push(dst, src->v[i]);
+}
+
+/* The record's policy with the update applied, as the text a record keeps. */
+static char *updated_policy(const struct aj_sandbox_rec *r, const struct aj_update *u,
+			    struct aj_err *err)
+{
+	_cleanup_policy_ struct aj_policy p;
+	_cleanup_json_ json_t *doc = NULL;
+
+	aj_policy_init(&p);
+	p.managed = true; /* a persistent sandbox's: its workspace is the store's */
+	if (aj_policy_load_text(&p, r->policy, err) < 0)
+		return NULL;
+	if (u->allow)
+		set_list(&p.net_allow, u->allow);
+	if (u->deny)
+		set_list(&p.net_deny, u->deny);
+	if (u->net_mode >= 0)
+		p.net_mode = (enum aj_net_mode)u->net_mode;
+	if (u->net_mode == AJ_NET_NONE) { /* no proxy: its rules go with it */
+		aj_strv_free(&p.net_allow);
+		aj_strv_free(&p.net_deny);
+		aj_strv_free(&p.net_allow_private);
+		aj_policy_creds_free(&p);
+	}
+	if (u->set_memory)
+		p.limits.memory = u->memory;
+	if (u->set_pids)
+		p.limits.pids = u->pids;
+	if (u->set_cpus)
+		p.limits.cpu_milli = u->cpu_milli;
+	if (aj_policy_validate(&p, err) < 0)
+		return NULL;
+	doc = aj_policy_to_json(&p);
+	return doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+}
+
+static int policy_mode(const struct aj_sandbox_rec *r)
+{
+	_cleanup_policy_ struct aj_policy p;
+	struct aj_err err;
+
+	aj_policy_init(&p);
+	p.managed = true;
+	return aj_policy_load_text(&p, r->policy, &err) < 0 ? -1 : (int)p.net_mode;
+}
+
+static int update_running(const struct aj_sandbox_rec *r, const char *text,
+			  const struct aj_update *u, struct aj_err *err)
+{
+	_cleanup_close_ int fd = aj_ctl_connect(r->socket, err);
+	json_t *req, *pol;
+
+	if (fd < 0)
+		return -1;
+	pol = json_loads(text, 0, NULL);
+	req = json_pack("{s:s, s:o}", "op", "update", "policy", pol ? pol : json_object());
+	if (u->idle_timeout_ms >= 0)
+		json_object_set_new(req, "idle_timeout_ms", json_integer(u->idle_timeout_ms));
+	if (u->max_lifetime_ms >= 0)
+		json_object_set_new(req, "max_lifetime_ms", json_integer(u->max_lifetime_ms));
+	return aj_ctl_call(fd, req, NULL, 0, NULL, NULL, NULL, STOP_TIMEOUT_MS, err);
+}
+
+int aj_mgr_update(struct aj_mgr *m, const char *ref, const struct aj_update *u,
+		  struct aj_sandbox_rec *out, struct aj_err *err)
+{
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+	_cleanup_close_ int lock = -1;
+	_cleanup_free_ char *text = NULL;
+	int rc;
+
+	aj_err_clear(err);
+	if (aj_mgr_get(m, ref, &r, err) < 0)
+		return -1;
+	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
+		return -1;
+	aj_sandbox_rec_free(&r);
+	if (aj_mgr_get(m, ref, &r, err) < 0)
+		return -1; /* again under the lock */
+	if ((r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED) && u->net_mode >= 0 &&
+	    policy_mode(&r) != u->net_mode)
+		return aj_err_set(err, AJ_LAYER_NET, ENOTSUP,
+				  "update sandbox \"%s\": network.mode: a running sandbox keeps the "
+				  "mode it started with (its network namespace and proxy are made at "
+				  "start); stop it, update it, start it",
+				  r.name);
+	if (!(text = updated_policy(&r, u, err)))
+		return err->msg[0] ? -1
+				   : aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "the new policy");
+	if (r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED) {
+		rc = update_running(&r, text, u, err);
+	} else {
+		free(r.policy);
+		r.policy = aj_steal_ptr(&text);
+		if (u->idle_timeout_ms >= 0)
+			r.idle_timeout_ms = u->idle_timeout_ms;
+		if (u->max_lifetime_ms >= 0)
+			r.max_lifetime_ms = u->max_lifetime_ms;
+		r.updated_ms = (int64_t)aj_now_realtime_ms();
+		rc = aj_mgr_save(m, &r, err);
+		if (rc == 0)
+			aj_store_event_add(m->store, r.id, "update", "{\"stopped\":true}", NULL);
+	}
+	if (rc < 0)
+		return aj_err_prefix(err, "update sandbox \"%s\"", r.name);
+	if (out) {
+		aj_sandbox_rec_free(&r);
+		return aj_mgr_get(m, ref, out, err);
+	}
+	return 0;
+}

@@ -84,6 +84,26 @@ int aj_mgr_fork_named(struct aj_mgr *m, const char *ref, const char *name, bool 
 int aj_mgr_diff(struct aj_mgr *m, const char *ref,
 		int (*fn)(void *arg, char kind, const char *path), void *arg, struct aj_err *err);
 
+/* What `agentjail update` and PATCH /v1/sandboxes/{id} change (docs/sandboxes.md "Changing
+ * a running sandbox"); each member says whether it is given. */
+struct aj_update {
+	const struct aj_strv *allow, *deny; /* the whole new network.allow and .deny */
+	int net_mode;                       /* enum aj_net_mode, -1: unchanged */
+	bool set_memory, set_pids, set_cpus;
+	uint64_t memory, pids, cpu_milli;   /* 0: none */
+	int64_t idle_timeout_ms;            /* -1: unchanged */
+	int64_t max_lifetime_ms;            /* -1: unchanged */
+};
+#define AJ_UPDATE_INIT {.net_mode = -1, .idle_timeout_ms = -1, .max_lifetime_ms = -1}
+
+/* Changes the sandbox's policy and lifetimes. A running (or paused) sandbox gets the change
+ * live through its supervisor (the proxy's rules, the cgroup's limits), which saves the
+ * record; a stopped one's record is saved here, for its next start. What cannot change live
+ * (the network mode) is refused for a running sandbox; on any refusal nothing changed. The
+ * new record into out (NULL: not wanted). */
+int aj_mgr_update(struct aj_mgr *m, const char *ref, const struct aj_update *u,
+		  struct aj_sandbox_rec *out, struct aj_err *err);
+
 /* Connects to a running sandbox's supervisor; fails with EBUSY naming the state otherwise. */
 int aj_mgr_connect(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *rec,
 		   struct aj_err *err);

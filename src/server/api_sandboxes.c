@@ -331,6 +331,164 @@ static void delete_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_ok(r, 204, NULL);
 }
 
+/* ---- PATCH: a sandbox changed while it runs (docs/api.md, docs/sandboxes.md) ------------ */
+
+struct update_data {
+	struct aj_update u;
+	struct aj_strv allow, deny;
+};
+
+static void update_data_free(void *p)
+{
+	struct update_data *d = p;
+
+	aj_strv_free(&d->allow);
+	aj_strv_free(&d->deny);
+	free(d);
+}
+
+static const struct aj_jf_field update_fields[] = {
+	AJ_SRV_OBJECT("network", 0),
+	AJ_SRV_OBJECT("limits", 0),
+	AJ_SRV_DURATION("idle_timeout", 0),
+	AJ_SRV_DURATION("max_lifetime", 0),
+	AJ_SRV_FIELDS_END,
+};
+
+/* Only what a sandbox can change: the members named, each read as a policy file reads it
+ * (sizes, "none", CPUs as numbers), into a scratch policy. */
+static int update_policy_part(struct aj_srv_req *r, struct update_data *d)
+{
+	static const char *const net_ok[] = {"mode", "allow", "deny", NULL};
+	static const char *const lim_ok[] = {"memory", "pids", "cpus", NULL};
+	json_t *net = json_object_get(r->body, "network"), *lim = json_object_get(r->body, "limits");
+	_cleanup_policy_ struct aj_policy scratch;
+	_cleanup_json_ json_t *doc = json_object();
+	struct aj_err err;
+	const char *k;
+	json_t *v;
+
+	aj_policy_init(&scratch);
+	json_object_foreach(net, k, v) {
+		size_t i = 0;
+		while (net_ok[i] && strcmp(net_ok[i], k))
+			i++;
+		if (!net_ok[i])
+			return aj_srv_fail(r, 400, "invalid_value", "network",
+					   "network.%s: not changed on a sandbox (mode, allow and "
+					   "deny are)", k);
+	}
+	json_object_foreach(lim, k, v) {
+		size_t i = 0;
+		while (lim_ok[i] && strcmp(lim_ok[i], k))
+			i++;
+		if (!lim_ok[i])
+			return aj_srv_fail(r, 400, "invalid_value", "limits",
+					   "limits.%s: not changed on a sandbox (memory, pids and "
+					   "cpus are)", k);
+	}
+	if (net)
+		json_object_set(doc, "network", net);
+	if (lim)
+		json_object_set(doc, "limits", lim);
+	if (aj_policy_apply_json(&scratch, doc, &err) < 0)
+		return aj_srv_fail_err(r, &err, NULL);
+	if (json_object_get(net, "mode")) {
+		if (scratch.net_mode == AJ_NET_HOST)
+			return aj_srv_fail(r, 400, "invalid_value", "network.mode",
+					   "network.mode: none or proxy (host is given only at "
+					   "create)");
+		d->u.net_mode = (int)scratch.net_mode;
+	}
+	if (json_object_get(net, "allow")) {
+		aj_strv_copy(&d->allow, &scratch.net_allow);
+		d->u.allow = &d->allow;
+	}
+	if (json_object_get(net, "deny")) {
+		aj_strv_copy(&d->deny, &scratch.net_deny);
+		d->u.deny = &d->deny;
+	}
+	d->u.set_memory = json_object_get(lim, "memory") != NULL;
+	d->u.memory = scratch.limits.memory;
+	d->u.set_pids = json_object_get(lim, "pids") != NULL;
+	d->u.pids = scratch.limits.pids;
+	d->u.set_cpus = json_object_get(lim, "cpus") != NULL;
+	d->u.cpu_milli = scratch.limits.cpu_milli;
+	if (r->remote && ((d->u.set_memory && !d->u.memory) ||
+			  (d->u.set_pids && (!d->u.pids || d->u.pids > AJ_DEFAULT_PIDS))))
+		return aj_srv_fail(r, 403, "forbidden",
+				   d->u.set_memory && !d->u.memory ? "limits.memory" : "limits.pids",
+				   "%s: token owners cannot lift this limit (none, or above the "
+				   "default: pids %d)",
+				   d->u.set_memory && !d->u.memory ? "limits.memory" : "limits.pids",
+				   AJ_DEFAULT_PIDS);
+	return 0;
+}
+
+static int update_prepare(struct aj_srv_req *r)
+{
+	struct update_data *d = aj_xcalloc(1, sizeof *d);
+	int64_t ms;
+
+	d->u = (struct aj_update)AJ_UPDATE_INIT;
+	d->allow = d->deny = (struct aj_strv)AJ_STRV_INIT;
+	r->data = d;
+	r->data_free = update_data_free;
+	if (!r->body)
+		return aj_srv_fail(r, 400, "invalid_value", NULL,
+				   "the body: {network, limits, idle_timeout, max_lifetime}");
+	if (aj_srv_check_fields(r, update_fields) < 0 || update_policy_part(r, d) < 0)
+		return -1;
+	if (json_object_get(r->body, "idle_timeout")) {
+		if (aj_srv_duration_ms(r, "idle_timeout", &ms) < 0)
+			return -1;
+		d->u.idle_timeout_ms = ms;
+	}
+	if (json_object_get(r->body, "max_lifetime")) {
+		if (aj_srv_duration_ms(r, "max_lifetime", &ms) < 0)
+			return -1;
+		d->u.max_lifetime_ms = ms;
+	}
+	return 0;
+}
+
+static void update_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	struct update_data *d = r->data;
+	struct aj_sandbox_rec rec;
+	struct aj_err err;
+	uint64_t extra = 0;
+	int rc;
+
+	/* A higher memory limit is more of the owner's memory quota (--max-memory). */
+	if (d->u.set_memory) {
+		if (aj_mgr_get(m, r->ref, &rec, &err) < 0) {
+			aj_srv_fail_err(r, &err, NULL);
+			return;
+		}
+		uint64_t old = aj_srv_policy_memory(rec.policy);
+		aj_sandbox_rec_free(&rec);
+		extra = d->u.memory > old ? d->u.memory - old : 0;
+		if (aj_srv_quota_reserve_memory(r, m, extra) < 0)
+			return;
+	}
+	rc = aj_mgr_update(m, r->ref, &d->u, &rec, &err);
+	aj_srv_quota_release_memory(r, extra);
+	if (rc < 0) {
+		/* What the running sandbox cannot take (its mode, memory below its use, a
+		 * controller it lacks): its state's answer, not the host's. */
+		if (!err.cls && (err.errnum == EBUSY || err.errnum == ENOTSUP) &&
+		    (err.layer == AJ_LAYER_CGROUP || err.layer == AJ_LAYER_NET))
+			aj_srv_fail(r, 409, "wrong_state",
+				    err.layer == AJ_LAYER_NET ? "network" : "limits", "%s", err.msg);
+		else
+			aj_srv_fail_err(r, &err, NULL);
+		return;
+	}
+	aj_srv_ok(r, 200, aj_srv_sandbox_json(&rec));
+	aj_sandbox_rec_free(&rec);
+}
+
 /* ---- start, stop, pause, resume -------------------------------------------------------- */
 
 static const struct aj_jf_field no_fields[] = {AJ_SRV_FIELDS_END};
@@ -381,6 +539,8 @@ const struct aj_srv_route aj_api_sandbox_routes[] = {
 	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, NULL, NULL, get_work, NULL),
 	AJ_SRV_ROUTE(EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, delete_query, delete_prepare,
 	 delete_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_PATCH, "/v1/sandboxes/{ref}", AJ_SRV_BODY_JSON, NULL, update_prepare,
+		     update_work, NULL),
 	ACTION("start"),
 	ACTION("stop"),
 	ACTION("pause"),

@@ -327,6 +327,11 @@ const char *aj_srv_tokens_lookup(const struct aj_srv_tokens *t, const char *v, s
 int aj_srv_quota_reserve(struct aj_srv_req *r, struct aj_mgr *m, unsigned count,
 			 uint64_t memory_each);
 void aj_srv_quota_release(struct aj_srv_req *r, unsigned count, uint64_t memory_each);
+/* A sandbox's memory limit raised by `extra` bytes (PATCH), checked and reserved the same
+ * way against the owner's holdings (which count the sandbox's present limit); paired with
+ * aj_srv_quota_release_memory(). */
+int aj_srv_quota_reserve_memory(struct aj_srv_req *r, struct aj_mgr *m, uint64_t extra);
+void aj_srv_quota_release_memory(struct aj_srv_req *r, uint64_t extra);
 
 /* ---- streamed responses (stream.c) ---------------------------------------------------- *
  * A chunked response of JSON lines (NDJSON) with backpressure: producers write while

@@ -147,6 +147,45 @@ int aj_srv_quota_reserve(struct aj_srv_req *r, struct aj_mgr *m, unsigned count,
 	return rc;
 }
 
+int aj_srv_quota_reserve_memory(struct aj_srv_req *r, struct aj_mgr *m, uint64_t extra)
+{
+	struct aj_srv_quota *q = r->srv->quota;
+	struct reservation *e;
+	struct aj_err err;
+	unsigned n = 0;
+	uint64_t mem = 0;
+	int rc;
+
+	if (!applies(r) || !q->max_memory || !extra)
+		return 0;
+	pthread_mutex_lock(&q->mu);
+	rc = holdings(q, m, r->job.owner, &n, &mem, &err);
+	if (rc < 0)
+		aj_srv_fail_err(r, &err, NULL);
+	else if (mem + extra > q->max_memory || mem + extra < mem)
+		rc = over(r, 0, mem, 0, extra);
+	else {
+		e = find(q, r->job.owner, true);
+		e->memory += extra;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return rc;
+}
+
+void aj_srv_quota_release_memory(struct aj_srv_req *r, uint64_t extra)
+{
+	struct aj_srv_quota *q = r->srv->quota;
+	struct reservation *e;
+
+	if (!applies(r) || !q->max_memory || !extra)
+		return;
+	pthread_mutex_lock(&q->mu);
+	e = find(q, r->job.owner, false);
+	if (e)
+		e->memory -= extra;
+	pthread_mutex_unlock(&q->mu);
+}
+
 void aj_srv_quota_release(struct aj_srv_req *r, unsigned count, uint64_t memory_each)
 {
 	struct aj_srv_quota *q = r->srv->quota;

@@ -93,7 +93,8 @@ const char *aj_srv_method_name(enum evhttp_cmd_type method)
 static void format_allow(struct aj_srv_match *m)
 {
 	static const enum evhttp_cmd_type order[] = {EVHTTP_REQ_GET, EVHTTP_REQ_POST,
-						      EVHTTP_REQ_PUT, EVHTTP_REQ_DELETE};
+						      EVHTTP_REQ_PUT, EVHTTP_REQ_PATCH,
+						      EVHTTP_REQ_DELETE};
 
 	m->allow[0] = '\0';
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)

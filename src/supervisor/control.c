@@ -707,6 +707,8 @@ static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_
 		}
 	} else if (!strcmp(op, "lifetime")) {
 		lifetime_op(p, c, req);
+	} else if (!strcmp(op, "update")) {
+		aj_persist_update_op(p, c, req);
 	} else if (!strcmp(op, "ports") || !strcmp(op, "socket")) {
 		ports_op(p, c, op, req);
 	} else if (!strcmp(op, "stop")) {

@@ -119,6 +119,8 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd, const stru
 void aj_persist_on_init(evutil_socket_t fd, short what, void *arg);
 void aj_persist_dispatch(struct persist *p, struct conn *c, json_t *req, int *fds,
 			 size_t nfds);
+/* update.c: the "update" operation (live network rules and limits) */
+void aj_persist_update_op(struct persist *p, struct conn *c, json_t *req);
 /* conn.c */
 void aj_persist_on_accept(evutil_socket_t fd, short what, void *arg);
 void aj_persist_conn_close(struct persist *p, struct conn *c);

@@ -213,6 +213,37 @@ static void errors(void)
 	aj_cgroup_free(&cg);
 }
 
+/* Live limits (agentjail update) on v1: memory and memsw together, the quota, pids lifted;
+ * below use refused; a controller the cgroup was made without refused. */
+static void set_limits(void)
+{
+	struct aj_cgroup cg = {.env = &env};
+	struct aj_cgroup_limits lim = {.memory = 256ULL << 20, .cpu_milli = 500};
+	struct aj_cgroup_limits want = {.memory = 512ULL << 20, .cpu_milli = 0};
+	struct aj_err err;
+
+	make_env(separate);
+	CHECK(env.ops->create(&cg, "run-l", &lim, &err) == 0, "create with memory and cpu");
+	/* the kernel replaces a cgroup file's value; the simulation's files only overwrite */
+	sim_write(cg.path[AJ_CG_CPU], "cpu.cfs_quota_us", "");
+	CHECK(env.ops->set_limits(&cg, &want, 1u << AJ_CG_MEMORY | 1u << AJ_CG_CPU, &err) == 0,
+	      "set_limits: memory raised, cpu lifted");
+	CHECK_STR(sim_read(cg.path[AJ_CG_MEMORY], "memory.limit_in_bytes"), "536870912",
+		  "memory.limit_in_bytes raised");
+	CHECK_STR(sim_read(cg.path[AJ_CG_MEMORY], "memory.memsw.limit_in_bytes"), "536870912",
+		  "memsw raised with it");
+	CHECK_STR(sim_read(cg.path[AJ_CG_CPU], "cpu.cfs_quota_us"), "-1", "the quota lifted");
+	sim_write(cg.path[AJ_CG_MEMORY], "memory.usage_in_bytes", "300000000");
+	want.memory = 128ULL << 20;
+	CHECK(env.ops->set_limits(&cg, &want, 1u << AJ_CG_MEMORY, &err) < 0 &&
+		      err.errnum == EBUSY && strstr(err.msg, "300000000"),
+	      "memory below use: EBUSY with the figures");
+	CHECK(env.ops->set_limits(&cg, &want, 1u << AJ_CG_PIDS, &err) < 0 && err.errnum == ENOTSUP,
+	      "pids, which the cgroup was made without: ENOTSUP");
+	env.ops->destroy(&cg, &err);
+	aj_cgroup_free(&cg);
+}
+
 int main(void)
 {
 	char v1[200];
@@ -228,6 +259,7 @@ int main(void)
 	stats();
 	comounted_cpu_cpuacct();
 	errors();
+	set_limits();
 	sim_cleanup();
 	UNIT_EXIT();
 }

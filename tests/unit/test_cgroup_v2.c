@@ -209,6 +209,42 @@ static void freeze_and_kill(void)
 	aj_cgroup_free(&cg);
 }
 
+/* Live limits (agentjail update): raised, lowered, lifted; memory below use refused with the
+ * figures and nothing changed; a controller the cgroup lacks refused. */
+static void set_limits(void)
+{
+	struct aj_cgroup cg = {.env = &env};
+	struct aj_cgroup_limits lim = {.memory = 256ULL << 20, .pids = 64, .cpu_milli = 500};
+	struct aj_cgroup_limits want = {.memory = 512ULL << 20, .pids = 0, .cpu_milli = 1500};
+	unsigned all = 1u << AJ_CG_MEMORY | 1u << AJ_CG_PIDS | 1u << AJ_CG_CPU;
+	struct aj_err err;
+	char dir[700];
+
+	make_env("/live");
+	CHECK(env.ops->create(&cg, "run-l", &lim, &err) == 0, "create with limits");
+	snprintf(dir, sizeof dir, "%s/run-l", env.parent[0]);
+	CHECK(env.ops->set_limits(&cg, &want, all, &err) == 0, "set_limits: memory, pids, cpu");
+	CHECK_STR(sim_read(dir, "memory.max"), "536870912", "memory raised");
+	CHECK_STR(sim_read(dir, "pids.max"), "max", "pids lifted");
+	CHECK_STR(sim_read(dir, "cpu.max"), "150000 100000", "cpu raised to 1.5");
+	sim_write(dir, "memory.current", "300000000");
+	want.memory = 128ULL << 20;
+	CHECK(env.ops->set_limits(&cg, &want, all, &err) < 0 && err.errnum == EBUSY &&
+		      strstr(err.msg, "134217728") && strstr(err.msg, "300000000"),
+	      "memory below current use: EBUSY with both figures");
+	CHECK_STR(sim_read(dir, "cpu.max"), "150000 100000", "... and nothing changed");
+	want.memory = 400ULL << 20;
+	CHECK(env.ops->set_limits(&cg, &want, 1u << AJ_CG_MEMORY, &err) == 0 &&
+		      !strcmp(sim_read(dir, "memory.max"), "419430400"),
+	      "memory lowered, above use");
+	CHECK(unlink(strcat(strcat(dir, "/"), "pids.max")) == 0, "(a cgroup without pids)");
+	CHECK(env.ops->set_limits(&cg, &want, 1u << AJ_CG_PIDS, &err) < 0 &&
+		      err.errnum == ENOTSUP && strstr(err.msg, "stop it, update it and start it"),
+	      "a controller the cgroup lacks: ENOTSUP, with the way to get one");
+	env.ops->destroy(&cg, &err);
+	aj_cgroup_free(&cg);
+}
+
 int main(void)
 {
 	if (sim_init() < 0) {
@@ -221,6 +257,7 @@ int main(void)
 	create_minimal();
 	stats();
 	freeze_and_kill();
+	set_limits();
 	sim_cleanup();
 	UNIT_EXIT();
 }
