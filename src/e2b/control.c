@@ -276,19 +276,28 @@ static bool can_pause(const struct aj_srv *s)
 	return false;
 }
 
-static int create_policy(struct aj_srv_req *r, struct create *c)
+static int create_policy(struct aj_srv_req *r, struct create *c,
+			 const struct aj_snapshot_rec *snap)
 {
-	json_t *pol = e2b_template(e2b_of(r)->e2b, c->template_id), *v;
+	json_t *pol = snap ? NULL : e2b_template(e2b_of(r)->e2b, c->template_id), *v;
 	const char *preset = NULL, *k;
 	_cleanup_json_ json_t *image = NULL;
 	struct aj_err err;
 
 	/* A name no template has names an image of the owner's store: "base"'s policy on it,
 	 * with E2B's home as the workspace and its user. Whether the image exists is known at
-	 * create (400 then, naming the template). */
+	 * create (400 then, naming the template). A snapshot: "base"'s policy, on the image of
+	 * the snapshot's source if it had one (the manager adopts it). */
 	if (!pol) {
-		image = json_pack("{s:{s:s}, s:{s:s}, s:{s:s}}", "rootfs", "image", c->template_id,
-				  "filesystem", "mount", "/home/user", "process", "user", "user");
+		if (snap && snap->image[0])
+			image = json_pack("{s:{s:s}, s:{s:s}}", "filesystem", "mount", "/home/user",
+					  "process", "user", "user");
+		else if (snap)
+			image = json_object();
+		else
+			image = json_pack("{s:{s:s}, s:{s:s}, s:{s:s}}", "rootfs", "image",
+					  c->template_id, "filesystem", "mount", "/home/user",
+					  "process", "user", "user");
 		if (aj_policy_json_preset(e2b_template(e2b_of(r)->e2b, "base"), &preset, &err) < 0 ||
 		    aj_policy_apply_preset(&c->pol, preset ? preset : "workspace-write", &err) < 0 ||
 		    aj_policy_apply_json(&c->pol, e2b_template(e2b_of(r)->e2b, "base"), &err) < 0 ||
@@ -331,7 +340,7 @@ static int create_prepare(struct aj_srv_req *r)
 	c->timeout_s = E2B_DEFAULT_TIMEOUT_S;
 	x->x = c;
 	x->x_free = create_free;
-	if (e2b_read_msg(r, create_fields, c) < 0 || create_policy(r, c) < 0)
+	if (e2b_read_msg(r, create_fields, c) < 0 || create_policy(r, c, NULL) < 0)
 		return -1;
 	if (c->auto_pause && !can_pause(r->srv))
 		return e2b_fail(r, 400, "lifecycle.onTimeout 'pause' needs the cgroup freezer, which "
@@ -354,7 +363,22 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
 	uint64_t mem = c->pol.limits.memory;
+	int rc;
 
+	/* Sandbox.create(snapshotId): a name no template has may be the owner's snapshot. */
+	if (!e2b_template(e2b_of(r)->e2b, c->template_id)) {
+		struct aj_snapshot_rec snap = AJ_REC_INIT;
+		if (aj_store_snapshot_get(m->store, c->template_id, r->job.owner, &snap, &err) == 0) {
+			aj_policy_free(&c->pol);
+			aj_policy_init(&c->pol);
+			c->o.from_snapshot = c->template_id;
+			rc = create_policy(r, c, &snap);
+			aj_snapshot_rec_free(&snap);
+			if (rc < 0)
+				return;
+			mem = c->pol.limits.memory;
+		}
+	}
 	if (aj_srv_quota_reserve(r, m, 1, mem) < 0)
 		return;
 	if (aj_mgr_create(m, &c->o, &rec, &err) < 0) {
@@ -527,10 +551,6 @@ const struct e2b_route e2b_control_routes[] = {
 	NOT_IMPL(EVHTTP_REQ_GET, "/sandboxes/{id}/logs"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/v2/sandboxes/{id}/logs"),
 	NOT_IMPL(EVHTTP_REQ_POST, "/sandboxes/{id}/refreshes"),
-	NOT_IMPL(EVHTTP_REQ_PUT, "/sandboxes/{id}/network"),
-	NOT_IMPL(EVHTTP_REQ_POST, "/sandboxes/{id}/snapshots"),
-	NOT_IMPL(EVHTTP_REQ_POST, "/sandboxes/{id}/fork"),
-	NOT_IMPL(EVHTTP_REQ_GET, "/snapshots"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/templates"),
 	NOT_IMPL(EVHTTP_REQ_POST, "/templates"),
 	NOT_IMPL(EVHTTP_REQ_POST, "/v2/templates"),

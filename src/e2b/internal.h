@@ -108,6 +108,8 @@ extern const struct e2b_route e2b_process_routes[];
 extern const struct e2b_route e2b_fs_routes[];
 extern const struct e2b_route e2b_watch_routes[];
 extern const struct e2b_route e2b_template_routes[];
+extern const struct e2b_route e2b_network_routes[];
+extern const struct e2b_route e2b_snapshot_routes[];
 
 /* ---- keys and tokens (keys.c) ---------------------------------------------------------- */
 

@@ -45,7 +45,9 @@ static void req_done(struct aj_srv_job *j)
 /* ---- routes ------------------------------------------------------------------------------ */
 
 static const struct aj_srv_table control_tables[] = {
-	E2B_TABLE(e2b_template_routes), E2B_TABLE(e2b_control_routes), AJ_SRV_TABLES_END};
+	E2B_TABLE(e2b_template_routes), E2B_TABLE(e2b_network_routes), E2B_TABLE(e2b_snapshot_routes),
+	E2B_TABLE(e2b_control_routes),
+	AJ_SRV_TABLES_END};
 static const struct aj_srv_table sandbox_tables[] = {
 	E2B_TABLE(e2b_envd_routes), E2B_TABLE(e2b_process_routes), E2B_TABLE(e2b_fs_routes),
 	E2B_TABLE(e2b_watch_routes), AJ_SRV_TABLES_END,
