@@ -535,7 +535,17 @@ static void delete_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct tag_row *t = NULL;
 	size_t n = 0;
 	struct aj_err err;
+	struct aj_snapshot_rec snap = AJ_REC_INIT;
 
+	/* deleteSnapshot() comes here too: an owner's snapshot of that id first */
+	if (aj_store_snapshot_get(m->store, e2b_of(r)->id, r->job.owner, &snap, &err) == 0) {
+		if (aj_mgr_snapshot_remove(m, snap.id, &err) < 0)
+			e2b_fail(r, strstr(err.msg, "in use") ? 409 : 500, "%s", err.msg);
+		else
+			aj_srv_ok(r, 204, NULL);
+		aj_snapshot_rec_free(&snap);
+		return;
+	}
 	if (open_images(r, m, &im) < 0)
 		return;
 	if (template_tags(r, m, &im, e2b_of(r)->id, &t, &n) == 0) {
