@@ -50,6 +50,18 @@ pj_cleanup() {
 	_aj_cleanup
 }
 
+# pj_can_freeze: whether this user has a usable cgroup freezer (pausing, and snapshots and
+# forks of a running sandbox, need one): what can_pause in src/e2b/control.c reads from the
+# same probe.
+pj_can_freeze() {
+	"$AJ" features --json 2>/dev/null | python3 -c '
+import json, sys
+cg = json.load(sys.stdin)["cgroup"]
+ctl = cg.get("controllers", {})
+ok = ctl.get("freezer", {}).get("usable") if cg.get("mode") == "v1" else any(c.get("usable") for c in ctl.values())
+sys.exit(0 if ok else 1)'
+}
+
 # pj_bail NAME: reports NAME as failed with agentjail's stderr and ends the file: what
 # follows depends on it and would only repeat the failure.
 pj_bail() {

@@ -58,6 +58,15 @@ sv_start_tcp() {
 	sv_start --listen "127.0.0.1:$SV_PORT" --token-file "$SV_DIR/tokens" "$@"
 }
 
+# sv_e2b_keys: API keys for --e2b-keys in $SV_DIR/e2b-keys (mode 0600): KEY of owner alice and
+# KEY2 of owner bob.
+sv_e2b_keys() {
+	KEY=e2b_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	KEY2=e2b_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	printf '%s alice\n%s bob\n' "$KEY" "$KEY2" >"$SV_DIR/e2b-keys"
+	chmod 600 "$SV_DIR/e2b-keys"
+}
+
 # sv_stop: SIGTERM, then waits; SV_RC is the daemon's exit status.
 sv_stop() {
 	kill -TERM "$SV_PID" 2>/dev/null

@@ -6,37 +6,13 @@
 //
 //   E2B_API_URL=... E2B_SANDBOX_URL=... E2B_API_KEY=... E2B_API_KEY2=<another owner's key> \
 //   E2B_TEST_BASE=<an image of the store with bash> node tests/e2b/template_test.mjs
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { existsSync, mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assert, done, eq, sdk, test } from './tap.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const sdkDir = process.env.E2B_SDK_DIR || join(here, '..', '..', 'build', 'npm-e2b', 'node_modules');
 const env = process.env;
-let planned = 0;
-let failed = 0;
-const tap = (line) => { planned++; console.log(line); };
-
-if (!existsSync(join(sdkDir, 'e2b', 'package.json'))) {
-	tap(`ok - e2b Template # SKIP the e2b SDK is not installed in ${sdkDir}`);
-	console.log(`1..${planned}`);
-	process.exit(0);
-}
-const { Sandbox, Template, waitForFile, BuildError } = await import(pathToFileURL(join(sdkDir, 'e2b', 'dist', 'index.mjs')).href);
-
-class Fail extends Error {}
-const assert = (c, m) => { if (!c) throw new Fail(m); };
-const eq = (a, e, what) => { if (a !== e) throw new Fail(`${what}: expected ${JSON.stringify(e)}, got ${JSON.stringify(a)}`); };
-async function test(name, fn) {
-	try {
-		await fn();
-		tap(`ok - ${name}`);
-	} catch (e) {
-		failed++;
-		tap(`not ok - ${name} (${String(e && e.message ? e.message : e).replace(/\n/g, ' ').slice(0, 600)})`);
-	}
-}
+const { Sandbox, Template, waitForFile, BuildError } = await sdk('e2b Template');
 
 const key2 = { apiKey: env.E2B_API_KEY2 };
 const base = env.E2B_TEST_BASE;
@@ -165,5 +141,4 @@ await test('a RUN has no network by default (the build policy is the base templa
 });
 
 rmSync(ctx, { recursive: true, force: true });
-console.log(`1..${planned}`);
-process.exit(failed ? 1 : 0);
+done();

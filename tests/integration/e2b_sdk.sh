@@ -16,21 +16,7 @@
 . "$AJ_ROOT/tests/persist.bash"
 . "$AJ_ROOT/tests/serve.bash"
 sv_setup
-KEY=e2b_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-
-# A host without a usable cgroup freezer cannot pause (what can_pause in src/e2b/control.c
-# reads from the same probe).
-can_pause() {
-	"$AJ" features --json 2>/dev/null | python3 -c '
-import json, sys
-cg = json.load(sys.stdin)["cgroup"]
-ctl = cg.get("controllers", {})
-ok = ctl.get("freezer", {}).get("usable") if cg.get("mode") == "v1" else any(c.get("usable") for c in ctl.values())
-sys.exit(0 if ok else 1)'
-}
-
-printf '%s alice\n' "$KEY" >"$SV_DIR/e2b-keys"
-chmod 600 "$SV_DIR/e2b-keys"
+sv_e2b_keys
 # Rootless without a delegated cgroup the base template must not ask for limits it cannot get.
 printf '{"base": %s}\n' "$SV_POLICY" >"$SV_DIR/templates.json"
 E2B_PORT=$(free_port)
@@ -46,7 +32,7 @@ ROOT_WHY="a sandbox on the host's root has no real root: user root runs as the s
 PAUSE_WHY="no cgroup freezer for this user: pausing answers 501 (docs/e2b.md)"
 skip_re='user "root"'
 pause_re='betaPause|resumes a paused|resumes after pause|onTimeout = pause'
-can_pause || skip_re="$skip_re|$pause_re"
+pj_can_freeze || skip_re="$skip_re|$pause_re"
 
 out=$(E2B_API_URL=http://127.0.0.1:$E2B_PORT E2B_SANDBOX_URL=http://127.0.0.1:$E2B_PORT \
 	E2B_API_KEY=$KEY E2B_TEST_SKIP=$skip_re E2B_TEST_CODE_INTERPRETER=0 \

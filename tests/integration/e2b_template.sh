@@ -13,10 +13,7 @@
 . "$AJ_ROOT/tests/image.bash"
 img_require
 sv_setup
-KEY=e2b_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-KEY2=e2b_$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-printf '%s alice\n%s bob\n' "$KEY" "$KEY2" >"$SV_DIR/e2b-keys"
-chmod 600 "$SV_DIR/e2b-keys"
+sv_e2b_keys
 # Rootless, this pass maps one id: the template's user "user" gives the image files of
 # another owner, which its RUNs and sandboxes accept flattened only when the operator says so
 # (docs/images.md, "Rootless").
