@@ -38,6 +38,9 @@ struct aj_cgroup_limits {
 
 struct aj_cgroup_stats {
 	bool have_memory_peak, have_cpu, have_oom, have_pids_events;
+	bool have_memory_current, have_pids_current;
+	uint64_t memory_current; /* bytes the cgroup uses now (page cache included) */
+	uint64_t pids_current;   /* tasks now */
 	uint64_t memory_peak;   /* bytes */
 	uint64_t cpu_usec;      /* user + system of every task that ran in the cgroup */
 	uint64_t oom_kills;     /* tasks killed by the OOM killer for the memory limit */

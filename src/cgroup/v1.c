@@ -148,7 +148,13 @@ static int v1_stats(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_
 							  &st->memory_peak) == 0;
 		st->have_oom = aj_cgroup_read_keyed(cg->path[AJ_CG_MEMORY], "memory.oom_control",
 						    "oom_kill", &st->oom_kills) == 0;
+		st->have_memory_current = aj_cgroup_read_u64(cg->path[AJ_CG_MEMORY],
+							     "memory.usage_in_bytes",
+							     &st->memory_current) == 0;
 	}
+	if (cg->used[AJ_CG_PIDS])
+		st->have_pids_current = aj_cgroup_read_u64(cg->path[AJ_CG_PIDS], "pids.current",
+							   &st->pids_current) == 0;
 	if (cg->used[AJ_CG_PIDS])
 		st->have_pids_events = aj_cgroup_read_keyed(cg->path[AJ_CG_PIDS], "pids.events",
 							    "max", &st->pids_max_hits) == 0;

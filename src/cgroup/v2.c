@@ -146,6 +146,9 @@ static int v2_stats(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_
 	(void)err;
 	memset(st, 0, sizeof *st);
 	st->have_memory_peak = aj_cgroup_read_u64(p, "memory.peak", &st->memory_peak) == 0;
+	st->have_memory_current =
+		aj_cgroup_read_u64(p, "memory.current", &st->memory_current) == 0;
+	st->have_pids_current = aj_cgroup_read_u64(p, "pids.current", &st->pids_current) == 0;
 	st->have_oom = aj_cgroup_read_keyed(p, "memory.events", "oom_kill", &st->oom_kills) == 0;
 	st->have_pids_events =
 		aj_cgroup_read_keyed(p, "pids.events", "max", &st->pids_max_hits) == 0;

@@ -21,7 +21,7 @@ const struct aj_verb aj_verb_oci = {
 
 const struct aj_verb *const aj_verbs[] = {
 	&aj_verb_run,       &aj_verb_create,    &aj_verb_exec,       &aj_verb_ls,
-	&aj_verb_ps,        &aj_verb_inspect,   &aj_verb_logs,       &aj_verb_top,
+	&aj_verb_ps,        &aj_verb_inspect,   &aj_verb_logs,       &aj_verb_top,       &aj_verb_stats,
 	&aj_verb_port,      &aj_verb_port_forward,
 	&aj_verb_start,     &aj_verb_stop,      &aj_verb_pause,      &aj_verb_resume,
 	&aj_verb_snapshot,  &aj_verb_snapshots, &aj_verb_restore,    &aj_verb_fork,

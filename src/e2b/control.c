@@ -546,7 +546,6 @@ const struct e2b_route e2b_control_routes[] = {
 	E2B_ROUTE(EVHTTP_REQ_POST, "/v2/sandboxes/{id}/connect", E2B_API, NULL, connect_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/sandboxes/{id}/connect", E2B_API, NULL, connect_work, NULL),
 	E2B_ROUTE(EVHTTP_REQ_POST, "/sandboxes/{id}/resume", E2B_API, NULL, resume_work, NULL),
-	NOT_IMPL(EVHTTP_REQ_GET, "/sandboxes/{id}/metrics"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/sandboxes/metrics"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/sandboxes/{id}/logs"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/v2/sandboxes/{id}/logs"),

@@ -110,6 +110,7 @@ extern const struct e2b_route e2b_watch_routes[];
 extern const struct e2b_route e2b_template_routes[];
 extern const struct e2b_route e2b_network_routes[];
 extern const struct e2b_route e2b_snapshot_routes[];
+extern const struct e2b_route e2b_metrics_routes[];
 
 /* ---- keys and tokens (keys.c) ---------------------------------------------------------- */
 

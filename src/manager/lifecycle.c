@@ -417,3 +417,17 @@ int aj_mgr_update(struct aj_mgr *m, const char *ref, const struct aj_update *u,
 	}
 	return 0;
 }
+
+int aj_mgr_metrics(struct aj_mgr *m, const char *ref, int64_t start_ms, int64_t end_ms,
+		   json_t **out, struct aj_err *err)
+{
+	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
+	_cleanup_close_ int fd = aj_mgr_connect(m, ref, &r, err);
+
+	*out = NULL;
+	if (fd < 0)
+		return -1;
+	return aj_ctl_call(fd, json_pack("{s:s, s:I, s:I}", "op", "metrics", "start_ms",
+					 (json_int_t)start_ms, "end_ms", (json_int_t)end_ms),
+			   NULL, 0, out, NULL, NULL, STOP_TIMEOUT_MS, err);
+}

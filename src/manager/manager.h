@@ -11,6 +11,7 @@
 #ifndef AJ_MANAGER_MANAGER_H
 #define AJ_MANAGER_MANAGER_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -103,6 +104,12 @@ struct aj_update {
  * new record into out (NULL: not wanted). */
 int aj_mgr_update(struct aj_mgr *m, const char *ref, const struct aj_update *u,
 		  struct aj_sandbox_rec *out, struct aj_err *err);
+
+/* A running (or paused) sandbox's resource figures (supervisor/metrics.h): {"now": a
+ * sample taken now, "samples": those kept from start_ms to end_ms (0: no bound), "every_s"};
+ * a stopped sandbox has none (EBUSY, wrong state). *out is a new reference. */
+int aj_mgr_metrics(struct aj_mgr *m, const char *ref, int64_t start_ms, int64_t end_ms,
+		   json_t **out, struct aj_err *err);
 
 /* Connects to a running sandbox's supervisor; fails with EBUSY naming the state otherwise. */
 int aj_mgr_connect(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *rec,

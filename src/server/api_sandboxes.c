@@ -489,6 +489,29 @@ static void update_work(struct aj_srv_req *r, struct aj_mgr *m)
 	aj_sandbox_rec_free(&rec);
 }
 
+/* ---- GET /v1/sandboxes/{ref}/metrics --------------------------------------------------- */
+
+static const char *const metrics_query[] = {"start", "end", NULL};
+
+static void metrics_work(struct aj_srv_req *r, struct aj_mgr *m)
+{
+	int64_t start = 0, end = 0;
+	json_t *reply = NULL;
+	struct aj_err err;
+
+	if (aj_srv_query_int(r, "start", 0, INT64_MAX / 1000, &start) < 0 ||
+	    aj_srv_query_int(r, "end", 0, INT64_MAX / 1000, &end) < 0)
+		return;
+	if (aj_mgr_metrics(m, r->ref, start * 1000, end * 1000, &reply, &err) < 0) {
+		aj_srv_fail_err(r, &err, NULL);
+		return;
+	}
+	aj_srv_ok(r, 200, json_pack("{s:O, s:O, s:O}", "now", json_object_get(reply, "now"),
+				    "samples", json_object_get(reply, "samples"), "every_s",
+				    json_object_get(reply, "every_s")));
+	json_decref(reply);
+}
+
 /* ---- start, stop, pause, resume -------------------------------------------------------- */
 
 static const struct aj_jf_field no_fields[] = {AJ_SRV_FIELDS_END};
@@ -541,6 +564,8 @@ const struct aj_srv_route aj_api_sandbox_routes[] = {
 	 delete_work, NULL),
 	AJ_SRV_ROUTE(EVHTTP_REQ_PATCH, "/v1/sandboxes/{ref}", AJ_SRV_BODY_JSON, NULL, update_prepare,
 		     update_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/metrics", AJ_SRV_BODY_NONE, metrics_query,
+		     NULL, metrics_work, NULL),
 	ACTION("start"),
 	ACTION("stop"),
 	ACTION("pause"),

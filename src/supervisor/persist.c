@@ -350,6 +350,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	aj_procs_expire(p);
+	if (p->ticks++ % AJ_METRICS_EVERY_S == 0)
+		aj_metrics_sample(&p->metrics, p->have_cg ? &p->cg : NULL, p->egress,
+				  p->pol.limits.memory, p->pol.limits.pids, true, NULL);
 	for (struct exec_rec *e = p->execs; e; e = e->next)
 		attached = attached || e->owner || aj_procs_followed(e);
 	/* Open connections to published ports keep the sandbox awake as attached clients do. */
@@ -448,6 +451,7 @@ static void teardown(struct persist *p)
 	/* After the sandbox: no new connection can come; open proxy connections end with their
 	 * events (published ports' connections end without one). */
 	aj_egress_free(p->egress);
+	aj_metrics_free(&p->metrics);
 	p->egress = NULL;
 	aj_ports_free(p->ports);
 	aj_ports_free(p->host_ports);

@@ -20,6 +20,7 @@
 #include "image/root.h"
 #include "policy/plan.h"
 #include "ports/dialer.h"
+#include "supervisor/metrics.h"
 #include "sandbox/initproto.h"
 #include "sandbox/launch.h"
 #include "state/store.h"
@@ -108,6 +109,8 @@ struct persist {
 	bool stopping;
 	const char *stop_reason;
 	const struct aj_warn *warn; /* the caller's: what the supervisor has to tell its log */
+	struct aj_metrics metrics; /* sampled every AJ_METRICS_EVERY_S (metrics.h) */
+	unsigned ticks;
 };
 
 /* Entry point of `agentjail __supervise`. ready_fd receives one JSON line when the sandbox

@@ -1,7 +1,8 @@
 // The REAL E2B JS SDK's snapshots and forks against an E2B-compatible server (docs/e2b.md,
 // "Snapshots and forks"): createSnapshot, listSnapshots, Sandbox.create(snapshotId),
-// deleteSnapshot, fork and Sandbox.fork({count}). Prints TAP lines; exits 0 when nothing
-// failed. Environment as tests/e2b/e2b_sdk_test.mjs (E2B_TEST_TEMPLATE optional).
+// deleteSnapshot, fork and Sandbox.fork({count}); and getMetrics (the same hosts: those with a
+// cgroup of their own for each sandbox). Prints TAP lines; exits 0 when nothing failed.
+// Environment as tests/e2b/e2b_sdk_test.mjs (E2B_TEST_TEMPLATE optional).
 import { assert, done, eq, rejects, sdk, test } from './tap.mjs';
 
 const env = process.env;
@@ -57,6 +58,16 @@ await test('deleteSnapshot: refused while a sandbox is made from it, then true, 
 await test('an unknown sandbox: createSnapshot and fork are not found', async () => {
 	await rejects(Sandbox.createSnapshot('0000000000000000'), /not found/i, 'createSnapshot');
 	await rejects(Sandbox.fork('0000000000000000'), /not found|doesn't exist/i, 'fork');
+});
+await test('getMetrics(): samples of the sandbox\'s own memory and CPU', async () => {
+	await sbx.commands.run('python3 -c "b = bytearray(64 << 20); b[::4096] = b\'x\' * len(b[::4096]); import time; time.sleep(7)"');
+	const ms = await sbx.getMetrics();
+	assert(ms.length >= 1, `samples: ${JSON.stringify(ms)}`);
+	const top = Math.max(...ms.map((x) => x.memUsed));
+	assert(top > 60 << 20 && top < 1 << 30, `memUsed at most ${top}`);
+	assert(ms.every((x) => x.timestamp instanceof Date && x.cpuCount >= 1 && x.memTotal > top), JSON.stringify(ms[0]));
+	const later = await sbx.getMetrics({ start: new Date(Date.now() + 3600e3) });
+	eq(later.length, 0, 'samples from an hour ahead');
 });
 for (const s of made) await s.kill().catch(() => {});
 done();

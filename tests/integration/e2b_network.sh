@@ -45,7 +45,7 @@ case "$sdk" in
 			timeout 200 "$node" "$AJ_ROOT/tests/e2b/snapshot_test.mjs" 2>&1 |
 			grep -E '^(not )?ok ' | sed 's/^\(not \)\{0,1\}ok - /&snapshots: /'
 	else
-		skip "snapshots and forks through the SDK" "no cgroup freezer for this user: a running sandbox cannot be snapshotted or forked (they answer 501, docs/e2b.md)"
+		skip "snapshots, forks and getMetrics through the SDK" "no cgroup freezer for this user: a running sandbox cannot be snapshotted or forked (they answer 501, docs/e2b.md), and it has no cgroup figures"
 	fi
 	;;
 *) echo "$sdk" ;;

@@ -1,0 +1,48 @@
+/* A persistent sandbox's resource figures over time (docs/sandboxes.md "Metrics"): sampled by
+ * its supervisor every AJ_METRICS_EVERY_S seconds from the sandbox's own cgroup and its egress
+ * proxy, never from the host as a whole, into a ring of the last AJ_METRICS_RING samples (an
+ * hour); read with the control socket's "metrics" operation. struct aj_metrics owns its ring;
+ * aj_metrics_free() releases it. */
+#ifndef AJ_SUPERVISOR_METRICS_H
+#define AJ_SUPERVISOR_METRICS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgroup/cgroup.h"
+
+#define AJ_METRICS_EVERY_S 5
+#define AJ_METRICS_RING 720
+
+struct aj_egress;
+
+struct aj_metric {
+	int64_t ms;               /* wall-clock time of the sample */
+	bool have_cpu, have_memory, have_pids;
+	uint64_t cpu_usec;        /* CPU time of the sandbox's tasks so far */
+	double cpu_percent;       /* since the sample before (100: one CPU busy) */
+	uint64_t memory;          /* bytes used now, page cache included */
+	uint64_t memory_limit;    /* 0: none */
+	uint64_t pids, pids_limit;
+	uint64_t net_up, net_down, net_connections; /* through the proxy so far */
+};
+
+struct aj_metrics {
+	struct aj_metric *v; /* AJ_METRICS_RING, allocated at the first sample */
+	size_t n, next;      /* how many are kept, where the next goes */
+	struct aj_metric last; /* the newest, also when taken on demand */
+	bool have_last;
+};
+
+/* A sample now of cg (NULL: none) and eg (NULL: none), with the limits given; into the ring
+ * when `keep`, else only compared with the newest for its CPU share. */
+void aj_metrics_sample(struct aj_metrics *m, struct aj_cgroup *cg, const struct aj_egress *eg,
+		       uint64_t memory_limit, uint64_t pids_limit, bool keep, struct aj_metric *out);
+/* The kept samples from start_ms to end_ms (0: no bound), oldest first, as JSON. */
+json_t *aj_metrics_json(const struct aj_metrics *m, int64_t start_ms, int64_t end_ms);
+json_t *aj_metric_json(const struct aj_metric *s);
+void aj_metrics_free(struct aj_metrics *m);
+
+#endif
