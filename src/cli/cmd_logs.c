@@ -74,6 +74,9 @@ struct item {
 	char *text; /* output: the bytes; event: "TYPE DATA" */
 	size_t len;
 	size_t seq; /* arrival, to keep the order of equal times */
+	/* Within one millisecond: events (a command's spawn) before output, exit events after
+	 * it: a command's last lines, read as it exits, come before its end. */
+	int rank;
 };
 
 struct logs {
@@ -202,6 +205,8 @@ static int by_time(const void *a, const void *b)
 
 	if (x->time_ms != y->time_ms)
 		return x->time_ms < y->time_ms ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -249,6 +254,7 @@ static int take_event(void *arg, int64_t seq, int64_t time_ms, const char *sandb
 	if (asprintf(&it.text, "%s %s", type, data) < 0)
 		return -1;
 	it.len = strlen(it.text);
+	it.rank = !strcmp(type, "exit") ? 2 : 0;
 	return push(l, it);
 }
 
@@ -264,6 +270,7 @@ static int take_output(struct logs *l, json_t *m, struct item *it)
 		return 0;
 	memset(it, 0, sizeof *it);
 	it->output = true;
+	it->rank = 1;
 	it->stream = stream && !strcmp(stream, "stderr") ? 2 : 1;
 	it->exec = (uint64_t)json_integer_value(json_object_get(m, "exec"));
 	it->time_ms = (uint64_t)json_integer_value(json_object_get(m, "time_ms"));
