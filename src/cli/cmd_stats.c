@@ -98,7 +98,10 @@ static int cmd_stats(const struct aj_verb *v, int argc, char **argv)
 	if (aj_cli_open(&m, &err) < 0)
 		return aj_cli_fail(aj_cli.json, &err);
 	stream = !c.no_stream && !aj_cli.json && isatty(1);
-	signal(SIGINT, on_int);
+	if (stream) { /* the first Ctrl-C ends the loop, a second one the process */
+		struct sigaction sa = {.sa_handler = on_int, .sa_flags = SA_RESETHAND};
+		sigaction(SIGINT, &sa, NULL);
+	}
 	do {
 		struct aj_sandbox_rec *list = NULL;
 		size_t n = 0;
@@ -121,14 +124,14 @@ static int cmd_stats(const struct aj_verb *v, int argc, char **argv)
 		if (!all)
 			printf("%-24s %-16s %8s %23s %6s %23s\n", "NAME", "ID", "CPU %",
 			       "MEM USAGE / LIMIT", "PIDS", "NET OUT / IN");
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n && !interrupted; i++)
 			if (list[i].state == AJ_ST_RUNNING || list[i].state == AJ_ST_PAUSED)
 				one(&m, &list[i], all);
 		aj_sandbox_recs_free(list, n);
 		if (all)
 			aj_cli_print_json(all);
 		fflush(stdout);
-		if (stream)
+		if (stream && !interrupted)
 			sleep(2);
 	} while (stream && !interrupted);
 	return 0;

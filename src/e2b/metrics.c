@@ -30,8 +30,8 @@ static void metrics_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 	aj_policy_init(&pol);
 	pol.managed = true;
-	if (aj_srv_query_int(r, "start", 0, INT64_MAX / 1000, &start) < 0 ||
-	    aj_srv_query_int(r, "end", 0, INT64_MAX / 1000, &end) < 0)
+	if (aj_srv_query_int(r, "start", 0, INT64_MAX / 1000 - 1, &start) < 0 ||
+	    aj_srv_query_int(r, "end", 0, INT64_MAX / 1000 - 1, &end) < 0)
 		return;
 	if (!e2b_id_ok(id) || aj_mgr_get(m, id, &rec, &err) < 0 || !e2b_is_ours(&rec) ||
 	    (rec.state != AJ_ST_RUNNING && rec.state != AJ_ST_PAUSED)) {
@@ -41,7 +41,7 @@ static void metrics_work(struct aj_srv_req *r, struct aj_mgr *m)
 	aj_policy_load_text(&pol, rec.policy, &err);
 	cpus = pol.limits.cpu_milli ? (pol.limits.cpu_milli + 999) / 1000
 				    : (uint64_t)(ncpu > 0 ? ncpu : 1);
-	if (aj_mgr_metrics(m, rec.id, start * 1000, end * 1000, &reply, &err) < 0) {
+	if (aj_mgr_metrics(m, rec.id, start * 1000, end ? end * 1000 + 999 : 0, &reply, &err) < 0) {
 		e2b_fail_err(r, &err);
 		return;
 	}

@@ -499,10 +499,11 @@ static void metrics_work(struct aj_srv_req *r, struct aj_mgr *m)
 	json_t *reply = NULL;
 	struct aj_err err;
 
-	if (aj_srv_query_int(r, "start", 0, INT64_MAX / 1000, &start) < 0 ||
-	    aj_srv_query_int(r, "end", 0, INT64_MAX / 1000, &end) < 0)
+	if (aj_srv_query_int(r, "start", 0, INT64_MAX / 1000 - 1, &start) < 0 ||
+	    aj_srv_query_int(r, "end", 0, INT64_MAX / 1000 - 1, &end) < 0)
 		return;
-	if (aj_mgr_metrics(m, r->ref, start * 1000, end * 1000, &reply, &err) < 0) {
+	/* end: its whole second */
+	if (aj_mgr_metrics(m, r->ref, start * 1000, end ? end * 1000 + 999 : 0, &reply, &err) < 0) {
 		aj_srv_fail_err(r, &err, NULL);
 		return;
 	}

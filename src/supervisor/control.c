@@ -658,7 +658,9 @@ void aj_persist_dispatch(struct persist *p, struct conn *c, json_t *req, int *fd
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
 
-	aj_persist_touch(p);
+	/* Watching a sandbox (stats, a dashboard) is no use of it: it may still go idle. */
+	if (!op || strcmp(op, "metrics"))
+		aj_persist_touch(p);
 	c->cur_rid = (uint64_t)json_integer_value(json_object_get(req, "rid"));
 	dispatch_op(p, c, op, req, fds, nfds);
 	c->cur_rid = 0;

@@ -10,8 +10,8 @@
 void aj_metrics_sample(struct aj_metrics *m, struct aj_cgroup *cg, const struct aj_egress *eg,
 		       uint64_t memory_limit, uint64_t pids_limit, bool keep, struct aj_metric *out)
 {
-	struct aj_metric s = {.ms = (int64_t)aj_now_realtime_ms(), .memory_limit = memory_limit,
-			      .pids_limit = pids_limit};
+	struct aj_metric s = {.ms = (int64_t)aj_now_realtime_ms(), .mono_us = aj_now_monotonic_us(),
+			      .memory_limit = cg ? memory_limit : 0, .pids_limit = cg ? pids_limit : 0};
 	struct aj_cgroup_stats st;
 	struct aj_egress_stats es;
 
@@ -27,12 +27,17 @@ void aj_metrics_sample(struct aj_metrics *m, struct aj_cgroup *cg, const struct 
 	s.net_up = es.bytes_up;
 	s.net_down = es.bytes_down;
 	s.net_connections = es.connections;
-	if (m->have_last && m->last.have_cpu && s.have_cpu && s.ms > m->last.ms &&
-	    s.cpu_usec >= m->last.cpu_usec)
+	/* The share since the newest kept sample, over at least half a second; an on-demand
+	 * sample right after one takes that one's share. */
+	if (m->have_last && m->last.have_cpu && s.have_cpu && s.cpu_usec >= m->last.cpu_usec &&
+	    s.mono_us >= m->last.mono_us + 500000) {
 		s.cpu_percent = (double)(s.cpu_usec - m->last.cpu_usec) /
-				((double)(s.ms - m->last.ms) * 1000.0) * 100.0;
-	else if (!keep && m->have_last)
+				(double)(s.mono_us - m->last.mono_us) * 100.0;
+		s.have_cpu_percent = true;
+	} else if (!keep && m->have_last && m->last.have_cpu_percent) {
 		s.cpu_percent = m->last.cpu_percent;
+		s.have_cpu_percent = true;
+	}
 	if (keep) {
 		if (!m->v)
 			m->v = aj_xcalloc(AJ_METRICS_RING, sizeof *m->v);
@@ -59,8 +64,8 @@ json_t *aj_metric_json(const struct aj_metric *s)
 		      (json_int_t)s->memory_limit);
 	json_object_set_new(j, "cpu_usec", s->have_cpu ? json_integer((json_int_t)s->cpu_usec)
 						       : json_null());
-	json_object_set_new(j, "cpu_percent", s->have_cpu ? json_real(s->cpu_percent)
-							  : json_null());
+	json_object_set_new(j, "cpu_percent", s->have_cpu_percent ? json_real(s->cpu_percent)
+								  : json_null());
 	json_object_set_new(j, "memory", s->have_memory ? json_integer((json_int_t)s->memory)
 						       : json_null());
 	json_object_set_new(j, "pids", s->have_pids ? json_integer((json_int_t)s->pids)

@@ -20,11 +20,12 @@ struct aj_egress;
 
 struct aj_metric {
 	int64_t ms;               /* wall-clock time of the sample */
-	bool have_cpu, have_memory, have_pids;
+	uint64_t mono_us;         /* the monotonic clock's, for the CPU share */
+	bool have_cpu, have_cpu_percent, have_memory, have_pids;
 	uint64_t cpu_usec;        /* CPU time of the sandbox's tasks so far */
 	double cpu_percent;       /* since the sample before (100: one CPU busy) */
 	uint64_t memory;          /* bytes used now, page cache included */
-	uint64_t memory_limit;    /* 0: none */
+	uint64_t memory_limit;    /* 0: none enforced (no limit, or no cgroup) */
 	uint64_t pids, pids_limit;
 	uint64_t net_up, net_down, net_connections; /* through the proxy so far */
 };

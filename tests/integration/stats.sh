@@ -40,6 +40,13 @@ else
 	check "the two are told apart: pids of each ($(fig spin pids), $(fig hold pids))" \
 		eval '[ "$(fig spin pids)" -ge 2 ] && [ "$(fig hold pids)" -ge 1 ]'
 fi
+# Watching is no use: a sandbox read every second still reaches its idle timeout.
+pj_create idler --idle-timeout 3s --idle-action stop
+for _ in 1 2 3 4 5 6; do
+	"$AJ" stats idler --json >/dev/null 2>&1
+	sleep 1
+done
+expect_eq "a sandbox watched by stats every second still goes idle (stopped after 3 s)" "$(pj_state idler)" stopped
 aj_run stats off --json
 expect_eq "a stopped sandbox has no figures" "$OUT" "[]"
 aj_run stats nosuch
