@@ -59,9 +59,9 @@ static int not_found(struct aj_srv_req *r, bool paused)
 	return e2b_fail(r, 404, "sandbox \"%s\" doesn't exist or you don't have access to it", id);
 }
 
-/* Worker: the owner's live E2B sandbox {id} in x->rec, else 404. A stopped one (expired,
+/* (internal.h) The owner's live E2B sandbox {id} in x->rec, else 404. A stopped one (expired,
  * killed, or its supervisor died) is removed on the way: E2B has no stopped sandboxes. */
-static int find_live(struct aj_srv_req *r, struct aj_mgr *m, bool for_connect)
+int e2b_find_live(struct aj_srv_req *r, struct aj_mgr *m, bool for_connect)
 {
 	struct e2b_req *x = e2b_of(r);
 	struct aj_err err;
@@ -403,7 +403,7 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 static void get_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	if (find_live(r, m, false) == 0)
+	if (e2b_find_live(r, m, false) == 0)
 		aj_srv_ok(r, 200, e2b_detail_json(e2b_of(r)->e2b, &e2b_of(r)->rec, true));
 }
 
@@ -411,7 +411,7 @@ static void kill_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct aj_err err;
 
-	if (find_live(r, m, false) < 0)
+	if (e2b_find_live(r, m, false) < 0)
 		return;
 	if (aj_mgr_remove(m, e2b_of(r)->rec.id, true, &err) < 0)
 		fail_mgr(r, &err);
@@ -425,7 +425,7 @@ static void timeout_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct aj_err err;
 	int64_t secs;
 
-	if (timeout_s(r, true, &secs) < 0 || find_live(r, m, false) < 0)
+	if (timeout_s(r, true, &secs) < 0 || e2b_find_live(r, m, false) < 0)
 		return;
 	/* E2B's API answers 404 for a paused sandbox here: its timeout starts anew on connect. */
 	if (x->rec.state == AJ_ST_PAUSED)
@@ -443,7 +443,7 @@ static void pause_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct e2b_req *x = e2b_of(r);
 	struct aj_err err;
 
-	if (find_live(r, m, false) < 0)
+	if (e2b_find_live(r, m, false) < 0)
 		return;
 	if (x->rec.state == AJ_ST_PAUSED) {
 		e2b_fail(r, 409, "Error pausing sandbox - sandbox '%s' is already paused", x->id);
@@ -487,7 +487,7 @@ static void connect_sandbox(struct aj_srv_req *r, struct aj_mgr *m, bool resume_
 	int64_t secs, want;
 	bool paused;
 
-	if (timeout_s(r, false, &secs) < 0 || find_live(r, m, true) < 0)
+	if (timeout_s(r, false, &secs) < 0 || e2b_find_live(r, m, true) < 0)
 		return;
 	paused = x->rec.state == AJ_ST_PAUSED;
 	want = lifetime_for(&x->rec, secs);

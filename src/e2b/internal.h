@@ -168,6 +168,10 @@ void e2b_reply_early(struct aj_srv *s, struct evhttp_request *req, int status, c
 /* ---- sandboxes as E2B shows them (sandboxes.c) ----------------------------------------- */
 
 bool e2b_id_ok(const char *id);
+/* Worker: the owner's live (running or paused) E2B sandbox {id} in x->rec, else the request
+ * failed with 404 (connect's words with for_connect). A stopped E2B sandbox found on the way is
+ * removed: E2B has none. */
+int e2b_find_live(struct aj_srv_req *r, struct aj_mgr *m, bool for_connect);
 /* The value of label key of rec, or NULL. */
 const char *e2b_label(const struct aj_sandbox_rec *rec, const char *key);
 bool e2b_is_ours(const struct aj_sandbox_rec *rec);

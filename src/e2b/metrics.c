@@ -16,8 +16,7 @@
 
 static void metrics_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	const char *id = e2b_of(r)->id;
-	_cleanup_sandbox_rec_ struct aj_sandbox_rec rec = AJ_REC_INIT;
+	const struct aj_sandbox_rec *rec = &e2b_of(r)->rec;
 	_cleanup_policy_ struct aj_policy pol;
 	_cleanup_json_ json_t *reply = NULL;
 	int64_t start = 0, end = 0;
@@ -33,15 +32,12 @@ static void metrics_work(struct aj_srv_req *r, struct aj_mgr *m)
 	if (aj_srv_query_int(r, "start", 0, INT64_MAX / 1000 - 1, &start) < 0 ||
 	    aj_srv_query_int(r, "end", 0, INT64_MAX / 1000 - 1, &end) < 0)
 		return;
-	if (!e2b_id_ok(id) || aj_mgr_get(m, id, &rec, &err) < 0 || !e2b_is_ours(&rec) ||
-	    (rec.state != AJ_ST_RUNNING && rec.state != AJ_ST_PAUSED)) {
-		e2b_fail(r, 404, "sandbox \"%s\" doesn't exist or you don't have access to it", id);
+	if (e2b_find_live(r, m, false) < 0)
 		return;
-	}
-	aj_policy_load_text(&pol, rec.policy, &err);
+	aj_policy_load_text(&pol, rec->policy, &err);
 	cpus = pol.limits.cpu_milli ? (pol.limits.cpu_milli + 999) / 1000
 				    : (uint64_t)(ncpu > 0 ? ncpu : 1);
-	if (aj_mgr_metrics(m, rec.id, start * 1000, end ? end * 1000 + 999 : 0, &reply, &err) < 0) {
+	if (aj_mgr_metrics(m, rec->id, start * 1000, end ? end * 1000 + 999 : 0, &reply, &err) < 0) {
 		e2b_fail_err(r, &err);
 		return;
 	}

@@ -103,7 +103,7 @@ static void network_work(struct aj_srv_req *r, struct aj_mgr *m)
 	_cleanup_strv_ struct aj_strv allow_out = AJ_STRV_INIT, deny_out = AJ_STRV_INIT;
 	_cleanup_strv_ struct aj_strv allow = AJ_STRV_INIT, deny = AJ_STRV_INIT;
 	struct aj_update u = AJ_UPDATE_INIT;
-	_cleanup_sandbox_rec_ struct aj_sandbox_rec rec = AJ_REC_INIT;
+	const struct aj_sandbox_rec *rec = &x->rec;
 	json_t *internet = json_object_get(x->msg, "allow_internet_access");
 	bool all_allow, all_deny;
 	struct aj_err err;
@@ -119,13 +119,9 @@ static void network_work(struct aj_srv_req *r, struct aj_mgr *m)
 	if (read_list(r, "allowOut", &allow_out, &all_allow) < 0 ||
 	    read_list(r, "denyOut", &deny_out, &all_deny) < 0)
 		return;
-	if (!e2b_id_ok(x->id) || aj_mgr_get(m, x->id, &rec, &err) < 0 || !e2b_is_ours(&rec) ||
-	    (rec.state != AJ_ST_RUNNING && rec.state != AJ_ST_PAUSED)) {
-		return (void)e2b_fail(r, 404, "sandbox \"%s\" doesn't exist or you don't have "
-					     "access to it",
-				      x->id);
-	}
-	if (template_allow(r, &rec, &tpl) < 0)
+	if (e2b_find_live(r, m, false) < 0)
+		return;
+	if (template_allow(r, rec, &tpl) < 0)
 		return;
 	for (size_t i = 0; i < allow_out.n; i++)
 		if (!in_ceiling(&tpl.net_allow, allow_out.v[i], NULL)) {
@@ -152,7 +148,7 @@ static void network_work(struct aj_srv_req *r, struct aj_mgr *m)
 	if (tpl.net_mode == AJ_NET_PROXY) {
 		u.allow = &allow;
 		u.deny = &deny;
-		if (aj_mgr_update(m, rec.id, &u, NULL, &err) < 0) {
+		if (aj_mgr_update(m, rec->id, &u, NULL, &err) < 0) {
 			if (err.layer == AJ_LAYER_POLICY)
 				e2b_fail(r, 400, "%s", err.msg);
 			else

@@ -15,20 +15,6 @@
 
 #define FORK_MAX 20
 
-/* The owner's E2B sandbox {id}, in any state but gone, into rec; else 404. */
-static int ours(struct aj_srv_req *r, struct aj_mgr *m, struct aj_sandbox_rec *rec)
-{
-	struct aj_err err;
-	const char *id = e2b_of(r)->id;
-
-	if (e2b_id_ok(id) && aj_mgr_get(m, id, rec, &err) == 0) {
-		if (e2b_is_ours(rec) && (rec->state == AJ_ST_RUNNING || rec->state == AJ_ST_PAUSED))
-			return 0;
-		aj_sandbox_rec_free(rec);
-	}
-	return e2b_fail(r, 404, "sandbox \"%s\" doesn't exist or you don't have access to it", id);
-}
-
 /* The memory limit of a stored policy (0: none, or unreadable). */
 static uint64_t policy_memory(const char *text)
 {
@@ -47,7 +33,6 @@ static json_t *snapshot_json(const struct aj_snapshot_rec *s)
 
 static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	_cleanup_sandbox_rec_ struct aj_sandbox_rec rec = AJ_REC_INIT;
 	_cleanup_snapshot_rec_ struct aj_snapshot_rec snap = AJ_REC_INIT;
 	json_t *name = json_object_get(e2b_of(r)->msg, "name");
 	struct aj_err err;
@@ -57,9 +42,9 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 		e2b_fail(r, 400, "name: 1-63 of A-Za-z0-9_.- not starting with - or .");
 		return;
 	}
-	if (ours(r, m, &rec) < 0)
+	if (e2b_find_live(r, m, false) < 0)
 		return;
-	if (aj_mgr_snapshot(m, rec.id, json_string_value(name), 0, &snap, &err) < 0) {
+	if (aj_mgr_snapshot(m, e2b_of(r)->rec.id, json_string_value(name), 0, &snap, &err) < 0) {
 		e2b_fail_err(r, &err);
 		return;
 	}
@@ -89,7 +74,7 @@ static void list_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 static void fork_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
-	_cleanup_sandbox_rec_ struct aj_sandbox_rec rec = AJ_REC_INIT;
+	const struct aj_sandbox_rec *rec = &e2b_of(r)->rec;
 	_cleanup_strv_ struct aj_strv names = AJ_STRV_INIT;
 	json_t *msg = e2b_of(r)->msg, *count = json_object_get(msg, "count");
 	json_t *timeout = json_object_get(msg, "timeout"), *out;
@@ -114,12 +99,12 @@ static void fork_work(struct aj_srv_req *r, struct aj_mgr *m)
 		}
 		secs = json_integer_value(timeout);
 	}
-	if (ours(r, m, &rec) < 0)
+	if (e2b_find_live(r, m, false) < 0)
 		return;
-	mem = policy_memory(rec.policy);
+	mem = policy_memory(rec->policy);
 	if (aj_srv_quota_reserve(r, m, (unsigned)n, mem) < 0)
 		return;
-	if (aj_mgr_fork(m, rec.id, (unsigned)n, NULL, true, &names, &err) < 0) {
+	if (aj_mgr_fork(m, rec->id, (unsigned)n, NULL, true, &names, &err) < 0) {
 		aj_srv_quota_release(r, (unsigned)n, mem);
 		e2b_fail_err(r, &err);
 		return;

@@ -14,6 +14,9 @@ int aj_mgr_lock(struct aj_mgr *m, const char *id, bool wait, struct aj_err *err)
 void aj_mgr_refresh(struct aj_mgr *m, struct aj_sandbox_rec *rec);
 /* Starts a supervisor for rec and waits until it reports the sandbox up (or why not). */
 int aj_mgr_spawn(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_err *err);
+/* Reads r again by its id, with its lock now held: another snapshot, fork or update may have
+ * changed it while we waited, and writing back a stale record would lose that. */
+int aj_mgr_reread(struct aj_mgr *m, struct aj_sandbox_rec *r, struct aj_err *err);
 /* Writes rec back in one transaction. */
 int aj_mgr_save(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_err *err);
 /* A fresh id: 16 hex characters. */

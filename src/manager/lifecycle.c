@@ -307,9 +307,10 @@ static void set_list(struct aj_strv *dst, const struct aj_strv *src)
 		aj_strv_push(dst, src->v[i]);
 }
 
-/* The record's policy with the update applied, as the text a record keeps. */
+/* The record's policy with the update applied, as the text a record keeps. A running
+ * sandbox (live) keeps its network mode. */
 static char *updated_policy(const struct aj_sandbox_rec *r, const struct aj_update *u,
-			    struct aj_err *err)
+			    bool live, struct aj_err *err)
 {
 	_cleanup_policy_ struct aj_policy p;
 	_cleanup_json_ json_t *doc = NULL;
@@ -318,6 +319,14 @@ static char *updated_policy(const struct aj_sandbox_rec *r, const struct aj_upda
 	p.managed = true; /* a persistent sandbox's: its workspace is the store's */
 	if (aj_policy_load_text(&p, r->policy, err) < 0)
 		return NULL;
+	if (live && u->net_mode >= 0 && (int)p.net_mode != u->net_mode) {
+		aj_err_set(err, AJ_LAYER_NET, ENOTSUP,
+			   "update sandbox \"%s\": network.mode: a running sandbox keeps the mode it "
+			   "started with (its network namespace and proxy are made at start); stop "
+			   "it, update it, start it",
+			   r->name);
+		return NULL;
+	}
 	if (u->allow)
 		set_list(&p.net_allow, u->allow);
 	if (u->deny)
@@ -340,16 +349,6 @@ static char *updated_policy(const struct aj_sandbox_rec *r, const struct aj_upda
 		return NULL;
 	doc = aj_policy_to_json(&p);
 	return doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-}
-
-static int policy_mode(const struct aj_sandbox_rec *r)
-{
-	_cleanup_policy_ struct aj_policy p;
-	struct aj_err err;
-
-	aj_policy_init(&p);
-	p.managed = true;
-	return aj_policy_load_text(&p, r->policy, &err) < 0 ? -1 : (int)p.net_mode;
 }
 
 static int update_running(const struct aj_sandbox_rec *r, const char *text,
@@ -375,27 +374,19 @@ int aj_mgr_update(struct aj_mgr *m, const char *ref, const struct aj_update *u,
 	_cleanup_sandbox_rec_ struct aj_sandbox_rec r = AJ_REC_INIT;
 	_cleanup_close_ int lock = -1;
 	_cleanup_free_ char *text = NULL;
+	bool live;
 	int rc;
 
 	aj_err_clear(err);
 	if (aj_mgr_get(m, ref, &r, err) < 0)
 		return -1;
-	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0)
+	if ((lock = aj_mgr_lock(m, r.id, true, err)) < 0 || aj_mgr_reread(m, &r, err) < 0)
 		return -1;
-	aj_sandbox_rec_free(&r);
-	if (aj_mgr_get(m, ref, &r, err) < 0)
-		return -1; /* again under the lock */
-	if ((r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED) && u->net_mode >= 0 &&
-	    policy_mode(&r) != u->net_mode)
-		return aj_err_set(err, AJ_LAYER_NET, ENOTSUP,
-				  "update sandbox \"%s\": network.mode: a running sandbox keeps the "
-				  "mode it started with (its network namespace and proxy are made at "
-				  "start); stop it, update it, start it",
-				  r.name);
-	if (!(text = updated_policy(&r, u, err)))
+	live = r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED;
+	if (!(text = updated_policy(&r, u, live, err)))
 		return err->msg[0] ? -1
 				   : aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "the new policy");
-	if (r.state == AJ_ST_RUNNING || r.state == AJ_ST_PAUSED) {
+	if (live) {
 		rc = update_running(&r, text, u, err);
 	} else {
 		free(r.policy);

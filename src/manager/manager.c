@@ -65,6 +65,15 @@ int aj_mgr_new_id(char *buf, struct aj_err *err)
 	return 0;
 }
 
+int aj_mgr_reread(struct aj_mgr *m, struct aj_sandbox_rec *r, struct aj_err *err)
+{
+	char id[sizeof r->id];
+
+	snprintf(id, sizeof id, "%s", r->id);
+	aj_sandbox_rec_free(r);
+	return aj_mgr_get(m, id, r, err);
+}
+
 int aj_mgr_lock(struct aj_mgr *m, const char *id, bool wait, struct aj_err *err)
 {
 	char path[4200];

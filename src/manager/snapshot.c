@@ -160,17 +160,6 @@ static int freeze_layer(struct aj_mgr *m, struct aj_sandbox_rec *r, const char *
 	return record_done(m, layer, snap ? snap->id : NULL, bytes ? *bytes : 0, err);
 }
 
-/* Reads r again, with its lock now held: another snapshot or fork may have changed its stack
- * while we waited, and writing back a stale one would lose that layer. */
-static int reread(struct aj_mgr *m, struct aj_sandbox_rec *r, struct aj_err *err)
-{
-	char id[sizeof r->id];
-
-	snprintf(id, sizeof id, "%s", r->id);
-	aj_sandbox_rec_free(r);
-	return aj_mgr_get(m, id, r, err);
-}
-
 /* The image the source runs on (its policy names it by digest), "" for the host's root. */
 static void snapshot_image(struct aj_snapshot_rec *s, const char *policy)
 {
@@ -242,7 +231,7 @@ int aj_mgr_snapshot(struct aj_mgr *m, const char *ref, const char *name, int64_t
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "snapshot name \"%s\" is not valid",
 				  name);
 	if (aj_mgr_get(m, ref, &r, err) < 0 || (lock = aj_mgr_lock(m, r.id, true, err)) < 0 ||
-	    reread(m, &r, err) < 0)
+	    aj_mgr_reread(m, &r, err) < 0)
 		return -1;
 	return snapshot_locked(m, &r, name, retention_ms, out, err);
 }
@@ -540,7 +529,7 @@ static int fork_sandboxes(struct aj_mgr *m, const char *ref, unsigned count, con
 	if (count == 0 || count > 1000)
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "fork: --count must be 1 to 1000");
 	if (aj_mgr_get(m, ref, &r, err) < 0 || (lock = aj_mgr_lock(m, r.id, true, err)) < 0 ||
-	    reread(m, &r, err) < 0 || aj_mgr_new_id(layer, err) < 0 ||
+	    aj_mgr_reread(m, &r, err) < 0 || aj_mgr_new_id(layer, err) < 0 ||
 	    fork_names(m, &r, layer, count, prefix, exact, &want, err) < 0)
 		return -1;
 	rc = fork_locked(m, &r, layer, &want, start, names, &llock, err);
