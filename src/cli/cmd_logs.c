@@ -210,11 +210,62 @@ static int by_time(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* A command's spawn event is stored when its supervisor hears it started, which can be a
+ * millisecond after its first output was read: its output is placed no earlier. */
+struct spawn_at {
+	uint64_t exec, time_ms;
+};
+
+static int by_exec(const void *a, const void *b)
+{
+	const struct spawn_at *x = a, *y = b;
+
+	if (x->exec != y->exec)
+		return x->exec < y->exec ? -1 : 1;
+	return x->time_ms < y->time_ms ? -1 : x->time_ms > y->time_ms;
+}
+
+static void after_spawns(struct logs *l)
+{
+	struct spawn_at *v = calloc(l->n ? l->n : 1, sizeof *v);
+	size_t n = 0;
+
+	if (!v)
+		return; /* only the order of a tie is at stake */
+	for (size_t i = 0; i < l->n; i++)
+		if (!l->v[i].output && l->v[i].exec)
+			v[n++] = (struct spawn_at){l->v[i].exec, l->v[i].time_ms};
+	if (n) {
+		qsort(v, n, sizeof *v, by_exec);
+		for (size_t i = 0; i < l->n; i++) {
+			struct item *it = &l->v[i];
+			struct spawn_at *s = v;
+			size_t lo = 0, hi = n;
+			if (!it->output)
+				continue;
+			while (lo < hi) { /* the first spawn after this command's number */
+				size_t mid = lo + (hi - lo) / 2;
+				if (v[mid].exec <= it->exec)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			/* the latest spawn of that number: this supervisor's */
+			if (lo == 0 || (s = &v[lo - 1])->exec != it->exec)
+				continue;
+			if (it->time_ms < s->time_ms)
+				it->time_ms = s->time_ms;
+		}
+	}
+	free(v);
+}
+
 /* The history: in time order, from --since, the last --tail lines. */
 static void print_history(struct logs *l)
 {
 	size_t first = 0, skip = 0, lines = 0;
 
+	after_spawns(l);
 	if (l->n) /* qsort of no array is undefined */
 		qsort(l->v, l->n, sizeof *l->v, by_time);
 	if (l->c->have_tail) {
@@ -255,6 +306,11 @@ static int take_event(void *arg, int64_t seq, int64_t time_ms, const char *sandb
 		return -1;
 	it.len = strlen(it.text);
 	it.rank = !strcmp(type, "exit") ? 2 : 0;
+	if (!strcmp(type, "spawn")) {
+		json_t *d = json_loads(data, 0, NULL);
+		it.exec = (uint64_t)json_integer_value(json_object_get(d, "exec"));
+		json_decref(d);
+	}
 	return push(l, it);
 }
 
