@@ -750,6 +750,7 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 				  b->work);
 	struct aj_build_step st = {
 		.state_dir = b->im->state_dir,
+		.owner = b->owner,
 		.image = s->root,
 		.dir = dir,
 		.scratch = scratch,
@@ -1288,6 +1289,7 @@ static int fetch_urls(struct build *b, const struct aj_df_insn *in, const struct
 		fflush(b->o->out);
 		struct aj_build_step st = {
 			.state_dir = b->im->state_dir,
+			.owner = b->owner,
 			.image = NULL,
 			.scratch = scratch,
 			.argv = &argv,

@@ -20,6 +20,7 @@
 #include "host/subids.h"
 #include "image/root.h"
 #include "policy/plan.h"
+#include "state/secrets.h"
 #include "state/store.h"
 #include "supervisor/run.h"
 
@@ -48,6 +49,18 @@ static int step_policy(const struct aj_build_step *s, struct aj_policy *p, struc
 	return aj_policy_validate(p, err);
 }
 
+/* The credentials "from_secret" are the build owner's secrets. */
+static int set_secret_dir(struct aj_plan *plan, const struct aj_build_step *s,
+			  struct aj_err *err)
+{
+	char dir[4200];
+
+	if (aj_secret_dir(s->state_dir, s->owner ? s->owner : "", dir, sizeof dir) < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the secret store's path");
+	plan->egress.secret_dir = aj_xstrdup(dir);
+	return 0;
+}
+
 static int step_child(const struct aj_build_step *s, int *code, struct aj_err *err)
 {
 	struct aj_store *db = NULL;
@@ -63,7 +76,8 @@ static int step_child(const struct aj_build_step *s, int *code, struct aj_err *e
 		if (step_policy(s, s->policy, err) < 0)
 			return -1;
 		aj_features_probe(&feat, NULL);
-		if (aj_plan_build(&plan, s->policy, &feat, s->argv->v, err) < 0)
+		if (aj_plan_build(&plan, s->policy, &feat, s->argv->v, err) < 0 ||
+		    set_secret_dir(&plan, s, err) < 0)
 			return -1;
 		memset(&res, 0, sizeof res);
 		aj_run(&plan, &(struct aj_run_opts){.warn = &aj_warn_stderr,
@@ -90,7 +104,8 @@ static int step_child(const struct aj_build_step *s, int *code, struct aj_err *e
 	aj_features_probe(&feat, NULL);
 	ws.root = &root.spec;
 	ws.no_workspace = true;
-	if (aj_plan_build_ex(&plan, s->policy, &feat, s->argv->v, &ws, err) < 0)
+	if (aj_plan_build_ex(&plan, s->policy, &feat, s->argv->v, &ws, err) < 0 ||
+	    set_secret_dir(&plan, s, err) < 0)
 		return -1;
 	memset(&res, 0, sizeof res);
 	aj_run(&plan, &(struct aj_run_opts){.warn = &aj_warn_stderr, .events_path = s->events_path},

@@ -13,6 +13,7 @@
 
 struct aj_build_step {
 	const char *state_dir;
+	const char *owner;          /* whose secrets the policy's credentials name ("": local) */
 	const char *image;          /* the root: an image of the store (digest); NULL: the host's
 				     * system directories, with `scratch` as the workspace and
 				     * working directory (ADD's downloads) */

@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "cli/config.h"
 #include "cli/policy_flags.h"
+#include "common/alloc.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
 #include "common/units.h"
@@ -20,6 +21,7 @@
 #include "image/root.h"
 #include "policy/plan.h"
 #include "policy/policy.h"
+#include "state/secrets.h"
 #include "state/store.h"
 #include "supervisor/run.h"
 #include "workspace/changes.h"
@@ -124,6 +126,21 @@ static void print_summary(const struct aj_run_result *res)
 		res->exit_code, res->decided_by ? ", limit hit: " : "",
 		res->decided_by ? res->decided_by : "", (double)res->wall_us / 1000.0,
 		(double)res->cpu_us / 1000.0, peak);
+}
+
+/* The credentials "from_secret" are the local owner's secrets of the state directory. */
+static int set_secret_dir(struct aj_plan *plan, struct aj_err *err)
+{
+	char state[4096], dir[4200];
+
+	if (aj_cli_state_dir(NULL))
+		snprintf(state, sizeof state, "%s", aj_cli_state_dir(NULL));
+	else if (aj_state_dir_default(state, sizeof state) < 0)
+		return 0; /* no store: a from_secret is refused by the proxy, naming it */
+	if (aj_secret_dir(state, "", dir, sizeof dir) < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the secret store's path");
+	plan->egress.secret_dir = aj_xstrdup(dir);
+	return 0;
 }
 
 static int open_changeset(const struct aj_policy *pol, struct aj_changeset *cs,
@@ -281,6 +298,8 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 	}
 	r = aj_plan_build_ex(plan, pol, feat, cmd, c->overlay || ws.root ? &ws : NULL, err);
 	aj_strv_free(&lowers);
+	if (r == 0 && set_secret_dir(plan, err) < 0)
+		r = -1;
 	if (r < 0) {
 		if (c->overlay)
 			aj_changes_discard(cs, NULL);

@@ -139,7 +139,7 @@ struct create {
 	bool auto_pause;
 	int64_t timeout_s;
 	json_t *internet; /* allow_internet_access: true, false, or anything else (no say) */
-	json_t *network;  /* {allowPublicTraffic}: the rest of E2B's network object is refused */
+	json_t *network;  /* allowPublicTraffic, allowOut, denyOut, rules; the rest is refused */
 	json_t *env_vars; /* checked: variable names and strings */
 };
 
@@ -204,7 +204,8 @@ static int keep_json(const struct aj_jf_field *f, const char *path, json_t *v, v
 }
 
 /* network: allowPublicTraffic (true, E2B's default: every port's preview URL serves anyone;
- * false: requests need the trafficAccessToken). Egress rules are a template's policy. */
+ * false: requests need the trafficAccessToken); allowOut, denyOut and rules, within what the
+ * template allows (network.c). */
 static int read_network(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
 			const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
@@ -214,6 +215,8 @@ static int read_network(const struct aj_jf_field *f, const char *path, json_t *v
 	if (!json_is_object(v))
 		return aj_jf_fail(e, AJ_JF_TYPE, f, path, v, "%s: expected an object", path);
 	json_object_foreach(v, k, m) {
+		if (!strcmp(k, "allowOut") || !strcmp(k, "denyOut") || !strcmp(k, "rules"))
+			continue; /* read by create_policy */
 		if (strcmp(k, "allowPublicTraffic"))
 			return aj_jf_fail(e, AJ_JF_VALUE, f, path, v,
 					  "%s.%s is not supported by agentjail's E2B API: a "
@@ -317,6 +320,19 @@ static int create_policy(struct aj_srv_req *r, struct create *c,
 		return e2b_fail(r, 400, "allow_internet_access: template '%s' gives its sandboxes no "
 					"network; use a template whose policy has one",
 				c->template_id);
+	if (json_object_get(c->network, "allowOut") || json_object_get(c->network, "denyOut")) {
+		_cleanup_strv_ struct aj_strv allow = AJ_STRV_INIT, deny = AJ_STRV_INIT;
+		if (e2b_network_egress(r, c->network, NULL, &c->pol, &allow, &deny) < 0)
+			return -1;
+		aj_strv_free(&c->pol.net_allow);
+		aj_strv_free(&c->pol.net_deny);
+		c->pol.net_allow = allow;
+		c->pol.net_deny = deny;
+		allow = (struct aj_strv)AJ_STRV_INIT;
+		deny = (struct aj_strv)AJ_STRV_INIT;
+	}
+	if (e2b_network_rules(r, json_object_get(c->network, "rules"), &c->pol) < 0)
+		return -1;
 	json_object_foreach(c->env_vars, k, v)
 		aj_strv_setenv(&c->pol.env_set, k, json_string_value(v));
 	/* Ports are public, as on E2B, unless the request or the template's policy says
@@ -555,6 +571,5 @@ const struct e2b_route e2b_control_routes[] = {
 	NOT_IMPL(EVHTTP_REQ_POST, "/v2/templates"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/templates/{id}"),
 	NOT_IMPL(EVHTTP_REQ_GET, "/volumes"),
-	NOT_IMPL(EVHTTP_REQ_GET, "/secrets"),
 	E2B_ROUTES_END,
 };

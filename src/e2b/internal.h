@@ -109,6 +109,7 @@ extern const struct e2b_route e2b_fs_routes[];
 extern const struct e2b_route e2b_watch_routes[];
 extern const struct e2b_route e2b_template_routes[];
 extern const struct e2b_route e2b_network_routes[];
+extern const struct e2b_route e2b_secret_routes[];
 extern const struct e2b_route e2b_snapshot_routes[];
 extern const struct e2b_route e2b_metrics_routes[];
 
@@ -172,6 +173,13 @@ bool e2b_id_ok(const char *id);
  * failed with 404 (connect's words with for_connect). A stopped E2B sandbox found on the way is
  * removed: E2B has none. */
 int e2b_find_live(struct aj_srv_req *r, struct aj_mgr *m, bool for_connect);
+/* network.c: E2B's allowOut, denyOut (members of obj) and allow_internet_access as the allowed
+ * and denied egress rules, within the template's policy tpl (never more than it allows);
+ * rules' header transforms with ${e2b.secrets.NAME} as credentials added to p. -1: answered
+ * 400. */
+int e2b_network_egress(struct aj_srv_req *r, json_t *obj, json_t *internet,
+		       const struct aj_policy *tpl, struct aj_strv *allow, struct aj_strv *deny);
+int e2b_network_rules(struct aj_srv_req *r, json_t *rules, struct aj_policy *p);
 /* The value of label key of rec, or NULL. */
 const char *e2b_label(const struct aj_sandbox_rec *rec, const char *key);
 bool e2b_is_ours(const struct aj_sandbox_rec *rec);

@@ -46,7 +46,7 @@ static void req_done(struct aj_srv_job *j)
 
 static const struct aj_srv_table control_tables[] = {
 	E2B_TABLE(e2b_template_routes), E2B_TABLE(e2b_network_routes), E2B_TABLE(e2b_snapshot_routes),
-	E2B_TABLE(e2b_metrics_routes), E2B_TABLE(e2b_control_routes),
+	E2B_TABLE(e2b_metrics_routes), E2B_TABLE(e2b_secret_routes), E2B_TABLE(e2b_control_routes),
 	AJ_SRV_TABLES_END};
 static const struct aj_srv_table sandbox_tables[] = {
 	E2B_TABLE(e2b_envd_routes), E2B_TABLE(e2b_process_routes), E2B_TABLE(e2b_fs_routes),

@@ -10,6 +10,7 @@
 #include "common/alloc.h"
 #include "common/base64.h"
 #include "common/cleanup.h"
+#include "common/secret_name.h"
 #include "common/util.h"
 #include "policy/plan.h"
 
@@ -80,14 +81,15 @@ static char *read_secret_file(const char *path, size_t *len, struct aj_err *err,
 }
 
 static int load_one(const struct aj_credential *pc, struct aj_egress_cred *c,
-		    const char *placeholder, struct aj_err *err)
+		    const char *placeholder, const char *secret_dir, struct aj_err *err)
 {
-	char field[320], why[256];
+	char field[320], why[256], path[4400];
 	const char *v;
 
 	c->name = pc->name;
 	c->header = pc->header;
 	c->format = pc->format;
+	c->replace = pc->replace;
 	snprintf(c->placeholder, sizeof c->placeholder, "%s", placeholder);
 	if (pc->from_env) {
 		snprintf(field, sizeof field, "credentials.%s.from_env", pc->name);
@@ -98,6 +100,22 @@ static int load_one(const struct aj_credential *pc, struct aj_egress_cred *c,
 					  field, pc->from_env);
 		c->secret_len = strlen(v);
 		c->secret = aj_xstrdup(v);
+	} else if (pc->from_secret) {
+		snprintf(field, sizeof field, "credentials.%s.from_secret", pc->name);
+		if (!secret_dir || aj_secret_value_path(secret_dir, pc->from_secret, path,
+							sizeof path) < 0)
+			return aj_err_set(err, AJ_LAYER_PROXY, ENOENT,
+					  "%s: no secret store here (secrets are for the sandboxes "
+					  "of a state directory)",
+					  field);
+		c->secret = read_secret_file(path, &c->secret_len, err, field);
+		if (!c->secret) {
+			if (err->errnum == ENOENT)
+				aj_err_set(err, AJ_LAYER_PROXY, 0,
+					   "%s: no secret \"%s\" (agentjail secret ls)", field,
+					   pc->from_secret);
+			return -1;
+		}
 	} else {
 		snprintf(field, sizeof field, "credentials.%s.from_file", pc->name);
 		c->secret = read_secret_file(pc->from_file, &c->secret_len, err, field);
@@ -131,7 +149,8 @@ int aj_egress_creds_load(const struct aj_plan *plan, struct aj_egress_cred **out
 		const char *name = pol->creds[i].name;
 		long at = aj_strv_find_env(&plan->egress.placeholders, name, strlen(name));
 		if (at < 0 || load_one(&pol->creds[i], &c[i],
-				       strchr(plan->egress.placeholders.v[at], '=') + 1, err) < 0) {
+				       strchr(plan->egress.placeholders.v[at], '=') + 1,
+				       plan->egress.secret_dir, err) < 0) {
 			if (at < 0)
 				aj_err_set(err, AJ_LAYER_INTERNAL, 0, "no placeholder for %s", name);
 			aj_egress_creds_free(c, i + 1);
@@ -229,8 +248,10 @@ static int inject(struct aj_http_head *h, const struct aj_egress_cred *c)
 {
 	_cleanup_secret_ char *v = NULL;
 
-	if (!c->header || aj_http_head_get(h, c->header))
+	if (!c->header || (!c->replace && aj_http_head_get(h, c->header)))
 		return 0;
+	if (c->replace)
+		aj_http_head_del(h, c->header);
 	v = aj_egress_replace_all(c->format, "{}", c->secret, c->secret_len);
 	if (!v)
 		return -1; /* the format always holds "{}" (checked by the policy) */

@@ -30,10 +30,12 @@ struct aj_egress_cred {
 	size_t n_hosts;
 	const char *header; /* borrowed, may be NULL */
 	const char *format;
+	bool replace; /* the header replaces the request's own */
 	uint64_t uses;
 };
 
-/* Reads every credential's secret (from_env / from_file) and pairs it with the plan's
+/* Reads every credential's secret (from_env, from_file, from_secret in the plan's
+ * egress.secret_dir) and pairs it with the plan's
  * placeholder. Errors name the policy field. */
 int aj_egress_creds_load(const struct aj_plan *plan, struct aj_egress_cred **out, size_t *n,
 			 struct aj_err *err);

@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "image/store.h"
 #include "manager/internal.h"
+#include "state/secrets.h"
 #include "workspace/layers.h"
 
 int aj_mgr_open(struct aj_mgr *m, const char *state_dir, const char *owner,
@@ -229,6 +230,23 @@ static int check_labels(const struct aj_strv *labels, struct aj_err *err)
 	return 0;
 }
 
+/* A credential's secret of the store is the owner's, and there at create: a name no secret
+ * has is a mistake to say now, not when the sandbox first starts. */
+static int check_secrets(const struct aj_mgr *m, const struct aj_policy *pol,
+			 struct aj_err *err)
+{
+	for (size_t i = 0; i < pol->n_creds; i++) {
+		const char *name = pol->creds[i].from_secret;
+		if (name && !aj_secret_exists(m->state, m->owner, name))
+			return aj_err_set(err, AJ_LAYER_POLICY, ENOENT,
+					  "credentials.%s.from_secret: no secret \"%s\"",
+					  pol->creds[i].name, name),
+			       aj_err_hint(err, "agentjail secret create %s (or POST /v1/secrets)",
+					   name);
+	}
+	return 0;
+}
+
 static int fill_new_record(struct aj_mgr *m, const struct aj_create_opts *o,
 			   struct aj_sandbox_rec *r, struct aj_err *err)
 {
@@ -242,7 +260,7 @@ static int fill_new_record(struct aj_mgr *m, const struct aj_create_opts *o,
 				  "--name: \"%s\" is not a valid name (1-63 of A-Za-z0-9_.-, not a "
 				  "16-digit hex id)",
 				  o->name);
-	if (check_labels(o->labels, err) < 0)
+	if (check_labels(o->labels, err) < 0 || check_secrets(m, o->policy, err) < 0)
 		return -1;
 	snprintf(r->name, sizeof r->name, "%s", o->name ? o->name : "");
 	if (!o->name)

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/alloc.h"
 #include "common/jfields.h"
+#include "common/secret_name.h"
 #include "common/util.h"
 #include "policy/policy.h"
 #include "rules/egress.h"
@@ -18,6 +20,7 @@ static void cred_free(struct aj_credential *c)
 	free(c->name);
 	free(c->from_env);
 	free(c->from_file);
+	free(c->from_secret);
 	free(c->header);
 	free(c->format);
 	aj_strv_free(&c->hosts);
@@ -64,6 +67,15 @@ static int check_from_env(const char *path, const char *s, struct aj_err *err)
 	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: \"%s\" is not a variable name", path, s);
 }
 
+static int check_from_secret(const char *path, const char *s, struct aj_err *err)
+{
+	if (aj_secret_name_ok(s))
+		return 0;
+	return aj_err_set(err, AJ_LAYER_POLICY, 0,
+			  "%s: \"%s\" is not a secret name (1 to 128 letters, digits, '_' and '-')",
+			  path, s);
+}
+
 static int check_from_file(const char *path, const char *s, struct aj_err *err)
 {
 	if (aj_path_is_clean_abs(s))
@@ -93,8 +105,26 @@ static int check_host(const char *path, const char *s, struct aj_err *err)
 	return 0;
 }
 
+/* Headers that frame the request or route it: the proxy has read the body by them already. */
+static bool header_framing(const char *s)
+{
+	static const char *const names[] = {"Content-Length", "Transfer-Encoding", "Host",
+					    "Connection", "Upgrade", "TE", "Trailer",
+					    "Keep-Alive", "Proxy-Connection", NULL};
+
+	for (const char *const *n = names; *n; n++)
+		if (!strcasecmp(s, *n))
+			return true;
+	return false;
+}
+
 static int check_header(const char *path, const char *s, struct aj_err *err)
 {
+	if (header_name_ok(s) && header_framing(s))
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "%s: \"%s\" frames or routes the request; a credential cannot "
+				  "set it",
+				  path, s);
 	if (header_name_ok(s))
 		return 0;
 	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: \"%s\" is not an HTTP header name", path, s);
@@ -114,10 +144,13 @@ static int check_format(const char *path, const char *s, struct aj_err *err)
 static const struct aj_jf_field cred_rows[] = {
 	{.name = "from_env", .type = AJ_JF_STRING, .off = C(from_env), .check = check_from_env},
 	{.name = "from_file", .type = AJ_JF_STRING, .off = C(from_file), .check = check_from_file},
+	{.name = "from_secret", .type = AJ_JF_STRING, .off = C(from_secret),
+	 .check = check_from_secret},
 	{.name = "hosts", .type = AJ_JF_ARRAY, .off = C(hosts), .min = 1, .max = 4096,
 	 .check = check_host, .expect = "a non-empty array of host names"},
 	{.name = "header", .type = AJ_JF_STRING, .off = C(header), .check = check_header},
 	{.name = "format", .type = AJ_JF_STRING, .off = C(format), .check = check_format},
+	{.name = "replace", .type = AJ_JF_BOOL, .off = C(replace)},
 	{.name = NULL},
 };
 #undef C
@@ -125,14 +158,17 @@ static const struct aj_jf_field cred_rows[] = {
 /* What the rows cannot say alone: one source, some hosts, a format only with a header. */
 static int check_cred(const char *path, struct aj_credential *c, struct aj_err *err)
 {
-	if (!c->from_env == !c->from_file)
+	if (!!c->from_env + !!c->from_file + !!c->from_secret != 1)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
-				  "%s: expected exactly one of from_env and from_file", path);
+				  "%s: expected exactly one of from_env, from_file and from_secret",
+				  path);
 	if (!c->hosts.n)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "%s.hosts: missing (the hosts the secret may be sent to)", path);
 	if (c->format && !c->header)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.format: needs header", path);
+	if (c->replace && !c->header)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s.replace: needs header", path);
 	if (c->header && !c->format)
 		c->format = aj_xstrdup("{}");
 	return 0;
@@ -189,7 +225,8 @@ static int read_creds(const struct aj_jf_field *f, const char *path, json_t *v, 
 
 static const struct aj_jf_field cred_obj = {
 	.name = "", .type = AJ_JF_OBJECT,
-	.expect = "an object with from_env, from_file, hosts, header, format"};
+	.expect = "an object with from_env, from_file or from_secret, hosts, header, format, "
+		  "replace"};
 
 static const struct aj_jf_field creds_field = {
 	.name = "credentials", .type = AJ_JF_MAP, .off = 0, .check = check_cred_name,

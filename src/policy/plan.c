@@ -458,6 +458,7 @@ void aj_plan_free(struct aj_plan *p)
 	aj_strv_free(&p->argv);
 	aj_strv_free(&p->env);
 	aj_strv_free(&p->egress.placeholders);
+	free(p->egress.secret_dir);
 	p->ops = NULL;
 	p->n_ops = p->cap_ops = 0;
 	p->rootfs_text = NULL;

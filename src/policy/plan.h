@@ -190,6 +190,9 @@ struct aj_plan_egress {
 	size_t bundle_op; /* the host's trusted CAs + the sandbox CA */
 	size_t ca_op;     /* the sandbox CA alone (NODE_EXTRA_CA_CERTS) */
 	struct aj_strv placeholders; /* "NAME=value" per credential, in policy order */
+	/* The owner's directory of the secret store (src/state/secrets.h), where the proxy reads
+	 * the credentials "from_secret"; set by whoever runs the plan (NULL: none here). */
+	char *secret_dir;
 };
 
 struct aj_plan {

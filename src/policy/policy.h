@@ -49,9 +49,11 @@ struct aj_credential {
 	char *name;           /* the variable inside the sandbox that holds the placeholder */
 	char *from_env;       /* host environment variable holding the secret, or NULL */
 	char *from_file;      /* host file holding the secret, or NULL */
+	char *from_secret;    /* a secret of the store (src/state/secrets.h), or NULL */
 	struct aj_strv hosts; /* egress rules (src/rules/egress.h); no port means 443 */
 	char *header;         /* added when a request lacks it; NULL: placeholders only */
 	char *format;         /* the header's value, "{}" standing for the secret */
+	bool replace;         /* the header replaces one the request has (E2B's transforms) */
 };
 
 /* TCP ports, each 1-65535, in the order given, without repeats. */

@@ -49,6 +49,25 @@ static bool nonempty_array(json_t *v)
 	return json_is_array(v) && json_array_size(v) > 0;
 }
 
+/* Credentials from the daemon's environment or files: the owner's own secrets of the store
+ * (from_secret) are all a token owner may name. */
+static bool host_credentials(json_t *creds)
+{
+	const char *k;
+	json_t *c;
+
+	if (!creds)
+		return false;
+	if (!json_is_object(creds))
+		return true;
+	json_object_foreach(creds, k, c) {
+		if (!json_is_object(c) || json_object_get(c, "from_env") ||
+		    json_object_get(c, "from_file"))
+			return true;
+	}
+	return false;
+}
+
 /* A token owner shares the host with others: it may narrow its sandbox's boundary, not widen
  * it past what the daemon's defaults allow. These fields would let it see or change host
  * files, take the daemon's environment, reach the host's network, or relax the kernel layers
@@ -81,7 +100,7 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 		field = "policy.network.publish"; /* ports of the daemon's host */
 	else if (nonempty_array(json_object_get(network, "host_ports")))
 		field = "policy.network.host_ports"; /* services on the daemon's loopback */
-	else if (json_object_get(pol, "credentials"))
+	else if (host_credentials(json_object_get(pol, "credentials")))
 		field = "policy.credentials"; /* secrets are read as the daemon's user */
 	else if (tier && strcmp(tier, "namespaces"))
 		field = "policy.tier";
@@ -89,8 +108,8 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 		return 0;
 	return aj_srv_fail(r, 403, "forbidden", field,
 			   "%s: token owners cannot widen the sandbox boundary (host paths, the "
-			   "daemon's environment, files and secrets, host or private network, "
-			   "host ports, relaxed layers)",
+			   "daemon's environment, files and secrets other than their own of "
+			   "/v1/secrets, host or private network, host ports, relaxed layers)",
 			   field);
 }
 

@@ -18,6 +18,7 @@
 #include "egress/egress.h"
 #include "host/features.h"
 #include "ports/publish.h"
+#include "state/secrets.h"
 #include "supervisor/procs.h"
 #include "supervisor/start.h"
 #include "workspace/layers.h"
@@ -100,6 +101,19 @@ static int image_root(struct persist *p, const char *rw, struct aj_workspace_spe
 	return 0;
 }
 
+/* The credentials "from_secret" are the sandbox owner's secrets. */
+static int set_secret_dir(struct persist *p, int r, struct aj_err *err)
+{
+	char dir[4200];
+
+	if (r < 0)
+		return -1;
+	if (aj_secret_dir(p->state_dir, p->rec.owner, dir, sizeof dir) < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the secret store's path");
+	p->plan.egress.secret_dir = aj_xstrdup(dir);
+	return 0;
+}
+
 /* The sandbox's policy as stored, rebuilt and checked again: what was valid at create time
  * is re-validated against this host and this start. */
 static int load_plan(struct persist *p, struct aj_err *err)
@@ -119,7 +133,8 @@ static int load_plan(struct persist *p, struct aj_err *err)
 	if (p->pol.rootfs_image) {
 		if (image_root(p, dir, &ws, err) < 0)
 			return -1;
-		return aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err);
+		return set_secret_dir(p, aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err),
+				      err);
 	}
 	for (size_t i = 0; i < p->rec.layers.n; i++) {
 		char layer[4200];
@@ -130,7 +145,7 @@ static int load_plan(struct persist *p, struct aj_err *err)
 	}
 	ws.lowers = &lowers;
 	ws.rw_dir = dir;
-	return aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err);
+	return set_secret_dir(p, aj_plan_build_ex(&p->plan, &p->pol, &p->feat, NULL, &ws, err), err);
 }
 
 /* Where the control socket lives: a runtime directory, private to the caller. */

@@ -59,7 +59,13 @@ static void errors(void)
 	refused("{\"credentials\": []}", "credentials", "object mapping variable names");
 	refused("{\"credentials\": {\"1BAD\": {}}}", "credentials.1BAD", "not a variable name");
 	refused("{\"credentials\": {\"T\": {\"hosts\": [\"a.example\"]}}}", "credentials.T",
-		"exactly one of from_env and from_file");
+		"exactly one of from_env, from_file and from_secret");
+	refused("{\"credentials\": {\"T\": {\"from_secret\": \"no spaces\", "
+		"\"hosts\": [\"a.example\"]}}}",
+		"credentials.T.from_secret", "not a secret name");
+	refused("{\"credentials\": {\"T\": {\"from_secret\": \"s\", \"replace\": true, "
+		"\"hosts\": [\"a.example\"]}}}",
+		"credentials.T.replace", "needs header");
 	refused("{\"credentials\": {\"T\": {\"from_env\": \"A\", \"from_file\": \"/x\", "
 		"\"hosts\": [\"a.example\"]}}}",
 		"credentials.T", "exactly one");
