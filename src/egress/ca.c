@@ -73,32 +73,31 @@ static X509 *cert_base(const char *cn, EVP_PKEY *pub, int days)
 	return aj_steal_ptr(&x);
 }
 
-/* "permitted;DNS:a.example,permitted;DNS:example.org" from the bound hosts: "*.x" becomes
- * "x", which RFC 5280 reads as x and every name below it. */
-static char *name_constraints(const struct aj_egress_cred *creds, size_t n)
+/* "permitted;DNS:a.example,permitted;DNS:example.org" from the names ("*.x" given as "x",
+ * which RFC 5280 reads as x and every name below it). */
+static char *name_constraints(const struct aj_strv *names)
 {
 	size_t cap = 32, len = 0;
 	char *s = aj_xmalloc(cap);
 
 	len = (size_t)snprintf(s, cap, "critical");
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = 0; j < creds[i].n_hosts; j++) {
-			const char *h = creds[i].hosts[j].host;
-			size_t need = len + strlen(h) + 24;
-			if (need > cap) {
-				cap = need * 2;
-				s = aj_xrealloc(s, cap);
-			}
-			len += (size_t)snprintf(s + len, cap - len, ",permitted;DNS:%s", h);
+	for (size_t i = 0; i < names->n; i++) {
+		const char *h = names->v[i];
+		size_t need = len + strlen(h) + 24;
+		if (need > cap) {
+			cap = need * 2;
+			s = aj_xrealloc(s, cap);
 		}
+		len += (size_t)snprintf(s + len, cap - len, ",permitted;DNS:%s", h);
+	}
 	return s;
 }
 
 int aj_egress_ca_make(struct aj_egress_tls *t, const char *sandbox_id,
-		      const struct aj_egress_cred *creds, size_t n, struct aj_err *err)
+		      const struct aj_strv *names, struct aj_err *err)
 {
 	char cn[96];
-	_cleanup_free_ char *nc = name_constraints(creds, n);
+	_cleanup_free_ char *nc = name_constraints(names);
 
 	snprintf(cn, sizeof cn, "agentjail egress CA for sandbox %s", sandbox_id);
 	t->ca_key = EVP_EC_gen("P-256");

@@ -113,6 +113,8 @@ void pc_event(struct pconn *pc, const char *outcome, const char *reason, int sta
 		json_object_set_new(f, "address", json_string(pc->addr));
 	if (pc->method[0] && (pc->kind == PK_HTTP || pc->intercepted))
 		json_object_set_new(f, "method", json_string(pc->method));
+	if (pc->path[0] && (pc->kind == PK_HTTP || pc->intercepted))
+		json_object_set_new(f, "path", json_string(pc->path));
 	if (status)
 		json_object_set_new(f, "status", json_integer(status));
 	if (reason)

@@ -337,6 +337,8 @@ static void connect_request(struct pconn *pc, struct aj_http_head *h)
 		return;
 	intercept = pc->eg->tls &&
 		    aj_egress_creds_bound(pc->eg->creds, pc->eg->n_creds, pc->host, pc->port);
+	if (!pc_by_request_ok(pc, &intercept))
+		return;
 	pc->next_step = PN_CONNECT_REPLY;
 	up_open(pc, intercept);
 }
@@ -374,7 +376,7 @@ static void plain_request(struct pconn *pc, struct aj_http_head *h)
 	}
 	snprintf(pc->host, sizeof pc->host, "%s", host);
 	pc->port = port;
-	if (!pc_decide(pc) || prepare(pc, h, path) < 0)
+	if (!pc_decide_request(pc, path) || prepare(pc, h, path) < 0)
 		return;
 	if (same_upstream(pc)) {
 		fwd_send_request(pc);
@@ -402,7 +404,7 @@ static void inner_request(struct pconn *pc, struct aj_http_head *h)
 	}
 	/* Every request is decided by the rules in force: they may have changed since the
 	 * CONNECT (agentjail update). */
-	if (!pc_decide(pc) || prepare(pc, h, path) < 0)
+	if (!pc_decide_request(pc, path) || prepare(pc, h, path) < 0)
 		return;
 	if (pc->up && pc->up_reusable) {
 		fwd_send_request(pc);

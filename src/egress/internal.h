@@ -63,7 +63,8 @@ struct aj_egress {
 	size_t n_private_ok;
 	struct aj_egress_cred *creds;
 	size_t n_creds;
-	struct aj_egress_tls *tls; /* NULL without credentials */
+	struct aj_egress_tls *tls; /* NULL without credentials or https:// HTTP rules */
+	struct aj_strv intercept;  /* the names the CA is constrained to */
 	aj_egress_emit_fn emit;
 	void *emit_arg;
 	struct pconn *conns;
@@ -119,6 +120,9 @@ struct pconn {
 	struct evutil_addrinfo *ai, *ai_next;
 	/* the HTTP exchange in flight */
 	char method[24];
+	char path[256];   /* the request's path (no query), for the event */
+	bool by_request;  /* only HTTP rules allow the host */
+	bool by_request_tls; /* and one of them is https:// */
 	char *out_head; /* the request head to send upstream */
 	size_t out_head_len;
 	struct aj_http_body reqb, respb;
@@ -207,5 +211,13 @@ void socks_reply(struct pconn *pc, unsigned char code);
 
 /* Decides pc->host:pc->port by the rules; on denial answers the client and returns false. */
 bool pc_decide(struct pconn *pc);
+/* pc_decide, then the request (method, path) by the HTTP rules: plain HTTP, or inside TLS the
+ * proxy terminated. */
+bool pc_decide_request(struct pconn *pc, const char *path);
+/* Whether TLS to host can be terminated here (the CA's names cover it). */
+bool eg_can_intercept(const struct aj_egress *eg, const char *host);
+/* A connection only HTTP rules allow, to be intercepted if it can be: true if it may go on
+ * (intercept set), false after the denial was answered. */
+bool pc_by_request_ok(struct pconn *pc, bool *intercept);
 
 #endif

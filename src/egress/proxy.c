@@ -51,6 +51,38 @@ static void egress_freep(struct aj_egress **eg)
 	aj_egress_free(*eg);
 }
 
+/* The names the proxy may terminate TLS for, fixed at start (the CA is constrained to them):
+ * the credentials' hosts and those of https:// HTTP rules (not addresses). */
+static void intercept_names(struct aj_egress *eg)
+{
+	for (size_t i = 0; i < eg->n_creds; i++)
+		for (size_t j = 0; j < eg->creds[i].n_hosts; j++)
+			if (!aj_strv_contains(&eg->intercept, eg->creds[i].hosts[j].host))
+				aj_strv_push(&eg->intercept, eg->creds[i].hosts[j].host);
+	for (size_t i = 0; i < eg->rules.n_allow; i++) {
+		const struct aj_egress_rule *r = &eg->rules.allow[i];
+		if (r->path && r->tls && !r->any_host && !aj_egress_host_is_literal(r->host) &&
+		    !aj_strv_contains(&eg->intercept, r->host))
+			aj_strv_push(&eg->intercept, r->host);
+	}
+}
+
+bool eg_can_intercept(const struct aj_egress *eg, const char *host)
+{
+	size_t hl = strlen(host);
+
+	if (!eg->tls || aj_egress_host_is_literal(host))
+		return false;
+	for (size_t i = 0; i < eg->intercept.n; i++) {
+		const char *n = eg->intercept.v[i];
+		size_t nl = strlen(n);
+		if (!strcmp(host, n) || (hl > nl + 1 && host[hl - nl - 1] == '.' &&
+					 !strcmp(host + hl - nl, n)))
+			return true;
+	}
+	return false;
+}
+
 int aj_egress_new(struct aj_plan *plan, struct aj_egress **out, struct aj_err *err)
 {
 	__attribute__((cleanup(egress_freep))) struct aj_egress *eg = aj_xcalloc(1, sizeof *eg);
@@ -64,8 +96,9 @@ int aj_egress_new(struct aj_plan *plan, struct aj_egress **out, struct aj_err *e
 	    load_private(eg, err) < 0 ||
 	    aj_egress_creds_load(plan, &eg->creds, &eg->n_creds, err) < 0)
 		return aj_err_prefix(err, "egress proxy");
-	if (eg->n_creds && plan->egress.bundle_op != SIZE_MAX &&
-	    aj_egress_tls_new(plan->id, eg->creds, eg->n_creds, &eg->tls, err) < 0)
+	intercept_names(eg);
+	if (eg->intercept.n && plan->egress.bundle_op != SIZE_MAX &&
+	    aj_egress_tls_new(plan->id, &eg->intercept, &eg->tls, err) < 0)
 		return aj_err_prefix(err, "egress proxy");
 	*out = aj_steal_ptr(&eg);
 	return 0;
@@ -206,7 +239,7 @@ bool eg_count(struct aj_egress *eg, uint64_t up, uint64_t down)
 	return false;
 }
 
-bool pc_decide(struct pconn *pc)
+static bool decide(struct pconn *pc, const char *path)
 {
 	struct aj_egress *eg = pc->eg;
 	struct aj_egress_verdict v;
@@ -224,6 +257,15 @@ bool pc_decide(struct pconn *pc)
 		v.allowed = false;
 	} else {
 		aj_egress_rules_decide(&eg->rules, pc->host, pc->port, &v);
+		pc->by_request = v.by_request;
+		pc->by_request_tls = v.by_request && v.rule && v.rule->tls;
+		if (path) {
+			struct aj_egress_verdict conn = v;
+			size_t n = strcspn(path, "?#");
+			aj_egress_rules_decide_request(&eg->rules, pc->host, pc->port,
+						       pc->intercepted, pc->method, path, &conn, &v);
+			snprintf(pc->path, sizeof pc->path, "%.*s", (int)n, path);
+		}
 		if (v.rule)
 			snprintf(pc->rule, sizeof pc->rule, "%s \"%s\"", v.rule->field, v.rule->text);
 		else
@@ -239,6 +281,37 @@ bool pc_decide(struct pconn *pc)
 	return false;
 }
 
+bool pc_decide(struct pconn *pc)
+{
+	pc->path[0] = '\0';
+	return decide(pc, NULL);
+}
+
+bool pc_decide_request(struct pconn *pc, const char *path)
+{
+	return decide(pc, path);
+}
+
+bool pc_by_request_ok(struct pconn *pc, bool *intercept)
+{
+	char why[600];
+
+	if (!pc->by_request || *intercept)
+		return true;
+	if (pc->by_request_tls && eg_can_intercept(pc->eg, pc->host)) {
+		*intercept = true;
+		return true;
+	}
+	snprintf(why, sizeof why,
+		 "%s:%u is allowed only for the requests of %s, and the proxy cannot see "
+		 "requests in a tunnel to it (it terminates TLS only for the hosts of "
+		 "credentials and https:// rules of the sandbox's start; http:// rules are for "
+		 "plain requests through the proxy)",
+		 pc->host, pc->port, pc->rule);
+	pc_upstream_failed(pc, EF_DENIED, why);
+	return false;
+}
+
 int aj_egress_update(struct aj_egress *eg, unsigned *closed, struct aj_err *err)
 {
 	struct aj_egress_rules nr;
@@ -249,6 +322,7 @@ int aj_egress_update(struct aj_egress *eg, unsigned *closed, struct aj_err *err)
 				  err) < 0)
 		return aj_err_prefix(err, "egress proxy");
 	aj_egress_rules_free(&eg->rules);
+	aj_strv_free(&eg->intercept);
 	eg->rules = nr;
 	for (pc = eg->conns; pc; pc = next) {
 		struct aj_egress_verdict v;
@@ -259,7 +333,8 @@ int aj_egress_update(struct aj_egress *eg, unsigned *closed, struct aj_err *err)
 		if (pc->closed || !host[0] || (pc->state < PS_UPSTREAM && !pc->up && !pc->intercepted))
 			continue;
 		aj_egress_rules_decide(&eg->rules, host, port, &v);
-		if (v.allowed)
+		/* A tunnel carries requests nobody checks: HTTP rules alone do not keep it. */
+		if (v.allowed && (!v.by_request || pc->intercepted || pc->kind == PK_HTTP))
 			continue;
 		if (pc->decided)
 			pc_event(pc, "allowed", NULL, 0); /* what it carried until now */

@@ -78,11 +78,16 @@ static void request(struct pconn *pc, struct evbuffer *in)
 	}
 	snprintf(pc->host, sizeof pc->host, "%s", t.host);
 	pc->port = t.port;
+	bool intercept;
+
 	if (!pc_decide(pc))
 		return;
+	intercept = pc->eg->tls &&
+		    aj_egress_creds_bound(pc->eg->creds, pc->eg->n_creds, pc->host, pc->port);
+	if (!pc_by_request_ok(pc, &intercept))
+		return;
 	pc->next_step = PN_SOCKS_REPLY;
-	up_open(pc, pc->eg->tls && aj_egress_creds_bound(pc->eg->creds, pc->eg->n_creds,
-							 pc->host, pc->port));
+	up_open(pc, intercept);
 }
 
 void socks_on_client(struct pconn *pc)

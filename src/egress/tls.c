@@ -42,13 +42,13 @@ static void tls_freep(struct aj_egress_tls **t)
 	aj_egress_tls_free(*t);
 }
 
-int aj_egress_tls_new(const char *sandbox_id, const struct aj_egress_cred *creds, size_t n,
+int aj_egress_tls_new(const char *sandbox_id, const struct aj_strv *names,
 		      struct aj_egress_tls **out, struct aj_err *err)
 {
 	__attribute__((cleanup(tls_freep))) struct aj_egress_tls *t = aj_xcalloc(1, sizeof *t);
 
 	*out = NULL;
-	if (aj_egress_ca_make(t, sandbox_id, creds, n, err) < 0 || make_contexts(t, err) < 0)
+	if (aj_egress_ca_make(t, sandbox_id, names, err) < 0 || make_contexts(t, err) < 0)
 		return -1;
 	*out = aj_steal_ptr(&t);
 	return 0;

@@ -19,9 +19,10 @@
 
 struct aj_egress_tls;
 
-/* Makes the CA (named after the sandbox) constrained to the credentials' hosts and the two
- * TLS contexts. */
-int aj_egress_tls_new(const char *sandbox_id, const struct aj_egress_cred *creds, size_t n,
+/* Makes the CA (named after the sandbox) constrained to names (the hosts of the credentials
+ * and of https:// HTTP rules: "x" permits x and every name below it) and the two TLS
+ * contexts. */
+int aj_egress_tls_new(const char *sandbox_id, const struct aj_strv *names,
 		      struct aj_egress_tls **out, struct aj_err *err);
 void aj_egress_tls_free(struct aj_egress_tls *t);
 

@@ -46,7 +46,7 @@ struct aj_egress_tls {
 };
 
 int aj_egress_ca_make(struct aj_egress_tls *t, const char *sandbox_id,
-		      const struct aj_egress_cred *creds, size_t n, struct aj_err *err);
+		      const struct aj_strv *names, struct aj_err *err);
 X509 *aj_egress_ca_leaf(struct aj_egress_tls *t, const char *host, struct aj_err *err);
 /* Fills err from OpenSSL's error queue (and clears it). Returns -1. */
 int aj_egress_ossl_err(struct aj_err *err, const char *what);

@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "common/util.h"
 #include "policy/plan_internal.h"
+#include "rules/egress.h"
 #include "rules/publish.h"
 
 /* Names tools read for their proxy, checked against each tool's documentation: curl and
@@ -49,17 +50,36 @@ static bool distro_bundle_exists(void)
 	return stat(AJ_DISTRO_BUNDLE, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* An https:// HTTP rule: the proxy terminates TLS to its host to see the requests. */
+static bool https_rules(const struct aj_policy *pol)
+{
+	for (size_t i = 0; i < pol->net_allow.n; i++) {
+		struct aj_egress_rule r;
+		char why[256];
+		bool https;
+		if (aj_egress_rule_parse(pol->net_allow.v[i], AJ_RULE_PORTS_WEB, &r, why,
+					 sizeof why) < 0)
+			continue;
+		https = r.path && r.tls;
+		aj_egress_rule_free(&r);
+		if (https)
+			return true;
+	}
+	return false;
+}
+
 void aj_plan_egress_files(struct aj_plan *p)
 {
 	unsigned over = p->image ? AJ_OPF_OVER : 0;
 
 	p->egress.bundle_op = p->egress.ca_op = SIZE_MAX;
-	if (p->policy->net_mode != AJ_NET_PROXY || p->policy->n_creds == 0)
+	if (p->policy->net_mode != AJ_NET_PROXY || (p->policy->n_creds == 0 && !https_rules(p->policy)))
 		return;
 	/* Contents come from the supervisor at launch (the CA does not exist yet). In an image
 	 * root they are bound over the image's files, which stay as they were. */
 	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_BUNDLE, NULL, over, 0,
-		       "trusted CAs: the host's plus the sandbox's egress CA (credentials)")
+		       "trusted CAs: the host's plus the sandbox's egress CA (credentials, https:// "
+		       "rules)")
 		->mode = 0644;
 	p->egress.bundle_op = p->n_ops - 1;
 	aj_plan_add_op(p, AJ_OP_FILE, AJ_EGRESS_CA_FILE, NULL, over, 0,

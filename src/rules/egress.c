@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/alloc.h"
 
@@ -138,18 +139,88 @@ static int split_host_port(const char *text, char *host, size_t host_len, const 
 	return 0;
 }
 
+static bool method_ok(const char *s, size_t n)
+{
+	if (n == 1 && s[0] == '*')
+		return true;
+	if (n == 0 || n > 16)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 'A' || s[i] > 'Z')
+			return false;
+	return true;
+}
+
+/* "[METHOD ]http[s]://AUTHORITY/PREFIX": the method and path into r, the authority (with
+ * r->port set to the scheme's default) into auth. */
+static int parse_http(const char *text, struct aj_egress_rule *r, char *auth, size_t auth_len,
+		      char *why, size_t why_len)
+{
+	const char *sp = strchr(text, ' '), *url = sp ? sp + 1 : text, *slash;
+	size_t an;
+
+	if (sp && !method_ok(text, (size_t)(sp - text))) {
+		snprintf(why, why_len, "\"%.*s\" is not an HTTP method (upper case, or \"*\")",
+			 (int)(sp - text) > 32 ? 32 : (int)(sp - text), text);
+		return -1;
+	}
+	if (!strncmp(url, "https://", 8)) {
+		r->tls = true;
+		url += 8;
+	} else if (!strncmp(url, "http://", 7)) {
+		url += 7;
+	} else {
+		snprintf(why, why_len, "an HTTP rule is [METHOD ]http://HOST/PATH or https://...");
+		return -1;
+	}
+	slash = strchr(url, '/');
+	an = slash ? (size_t)(slash - url) : strlen(url);
+	if (an == 0 || an >= auth_len) {
+		snprintf(why, why_len, "the rule's URL has no host");
+		return -1;
+	}
+	memcpy(auth, url, an);
+	auth[an] = '\0';
+	r->path = aj_xstrdup(slash ? slash : "/");
+	for (const char *p = r->path; *p; p++)
+		if (*p <= ' ' || *p > '~' || *p == '?' || *p == '#' || *p == '\\') {
+			snprintf(why, why_len, "the path prefix may not hold spaces, '?', '#' or "
+					       "'\\' (the query is not compared)");
+			return -1;
+		}
+	if (sp && !(sp - text == 1 && text[0] == '*'))
+		r->method = aj_xstrndup(text, (size_t)(sp - text));
+	r->port = r->tls ? 443 : 80;
+	return 0;
+}
+
 int aj_egress_rule_parse(const char *text, int no_port, struct aj_egress_rule *r, char *why,
 			 size_t why_len)
 {
-	char host[AJ_EGRESS_HOST_MAX + 3];
-	const char *port;
+	char host[AJ_EGRESS_HOST_MAX + 3], auth[AJ_EGRESS_HOST_MAX + 16];
+	const char *port, *orig_text = text;
 
 	memset(r, 0, sizeof *r);
 	r->port = no_port;
-	if (split_host_port(text, host, sizeof host, &port, why, why_len) < 0)
+	if (strstr(text, "://")) {
+		if (no_port != AJ_RULE_PORTS_WEB) {
+			snprintf(why, why_len, "a host[:port] is expected here, not a URL");
+			return -1;
+		}
+		if (parse_http(text, r, auth, sizeof auth, why, why_len) < 0) {
+			aj_egress_rule_free(r);
+			return -1;
+		}
+		text = auth;
+	}
+	if (split_host_port(text, host, sizeof host, &port, why, why_len) < 0) {
+		aj_egress_rule_free(r);
 		return -1;
-	if (port && parse_port(port, &r->port, why, why_len) < 0)
+	}
+	if (port && parse_port(port, &r->port, why, why_len) < 0) {
+		aj_egress_rule_free(r);
 		return -1;
+	}
 	if (strcmp(host, "*") == 0) {
 		r->any_host = true;
 	} else if (strncmp(host, "*.", 2) == 0) {
@@ -157,23 +228,28 @@ int aj_egress_rule_parse(const char *text, int no_port, struct aj_egress_rule *r
 		if (!aj_egress_host_normalize(host + 2, r->host, sizeof r->host) ||
 		    aj_egress_host_is_literal(r->host)) {
 			snprintf(why, why_len, "\"%s\" is not a name pattern (*.NAME)", host);
+			aj_egress_rule_free(r);
 			return -1;
 		}
 	} else if (strchr(host, '*')) {
 		snprintf(why, why_len, "'*' may only stand alone or start a pattern as \"*.\"");
+		aj_egress_rule_free(r);
 		return -1;
 	} else if (!aj_egress_host_normalize(host, r->host, sizeof r->host)) {
 		snprintf(why, why_len, "\"%s\" is neither a host name nor an IP address", host);
+		aj_egress_rule_free(r);
 		return -1;
 	}
-	r->text = aj_xstrdup(text);
+	r->text = aj_xstrdup(r->path ? orig_text : text);
 	return 0;
 }
 
 void aj_egress_rule_free(struct aj_egress_rule *r)
 {
 	free(r->text);
-	r->text = NULL;
+	free(r->path);
+	free(r->method);
+	r->text = r->path = r->method = NULL;
 }
 
 static bool port_match(int rule_port, uint16_t port)
@@ -247,17 +323,24 @@ void aj_egress_rules_decide(const struct aj_egress_rules *rs, const char *host, 
 			    struct aj_egress_verdict *v)
 {
 	bool v6 = strchr(host, ':') != NULL;
+	const struct aj_egress_rule *http = NULL;
 
 	memset(v, 0, sizeof *v);
 	for (size_t i = 0; i < rs->n_deny; i++)
-		if (aj_egress_rule_match(&rs->deny[i], host, port)) {
+		if (!rs->deny[i].path && aj_egress_rule_match(&rs->deny[i], host, port)) {
 			v->rule = &rs->deny[i];
 			snprintf(v->why, sizeof v->why, "%s%s%s:%u is denied by %s \"%s\"",
 				 v6 ? "[" : "", host, v6 ? "]" : "", port, rs->deny[i].field,
 				 rs->deny[i].text);
 			return;
 		}
-	for (size_t i = 0; i < rs->n_allow; i++)
+	for (size_t i = 0; i < rs->n_allow; i++) {
+		if (rs->allow[i].path) { /* the first, an https:// one if any: it says TLS */
+			if ((!http || (!http->tls && rs->allow[i].tls)) &&
+			    aj_egress_rule_match(&rs->allow[i], host, port))
+				http = &rs->allow[i];
+			continue;
+		}
 		if (aj_egress_rule_match(&rs->allow[i], host, port)) {
 			v->allowed = true;
 			v->rule = &rs->allow[i];
@@ -266,8 +349,115 @@ void aj_egress_rules_decide(const struct aj_egress_rules *rs, const char *host, 
 				 rs->allow[i].text);
 			return;
 		}
+	}
+	if (http) {
+		v->allowed = v->by_request = true;
+		v->rule = http;
+		snprintf(v->why, sizeof v->why, "%s%s%s:%u is allowed for the requests of %s \"%s\"",
+			 v6 ? "[" : "", host, v6 ? "]" : "", port, http->field, http->text);
+		return;
+	}
 	snprintf(v->why, sizeof v->why,
 		 "%s%s%s:%u is not allowed: no rule in network.allow matches it (%zu rule%s; a "
 		 "rule without a port means 80 and 443)",
 		 v6 ? "[" : "", host, v6 ? "]" : "", port, rs->n_allow, rs->n_allow == 1 ? "" : "s");
+}
+
+bool aj_egress_rules_have_https(const struct aj_egress_rules *rs)
+{
+	for (size_t i = 0; i < rs->n_allow; i++)
+		if (rs->allow[i].path && rs->allow[i].tls)
+			return true;
+	return false;
+}
+
+/* What a path rule compares: the target up to its query, in a form a server reads the same
+ * way (no dot segments, no encoded dot, slash or backslash). */
+static bool path_plain(const char *path, size_t n)
+{
+	if (n == 0 || path[0] != '/')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (path[i] == '\\')
+			return false;
+		if (path[i] == '%' && i + 2 < n + 1 &&
+		    (!strncasecmp(path + i, "%2e", 3) || !strncasecmp(path + i, "%2f", 3) ||
+		     !strncasecmp(path + i, "%5c", 3)))
+			return false;
+		if (path[i] == '/' && i + 1 < n && path[i + 1] == '.') {
+			size_t k = i + 2;
+			if (k < n && path[k] == '.')
+				k++;
+			if (k == n || path[k] == '/')
+				return false;
+		}
+	}
+	return true;
+}
+
+static bool request_match(const struct aj_egress_rule *r, const char *host, uint16_t port,
+			  bool tls, const char *method, const char *path, size_t n)
+{
+	return r->path && r->tls == tls && aj_egress_rule_match(r, host, port) &&
+	       (!r->method || !strcmp(r->method, method)) && strlen(r->path) <= n &&
+	       !strncmp(path, r->path, strlen(r->path));
+}
+
+static bool host_has_http_rules(const struct aj_egress_rules *rs, const char *host,
+				uint16_t port)
+{
+	for (size_t i = 0; i < rs->n_allow; i++)
+		if (rs->allow[i].path && aj_egress_rule_match(&rs->allow[i], host, port))
+			return true;
+	for (size_t i = 0; i < rs->n_deny; i++)
+		if (rs->deny[i].path && aj_egress_rule_match(&rs->deny[i], host, port))
+			return true;
+	return false;
+}
+
+void aj_egress_rules_decide_request(const struct aj_egress_rules *rs, const char *host,
+				    uint16_t port, bool tls, const char *method, const char *path,
+				    const struct aj_egress_verdict *conn,
+				    struct aj_egress_verdict *v)
+{
+	size_t n = strcspn(path, "?#");
+	int shown = n > 120 ? 120 : (int)n;
+
+	*v = *conn;
+	if (!conn->allowed || !host_has_http_rules(rs, host, port))
+		return;
+	if (!path_plain(path, n)) {
+		v->allowed = false;
+		v->rule = NULL;
+		snprintf(v->why, sizeof v->why,
+			 "%s %.*s on %s:%u is denied: HTTP rules name this host and the path has "
+			 "dot segments or encoded dots, slashes or backslashes",
+			 method, shown, path, host, port);
+		return;
+	}
+	for (size_t i = 0; i < rs->n_deny; i++)
+		if (request_match(&rs->deny[i], host, port, tls, method, path, n)) {
+			v->allowed = false;
+			v->rule = &rs->deny[i];
+			snprintf(v->why, sizeof v->why, "%s %.*s on %s:%u is denied by %s \"%s\"",
+				 method, shown, path, host, port, rs->deny[i].field, rs->deny[i].text);
+			return;
+		}
+	if (!conn->by_request)
+		return; /* a host rule allows every request */
+	for (size_t i = 0; i < rs->n_allow; i++)
+		if (request_match(&rs->allow[i], host, port, tls, method, path, n)) {
+			v->rule = &rs->allow[i];
+			snprintf(v->why, sizeof v->why, "%s %.*s on %s:%u is allowed by %s \"%s\"",
+				 method, shown, path, host, port, rs->allow[i].field,
+				 rs->allow[i].text);
+			return;
+		}
+	v->allowed = false;
+	v->rule = NULL;
+	snprintf(v->why, sizeof v->why,
+		 "%s %.*s on %s:%u is not allowed: no HTTP rule in network.allow matches it (%s "
+		 "\"%s\" names this host)",
+		 method, shown, path, host, port, conn->rule ? conn->rule->field : "a rule",
+		 conn->rule ? conn->rule->text : "?");
 }

@@ -8,6 +8,13 @@
  * Without a port a rule means the caller's default ports: 80 and 443 for network rules, 443
  * for credential bindings.
  *
+ * An HTTP rule (network rules only) names requests: "[METHOD ]http[s]://HOST[:PORT]/PREFIX",
+ * e.g. "GET https://api.github.com/repos/acme/": the method (or any without one, or "*"), the
+ * scheme (http: 80, https: 443 unless a port is given) and a path prefix (no query). It lets
+ * the host's port be reached only for requests the proxy sees and checks: plain HTTP, and TLS
+ * it terminates (docs/policy.md); an HTTP deny rule is checked on those requests only, a
+ * tunnel is decided by host and port.
+ *
  * A ruleset owns copies of the texts it was built from; aj_egress_rules_free() releases them.
  */
 #ifndef AJ_RULES_EGRESS_H
@@ -35,6 +42,10 @@ struct aj_egress_rule {
 	int port;                          /* 1-65535 or enum aj_rule_ports */
 	char *text;                        /* as written */
 	char field[64];                    /* "network.allow[3]": where it came from */
+	/* HTTP rules */
+	char *path;   /* the path prefix; NULL: a host rule */
+	char *method; /* NULL: any */
+	bool tls;     /* https:// */
 };
 
 struct aj_egress_rules {
@@ -64,12 +75,27 @@ void aj_egress_rules_free(struct aj_egress_rules *rs);
 
 struct aj_egress_verdict {
 	bool allowed;
+	bool by_request; /* only HTTP rules allow the host: each request is checked */
 	const struct aj_egress_rule *rule; /* the rule that decided, NULL: none matched */
 	char why[400];                     /* for the 403 body and the event */
 };
 
-/* Deny rules win; then the first allow rule that matches; otherwise denied. */
+/* A connection to host:port. Host deny rules win; then the first host allow rule; then, if an
+ * HTTP allow rule names the host and port, allowed by_request (v->rule the first such rule,
+ * an https:// one if there is one); otherwise denied. */
 void aj_egress_rules_decide(const struct aj_egress_rules *rs, const char *host, uint16_t port,
 			    struct aj_egress_verdict *v);
+/* A request the proxy sees (plain HTTP, or inside TLS it terminated: tls) on a connection
+ * decided as conn: HTTP deny rules matching it win; then a host allow rule (conn not
+ * by_request); then the first matching HTTP allow rule; otherwise denied. path is the target
+ * (origin form; its query is not compared). A path with "." or ".." segments, encoded dots
+ * or slashes, or backslashes is denied where an HTTP rule names the host: the prefix it
+ * seems to have may not be the one the server reads. */
+void aj_egress_rules_decide_request(const struct aj_egress_rules *rs, const char *host,
+				    uint16_t port, bool tls, const char *method, const char *path,
+				    const struct aj_egress_verdict *conn,
+				    struct aj_egress_verdict *v);
+/* True if some rule is an https:// HTTP rule (the proxy then needs its CA). */
+bool aj_egress_rules_have_https(const struct aj_egress_rules *rs);
 
 #endif

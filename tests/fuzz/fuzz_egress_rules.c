@@ -1,7 +1,10 @@
-/* libFuzzer: egress rules, host names, address ranges and the credential rewriting the proxy
- * applies to header values (Basic credentials included). */
+/* libFuzzer: egress rules (HTTP rules included), host names, address ranges, the credential
+ * rewriting the proxy applies to header values (Basic credentials included), and requests
+ * decided by HTTP rules on a fuzzed path: a path with a dot segment is never allowed where an
+ * HTTP rule names the host. */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +40,29 @@ static void rewrite(const char *value)
 	aj_egress_rule_free(&r);
 }
 
+static void request(const char *path)
+{
+	struct aj_strv allow = AJ_STRV_INIT, deny = AJ_STRV_INIT;
+	struct aj_egress_rules rs;
+	struct aj_egress_verdict c, v;
+	struct aj_err err;
+	char p[600]; /* what is compared: the path up to its query */
+
+	snprintf(p, sizeof p, "%.*s", (int)strcspn(path, "?#"), path);
+	aj_strv_push(&allow, "GET https://api.example/repos/acme/");
+	aj_strv_push(&deny, "https://api.example/repos/acme/secret");
+	if (aj_egress_rules_build(&rs, &allow, &deny, &err) < 0)
+		abort();
+	aj_egress_rules_decide(&rs, "api.example", 443, &c);
+	aj_egress_rules_decide_request(&rs, "api.example", 443, true, "GET", path, &c, &v);
+	if (v.allowed && (strncmp(p, "/repos/acme/", 12) || strstr(p, "/../") ||
+			  strstr(p, "/./") || !strncmp(p, "/repos/acme/secret", 18)))
+		abort();
+	aj_egress_rules_free(&rs);
+	aj_strv_free(&allow);
+	aj_strv_free(&deny);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct aj_egress_rule r;
@@ -56,5 +82,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* normalizing is idempotent */
 	(void)aj_egress_cidr_parse(s, &c, why, sizeof why);
 	rewrite(s);
+	request(s);
 	return 0;
 }

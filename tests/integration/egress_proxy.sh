@@ -47,7 +47,7 @@ curl -sS -m 10 -o /dev/null -w "head %{http_code}\n" -I http://plain.test/head
 		"$(eg_events 'sum(1 for e in ev if e["decision"] == "allowed")')" 9
 	expect_eq "events carry host, port, rule, address, bytes and duration" \
 		"$(eg_events '[sorted(k for k in e if k not in ("time",)) for e in ev if e.get("method") == "GET"][0]')" \
-		"['address', 'bytes_down', 'bytes_up', 'decision', 'duration_ms', 'event', 'host', 'method', 'port', 'proto', 'rule', 'sandbox', 'status']"
+		"['address', 'bytes_down', 'bytes_up', 'decision', 'duration_ms', 'event', 'host', 'method', 'path', 'port', 'proto', 'rule', 'sandbox', 'status']"
 	expect_eq "the download's bytes are counted" \
 		"$(eg_events '[e["bytes_down"] > 30000000 for e in ev if e.get("method") == "GET" and e["bytes_down"] > 1000000][0]')" True
 	expect_eq "protocols seen" "$(eg_events 'sorted(set(e["proto"] for e in ev))')" \

@@ -137,11 +137,90 @@ static void decisions(void)
 	aj_strv_free(&deny);
 }
 
+/* HTTP rules: the syntax, a connection allowed only for requests, and requests decided by
+ * method, scheme and path prefix, deny rules first, odd paths refused. */
+static void http_rules(void)
+{
+	static const char *const good[] = {
+		"GET https://api.github.com/repos/acme/", "https://api.github.com/", "* http://h.example",
+		"POST http://svc.example:8080/upload", "GET https://*.example.com/x",
+	};
+	static const char *const bad[] = {
+		"get https://a.example/", "GET ftp://a.example/", "GET https:///x",
+		"GET https://a.example/x?y", "GET https://a.example/a b", "GET  https://a.example/",
+		"GET https://a.example:0/",
+	};
+	struct aj_strv allow = {0}, deny = {0};
+	struct aj_egress_rules rs;
+	struct aj_egress_verdict c, v;
+	struct aj_egress_rule r;
+	struct aj_err err;
+	char why[256];
+
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		CHECK(parses(good[i]), "HTTP rule \"%s\" parses", good[i]);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		CHECK(!parses(bad[i]), "HTTP rule \"%s\" is refused", bad[i]);
+	CHECK(aj_egress_rule_parse("GET https://a.example/x", AJ_RULE_PORTS_TLS, &r, why,
+				   sizeof why) < 0,
+	      "a credential's host cannot be a URL");
+	CHECK_CONTAINS(why, "not a URL", "saying so");
+
+	aj_strv_push(&allow, "GET https://api.github.com/repos/acme/");
+	aj_strv_push(&allow, "pypi.org");
+	aj_strv_push(&allow, "POST http://svc.example:8080/upload");
+	aj_strv_push(&deny, "https://pypi.org/admin/");
+	CHECK(aj_egress_rules_build(&rs, &allow, &deny, &err) == 0, "HTTP ruleset builds");
+	CHECK(aj_egress_rules_have_https(&rs), "an https:// rule is seen");
+	aj_egress_rules_decide(&rs, "api.github.com", 443, &c);
+	CHECK(c.allowed && c.by_request && c.rule == &rs.allow[0],
+	      "a host only an HTTP rule names: allowed by request");
+	aj_egress_rules_decide(&rs, "api.github.com", 80, &v);
+	CHECK(!v.allowed, "not on the other scheme's port");
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "GET",
+				       "/repos/acme/tool/pulls?page=2", &c, &v);
+	CHECK(v.allowed && v.rule == &rs.allow[0], "GET under the prefix: allowed");
+	CHECK_CONTAINS(v.why, "network.allow[0]", "naming the rule");
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "POST",
+				       "/repos/acme/tool/pulls", &c, &v);
+	CHECK(!v.allowed, "another method: denied");
+	CHECK_CONTAINS(v.why, "POST /repos/acme/tool/pulls on api.github.com:443 is not allowed",
+		       "the denial names method, path and host");
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "GET", "/repos/other/",
+				       &c, &v);
+	CHECK(!v.allowed, "another prefix: denied");
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, false, "GET", "/repos/acme/",
+				       &c, &v);
+	CHECK(!v.allowed, "plain HTTP for an https:// rule: denied");
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "GET",
+				       "/repos/acme/../other/", &c, &v);
+	CHECK(!v.allowed, "dot segments: denied");
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "GET",
+				       "/repos/acme/%2e%2e/other", &c, &v);
+	CHECK(!v.allowed, "encoded dots: denied");
+	CHECK_CONTAINS(v.why, "dot segments", "saying why");
+	aj_egress_rules_decide(&rs, "pypi.org", 443, &c);
+	CHECK(c.allowed && !c.by_request, "a host rule: allowed, not by request");
+	aj_egress_rules_decide_request(&rs, "pypi.org", 443, true, "GET", "/simple/", &c, &v);
+	CHECK(v.allowed, "a host rule allows every request");
+	aj_egress_rules_decide_request(&rs, "pypi.org", 443, true, "GET", "/admin/users", &c, &v);
+	CHECK(!v.allowed && v.rule == &rs.deny[0], "an HTTP deny rule wins over the host rule");
+	CHECK_CONTAINS(v.why, "denied by network.deny[0]", "naming it");
+	aj_egress_rules_decide(&rs, "svc.example", 8080, &c);
+	aj_egress_rules_decide_request(&rs, "svc.example", 8080, false, "POST", "/upload/a", &c,
+				       &v);
+	CHECK(v.allowed, "an http:// rule with a port: plain HTTP allowed");
+	aj_egress_rules_free(&rs);
+	aj_strv_free(&allow);
+	aj_strv_free(&deny);
+}
+
 int main(void)
 {
 	syntax();
 	normalization();
 	matching();
 	decisions();
+	http_rules();
 	UNIT_EXIT();
 }
