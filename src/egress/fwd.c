@@ -296,6 +296,22 @@ static int prepare(struct pconn *pc, struct aj_http_head *h, const char *path)
 	pc->cli_keep = aj_http_keep_alive(h, true);
 	pc->upgrade = aj_http_head_has_token(h, "Connection", "upgrade") &&
 		      aj_http_head_get(h, "Upgrade");
+	if (pc->inspect) {
+		/* HTTP rules decide each request: nothing may carry others past them (HTTP/2
+		 * over an upgrade) or name another method or path than the one decided. */
+		static const char *const overrides[] = {
+			"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override",
+			"X-Original-URL", "X-Rewrite-URL",
+		};
+		if (pc->upgrade && aj_http_head_has_token(h, "Upgrade", "h2c")) {
+			pc_upstream_failed(pc, EF_DENIED,
+					   "an upgrade to HTTP/2 (h2c) is refused where HTTP rules "
+					   "name the host: its requests could not be checked");
+			return -1;
+		}
+		for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++)
+			aj_http_head_del(h, overrides[i]);
+	}
 	strip_hop_by_hop(h, pc->upgrade);
 	target = origin_form(path); /* before the old target goes: path points into it */
 	set_host(pc, h);

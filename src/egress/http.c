@@ -278,6 +278,12 @@ static int framing(const struct aj_http_head *h, bool request, struct aj_http_bo
 		snprintf(why, why_len, "both Transfer-Encoding and Content-Length");
 		return -1;
 	}
+	if (te && request && !strcmp(h->start[2], "HTTP/1.0")) {
+		/* HTTP/1.0 has no chunked coding: servers that ignore it would read the body as
+		 * the next request. */
+		snprintf(why, why_len, "Transfer-Encoding in an HTTP/1.0 request");
+		return -1;
+	}
 	if (te) {
 		if (aj_http_head_count(h, "Transfer-Encoding") > 1 || !chunked_last(te)) {
 			if (request) {

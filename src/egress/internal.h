@@ -121,8 +121,8 @@ struct pconn {
 	/* the HTTP exchange in flight */
 	char method[24];
 	char path[256];   /* the request's path (no query), for the event */
-	bool by_request;  /* only HTTP rules allow the host */
-	bool by_request_tls; /* and one of them is https:// */
+	bool inspect;     /* HTTP rules name the host: its requests must be seen */
+	bool inspect_tls; /* and one of them is https:// */
 	char *out_head; /* the request head to send upstream */
 	size_t out_head_len;
 	struct aj_http_body reqb, respb;

@@ -52,15 +52,17 @@ static void egress_freep(struct aj_egress **eg)
 }
 
 /* The names the proxy may terminate TLS for, fixed at start (the CA is constrained to them):
- * the credentials' hosts and those of https:// HTTP rules (not addresses). */
+ * the credentials' hosts and those of https:// HTTP rules, allow and deny (not addresses). */
 static void intercept_names(struct aj_egress *eg)
 {
 	for (size_t i = 0; i < eg->n_creds; i++)
 		for (size_t j = 0; j < eg->creds[i].n_hosts; j++)
 			if (!aj_strv_contains(&eg->intercept, eg->creds[i].hosts[j].host))
 				aj_strv_push(&eg->intercept, eg->creds[i].hosts[j].host);
-	for (size_t i = 0; i < eg->rules.n_allow; i++) {
-		const struct aj_egress_rule *r = &eg->rules.allow[i];
+	for (size_t i = 0; i < eg->rules.n_allow + eg->rules.n_deny; i++) {
+		const struct aj_egress_rule *r = i < eg->rules.n_allow
+							 ? &eg->rules.allow[i]
+							 : &eg->rules.deny[i - eg->rules.n_allow];
 		if (r->path && r->tls && !r->any_host && !aj_egress_host_is_literal(r->host) &&
 		    !aj_strv_contains(&eg->intercept, r->host))
 			aj_strv_push(&eg->intercept, r->host);
@@ -244,6 +246,8 @@ static bool decide(struct pconn *pc, const char *path)
 	struct aj_egress *eg = pc->eg;
 	struct aj_egress_verdict v;
 
+	if (path) /* the event's: also when a limit denies the request */
+		snprintf(pc->path, sizeof pc->path, "%.*s", (int)strcspn(path, "?#"), path);
 	if (eg->bytes_exhausted) {
 		snprintf(pc->rule, sizeof pc->rule, "network.max_bytes");
 		snprintf(v.why, sizeof v.why, "the sandbox's egress byte limit (network.max_bytes) "
@@ -257,14 +261,12 @@ static bool decide(struct pconn *pc, const char *path)
 		v.allowed = false;
 	} else {
 		aj_egress_rules_decide(&eg->rules, pc->host, pc->port, &v);
-		pc->by_request = v.by_request;
-		pc->by_request_tls = v.by_request && v.rule && v.rule->tls;
+		pc->inspect = v.inspect;
+		pc->inspect_tls = v.inspect_tls;
 		if (path) {
 			struct aj_egress_verdict conn = v;
-			size_t n = strcspn(path, "?#");
 			aj_egress_rules_decide_request(&eg->rules, pc->host, pc->port,
 						       pc->intercepted, pc->method, path, &conn, &v);
-			snprintf(pc->path, sizeof pc->path, "%.*s", (int)n, path);
 		}
 		if (v.rule)
 			snprintf(pc->rule, sizeof pc->rule, "%s \"%s\"", v.rule->field, v.rule->text);
@@ -296,17 +298,17 @@ bool pc_by_request_ok(struct pconn *pc, bool *intercept)
 {
 	char why[600];
 
-	if (!pc->by_request || *intercept)
+	if (!pc->inspect || *intercept)
 		return true;
-	if (pc->by_request_tls && eg_can_intercept(pc->eg, pc->host)) {
+	if (pc->inspect_tls && eg_can_intercept(pc->eg, pc->host)) {
 		*intercept = true;
 		return true;
 	}
 	snprintf(why, sizeof why,
-		 "%s:%u is allowed only for the requests of %s, and the proxy cannot see "
-		 "requests in a tunnel to it (it terminates TLS only for the hosts of "
-		 "credentials and https:// rules of the sandbox's start; http:// rules are for "
-		 "plain requests through the proxy)",
+		 "%s:%u: HTTP rules name this host (%s), and the proxy cannot see requests in a "
+		 "tunnel to it (it terminates TLS only for the hosts of credentials and "
+		 "https:// rules of the sandbox's start; http:// rules are for plain requests "
+		 "through the proxy)",
 		 pc->host, pc->port, pc->rule);
 	pc_upstream_failed(pc, EF_DENIED, why);
 	return false;
@@ -322,7 +324,6 @@ int aj_egress_update(struct aj_egress *eg, unsigned *closed, struct aj_err *err)
 				  err) < 0)
 		return aj_err_prefix(err, "egress proxy");
 	aj_egress_rules_free(&eg->rules);
-	aj_strv_free(&eg->intercept);
 	eg->rules = nr;
 	for (pc = eg->conns; pc; pc = next) {
 		struct aj_egress_verdict v;
@@ -333,8 +334,9 @@ int aj_egress_update(struct aj_egress *eg, unsigned *closed, struct aj_err *err)
 		if (pc->closed || !host[0] || (pc->state < PS_UPSTREAM && !pc->up && !pc->intercepted))
 			continue;
 		aj_egress_rules_decide(&eg->rules, host, port, &v);
-		/* A tunnel carries requests nobody checks: HTTP rules alone do not keep it. */
-		if (v.allowed && (!v.by_request || pc->intercepted || pc->kind == PK_HTTP))
+		/* A tunnel carries requests nobody checks: where HTTP rules name the host it
+		 * does not stay. */
+		if (v.allowed && (!v.inspect || pc->intercepted || pc->kind == PK_HTTP))
 			continue;
 		if (pc->decided)
 			pc_event(pc, "allowed", NULL, 0); /* what it carried until now */
@@ -398,6 +400,7 @@ void aj_egress_free(struct aj_egress *eg)
 	aj_close_fd(&eg->listen_fd);
 	aj_egress_spipe_close(eg);
 	aj_egress_rules_free(&eg->rules);
+	aj_strv_free(&eg->intercept);
 	free(eg->private_ok);
 	aj_egress_creds_free(eg->creds, eg->n_creds);
 	aj_egress_tls_free(eg->tls);

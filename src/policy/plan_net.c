@@ -50,15 +50,15 @@ static bool distro_bundle_exists(void)
 	return stat(AJ_DISTRO_BUNDLE, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* An https:// HTTP rule: the proxy terminates TLS to its host to see the requests. */
-static bool https_rules(const struct aj_policy *pol)
+/* An https:// HTTP rule, allow or deny: the proxy terminates TLS to its host to see the
+ * requests. */
+static bool https_in(const struct aj_strv *rules)
 {
-	for (size_t i = 0; i < pol->net_allow.n; i++) {
+	for (size_t i = 0; i < rules->n; i++) {
 		struct aj_egress_rule r;
 		char why[256];
 		bool https;
-		if (aj_egress_rule_parse(pol->net_allow.v[i], AJ_RULE_PORTS_WEB, &r, why,
-					 sizeof why) < 0)
+		if (aj_egress_rule_parse(rules->v[i], AJ_RULE_PORTS_WEB, &r, why, sizeof why) < 0)
 			continue;
 		https = r.path && r.tls;
 		aj_egress_rule_free(&r);
@@ -66,6 +66,11 @@ static bool https_rules(const struct aj_policy *pol)
 			return true;
 	}
 	return false;
+}
+
+static bool https_rules(const struct aj_policy *pol)
+{
+	return https_in(&pol->net_allow) || https_in(&pol->net_deny);
 }
 
 void aj_plan_egress_files(struct aj_plan *p)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -139,6 +140,8 @@ static int split_host_port(const char *text, char *host, size_t host_len, const 
 	return 0;
 }
 
+static bool path_plain(const char *path, size_t n, char *out, size_t out_len);
+
 static bool method_ok(const char *s, size_t n)
 {
 	if (n == 1 && s[0] == '*')
@@ -159,6 +162,10 @@ static int parse_http(const char *text, struct aj_egress_rule *r, char *auth, si
 	const char *sp = strchr(text, ' '), *url = sp ? sp + 1 : text, *slash;
 	size_t an;
 
+	if (sp && memmem(text, (size_t)(sp - text), "://", 3)) {
+		snprintf(why, why_len, "the rule's URL may not hold spaces");
+		return -1;
+	}
 	if (sp && !method_ok(text, (size_t)(sp - text))) {
 		snprintf(why, why_len, "\"%.*s\" is not an HTTP method (upper case, or \"*\")",
 			 (int)(sp - text) > 32 ? 32 : (int)(sp - text), text);
@@ -188,6 +195,14 @@ static int parse_http(const char *text, struct aj_egress_rule *r, char *auth, si
 					       "'\\' (the query is not compared)");
 			return -1;
 		}
+	{
+		char plain[1024];
+		if (strchr(r->path, '%') || !path_plain(r->path, strlen(r->path), plain, sizeof plain)) {
+			snprintf(why, why_len, "the path prefix must be written plain: no escapes, "
+					       "';', dot or empty segments");
+			return -1;
+		}
+	}
 	if (sp && !(sp - text == 1 && text[0] == '*'))
 		r->method = aj_xstrndup(text, (size_t)(sp - text));
 	r->port = r->tls ? 443 : 80;
@@ -319,6 +334,17 @@ void aj_egress_rules_free(struct aj_egress_rules *rs)
 	memset(rs, 0, sizeof *rs);
 }
 
+/* HTTP deny rules of host:port: its requests must be seen for them to be enforced. */
+static void inspect_for_deny(const struct aj_egress_rules *rs, const char *host, uint16_t port,
+			     struct aj_egress_verdict *v)
+{
+	for (size_t i = 0; i < rs->n_deny; i++)
+		if (rs->deny[i].path && aj_egress_rule_match(&rs->deny[i], host, port)) {
+			v->inspect = true;
+			v->inspect_tls = v->inspect_tls || rs->deny[i].tls;
+		}
+}
+
 void aj_egress_rules_decide(const struct aj_egress_rules *rs, const char *host, uint16_t port,
 			    struct aj_egress_verdict *v)
 {
@@ -343,6 +369,7 @@ void aj_egress_rules_decide(const struct aj_egress_rules *rs, const char *host, 
 		}
 		if (aj_egress_rule_match(&rs->allow[i], host, port)) {
 			v->allowed = true;
+			inspect_for_deny(rs, host, port, v);
 			v->rule = &rs->allow[i];
 			snprintf(v->why, sizeof v->why, "%s%s%s:%u is allowed by %s \"%s\"",
 				 v6 ? "[" : "", host, v6 ? "]" : "", port, rs->allow[i].field,
@@ -351,7 +378,8 @@ void aj_egress_rules_decide(const struct aj_egress_rules *rs, const char *host, 
 		}
 	}
 	if (http) {
-		v->allowed = v->by_request = true;
+		v->allowed = v->by_request = v->inspect = true;
+		v->inspect_tls = http->tls;
 		v->rule = http;
 		snprintf(v->why, sizeof v->why, "%s%s%s:%u is allowed for the requests of %s \"%s\"",
 			 v6 ? "[" : "", host, v6 ? "]" : "", port, http->field, http->text);
@@ -368,39 +396,102 @@ bool aj_egress_rules_have_https(const struct aj_egress_rules *rs)
 	for (size_t i = 0; i < rs->n_allow; i++)
 		if (rs->allow[i].path && rs->allow[i].tls)
 			return true;
+	for (size_t i = 0; i < rs->n_deny; i++)
+		if (rs->deny[i].path && rs->deny[i].tls)
+			return true;
 	return false;
 }
 
-/* What a path rule compares: the target up to its query, in a form a server reads the same
- * way (no dot segments, no encoded dot, slash or backslash). */
-static bool path_plain(const char *path, size_t n)
+/* What a path rule compares: the target up to its query, escapes of unreserved characters
+ * decoded (an upper-case hex escape kept otherwise), into out; false if it is not in a form a
+ * server reads one way only: no dot segment, no empty segment, no ';', no backslash, no
+ * escaped '/', '\\' or '.' . */
+static int hexval(char c)
 {
-	if (n == 0 || path[0] != '/')
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool path_plain(const char *path, size_t n, char *out, size_t out_len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t w = 0;
+
+	if (n == 0 || path[0] != '/' || out_len < 4)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		if (path[i] == '\\')
+		char c = path[i];
+		if (c == '\\' || c == ';')
 			return false;
-		if (path[i] == '%' && i + 2 < n + 1 &&
-		    (!strncasecmp(path + i, "%2e", 3) || !strncasecmp(path + i, "%2f", 3) ||
-		     !strncasecmp(path + i, "%5c", 3)))
-			return false;
-		if (path[i] == '/' && i + 1 < n && path[i + 1] == '.') {
-			size_t k = i + 2;
-			if (k < n && path[k] == '.')
-				k++;
-			if (k == n || path[k] == '/')
+		if (c == '%') {
+			int hi = i + 2 < n ? hexval(path[i + 1]) : -1;
+			int lo = i + 2 < n ? hexval(path[i + 2]) : -1;
+			if (hi < 0 || lo < 0)
 				return false;
+			c = (char)(hi * 16 + lo);
+			i += 2;
+			if (c == '/' || c == '\\' || c == '.' || c == ';')
+				return false;
+			if (!(isalnum((unsigned char)c) || c == '-' || c == '_' || c == '~')) {
+				/* not unreserved: kept as an escape, in upper case */
+				if (w + 3 >= out_len)
+					return false;
+				out[w++] = '%';
+				out[w++] = hex[hi];
+				out[w++] = hex[lo];
+				continue;
+			}
 		}
+		if (w + 1 >= out_len)
+			return false;
+		out[w++] = c;
 	}
+	out[w] = '\0';
+	for (size_t i = 0; i < w; i++) /* dot and empty segments */
+		if (out[i] == '/') {
+			size_t k = i + 1;
+			if (out[k] == '/')
+				return false;
+			if (out[k] == '.') {
+				k++;
+				if (out[k] == '.')
+					k++;
+				if (out[k] == '/' || out[k] == '\0')
+					return false;
+			}
+		}
 	return true;
 }
 
+static bool method_plain(const char *m)
+{
+	for (; *m; m++)
+		if (*m < 'A' || *m > 'Z')
+			return false;
+	return true;
+}
+
+/* The prefix of a rule at the start of path: a prefix without a trailing '/' ends where a
+ * segment does. */
+static bool prefix_match(const char *prefix, const char *path)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(path, prefix, n))
+		return false;
+	return n == 0 || prefix[n - 1] == '/' || path[n] == '\0' || path[n] == '/';
+}
+
 static bool request_match(const struct aj_egress_rule *r, const char *host, uint16_t port,
-			  bool tls, const char *method, const char *path, size_t n)
+			  bool tls, const char *method, const char *path)
 {
 	return r->path && r->tls == tls && aj_egress_rule_match(r, host, port) &&
-	       (!r->method || !strcmp(r->method, method)) && strlen(r->path) <= n &&
-	       !strncmp(path, r->path, strlen(r->path));
+	       (!r->method || !strcmp(r->method, method)) && prefix_match(r->path, path);
 }
 
 static bool host_has_http_rules(const struct aj_egress_rules *rs, const char *host,
@@ -422,21 +513,22 @@ void aj_egress_rules_decide_request(const struct aj_egress_rules *rs, const char
 {
 	size_t n = strcspn(path, "?#");
 	int shown = n > 120 ? 120 : (int)n;
+	char plain[1024];
 
 	*v = *conn;
 	if (!conn->allowed || !host_has_http_rules(rs, host, port))
 		return;
-	if (!path_plain(path, n)) {
+	if (!path_plain(path, n, plain, sizeof plain) || !method_plain(method)) {
 		v->allowed = false;
-		v->rule = NULL;
 		snprintf(v->why, sizeof v->why,
-			 "%s %.*s on %s:%u is denied: HTTP rules name this host and the path has "
-			 "dot segments or encoded dots, slashes or backslashes",
+			 "%s %.*s on %s:%u is denied: HTTP rules name this host, and the request's "
+			 "method is not upper case or its path has dot or empty segments, ';', "
+			 "backslashes or encoded dots, slashes or backslashes",
 			 method, shown, path, host, port);
 		return;
 	}
 	for (size_t i = 0; i < rs->n_deny; i++)
-		if (request_match(&rs->deny[i], host, port, tls, method, path, n)) {
+		if (request_match(&rs->deny[i], host, port, tls, method, plain)) {
 			v->allowed = false;
 			v->rule = &rs->deny[i];
 			snprintf(v->why, sizeof v->why, "%s %.*s on %s:%u is denied by %s \"%s\"",
@@ -446,7 +538,7 @@ void aj_egress_rules_decide_request(const struct aj_egress_rules *rs, const char
 	if (!conn->by_request)
 		return; /* a host rule allows every request */
 	for (size_t i = 0; i < rs->n_allow; i++)
-		if (request_match(&rs->allow[i], host, port, tls, method, path, n)) {
+		if (request_match(&rs->allow[i], host, port, tls, method, plain)) {
 			v->rule = &rs->allow[i];
 			snprintf(v->why, sizeof v->why, "%s %.*s on %s:%u is allowed by %s \"%s\"",
 				 method, shown, path, host, port, rs->allow[i].field,
@@ -454,7 +546,6 @@ void aj_egress_rules_decide_request(const struct aj_egress_rules *rs, const char
 			return;
 		}
 	v->allowed = false;
-	v->rule = NULL;
 	snprintf(v->why, sizeof v->why,
 		 "%s %.*s on %s:%u is not allowed: no HTTP rule in network.allow matches it (%s "
 		 "\"%s\" names this host)",

@@ -76,6 +76,8 @@ void aj_egress_rules_free(struct aj_egress_rules *rs);
 struct aj_egress_verdict {
 	bool allowed;
 	bool by_request; /* only HTTP rules allow the host: each request is checked */
+	bool inspect;    /* HTTP rules (allow or deny) name host:port: requests must be seen */
+	bool inspect_tls; /* one of them is https:// (the proxy may terminate TLS to see them) */
 	const struct aj_egress_rule *rule; /* the rule that decided, NULL: none matched */
 	char why[400];                     /* for the 403 body and the event */
 };
@@ -88,9 +90,12 @@ void aj_egress_rules_decide(const struct aj_egress_rules *rs, const char *host, 
 /* A request the proxy sees (plain HTTP, or inside TLS it terminated: tls) on a connection
  * decided as conn: HTTP deny rules matching it win; then a host allow rule (conn not
  * by_request); then the first matching HTTP allow rule; otherwise denied. path is the target
- * (origin form; its query is not compared). A path with "." or ".." segments, encoded dots
- * or slashes, or backslashes is denied where an HTTP rule names the host: the prefix it
- * seems to have may not be the one the server reads. */
+ * (origin form; its query is not compared), its escapes of unreserved characters decoded. A
+ * prefix without a trailing '/' ends at a segment's end ("/repos/acme" is not
+ * "/repos/acmeX"). Where an HTTP rule names the host, a request is denied whose path has "."
+ * or ".." segments, an empty segment ("//"), ';', encoded '/', '\\' or '.', or a
+ * backslash, or whose method is not upper case: the path or method it seems to have may not
+ * be the one the server reads. */
 void aj_egress_rules_decide_request(const struct aj_egress_rules *rs, const char *host,
 				    uint16_t port, bool tls, const char *method, const char *path,
 				    const struct aj_egress_verdict *conn,

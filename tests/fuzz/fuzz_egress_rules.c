@@ -1,7 +1,8 @@
 /* libFuzzer: egress rules (HTTP rules included), host names, address ranges, the credential
  * rewriting the proxy applies to header values (Basic credentials included), and requests
- * decided by HTTP rules on a fuzzed path: a path with a dot segment is never allowed where an
- * HTTP rule names the host. */
+ * decided by HTTP rules on a fuzzed path: a path with a dot or empty segment, outside the
+ * allowed prefix or inside the denied one (a prefix ends at a segment's end) is never
+ * allowed. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,7 +57,8 @@ static void request(const char *path)
 	aj_egress_rules_decide(&rs, "api.example", 443, &c);
 	aj_egress_rules_decide_request(&rs, "api.example", 443, true, "GET", path, &c, &v);
 	if (v.allowed && (strncmp(p, "/repos/acme/", 12) || strstr(p, "/../") ||
-			  strstr(p, "/./") || !strncmp(p, "/repos/acme/secret", 18)))
+			  strstr(p, "/./") || strstr(p, "//") ||
+			  (!strncmp(p, "/repos/acme/secret", 18) && (!p[18] || p[18] == '/'))))
 		abort();
 	aj_egress_rules_free(&rs);
 	aj_strv_free(&allow);

@@ -30,6 +30,8 @@ curl -sS -m 10 -w "\nsecret %{http_code}\n" "https://svc.test:$1/repos/acme/secr
 curl -sS -m 10 --path-as-is -o /dev/null -w "dots %{http_code}\n" "https://svc.test:$1/repos/acme/../other/"
 curl -sS -m 10 -o /dev/null -w "plain %{http_code}\n" "http://svc.test:$2/plain/a"
 curl -sS -m 10 -o /dev/null -w "plainother %{http_code}\n" "http://svc.test:$2/elsewhere"
+curl -sS -m 10 --http2 -o /dev/null -w "h2c %{http_code}\n" "http://svc.test:$2/plain/u"
+curl -sS -m 10 -o /dev/null -w "lower %{http_code}\n" -X get "http://svc.test:$2/plain/l"
 curl -sS -m 10 -p -o /dev/null -w "tunnel %{http_connect}\n" "http://svc.test:$2/plain/b" 2>/dev/null; true
 ' sh "$TP" "$HP" "$RANDOM"
 expect_eq "exit code" "$RC" 0
@@ -44,6 +46,8 @@ expect_contains "a path with dot segments: 403" "$OUT" "dots 403"
 expect_contains "plain HTTP under an http:// rule" "$OUT" "plain 200"
 expect_contains "plain HTTP elsewhere: 403" "$OUT" "plainother 403"
 expect_contains "a CONNECT tunnel to a host only HTTP rules allow: 403" "$OUT" "tunnel 403"
+expect_contains "an upgrade to HTTP/2 (h2c) where HTTP rules name the host: 403" "$OUT" "h2c 403"
+expect_contains "a lower-case method where HTTP rules name the host: 403" "$OUT" "lower 403"
 expect_eq "the upstream got the allowed requests only" \
 	"$(eg_requests 'sorted(r["path"].split("?")[0] for r in req)')" "['/plain/a', '/repos/acme/tool']"
 expect_eq "events: method and path of each request" \
@@ -53,6 +57,23 @@ expect_eq "egress events never hold the query" "$(eg_events 'any("token=q-" in j
 expect_contains "the tunnel's denial says why" \
 	"$(eg_events '[e.get("reason") for e in ev if e["proto"] == "connect" and e.get("port") == '"$HP"']')" \
 	"cannot see requests in a tunnel"
+
+# A host rule with an HTTP deny rule: the proxy terminates TLS to see the requests, so the
+# deny rule holds inside what would otherwise be a tunnel.
+eg_policy '{"network": {"mode": "proxy", "allow_private": ["127.0.0.1/32"],
+  "allow": ["svc.test:*"], "deny": ["https://svc.test:'"$TP"'/admin/"]}}'
+eg_run --policy "$EG/policy.json" -- sh -c '
+curl -sS -m 10 -o /dev/null -w "ok %{http_code}\n" "https://svc.test:$1/fine"
+curl -sS -m 10 -o /dev/null -w "admin %{http_code}\n" "https://svc.test:$1/admin/users"
+curl -sS -m 10 --path-as-is -o /dev/null -w "slashes %{http_code}\n" "https://svc.test:$1//admin/users"
+curl -sS -m 10 --path-as-is -o /dev/null -w "escaped %{http_code}\n" "https://svc.test:$1/%61dmin/users"
+' sh "$TP"
+expect_contains "host rule + HTTP deny rule: other requests pass through the interception" "$OUT" "ok 200"
+expect_contains "the denied prefix: 403 inside the intercepted session" "$OUT" "admin 403"
+expect_contains "not bypassed by an empty segment" "$OUT" "slashes 403"
+expect_contains "nor by an escaped letter" "$OUT" "escaped 403"
+expect_eq "the upstream never saw an admin request" \
+	"$(eg_requests 'sum(1 for r in req if "dmin" in r["path"])')" 0
 
 # Bad input: field-named errors.
 eg_policy '{"network": {"mode": "proxy", "allow": ["get https://svc.test/x"]}}'

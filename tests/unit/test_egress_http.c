@@ -95,6 +95,9 @@ static void framing(void)
 			      "Transfer-Encoding: chunked\r\n\r\n",
 			      &b, why) == -1,
 	      "two Transfer-Encoding headers: refused");
+	CHECK(request_framing("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", &b, why) ==
+		      -1,
+	      "Transfer-Encoding in an HTTP/1.0 request: refused (no chunked coding in 1.0)");
 
 	struct aj_http_head h;
 	parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", false, &h, why);

@@ -148,7 +148,8 @@ static void http_rules(void)
 	static const char *const bad[] = {
 		"get https://a.example/", "GET ftp://a.example/", "GET https:///x",
 		"GET https://a.example/x?y", "GET https://a.example/a b", "GET  https://a.example/",
-		"GET https://a.example:0/",
+		"GET https://a.example:0/", "GET https://a.example/%61", "GET https://a.example/a/../b",
+		"GET https://a.example//a", "GET https://a.example/a;b", "GET https://a.example/a b",
 	};
 	struct aj_strv allow = {0}, deny = {0};
 	struct aj_egress_rules rs;
@@ -198,7 +199,7 @@ static void http_rules(void)
 	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "GET",
 				       "/repos/acme/%2e%2e/other", &c, &v);
 	CHECK(!v.allowed, "encoded dots: denied");
-	CHECK_CONTAINS(v.why, "dot segments", "saying why");
+	CHECK_CONTAINS(v.why, "dot or empty segments", "saying why");
 	aj_egress_rules_decide(&rs, "pypi.org", 443, &c);
 	CHECK(c.allowed && !c.by_request, "a host rule: allowed, not by request");
 	aj_egress_rules_decide_request(&rs, "pypi.org", 443, true, "GET", "/simple/", &c, &v);
@@ -206,6 +207,23 @@ static void http_rules(void)
 	aj_egress_rules_decide_request(&rs, "pypi.org", 443, true, "GET", "/admin/users", &c, &v);
 	CHECK(!v.allowed && v.rule == &rs.deny[0], "an HTTP deny rule wins over the host rule");
 	CHECK_CONTAINS(v.why, "denied by network.deny[0]", "naming it");
+	aj_egress_rules_decide(&rs, "pypi.org", 443, &c);
+	CHECK(c.inspect && c.inspect_tls, "a host rule's host with an https:// deny rule: inspected");
+	{
+		static const char *const bypass[] = {"//admin/x", "/%61dmin/x", "/admin;x/",
+						     "/a/../admin/", "/%2fadmin/"};
+		for (size_t i = 0; i < sizeof bypass / sizeof bypass[0]; i++) {
+			aj_egress_rules_decide_request(&rs, "pypi.org", 443, true, "GET", bypass[i],
+						       &c, &v);
+			CHECK(!v.allowed, "the deny rule is not bypassed by \"%s\"", bypass[i]);
+		}
+	}
+	aj_egress_rules_decide_request(&rs, "pypi.org", 443, true, "get", "/simple/", &c, &v);
+	CHECK(!v.allowed, "a lower-case method where HTTP rules name the host: denied");
+	aj_egress_rules_decide(&rs, "api.github.com", 443, &c);
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "GET",
+				       "/repos/acme/%74ool", &c, &v);
+	CHECK(v.allowed, "an escaped unreserved character is read as itself");
 	aj_egress_rules_decide(&rs, "svc.example", 8080, &c);
 	aj_egress_rules_decide_request(&rs, "svc.example", 8080, false, "POST", "/upload/a", &c,
 				       &v);
@@ -213,6 +231,21 @@ static void http_rules(void)
 	aj_egress_rules_free(&rs);
 	aj_strv_free(&allow);
 	aj_strv_free(&deny);
+
+	aj_strv_push(&allow, "GET https://api.github.com/repos/acme");
+	CHECK(aj_egress_rules_build(&rs, &allow, &deny, &err) == 0, "a prefix without '/' builds");
+	aj_egress_rules_decide(&rs, "api.github.com", 443, &c);
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "GET", "/repos/acme",
+				       &c, &v);
+	CHECK(v.allowed, "the prefix itself");
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "GET",
+				       "/repos/acme/tool?x=1", &c, &v);
+	CHECK(v.allowed, "below it");
+	aj_egress_rules_decide_request(&rs, "api.github.com", 443, true, "GET",
+				       "/repos/acmeX/secret", &c, &v);
+	CHECK(!v.allowed, "a prefix ends at a segment's end: /repos/acmeX is not /repos/acme");
+	aj_egress_rules_free(&rs);
+	aj_strv_free(&allow);
 }
 
 int main(void)
