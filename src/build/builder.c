@@ -72,6 +72,44 @@ struct build {
 	struct aj_err *err;
 };
 
+/* An event of the build: into the store's event log under the build's id (its work
+ * directory's name, 16 hex digits: `agentjail events ID`), and into --events' file. */
+static void build_event(struct build *b, const char *type, json_t *fields)
+{
+	const char *id = strrchr(b->work, '/');
+	_cleanup_free_ char *text = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
+	struct aj_err err;
+
+	if (id && b->im->db && text)
+		(void)aj_store_event_add(b->im->db, id + 1, type, text, &err);
+	aj_events_emit(&b->ev, type, fields);
+}
+
+/* A RUN sandbox's events (its start, egress decisions, limits, end), which it wrote to the
+ * step's file: into the store under the build's id, and appended to --events' file. */
+static void step_events(struct build *b, const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	const char *id = strrchr(b->work, '/');
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	while (f && (n = getline(&line, &cap, f)) > 0) {
+		json_t *j = json_loadb(line, (size_t)n, 0, NULL);
+		const char *ev = json_string_value(json_object_get(j, "event"));
+		_cleanup_free_ char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		struct aj_err err;
+		if (ev && text && id && b->im->db)
+			(void)aj_store_event_add(b->im->db, id + 1, ev, text, &err);
+		if (b->ev.fd >= 0)
+			(void)!aj_write_all(b->ev.fd, line, (size_t)n);
+		json_decref(j);
+	}
+	free(line);
+	unlink(path);
+}
+
 /* ---- small things ----------------------------------------------------------------------- */
 
 static const char *env_get(const struct aj_strv *v, const char *name)
@@ -716,7 +754,7 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 {
 	_cleanup_strv_ struct aj_strv argv = AJ_STRV_INIT;
 	_cleanup_free_ char *what = NULL, *args = NULL, *dir = NULL, *scratch = NULL;
-	_cleanup_free_ char *in_force = join_json(&s->args);
+	_cleanup_free_ char *in_force = join_json(&s->args), *events = NULL;
 	json_t *c = config_of(s);
 	const char *user = json_string_value(json_object_get(c, "User"));
 	const char *cwd = json_string_value(json_object_get(c, "WorkingDir"));
@@ -724,7 +762,7 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 	 * it (the parser refuses flags on RUN). */
 	const char *as = aj_df_flag(in, "user");
 	char blob[AJ_DIGEST_SIZE], diff_id[AJ_DIGEST_SIZE], id[17];
-	int code = 0;
+	int code = 0, r;
 
 	if (in->exec_form) {
 		aj_strv_copy(&argv, &in->args);
@@ -745,6 +783,7 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 	aj_random_hex(id, 8);
 	dir = aj_xasprintf("%s/%s", b->work, id);
 	scratch = aj_xasprintf("%s/%s.ws", b->work, id);
+	events = aj_xasprintf("%s/%s.events", b->work, id);
 	if (mkdir(dir, 0700) < 0 || mkdir(scratch, 0755) < 0)
 		return aj_err_sys(b->err, AJ_LAYER_IMAGE, "create the step's directory in \"%s\"",
 				  b->work);
@@ -759,9 +798,12 @@ static int do_run(struct build *b, struct stage *s, const struct aj_df_insn *in)
 		.argv = &argv,
 		.env = &s->args,
 		.policy = b->o->policy,
-		.events_path = b->o->events_path,
+		.events_path = events,
+		.tty = b->o->tty ? b->o->out : NULL,
 	};
-	if (aj_build_step_run(&st, &code, b->err) < 0)
+	r = aj_build_step_run(&st, &code, b->err);
+	step_events(b, events);
+	if (r < 0)
 		return aj_err_prefix(b->err, "%s:%u: RUN", b->file, in->line);
 	if (code != 0)
 		return aj_err_set(b->err, AJ_LAYER_USAGE, 0,
@@ -1247,6 +1289,7 @@ static int fetch_urls(struct build *b, const struct aj_df_insn *in, const struct
 	for (size_t i = 0; i < urls->n; i++) {
 		const char *u = urls->v[i], *path = strstr(u, "://") + 3, *slash;
 		_cleanup_free_ char *name = NULL, *sub = NULL, *scratch = NULL;
+		_cleanup_free_ char *events = aj_xasprintf("%s.%zu.events", dir, i);
 		_cleanup_strv_ struct aj_strv argv = AJ_STRV_INIT;
 		size_t n;
 		int code = 0;
@@ -1294,9 +1337,11 @@ static int fetch_urls(struct build *b, const struct aj_df_insn *in, const struct
 			.scratch = scratch,
 			.argv = &argv,
 			.policy = b->o->policy,
-			.events_path = b->o->events_path,
+			.events_path = events,
 		};
-		if (aj_build_step_run(&st, &code, b->err) < 0)
+		int r = aj_build_step_run(&st, &code, b->err);
+		step_events(b, events);
+		if (r < 0)
 			return aj_err_prefix(b->err, "%s:%u: ADD %s", b->file, in->line, u);
 		if (code != 0) {
 			insn_fail(b, in, EIO, "\"%s\": the download failed (curl exited %d%s)", u,
@@ -1439,7 +1484,7 @@ static int step(struct build *b, const struct aj_df_insn *in)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	b->step++;
 	b->cached = false;
-	aj_events_emit(&b->ev, "build.step",
+	build_event(b, "build.step",
 		       json_pack("{s:I, s:I, s:s, s:I, s:s}", "step", (json_int_t)b->step, "of",
 				 (json_int_t)b->steps, "file", b->file, "line", (json_int_t)in->line,
 				 "instruction", in->text));
@@ -1504,12 +1549,12 @@ static int step(struct build *b, const struct aj_df_insn *in)
 
 		if (r == 0) {
 			fprintf(b->o->out, "  --> %.2fs\n", secs);
-			aj_events_emit(&b->ev, "build.step.end",
+			build_event(b, "build.step.end",
 				       json_pack("{s:I, s:f, s:b, s:s?}", "step", (json_int_t)b->step,
 						 "seconds", secs, "cached", b->cached, "layer",
 						 s && s->layers.n ? s->layers.v[s->layers.n - 1] : NULL));
 		} else {
-			aj_events_emit(&b->ev, "build.step.failed",
+			build_event(b, "build.step.failed",
 				       json_pack("{s:I, s:f, s:s}", "step", (json_int_t)b->step,
 						 "seconds", secs, "error", b->err->msg));
 		}
@@ -1654,7 +1699,7 @@ int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_imag
 
 		r = aj_events_open(&b.ev, o->events_path, id ? id + 1 : "", err);
 		if (r == 0)
-			aj_events_emit(&b.ev, "build.start",
+			build_event(&b, "build.start",
 				       json_pack("{s:s, s:s, s:s?}", "context", o->context, "file",
 						 b.file, "tag", o->tag));
 	}
@@ -1691,7 +1736,7 @@ int aj_build(struct aj_images *im, const struct aj_build_opts *o, struct aj_imag
 			r = commit(&b, target, o->tag, out);
 		}
 	}
-	aj_events_emit(&b.ev, "build.end",
+	build_event(&b, "build.end",
 		       json_pack("{s:b, s:s?, s:s?}", "ok", r == 0, "image",
 				 r == 0 && out ? out->digest : NULL, "error", r == 0 ? NULL : err->msg));
 	build_free(&b);

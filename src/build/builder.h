@@ -52,6 +52,8 @@ struct aj_build_opts {
 				       * the step's own process only */
 	const struct aj_pull_opts *pull; /* for FROM images the store lacks */
 	FILE *out;                    /* steps and their timings */
+	bool tty;                     /* out is a terminal: each RUN's output in a window that
+				       * redraws (build/display.h), kept only when it fails */
 	/* JSON lines appended (supervisor/events.h): build.start, a build.step and a
 	 * build.step.end (or build.step.failed) per instruction, build.end, and each RUN's own
 	 * sandbox events (start, egress decisions, limits, end); NULL: none. */

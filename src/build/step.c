@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "build/display.h"
 #include "build/layer.h"
 #include "common/alloc.h"
 #include "common/cleanup.h"
@@ -121,10 +122,14 @@ static int step_child(const struct aj_build_step *s, int *code, struct aj_err *e
 int aj_build_step_run(const struct aj_build_step *s, int *code, struct aj_err *err)
 {
 	struct step_reply *reply;
+	struct aj_build_display *shown = NULL;
+	_cleanup_close_ int out_r = -1, out_w = -1;
 	pid_t pid;
 	int status = 0, rc = 0;
 
 	fflush(NULL);
+	if (s->tty && aj_pipe(&out_r, &out_w, O_CLOEXEC) < 0)
+		return aj_err_sys(err, AJ_LAYER_INTERNAL, "a pipe for the step's output");
 	reply = mmap(NULL, sizeof *reply, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
 		     0);
 	if (reply == MAP_FAILED)
@@ -138,6 +143,8 @@ int aj_build_step_run(const struct aj_build_step *s, int *code, struct aj_err *e
 	if (pid == 0) {
 		int c = 0;
 
+		if (out_w >= 0 && (dup2(out_w, STDOUT_FILENO) < 0 || dup2(out_w, STDERR_FILENO) < 0))
+			_exit(AJ_EXIT_ERROR);
 		if (step_child(s, &c, &reply->err) < 0) {
 			reply->failed = 1;
 			c = AJ_EXIT_ERROR;
@@ -145,11 +152,17 @@ int aj_build_step_run(const struct aj_build_step *s, int *code, struct aj_err *e
 		fflush(NULL);
 		_exit(c & 0xff);
 	}
+	if (out_r >= 0) {
+		aj_close_fd(&out_w);
+		shown = aj_build_display(s->tty, out_r);
+	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
 			rc = aj_err_sys(err, AJ_LAYER_PROCESS, "wait for the step");
 			break;
 		}
+	aj_build_display_done(shown, rc < 0 || reply->failed || !WIFEXITED(status) ||
+					     WEXITSTATUS(status) != 0);
 	if (rc == 0 && reply->failed) {
 		*err = reply->err;
 		rc = -1;

@@ -6,6 +6,8 @@
 #ifndef AJ_BUILD_STEP_H
 #define AJ_BUILD_STEP_H
 
+#include <stdio.h>
+
 #include "common/err.h"
 #include "common/strv.h"
 #include "image/store.h"
@@ -25,6 +27,8 @@ struct aj_build_step {
 	const struct aj_strv *env;  /* "NAME=VALUE": the ARGs in force */
 	struct aj_policy *policy;
 	const char *events_path;    /* the sandbox's events appended there; NULL: none */
+	FILE *tty;                  /* a terminal: the output in build/display.h's window;
+				     * NULL: the step's stdout and stderr are the builder's */
 };
 
 /* Runs the step; its exit code into *code (0: the layer is in dir/upper). -1: agentjail's

@@ -132,6 +132,7 @@ static int cmd_build(const struct aj_verb *v, int argc, char **argv)
 			.policy = &pol,
 			.pull = &po,
 			.out = c.quiet || aj_cli.json ? stderr : stdout,
+			.tty = isatty(c.quiet || aj_cli.json ? 2 : 1) == 1,
 			.events_path = c.events,
 		};
 		r = aj_build(&im, &o, &rec, &err);

@@ -175,6 +175,11 @@ expect_eq "  the egress decision: allowed by the rule --allow-host made" \
 e=[json.loads(l) for l in open(sys.argv[1])]
 print([(x["decision"], x["rule"].split()[0], x["port"]) for x in e if x["event"] == "egress"])' "$EV")" \
 	"[('allowed', 'network.allow[0]', $PORT)]"
+BID=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["sandbox"])' "$EV")
+aj_run --state-dir "$S" events --json "$BID"
+expect_eq "the store's event log has them under the build's id (agentjail events ID)" \
+	"$(printf '%s\n' "$OUT" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["event"] for l in sys.stdin if l.strip()))')" \
+	"build.start build.step build.step.end build.step start egress end build.step.end build.end"
 ar --image net:1 -- cat /got.txt
 expect_eq "the file came from the loopback server through the proxy" "$OUT" served
 
@@ -260,3 +265,23 @@ if [ -s "$ROOTFS" ]; then
 else
 	skip "a Debian base" "$ROOTFS is missing (scripts/install-deps makes it)"
 fi
+
+# ---- on a terminal: each RUN's output in a window that redraws, kept when it fails ----------
+T=$(mktmp)
+printf 'FROM base:1\nRUN for i in 1 2 3 4 5 6 7 8; do echo window-line-$i; sleep 0.05; done\n' >"$T/Dockerfile"
+# shellcheck disable=SC2086
+script -qec "$AJ --state-dir $S build $BF --no-cache -t tty:1 $T" "$T/ok.ts" >/dev/null 2>&1 </dev/null
+expect_eq "a build on a terminal (script's pty): exit 0" "$?" 0
+tty_after() { python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); print(sys.argv[2].encode() in d[d.rfind(b"\x1b[J"):])' "$@"; }
+tty_has() { python3 -c 'import sys; print(sys.argv[2].encode() in open(sys.argv[1],"rb").read())' "$@"; }
+expect_eq "the window showed the step's lines and its time" \
+	"$(tty_has "$T/ok.ts" window-line-) $(tty_has "$T/ok.ts" "running ")" "True True"
+expect_eq "and was erased when the step succeeded (none of its lines after the last erase)" \
+	"$(tty_after "$T/ok.ts" window-line-)" False
+expect_eq "the step's time follows" "$(tty_after "$T/ok.ts" '-->')" True
+printf 'FROM base:1\nRUN echo tty-boom-output; exit 3\n' >"$T/Dockerfile"
+# shellcheck disable=SC2086
+script -qec "$AJ --state-dir $S build $BF --no-cache $T" "$T/bad.ts" >/dev/null 2>&1 </dev/null
+expect_eq "a failing step on a terminal: exit 125" "$?" 125
+expect_eq "its output is printed whole after the window, for the error" \
+	"$(tty_after "$T/bad.ts" tty-boom-output)" True
