@@ -96,13 +96,14 @@ static void step_events(struct build *b, const char *path)
 	ssize_t n;
 
 	while (f && (n = getline(&line, &cap, f)) > 0) {
-		json_t *j = json_loadb(line, (size_t)n, 0, NULL);
+		/* a line cut by a step that died mid-write is no event */
+		json_t *j = line[n - 1] == '\n' ? json_loadb(line, (size_t)n, 0, NULL) : NULL;
 		const char *ev = json_string_value(json_object_get(j, "event"));
 		_cleanup_free_ char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 		struct aj_err err;
 		if (ev && text && id && b->im->db)
 			(void)aj_store_event_add(b->im->db, id + 1, ev, text, &err);
-		if (b->ev.fd >= 0)
+		if (j && b->ev.fd >= 0)
 			(void)!aj_write_all(b->ev.fd, line, (size_t)n);
 		json_decref(j);
 	}

@@ -65,7 +65,13 @@ static void take(struct aj_build_display *d, const char *buf, size_t n)
 		} else if (c == '\r') {
 			d->partial_len = 0; /* a progress bar redrawing its line */
 		} else if (d->partial_len + 1 < LINE_MAX_KEPT) {
-			/* control characters and escapes would move the cursor under the window */
+			/* control characters and escapes would move the cursor under the window,
+			 * C1 controls (U+0080-U+009F, UTF-8 C2 80-9F) too */
+			if (c == 0xc2 && i + 1 < n && (unsigned char)buf[i + 1] >= 0x80 &&
+			    (unsigned char)buf[i + 1] <= 0x9f) {
+				i++;
+				c = ' ';
+			}
 			d->partial[d->partial_len++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
 		}
 	}
@@ -81,9 +87,10 @@ static void erase(struct aj_build_display *d)
 
 /* One line of the window, cut to the terminal's width; UTF-8 sequences are counted as the
  * columns they usually take (one). */
-static void put_cut(struct aj_build_display *d, const char *prefix, const char *s)
+static void put_cut(struct aj_build_display *d, const char *prefix, unsigned prefix_cols,
+		    const char *s)
 {
-	unsigned room = d->cols > strlen(prefix) + 1 ? d->cols - (unsigned)strlen(prefix) - 1 : 10;
+	unsigned room = d->cols > prefix_cols + 1 ? d->cols - prefix_cols - 1 : 0;
 	unsigned cols = 0;
 	const char *p = s;
 
@@ -102,17 +109,25 @@ static void draw(struct aj_build_display *d)
 	char head[64];
 	double secs = (double)(aj_now_monotonic_us() - d->t0_us) / 1e6;
 
+	struct winsize ws;
+
 	erase(d);
+	if (ioctl(fileno(d->tty), TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		d->cols = ws.ws_col; /* the terminal may have been resized */
+	/* No autowrap while drawing: a line wider than counted (wide characters) is cut by the
+	 * terminal instead of taking a second row that erase() would not know of. */
+	fputs("\033[?7l", d->tty);
 	snprintf(head, sizeof head, "  running %.1fs", secs);
-	put_cut(d, "", head);
+	put_cut(d, "", 0, head);
 	d->drawn = 1;
 	for (size_t i = 0; i < d->n_lines; i++, d->drawn++)
-		put_cut(d, "  \033[2m|\033[0m ", d->lines[i]);
+		put_cut(d, "  \033[2m|\033[0m ", 4, d->lines[i]);
 	if (d->partial_len) {
 		d->partial[d->partial_len] = '\0';
-		put_cut(d, "  \033[2m|\033[0m ", d->partial);
+		put_cut(d, "  \033[2m|\033[0m ", 4, d->partial);
 		d->drawn++;
 	}
+	fputs("\033[?7h", d->tty);
 	fflush(d->tty);
 }
 

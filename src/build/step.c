@@ -143,8 +143,13 @@ int aj_build_step_run(const struct aj_build_step *s, int *code, struct aj_err *e
 	if (pid == 0) {
 		int c = 0;
 
-		if (out_w >= 0 && (dup2(out_w, STDOUT_FILENO) < 0 || dup2(out_w, STDERR_FILENO) < 0))
-			_exit(AJ_EXIT_ERROR);
+		if (out_w >= 0) {
+			if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(out_w, STDERR_FILENO) < 0)
+				_exit(AJ_EXIT_ERROR);
+			/* the builder is the pipe's only reader: if it dies, writes fail */
+			aj_close_fd(&out_r);
+			aj_close_fd(&out_w);
+		}
 		if (step_child(s, &c, &reply->err) < 0) {
 			reply->failed = 1;
 			c = AJ_EXIT_ERROR;
@@ -155,6 +160,12 @@ int aj_build_step_run(const struct aj_build_step *s, int *code, struct aj_err *e
 	if (out_r >= 0) {
 		aj_close_fd(&out_w);
 		shown = aj_build_display(s->tty, out_r);
+		if (!shown) { /* no memory for the window: the output is dropped, not blocked */
+			char drain[4096];
+			ssize_t n;
+			while ((n = read(out_r, drain, sizeof drain)) > 0 || (n < 0 && errno == EINTR))
+				;
+		}
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {

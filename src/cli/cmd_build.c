@@ -132,7 +132,8 @@ static int cmd_build(const struct aj_verb *v, int argc, char **argv)
 			.policy = &pol,
 			.pull = &po,
 			.out = c.quiet || aj_cli.json ? stderr : stdout,
-			.tty = isatty(c.quiet || aj_cli.json ? 2 : 1) == 1,
+			/* both: the window takes the steps' stderr too */
+			.tty = isatty(1) == 1 && isatty(2) == 1,
 			.events_path = c.events,
 		};
 		r = aj_build(&im, &o, &rec, &err);

@@ -23,7 +23,7 @@
 #include "supervisor/start.h"
 #include "workspace/layers.h"
 
-#define TICK_SECONDS 1
+#define TICK_SECONDS 1 /* the first tick; then timers() says when */
 
 struct pevent {
 	char type[32];
@@ -356,35 +356,60 @@ static void lifetime_reached(struct persist *p)
 /* Idle timeout and maximum lifetime, checked once a second. Idle means: no request from any
  * client and no command attached to a client; background commands do not keep a sandbox
  * awake. */
-static void on_tick(evutil_socket_t fd, short what, void *arg)
+/* The timers' work: done commands forgotten, a metrics sample every AJ_METRICS_EVERY_S, the
+ * lifetime and the idle timeout. Returns the milliseconds until it is next needed: the next
+ * sample, or a deadline before it (an idle sandbox wakes its supervisor once per sample, not
+ * every second; a wake-up costs more than the sample). */
+static uint64_t timers(struct persist *p)
 {
-	struct persist *p = arg;
-	uint64_t now = aj_now_realtime_ms();
+	uint64_t now = aj_now_realtime_ms(), mono = aj_now_monotonic_us(), next, at;
 	bool attached = false;
 
-	(void)fd;
-	(void)what;
 	aj_procs_expire(p);
-	if (p->ticks++ % AJ_METRICS_EVERY_S == 0)
+	if (mono >= p->next_sample_us) {
 		aj_metrics_sample(&p->metrics, p->have_cg ? &p->cg : NULL, p->egress,
 				  p->pol.limits.memory, p->pol.limits.pids, true, NULL);
+		p->next_sample_us = mono + AJ_METRICS_EVERY_S * 1000000ULL;
+	}
+	next = (p->next_sample_us - mono + 999) / 1000;
 	for (struct exec_rec *e = p->execs; e; e = e->next)
 		attached = attached || e->owner || aj_procs_followed(e);
 	/* Open connections to published ports keep the sandbox awake as attached clients do. */
 	attached = attached || aj_ports_open_connections(p->ports) > 0;
-	if (p->rec.max_lifetime_ms &&
-	    now >= (uint64_t)(p->rec.started_ms + p->rec.max_lifetime_ms)) {
-		lifetime_reached(p);
-		return;
+	if (p->rec.max_lifetime_ms) {
+		at = (uint64_t)(p->rec.started_ms + p->rec.max_lifetime_ms);
+		if (now >= at) {
+			lifetime_reached(p);
+			return next;
+		}
+		next = at - now < next ? at - now : next;
 	}
-	if (!p->rec.idle_timeout_ms || p->paused || attached ||
-	    now < p->last_activity_ms + (uint64_t)p->rec.idle_timeout_ms)
-		return;
+	if (!p->rec.idle_timeout_ms || p->paused || attached)
+		return next; /* a detach or a resume is seen at the next sample */
+	at = p->last_activity_ms + (uint64_t)p->rec.idle_timeout_ms;
+	if (now < at)
+		return at - now < next ? at - now : next;
 	aj_persist_event(p, "idle", json_pack("{s:s}", "action", p->rec.idle_action));
 	if (strcmp(p->rec.idle_action, "stop") == 0)
 		aj_persist_stop(p, "idle timeout");
 	else
 		aj_persist_set_paused(p, true, NULL);
+	return next;
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct persist *p = arg;
+	uint64_t ms = timers(p);
+	struct timeval tv;
+
+	(void)fd;
+	(void)what;
+	if (ms < 10)
+		ms = 10;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evtimer_add(p->ev_tick, &tv);
 }
 
 static int add_event(struct persist *p, struct event **ev, int fd, short what,
@@ -419,7 +444,7 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 	    add_event(p, &p->ev_init, p->sb.ctl_fd, EV_READ | EV_PERSIST, aj_persist_on_init, NULL,
 		      err) < 0 ||
 	    add_event(p, &p->ev_pid, p->sb.pidfd, EV_READ, on_init_exit, NULL, err) < 0 ||
-	    add_event(p, &p->ev_tick, -1, EV_PERSIST, on_tick, &tick, err) < 0 ||
+	    add_event(p, &p->ev_tick, -1, 0, on_tick, &tick, err) < 0 ||
 	    add_event(p, &p->ev_term, SIGTERM, EV_SIGNAL | EV_PERSIST, on_term, NULL, err) < 0)
 		return -1;
 	p->ev_flush = event_new(p->base, -1, 0, flush_events, p);
