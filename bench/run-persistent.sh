@@ -23,7 +23,8 @@
 #              SIZES ("1 100 1024", MiB), REPS (5);
 #              DENSITY_MAX (1000), DENSITY_MIN_AVAIL_MIB (4096), DENSITY_SECONDS (600),
 #              DENSITY_CPU_SECONDS (60: the window of the idle sandboxes' CPU, each
-#              supervisor's metrics sampling every 5 s included),
+#              supervisor's metrics sampling included), DENSITY_CPU_AFTER (0: seconds to
+#              wait before it, for the sampling of idle sandboxes to slow to its minute),
 #              RM_PARALLEL (32); BUILD, CC, AGENTJAIL as for the other benchmarks.
 # Every sandbox lives in a private state directory under the scratch directory and is removed
 # at exit. Prints figures only; the exit status says whether the benchmark ran.
@@ -40,6 +41,7 @@ DENSITY_MAX=${DENSITY_MAX:-1000}
 DENSITY_MIN_AVAIL_MIB=${DENSITY_MIN_AVAIL_MIB:-4096}
 DENSITY_SECONDS=${DENSITY_SECONDS:-600}
 DENSITY_CPU_SECONDS=${DENSITY_CPU_SECONDS:-60}
+DENSITY_CPU_AFTER=${DENSITY_CPU_AFTER:-0}
 RM_PARALLEL=${RM_PARALLEL:-32}
 SECTIONS=("$@")
 ((${#SECTIONS[@]})) || SECTIONS=(exec latency memory density)
@@ -492,8 +494,10 @@ PY
 	echo "host MemAvailable before / after: $(avail_of "$before") / $(avail_of "$after") KiB" \
 		"(anything else running on the host counts too)"
 	python3 "$ROOT/bench/sandbox-mem.py" sum "${sups[@]}"
-	echo "idle CPU (supervisors and what runs below them; the metrics sampling every 5 s" \
-		"is all a supervisor does while idle; goal: under 1 % of one CPU for 1,000):"
+	echo "idle CPU (supervisors and what runs below them; the metrics sampling is all a" \
+		"supervisor does while idle; goal: under 1 % of one CPU for 1,000), after" \
+		"${DENSITY_CPU_AFTER}s:"
+	sleep "$DENSITY_CPU_AFTER"
 	python3 "$ROOT/bench/sandbox-mem.py" cpu "$DENSITY_CPU_SECONDS" "${sups[@]}"
 	printf 'agentjail ls with %d sandboxes: %s ms\n' "$i" "$("$BIN/timeit" "$AJ" ls)"
 	printf 'agentjail exec d-%d -- /bin/true with %d sandboxes: %s ms\n' "$i" "$i" \

@@ -52,6 +52,13 @@ void aj_metrics_sample(struct aj_metrics *m, struct aj_cgroup *cg, const struct 
 		*out = s;
 }
 
+bool aj_metric_same(const struct aj_metric *a, const struct aj_metric *b)
+{
+	return a->cpu_usec <= b->cpu_usec + 1000 && b->cpu_usec <= a->cpu_usec + 1000 &&
+	       a->memory == b->memory && a->pids == b->pids && a->net_up == b->net_up &&
+	       a->net_down == b->net_down && a->net_connections == b->net_connections;
+}
+
 json_t *aj_metric_json(const struct aj_metric *s)
 {
 	char ts[40];

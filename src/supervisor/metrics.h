@@ -1,8 +1,10 @@
 /* A persistent sandbox's resource figures over time (docs/sandboxes.md "Metrics"): sampled by
  * its supervisor every AJ_METRICS_EVERY_S seconds from the sandbox's own cgroup and its egress
  * proxy, never from the host as a whole, into a ring of the last AJ_METRICS_RING samples (an
- * hour); read with the control socket's "metrics" operation. struct aj_metrics owns its ring;
- * aj_metrics_free() releases it. */
+ * hour); while nothing changes and no client is attached the interval doubles up to
+ * AJ_METRICS_IDLE_MAX_S, and any change or request brings it back (a sample costs less than
+ * waking the supervisor for it). Read with the control socket's "metrics" operation. struct
+ * aj_metrics owns its ring; aj_metrics_free() releases it. */
 #ifndef AJ_SUPERVISOR_METRICS_H
 #define AJ_SUPERVISOR_METRICS_H
 
@@ -14,6 +16,7 @@
 #include "cgroup/cgroup.h"
 
 #define AJ_METRICS_EVERY_S 5
+#define AJ_METRICS_IDLE_MAX_S 60
 #define AJ_METRICS_RING 720
 
 struct aj_egress;
@@ -36,6 +39,10 @@ struct aj_metrics {
 	struct aj_metric last; /* the newest, also when taken on demand */
 	bool have_last;
 };
+
+/* Whether two samples show the same use: no CPU to speak of (under 1 ms), the same memory,
+ * tasks and traffic. */
+bool aj_metric_same(const struct aj_metric *a, const struct aj_metric *b);
 
 /* A sample now of cg (NULL: none) and eg (NULL: none), with the limits given; into the ring
  * when `keep`, else only compared with the newest for its CPU share. */

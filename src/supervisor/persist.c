@@ -73,6 +73,14 @@ void aj_persist_event(struct persist *p, const char *type, json_t *data)
 void aj_persist_touch(struct persist *p)
 {
 	p->last_activity_ms = aj_now_realtime_ms();
+	/* Activity ends an idle sandbox's slow sampling at once: a sample soon, then every
+	 * AJ_METRICS_EVERY_S again. */
+	if (p->sample_every_s > AJ_METRICS_EVERY_S && p->ev_tick) {
+		struct timeval soon = {0, 10000};
+		p->sample_every_s = AJ_METRICS_EVERY_S;
+		p->next_sample_us = 0;
+		evtimer_add(p->ev_tick, &soon);
+	}
 }
 
 /* An image sandbox's root: the image's layers, then the sandbox's own (its snapshots), under
@@ -366,16 +374,25 @@ static uint64_t timers(struct persist *p)
 	bool attached = false;
 
 	aj_procs_expire(p);
-	if (mono >= p->next_sample_us) {
-		aj_metrics_sample(&p->metrics, p->have_cg ? &p->cg : NULL, p->egress,
-				  p->pol.limits.memory, p->pol.limits.pids, true, NULL);
-		p->next_sample_us = mono + AJ_METRICS_EVERY_S * 1000000ULL;
-	}
-	next = (p->next_sample_us - mono + 999) / 1000;
 	for (struct exec_rec *e = p->execs; e; e = e->next)
 		attached = attached || e->owner || aj_procs_followed(e);
 	/* Open connections to published ports keep the sandbox awake as attached clients do. */
 	attached = attached || aj_ports_open_connections(p->ports) > 0;
+	if (mono >= p->next_sample_us) {
+		struct aj_metric before = p->metrics.last, now_s;
+		bool had = p->metrics.have_last;
+		aj_metrics_sample(&p->metrics, p->have_cg ? &p->cg : NULL, p->egress,
+				  p->pol.limits.memory, p->pol.limits.pids, true, &now_s);
+		/* Nothing changed and nobody watches: sample half as often, up to a minute. */
+		if (!attached && had && aj_metric_same(&before, &now_s))
+			p->sample_every_s = p->sample_every_s * 2 > AJ_METRICS_IDLE_MAX_S
+						    ? AJ_METRICS_IDLE_MAX_S
+						    : p->sample_every_s * 2;
+		else
+			p->sample_every_s = AJ_METRICS_EVERY_S;
+		p->next_sample_us = mono + p->sample_every_s * 1000000ULL;
+	}
+	next = (p->next_sample_us - mono + 999) / 1000;
 	if (p->rec.max_lifetime_ms) {
 		at = (uint64_t)(p->rec.started_ms + p->rec.max_lifetime_ms);
 		if (now >= at) {
@@ -516,6 +533,7 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd, const stru
 	aj_sandbox_init(&p.sb); /* teardown() after an early failure must touch no descriptor */
 	aj_dialer_init(&p.dialer);
 	p.listen_fd = -1;
+	p.sample_every_s = AJ_METRICS_EVERY_S;
 	p.img.lock_fd = -1;
 	p.next_id = 1;
 	p.warn = warn;

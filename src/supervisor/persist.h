@@ -111,6 +111,7 @@ struct persist {
 	const struct aj_warn *warn; /* the caller's: what the supervisor has to tell its log */
 	struct aj_metrics metrics; /* sampled every AJ_METRICS_EVERY_S (metrics.h) */
 	uint64_t next_sample_us; /* monotonic: when the timers next take a metrics sample */
+	unsigned sample_every_s; /* AJ_METRICS_EVERY_S, more while idle (supervisor/metrics.h) */
 };
 
 /* Entry point of `agentjail __supervise`. ready_fd receives one JSON line when the sandbox
