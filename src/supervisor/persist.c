@@ -381,10 +381,12 @@ static uint64_t timers(struct persist *p)
 	if (mono >= p->next_sample_us) {
 		struct aj_metric before = p->metrics.last, now_s;
 		bool had = p->metrics.have_last;
+		/* activity since the sample before (a request, an exec, a port's connection) */
+		bool active = had && p->last_activity_ms >= (uint64_t)before.ms;
 		aj_metrics_sample(&p->metrics, p->have_cg ? &p->cg : NULL, p->egress,
 				  p->pol.limits.memory, p->pol.limits.pids, true, &now_s);
-		/* Nothing changed and nobody watches: sample half as often, up to a minute. */
-		if (!attached && had && aj_metric_same(&before, &now_s))
+		/* Nothing changed and nobody came: sample half as often, up to a minute. */
+		if (!attached && had && !active && aj_metric_same(&before, &now_s))
 			p->sample_every_s = p->sample_every_s * 2 > AJ_METRICS_IDLE_MAX_S
 						    ? AJ_METRICS_IDLE_MAX_S
 						    : p->sample_every_s * 2;
