@@ -141,6 +141,10 @@ struct aj_verb {
 };
 extern const struct aj_verb *const aj_verbs[]; /* NULL-terminated, in --help order */
 const struct aj_verb *aj_verb_find(const char *name);
+/* A verb of subcommands (v->subs): runs the one argv[1] names, or prints their list (with
+ * `footer`, a sentence naming the docs) for --help, and for a missing or unknown one with
+ * exit 125. */
+int aj_verb_run_sub(const struct aj_verb *v, const char *footer, int argc, char **argv);
 
 /* Parses a verb's command line (argv[0] is the verb): options anywhere before "--" (with
  * AJ_VERB_OPTS_FIRST only before the first positional, after which everything is the

@@ -445,32 +445,9 @@ static const struct aj_verb subs[] = {
 static const struct aj_verb *const sub_list[] = {&subs[0], &subs[1], &subs[2], &subs[3],
 						 &subs[4], &subs[5], &subs[6], NULL};
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: agentjail image SUBCOMMAND [OPTIONS]\n\nsubcommands:\n");
-	for (const struct aj_verb *const *s = sub_list; *s; s++)
-		fprintf(f, "  %-12s %s\n", (*s)->name, (*s)->summary);
-	fprintf(f, "\nagentjail image SUBCOMMAND --help shows its options; docs/images.md "
-		   "describes the store.\n");
-}
-
 static int cmd_image(const struct aj_verb *v, int argc, char **argv)
 {
-	(void)v;
-	if (argc < 2) {
-		usage(stderr);
-		return 125;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		usage(stdout);
-		return 0;
-	}
-	for (const struct aj_verb *const *s = sub_list; *s; s++)
-		if (!strcmp(argv[1], (*s)->name))
-			return (*s)->fn(*s, argc - 1, argv + 1);
-	fprintf(stderr, "agentjail: [usage] image: unknown subcommand \"%s\"\n", argv[1]);
-	usage(stderr);
-	return 125;
+	return aj_verb_run_sub(v, "docs/images.md describes the store.", argc, argv);
 }
 
 static const char *const image_words[] = {"pull",    "import", "export", "ls",

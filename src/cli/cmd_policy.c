@@ -306,33 +306,9 @@ static const struct aj_verb import_srt = {
 };
 static const struct aj_verb *const subcommands[] = {&import_srt, NULL};
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: agentjail policy SUBCOMMAND [OPTIONS]\n\nsubcommands:\n");
-	for (const struct aj_verb *const *s = subcommands; *s; s++)
-		fprintf(f, "  %-12s %s\n", (*s)->name, (*s)->summary);
-	fprintf(f, "\nagentjail policy SUBCOMMAND --help shows its options; docs/policy.md "
-		   "documents the policy format.\n");
-}
-
 static int cmd_policy(const struct aj_verb *v, int argc, char **argv)
 {
-	(void)v;
-	if (argc < 2) {
-		usage(stderr);
-		return 125;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
-		usage(stdout);
-		return 0;
-	}
-	for (const struct aj_verb *const *s = subcommands; *s; s++)
-		if (strcmp(argv[1], (*s)->name) == 0)
-			return (*s)->fn(*s, argc - 1, argv + 1);
-	fprintf(stderr, "agentjail: [usage] policy: unknown subcommand \"%s\"\n", argv[1]);
-	usage(stderr);
-	return 125;
+	return aj_verb_run_sub(v, "docs/policy.md documents the policy format.", argc, argv);
 }
 
 static const char *const policy_words[] = {"import-srt", NULL};

@@ -57,6 +57,32 @@ void aj_cli_usage(FILE *f)
 	fprintf(f, "\nagentjail COMMAND --help shows a command's options.\n");
 }
 
+static void sub_usage(FILE *f, const struct aj_verb *v, const char *footer)
+{
+	fprintf(f, "usage: agentjail %s SUBCOMMAND [OPTIONS]\n\nsubcommands:\n", v->name);
+	for (const struct aj_verb *const *s = v->subs; *s; s++)
+		fprintf(f, "  %-12s %s\n", (*s)->name, (*s)->summary);
+	fprintf(f, "\nagentjail %s SUBCOMMAND --help shows its options; %s\n", v->name, footer);
+}
+
+int aj_verb_run_sub(const struct aj_verb *v, const char *footer, int argc, char **argv)
+{
+	if (argc < 2) {
+		sub_usage(stderr, v, footer);
+		return AJ_EXIT_ERROR;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		sub_usage(stdout, v, footer);
+		return 0;
+	}
+	for (const struct aj_verb *const *s = v->subs; *s; s++)
+		if (!strcmp(argv[1], (*s)->name))
+			return (*s)->fn(*s, argc - 1, argv + 1);
+	fprintf(stderr, "agentjail: [usage] %s: unknown subcommand \"%s\"\n", v->name, argv[1]);
+	sub_usage(stderr, v, footer);
+	return AJ_EXIT_ERROR;
+}
+
 const struct aj_verb *aj_verb_find(const char *name)
 {
 	for (const struct aj_verb *const *v = aj_verbs; *v; v++)

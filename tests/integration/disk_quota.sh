@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Disk limits (limits.disk, --disk; docs/storage.md). As root, in a private mount namespace of
+# its own (nothing on the host is mounted), the test makes btrfs filesystems on loop devices
+# and puts state directories on them: disk-fill and file-creation attacks against an --overlay
+# run and a persistent sandbox are stopped at the limit with EDQUOT inside, and the report,
+# the events and the metrics say "disk"; a full sandbox does not stop another; the limit is
+# kept across stop and start (a full sandbox restarts writable, to delete), a snapshot and a
+# fork; rm releases the subvolume; `storage init` makes a state directory from nothing. Where
+# no quota is possible (this host's ext4 without CONFIG_QUOTA, btrfs with quota groups off,
+# rootless) a requested limit is refused with exit 125 naming the layer, the probe and the
+# remedy, and nothing is left behind, unless --allow-degraded disk. Bad sizes name the field.
+# rootless: yes
+# timeout: 400
+if [ "$(id -u)" = 0 ] && [ -z "${AJ_DISK_PRIVATE_NS:-}" ]; then
+	exec unshare -m --propagation private env AJ_DISK_PRIVATE_NS=1 bash "$0" "$@"
+fi
+. "$AJ_ROOT/tests/lib.sh"
+. "$AJ_ROOT/tests/persist.bash"
+pj_setup
+WS=$(mktmp)
+echo base >"$WS/base.txt"
+cd "$WS" || exit 1
+
+# ---- refusals wherever the limit cannot be enforced ---------------------------------------
+
+aj_run run --overlay discard --disk 1MiB -- true
+expect_eq "--disk below the minimum: exit 125" "$RC" 125
+expect_contains "names limits.disk and the minimum" "$ERR" "limits.disk: at least 16MiB"
+# shellcheck disable=SC2086
+aj_run run $PJ_FLAGS --disk 16MiB -- true
+expect_eq "--disk on a run that writes the workspace in place: exit 125" "$RC" 125
+expect_contains "says why" "$ERR" "the disk layer is needed but cannot be enforced: the workspace is a host directory written in place"
+# shellcheck disable=SC2086
+aj_run run $PJ_FLAGS --overlay discard --disk 16MiB -- true
+expect_eq "--disk where the state directory has no quotas: exit 125" "$RC" 125
+expect_contains "names the disk layer" "$ERR" "the disk layer is needed but cannot be enforced"
+if is_root; then
+	check "and the probe's finding (no project quotas on the host's filesystem)" \
+		grep -qE "CONFIG_QUOTA|project quotas are|has no quotas agentjail can use" <<<"$ERR"
+else
+	expect_contains "and the probe's finding (rootless)" "$ERR" "needs root"
+fi
+expect_contains "and the remedies" "$ERR" "--allow-degraded disk"
+expect_eq "nothing is left in the state directory's change sets" "$(ls "$STATE/changes" 2>/dev/null | wc -l)" 0
+# shellcheck disable=SC2086
+aj_run run $PJ_FLAGS --overlay discard --disk 16MiB --allow-degraded disk --report "$WS/../deg.json" -- true
+expect_eq "accepted degraded: runs" "$RC" 0
+expect_eq "the report says the disk layer is degraded" \
+	"$(json "$WS/../deg.json" '[l["state"] for l in d["plan"]["layers"] if l["layer"]=="disk"][0]')" degraded
+# shellcheck disable=SC2086
+aj_run create --name nodisk $PJ_FLAGS --disk 32MiB
+expect_eq "create --disk without quotas: exit 125" "$RC" 125
+expect_contains "names the disk layer" "$ERR" "the disk layer is needed but cannot be enforced"
+expect_eq "and no sandbox is kept" "$(pj_state nodisk)" MISSING
+expect_eq "nor its directory" "$(ls "$STATE/sandboxes" 2>/dev/null | wc -l)" 0
+aj_run --json features
+expect_eq "features: disk limits not enforceable here" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["disk"]["enforceable"])')" False
+
+if ! is_root; then
+	exit 0
+fi
+if ! command -v mkfs.btrfs >/dev/null; then
+	skip "disk quotas on btrfs" "mkfs.btrfs is missing (btrfs-progs; scripts/install-deps installs it)"
+	exit 0
+fi
+
+# A btrfs on a loop device, mounted on $1 (in this test's mount namespace), quota groups on
+# unless $2 is "off".
+mkbtrfs() {
+	truncate -s 2G "$1.img" && mkfs.btrfs -q "$1.img" >/dev/null 2>&1 && mkdir -p "$1" &&
+		mount -o loop "$1.img" "$1" || return 1
+	PJ_AT_EXIT+=("umount -l '$1'")
+	[ "${2:-on}" = off ] || btrfs quota enable "$1"
+}
+T=$(mktmp)
+mkbtrfs "$T/noq" off || { not_ok "a btrfs on a loop device"; exit 0; }
+aj_run --state-dir "$T/noq/st" run --overlay discard --disk 16MiB -- true
+expect_eq "btrfs with quota groups off: exit 125" "$RC" 125
+expect_contains "the probe says quota groups are off, and how to turn them on" "$ERR" "quota groups are off on this btrfs; enable them with \`btrfs quota enable"
+
+mkbtrfs "$T/q" || { not_ok "a btrfs with quota groups"; exit 0; }
+PJ_EXTRA_STATES+=("$STATE")
+export AGENTJAIL_STATE_DIR=$T/q/st
+STATE=$AGENTJAIL_STATE_DIR
+aj_run --json features
+expect_eq "features: disk limits enforceable with btrfs qgroups" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin)["disk"]; print(d["enforceable"], d["mechanism"])')" "True btrfs qgroup"
+
+# ---- an --overlay run ----------------------------------------------------------------------
+
+aj_run run --overlay discard --disk 16MiB --report "$T/fill.json" --events "$T/fill.ev" -- \
+	sh -c 'dd if=/dev/zero of=big bs=1M count=64 2>&1; echo "dd=$?"'
+expect_eq "the run ends normally (the command's own exit)" "$RC" 0
+expect_contains "a write past 16 MiB fails with EDQUOT inside" "$OUT" "Disk quota exceeded"
+expect_contains "dd failed" "$OUT" "dd=1"
+expect_eq "the report's limits_hit has disk" "$(json "$T/fill.json" '"disk" in d["limits_hit"]')" True
+expect_eq "the report's disk: the limit" "$(json "$T/fill.json" 'd["disk"]["limit_bytes"]')" 16777216
+expect_eq "and what was written, at most the limit" \
+	"$(json "$T/fill.json" '15*2**20 <= d["disk"]["used_bytes"] <= 16*2**20')" True
+expect_eq "the plan: disk enforced by a btrfs qgroup" \
+	"$(json "$T/fill.json" '[l["detail"] for l in d["plan"]["layers"] if l["layer"]=="disk"][0].startswith("16 MiB (btrfs qgroup on ")')" True
+expect_contains "a limit event names disk" "$(cat "$T/fill.ev")" '"limit":"disk"'
+expect_eq "the workspace is untouched" "$(ls "$WS")" base.txt
+expect_eq "the change set's subvolume is gone" "$(btrfs subvolume list "$T/q" | wc -l)" 0
+
+aj_run run --overlay discard --disk 16MiB --report "$T/files.json" -- \
+	sh -c 'i=0; while [ $i -lt 100000 ] && (: >"f$i") 2>/dev/null; do i=$((i+1)); done; echo "files=$i"; : >last'
+expect_contains "creating empty files stops at the limit" "$ERR" "Disk quota exceeded"
+N=$(printf '%s' "$OUT" | sed -n 's/^files=//p')
+expect_eq "after thousands of files, not 100000 ($N)" "$([ "${N:-0}" -gt 1000 ] && [ "${N:-0}" -lt 100000 ] && echo yes)" yes
+expect_eq "the report says disk" "$(json "$T/files.json" '"disk" in d["limits_hit"]')" True
+
+aj_run run --overlay discard --disk 64MiB --report "$T/small.json" -- sh -c 'dd if=/dev/zero of=f bs=1M count=4 2>/dev/null'
+expect_eq "a run within its limit: exit 0" "$RC" 0
+expect_eq "and no limit hit" "$(json "$T/small.json" 'd["limits_hit"]')" "[]"
+
+# ---- persistent sandboxes ------------------------------------------------------------------
+
+pj_create full --disk 32MiB
+pj_create other --disk 32MiB
+aj_run exec full -- sh -c 'dd if=/dev/zero of=big bs=1M count=64 2>&1'
+expect_contains "a persistent sandbox's disk fill: EDQUOT inside" "$OUT" "Disk quota exceeded"
+aj_run exec other -- sh -c 'dd if=/dev/zero of=f bs=1M count=8 2>&1 && echo wrote'
+expect_contains "another sandbox on the same filesystem still writes" "$OUT" "wrote"
+aj_run --json stats full
+expect_eq "stats: the disk used and the limit" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; print(d["disk_limit"], d["disk"] > 30*2**20)')" "33554432 True"
+wait_until 20 sh -c "'$AJ' events full 2>/dev/null | grep -q '\"limit\":\"disk\"'"
+check "a limit event names disk" sh -c "'$AJ' events full | grep -q '\"limit\":\"disk\"'"
+aj_run stop full
+aj_run start full
+expect_eq "a full sandbox starts again" "$RC" 0
+aj_run exec full -- sh -c 'rm big && echo removed && dd if=/dev/zero of=again bs=1M count=64 2>&1'
+expect_contains "and can delete what filled it" "$OUT" "removed"
+expect_contains "its limit is in force again after the start" "$OUT" "Disk quota exceeded"
+aj_run exec full -- rm again
+aj_run snapshot full --name snap1
+expect_eq "snapshot of a sandbox with a disk limit" "$RC" 0
+aj_run fork full --name child
+expect_eq "fork" "$RC" 0
+aj_run exec child -- sh -c 'dd if=/dev/zero of=big bs=1M count=64 2>&1'
+expect_contains "the fork has the same limit" "$OUT" "Disk quota exceeded"
+aj_run --json stats child
+expect_eq "the fork's limit: 32 MiB" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; print(d["disk_limit"])')" 33554432
+aj_run stop other
+aj_run snapshot other --name snap2
+expect_eq "snapshot of a stopped sandbox (its upper copied out of the subvolume)" "$RC" 0
+aj_run start other
+aj_run exec other -- cat f
+expect_eq "its files are still there" "$RC" 0
+pj_remove_all
+expect_eq "rm releases every sandbox's subvolume" "$(btrfs subvolume list "$T/q" | wc -l)" 0
+
+# ---- storage init ----------------------------------------------------------------------------
+
+PJ_AT_EXIT+=("umount -l '$T/fresh' 2>/dev/null")
+aj_run --state-dir "$T/fresh" storage init --size 1GiB
+expect_eq "storage init: exit 0" "$RC" 0
+expect_contains "says what it made" "$OUT" "is now a 1 GiB btrfs filesystem in $T/fresh.img"
+check "the state directory is a mount of the image" findmnt -n "$T/fresh"
+aj_run --state-dir "$T/fresh" --json features
+expect_eq "and disk limits are enforceable on it" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["disk"]["enforceable"])')" True
+umount "$T/fresh"
+aj_run --state-dir "$T/fresh" ls
+check "the next command mounts it again (as after a reboot)" findmnt -n "$T/fresh"
+aj_run --state-dir "$T/fresh" storage init
+expect_eq "storage init again: exit 125" "$RC" 125
+expect_contains "a mount point already" "$ERR" "is a mount point already"
+mkdir -p "$T/busy" && echo keep >"$T/busy/file"
+aj_run --state-dir "$T/busy" storage init
+expect_contains "a state directory with data is refused" "$ERR" "holds data"
+expect_eq "and kept as it was" "$(cat "$T/busy/file")" keep
+aj_run --state-dir "$T/x" storage init --fs zfs
+expect_contains "--fs names the choices" "$ERR" '--fs: "zfs" is not a filesystem storage init makes'
+aj_run --state-dir "$T/x" storage init --size 1MiB
+expect_contains "--size names the minimum" "$ERR" "--size: at least 256MiB"
+expect_eq "nothing made for them" "$(ls -d "$T"/x* 2>/dev/null | wc -l)" 0
