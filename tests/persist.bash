@@ -40,6 +40,7 @@ except Exception:
 }
 
 PJ_EXTRA_STATES=()
+PJ_AT_EXIT=() # commands run after the sandboxes are gone, before the temporary files go
 pj_cleanup() {
 	local d p
 	for d in "$STATE" "${PJ_EXTRA_STATES[@]}"; do
@@ -47,6 +48,7 @@ pj_cleanup() {
 		pj_remove_all "$d"
 		for p in $(pj_supervisors "$d"); do kill -9 "$p" 2>/dev/null; done
 	done
+	for p in "${PJ_AT_EXIT[@]}"; do eval "$p"; done
 	_aj_cleanup
 }
 

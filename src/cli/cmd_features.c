@@ -2,6 +2,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -9,6 +10,7 @@
 #include "host/features.h"
 #include "policy/plan.h"
 #include "rules/seccomp.h"
+#include "storage/quota.h"
 
 struct features_cli {
 	const char *cgroup_parent;
@@ -61,6 +63,49 @@ static void features_text(const struct aj_features *f)
 	}
 }
 
+/* limits.disk: whether the state directory (or, not made yet, the directory it will be made
+ * in) can hold quota directories. */
+static void disk_probe(struct aj_quota_probe *q, char *dir, size_t len)
+{
+	struct stat st;
+
+	if (aj_cli_state_path(dir, len) < 0)
+		snprintf(dir, len, "/");
+	while (stat(dir, &st) < 0 && strrchr(dir, '/')) {
+		char *slash = strrchr(dir, '/');
+		if (slash == dir) {
+			dir[1] = '\0';
+			break;
+		}
+		*slash = '\0';
+	}
+	aj_quota_probe(dir, q);
+}
+
+static json_t *disk_json(void)
+{
+	struct aj_quota_probe q;
+	char dir[4096];
+
+	disk_probe(&q, dir, sizeof dir);
+	return json_pack("{s:b, s:s, s:s, s:s, s:s?}", "enforceable", q.kind != AJ_QUOTA_NONE,
+			 "mechanism", aj_quota_kind_name(q.kind), "filesystem", q.fs, "path", dir,
+			 "why", q.kind ? NULL : q.why);
+}
+
+static void disk_text(void)
+{
+	struct aj_quota_probe q;
+	char dir[4096];
+
+	disk_probe(&q, dir, sizeof dir);
+	if (q.kind)
+		printf("  disk limits        yes %s on %s (%s)\n", aj_quota_kind_name(q.kind), dir,
+		       q.fs);
+	else
+		printf("  disk limits        NO  %s: %s\n", dir, q.why);
+}
+
 /* The tiers, and what the landlock tier (--tier landlock) enforces in place of each layer
  * of the full one. */
 static void tiers_text(const struct aj_features *f)
@@ -101,11 +146,13 @@ static int cmd_features(const struct aj_verb *v, int argc, char **argv)
 	aj_features_probe_all(&f, c.cgroup_parent);
 	if (aj_cli.json) {
 		json_t *j = aj_plan_features_json(&f, AJ_VERSION);
+		json_object_set_new(j, "disk", disk_json());
 		json_dumpf(j, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(j);
 	} else {
 		features_text(&f);
+		disk_text();
 		tiers_text(&f);
 	}
 	return 0;

@@ -23,6 +23,7 @@
 #include "policy/policy.h"
 #include "state/secrets.h"
 #include "state/store.h"
+#include "storage/backing.h"
 #include "supervisor/run.h"
 #include "workspace/changes.h"
 
@@ -133,9 +134,7 @@ static int set_secret_dir(struct aj_plan *plan, struct aj_err *err)
 {
 	char state[4096], dir[4200];
 
-	if (aj_cli_state_dir(NULL))
-		snprintf(state, sizeof state, "%s", aj_cli_state_dir(NULL));
-	else if (aj_state_dir_default(state, sizeof state) < 0)
+	if (aj_cli_state_path(state, sizeof state) < 0)
 		return 0; /* no store: a from_secret is refused by the proxy, naming it */
 	if (aj_secret_dir(state, "", dir, sizeof dir) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the secret store's path");
@@ -147,12 +146,13 @@ static int open_changeset(const struct aj_policy *pol, struct aj_changeset *cs,
 			  struct aj_err *err)
 {
 	char state[4096];
+	bool attached;
 
-	if (aj_cli_state_dir(NULL))
-		snprintf(state, sizeof state, "%s", aj_cli_state_dir(NULL));
-	else if (aj_state_dir_default(state, sizeof state) < 0)
+	if (aj_cli_state_path(state, sizeof state) < 0)
 		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--overlay needs a state directory"),
 		       aj_err_hint(err, "set HOME or pass --state-dir");
+	if (aj_backing_attach(state, &attached, err) < 0)
+		return -1;
 	if (pol->workspace_mode == AJ_WS_RO)
 		return aj_err_set(err, AJ_LAYER_USAGE, 0,
 				  "--overlay with a read-only workspace would keep no changes");
@@ -161,7 +161,7 @@ static int open_changeset(const struct aj_policy *pol, struct aj_changeset *cs,
 				  "--overlay: the state directory \"%s\" and the workspace \"%s\" "
 				  "overlap; pass --state-dir elsewhere",
 				  state, pol->workspace);
-	return aj_changes_create(state, pol->workspace, cs, err);
+	return aj_changes_create(state, pol->workspace, pol->limits.disk, cs, err);
 }
 
 static int print_change(void *arg, char kind, const char *path)
@@ -245,7 +245,7 @@ static int open_image(struct run_cli *c, const struct aj_policy *pol, struct aj_
 	if (r == 0)
 		r = aj_image_root_open(&im, "", pol->rootfs_image, &c->img, err);
 	if (r == 0)
-		r = aj_image_root_run_layer(&c->img, &im, err);
+		r = aj_image_root_run_layer(&c->img, &im, pol->limits.disk, err);
 	aj_images_close(&im);
 	aj_mgr_close(&m);
 	aj_trace("image opened");

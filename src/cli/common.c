@@ -29,6 +29,17 @@ int aj_cli_open(struct aj_mgr *m, struct aj_err *err)
 	return aj_mgr_open(m, dir, NULL, err);
 }
 
+int aj_cli_state_path(char *buf, size_t len)
+{
+	const char *dir = aj_cli_state_dir(NULL);
+
+	if (dir) {
+		snprintf(buf, len, "%s", dir);
+		return 0;
+	}
+	return aj_state_dir_default(buf, len);
+}
+
 int aj_cli_fail(bool json, const struct aj_err *err)
 {
 	/* From the class only: errnum alone also comes from failed file operations. */

@@ -21,6 +21,8 @@
 
 /* Opens the state directory (--state-dir, else AGENTJAIL_STATE_DIR, else the default). */
 int aj_cli_open(struct aj_mgr *m, struct aj_err *err);
+/* The state directory's path into buf; -1 when there is none (no HOME and none given). */
+int aj_cli_state_path(char *buf, size_t len);
 /* Prints err (to stderr, or as JSON to stdout when json) and returns the exit code. */
 int aj_cli_fail(bool json, const struct aj_err *err);
 void aj_cli_print_json(json_t *j); /* consumes j */

@@ -52,13 +52,17 @@ static void metrics_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 		/* timestampUnix from the sample's RFC 3339 time (UTC) */
 		strptime(t ? t : "", "%Y-%m-%dT%H:%M:%S", &tm);
-		json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:i, s:i, s:i}",
+		json_array_append_new(out, json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:i, s:I, s:I}",
 						     "timestamp", t ? t : "", "timestampUnix",
 						     (json_int_t)timegm(&tm), "cpuCount",
 						     (json_int_t)cpus, "cpuUsedPct", pct, "memUsed",
 						     (json_int_t)json_integer_value(mem), "memTotal",
-						     (json_int_t)total, "memCache", 0, "diskUsed", 0,
-						     "diskTotal", 0));
+						     (json_int_t)total, "memCache", 0, "diskUsed",
+						     (json_int_t)json_integer_value(
+							     json_object_get(s, "disk")),
+						     "diskTotal",
+						     (json_int_t)json_integer_value(
+							     json_object_get(s, "disk_limit"))));
 	}
 	aj_srv_ok(r, 200, out);
 }

@@ -185,6 +185,7 @@ json_t *e2b_sandbox_json(const struct aj_e2b *e, const struct aj_sandbox_rec *re
 struct shape {
 	long cpus;
 	long memory_mb;
+	long disk_mb; /* limits.disk, 0: none */
 	bool internet;
 };
 
@@ -194,6 +195,7 @@ static void shape_of(const struct aj_sandbox_rec *rec, struct shape *sh)
 	json_t *p = json_loads(rec->policy ? rec->policy : "{}", 0, NULL);
 	json_t *lim = json_object_get(p, "limits");
 	json_t *cpus = json_object_get(lim, "cpus"), *mem = json_object_get(lim, "memory");
+	json_t *disk = json_object_get(lim, "disk");
 	const char *net = json_string_value(json_object_get(json_object_get(p, "network"), "mode"));
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 
@@ -203,6 +205,7 @@ static void shape_of(const struct aj_sandbox_rec *rec, struct shape *sh)
 		sh->cpus = 1;
 	sh->memory_mb = json_is_integer(mem) ? (long)(json_integer_value(mem) >> 20)
 					     : (pages > 0 && psz > 0 ? pages / (1048576 / psz) : 0);
+	sh->disk_mb = json_is_integer(disk) ? (long)(json_integer_value(disk) >> 20) : 0;
 	sh->internet = net && strcmp(net, "none") != 0;
 	json_decref(p);
 }
@@ -219,7 +222,7 @@ json_t *e2b_detail_json(const struct aj_e2b *e, const struct aj_sandbox_rec *rec
 		      template_json(rec), "alias", template_json(rec), "sandboxID", rec->id,
 		      "clientID", "agentjail", "startedAt", e2b_time_json(rec->started_ms), "endAt",
 		      e2b_time_json(e2b_end_ms(rec)), "cpuCount", (int)sh.cpus, "memoryMB",
-		      (int)sh.memory_mb, "diskSizeMB", 0, "metadata", e2b_metadata_json(rec),
+		      (int)sh.memory_mb, "diskSizeMB", (int)sh.disk_mb, "metadata", e2b_metadata_json(rec),
 		      "state", rec->state != AJ_ST_PAUSED ? "running" : "paused",
 		      "envdVersion", E2B_ENVD_VERSION);
 	if (!j || !detail)

@@ -14,6 +14,7 @@
 #include "common/cleanup.h"
 #include "common/tree.h"
 #include "common/util.h"
+#include "storage/quota.h"
 
 #define RUNS "images/runs"
 #define INIT "images/init-1"
@@ -146,16 +147,23 @@ int aj_image_root_layer_at(struct aj_image_root *r, const char *dir, struct aj_e
 	return 0;
 }
 
-int aj_image_root_run_layer(struct aj_image_root *r, struct aj_images *im, struct aj_err *err)
+int aj_image_root_run_layer(struct aj_image_root *r, struct aj_images *im, uint64_t disk,
+			    struct aj_err *err)
 {
 	char id[17];
 	_cleanup_close_ int dfd = -1;
+	bool limited;
 
 	if (aj_random_hex(id, 8) < 0)
 		return aj_err_sys(err, AJ_LAYER_INTERNAL, "getrandom");
-	snprintf(r->run_dir, sizeof r->run_dir, "%s/" RUNS "/%s", im->state_dir, id);
+	snprintf(r->run_dir, sizeof r->run_dir, "%s/" RUNS, im->state_dir);
 	if (aj_mkdir_p(r->run_dir, 0700) < 0) {
 		aj_err_sys(err, AJ_LAYER_IMAGE, "create \"%s\"", r->run_dir);
+		r->run_dir[0] = '\0';
+		return -1;
+	}
+	snprintf(r->run_dir, sizeof r->run_dir, "%s/" RUNS "/%s", im->state_dir, id);
+	if (aj_quota_mkdir(r->run_dir, 0700, disk, &limited, err) < 0) {
 		r->run_dir[0] = '\0';
 		return -1;
 	}
@@ -177,7 +185,7 @@ int aj_image_root_run_layer(struct aj_image_root *r, struct aj_images *im, struc
 /* Removes a run directory: its tree, the lock last of all. */
 static void remove_run(int runs, const char *name)
 {
-	aj_tree_remove_at(runs, name, NULL);
+	aj_quota_remove_at(runs, name, NULL);
 }
 
 void aj_image_root_close(struct aj_image_root *r)

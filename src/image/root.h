@@ -37,7 +37,9 @@ struct aj_image_root {
 int aj_image_root_open(struct aj_images *im, const char *owner, const char *ref,
 		       struct aj_image_root *r, struct aj_err *err);
 /* A system layer for one run, under the store (see above). */
-int aj_image_root_run_layer(struct aj_image_root *r, struct aj_images *im, struct aj_err *err);
+/* disk > 0: runs/<id> is a quota directory of that many bytes where the filesystem can. */
+int aj_image_root_run_layer(struct aj_image_root *r, struct aj_images *im, uint64_t disk,
+			    struct aj_err *err);
 /* The system layer at dir (upper/ and work/ made if missing): a persistent sandbox's. */
 int aj_image_root_layer_at(struct aj_image_root *r, const char *dir, struct aj_err *err);
 void aj_image_root_close(struct aj_image_root *r);

@@ -29,7 +29,9 @@ int aj_mgr_drop_unused_layers(struct aj_mgr *m, unsigned *n, struct aj_err *err)
 /* The first step of making a sandbox (create, each of a fork's): takes the lock of the new
  * id r->id, then inserts r ("creating"). Returns the lock's descriptor; the caller holds it
  * until the record says stopped, or discards the sandbox. Nothing is left on failure. */
-int aj_mgr_begin_creating(struct aj_mgr *m, const struct aj_sandbox_rec *r, struct aj_err *err);
+/* disk: limits.disk, the quota of the sandbox's directory (workspace/layers.h). */
+int aj_mgr_begin_creating(struct aj_mgr *m, const struct aj_sandbox_rec *r, uint64_t disk,
+			  struct aj_err *err);
 /* Removes a sandbox that never became complete (record, then directory); lock held. */
 int aj_mgr_discard_creating(struct aj_mgr *m, const char *id, struct aj_err *err);
 /* Crash recovery (recover.c; the steps are at the top of snapshot.c). settle_layer finishes a

@@ -15,11 +15,15 @@
 #include "image/store.h"
 #include "manager/internal.h"
 #include "state/secrets.h"
+#include "storage/backing.h"
+#include "storage/quota.h"
 #include "workspace/layers.h"
 
 int aj_mgr_open(struct aj_mgr *m, const char *state_dir, const char *owner,
 		struct aj_err *err)
 {
+	bool attached;
+
 	memset(m, 0, sizeof *m);
 	if (state_dir)
 		snprintf(m->state, sizeof m->state, "%s", state_dir);
@@ -28,6 +32,8 @@ int aj_mgr_open(struct aj_mgr *m, const char *state_dir, const char *owner,
 							  "--state-dir");
 	snprintf(m->owner, sizeof m->owner, "%s", owner ? owner : "");
 	m->any_owner = owner == NULL;
+	if (aj_backing_attach(m->state, &attached, err) < 0)
+		return -1;
 	return aj_store_open(m->state, &m->store, err);
 }
 
@@ -303,12 +309,18 @@ static int base_layers(struct aj_mgr *m, const char *snapshot, struct aj_sandbox
 	return 0;
 }
 
-int aj_mgr_begin_creating(struct aj_mgr *m, const struct aj_sandbox_rec *r, struct aj_err *err)
+int aj_mgr_begin_creating(struct aj_mgr *m, const struct aj_sandbox_rec *r, uint64_t disk,
+			  struct aj_err *err)
 {
-	_cleanup_close_ int lock = aj_mgr_lock(m, r->id, true, err);
+	_cleanup_close_ int lock = -1;
 
-	if (lock < 0)
+	if (aj_ws_sandbox_dir(m->state, r->id, disk, err) < 0)
 		return -1;
+	lock = aj_mgr_lock(m, r->id, true, err);
+	if (lock < 0) {
+		aj_ws_sandbox_remove(m->state, r->id, NULL);
+		return -1;
+	}
 	/* The lock (which makes the directory) comes before the record: a "creating" record
 	 * whose lock is free is one nobody will finish, which recovery removes. */
 	if (aj_store_begin(m->store, err) == 0) {
@@ -377,6 +389,27 @@ static int snapshot_image(struct aj_mgr *m, const struct aj_create_opts *o, stru
 /* The record and the directories under the new sandbox's lock, which goes when it returns;
  * started if asked. An image sandbox's writable layer is its whole root's: its top directory
  * is root's, the workspace a directory in it. */
+/* limits.disk fails closed at create, before anything is kept: the sandbox's directory got
+ * its quota, or the caller accepted running without one. */
+static int check_disk(struct aj_mgr *m, const struct aj_policy *pol, const char *id,
+		      struct aj_err *err)
+{
+	struct aj_quota_probe q;
+	char dir[4096];
+
+	if (!pol->limits.disk || aj_ws_sandbox_disk(m->state, id) ||
+	    aj_strv_contains(&pol->allow_degraded, "disk"))
+		return 0;
+	snprintf(dir, sizeof dir, "%s/sandboxes", m->state);
+	aj_quota_probe(dir, &q);
+	aj_err_set(err, AJ_LAYER_STATE, 0,
+		   "the disk layer is needed but cannot be enforced: no disk quota on \"%s\": %s",
+		   dir, q.kind ? "making one failed" : q.why);
+	return aj_err_hint(err, "put the state directory on a quota-capable filesystem "
+				"(`agentjail storage init`); or accept running without it: "
+				"--allow-degraded disk");
+}
+
 static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
 			 struct aj_sandbox_rec *r, struct aj_err *err)
 {
@@ -391,13 +424,14 @@ static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
 	rc = pin_image(m, o->policy, &im, err);
 	if (rc == 0 && (fill_new_record(m, o, r, err) < 0 ||
 			base_layers(m, o->from_snapshot, r, err) < 0 ||
-			(lock = aj_mgr_begin_creating(m, r, err)) < 0))
+			(lock = aj_mgr_begin_creating(m, r, o->policy->limits.disk, err)) < 0))
 		rc = -1;
 	aj_images_close(&im);
 	if (rc < 0)
 		return -1;
 	if (aj_ws_sandbox_create(m->state, r->id, image ? 0 : (uid_t)o->policy->uid,
-				 image ? 0 : (gid_t)o->policy->gid, err) < 0) {
+				 image ? 0 : (gid_t)o->policy->gid, err) < 0 ||
+	    check_disk(m, o->policy, r->id, err) < 0) {
 		aj_mgr_discard_creating(m, r->id, NULL);
 		return -1;
 	}

@@ -425,7 +425,7 @@ static int make_fork(struct aj_mgr *m, const struct aj_sandbox_rec *src, const c
 	f.base_depth = (int64_t)f.layers.n; /* the source's state at the fork is its base */
 	if (stat(upper, &st) < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "stat \"%s\"", upper);
-	if ((lock = aj_mgr_begin_creating(m, &f, err)) < 0)
+	if ((lock = aj_mgr_begin_creating(m, &f, aj_ws_sandbox_disk(m->state, src->id), err)) < 0)
 		return -1;
 	if (aj_ws_sandbox_create(m->state, f.id, st.st_uid, st.st_gid, err) < 0) {
 		aj_mgr_discard_creating(m, f.id, NULL);

@@ -370,6 +370,7 @@ static const struct aj_jf_field limits_fields[] = {
 	CPUS("cpus", limits.cpu_milli),
 	DURATION("timeout", limits.timeout_ms),
 	SIZE("file_size", limits.file_size),
+	SIZE("disk", limits.disk),
 	COUNT("open_files", limits.open_files),
 	SIZE("output_bytes", limits.output_bytes),
 	ENUM("output_action", limits.output_action, output_actions),

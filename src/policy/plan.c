@@ -18,6 +18,7 @@
 #include "common/units.h"
 #include "common/util.h"
 #include "policy/plan_internal.h"
+#include "storage/quota.h"
 
 static const char *const layer_names[AJ_PL__COUNT] = {
 	[AJ_PL_USERNS] = "user-namespace",     [AJ_PL_MOUNTNS] = "mount-namespace",
@@ -31,7 +32,7 @@ static const char *const layer_names[AJ_PL__COUNT] = {
 	[AJ_PL_RLIMITS] = "rlimits",           [AJ_PL_MEMORY] = "memory",
 	[AJ_PL_PIDS] = "pids",                 [AJ_PL_CPU] = "cpu",
 	[AJ_PL_TIMEOUT] = "timeout",           [AJ_PL_OUTPUT] = "output",
-	[AJ_PL_EGRESS] = "egress-proxy",
+	[AJ_PL_DISK] = "disk",                 [AJ_PL_EGRESS] = "egress-proxy",
 };
 
 const char *aj_plan_layer_name(int layer)
@@ -333,6 +334,53 @@ static int resources(struct aj_plan *p, const struct aj_plan_tier *t, struct aj_
 	return 0;
 }
 
+/* limits.disk: the writable layers' directory must be a quota directory with that limit
+ * (made so by whoever made it, storage/quota.h); a sandbox that writes a host directory in
+ * place has nothing the limit could bound. */
+static int disk(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj_err *err)
+{
+	const struct aj_policy *pol = p->policy;
+	const char *dir = ws && ws->rw_dir ? ws->rw_dir
+			  : ws && ws->root ? ws->root->rw_dir
+					   : NULL;
+	bool in_place = (!ws || !ws->lowers) && !p->no_workspace && !pol->managed &&
+			pol->workspace && pol->workspace_mode == AJ_WS_RW;
+	struct aj_quota_use u;
+	struct aj_quota_probe q;
+	char buf[32], probe[400];
+
+	if (!pol->limits.disk) {
+		aj_plan_set_layer(p, AJ_PL_DISK, AJ_LS_OFF, "no limit");
+		return 0;
+	}
+	aj_format_size(pol->limits.disk, buf, sizeof buf);
+	if (in_place || pol->read_write.n)
+		return aj_plan_need(p, AJ_PL_DISK, "disk", NULL, AJ_LAYER_POLICY,
+				    in_place ? "the workspace is a host directory written in place"
+					     : "filesystem.read_write grants write host directories",
+				    "bound a run's writes with --overlay, --image or a persistent "
+				    "sandbox",
+				    err);
+	if (!dir) {
+		aj_plan_set_layer(p, AJ_PL_DISK, AJ_LS_ENFORCED,
+				  "%s: nothing on disk is writable (tmpfs only)", buf);
+		return 0;
+	}
+	if (aj_quota_usage(dir, false, &u) == 0 && u.limit) {
+		p->disk_dir = aj_xstrdup(dir);
+		aj_plan_set_layer(p, AJ_PL_DISK, AJ_LS_ENFORCED, "%s (%s on %s)", buf,
+				  aj_quota_kind_name(u.kind), dir);
+		return 0;
+	}
+	aj_quota_probe(dir, &q);
+	snprintf(probe, sizeof probe, "no disk quota on \"%s\": %s", dir,
+		 q.kind ? "it was made without one" : q.why);
+	return aj_plan_need(p, AJ_PL_DISK, "disk", NULL, AJ_LAYER_STATE, probe,
+			    "put the state directory on a quota-capable filesystem "
+			    "(`agentjail storage init`)",
+			    err);
+}
+
 static int workspace(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj_err *err)
 {
 	p->ovl.rw_fd = p->root.rw_fd = -1;
@@ -405,7 +453,8 @@ static int build(struct aj_plan *p, const struct aj_plan_tier *t, char *const *a
 	if (process(p, argv, err) < 0 || t->process(p, err) < 0 || aj_plan_network(p, err) < 0)
 		return -1;
 	rlimits(p);
-	if (t->landlock(p, err) < 0 || t->seccomp(p, err) < 0 || resources(p, t, err) < 0)
+	if (t->landlock(p, err) < 0 || t->seccomp(p, err) < 0 || resources(p, t, err) < 0 ||
+	    disk(p, ws, err) < 0)
 		return -1;
 	return 0;
 }
@@ -438,6 +487,8 @@ void aj_plan_free(struct aj_plan *p)
 	free(p->ovl.rw_dir);
 	free(p->git_dir);
 	p->git_dir = NULL;
+	free(p->disk_dir);
+	p->disk_dir = NULL;
 	free(p->scratch);
 	p->scratch = NULL;
 	for (size_t i = 0; i < p->ovl.n_lowers; i++)

@@ -101,6 +101,7 @@ enum aj_layer_id {
 	AJ_PL_CPU,
 	AJ_PL_TIMEOUT,
 	AJ_PL_OUTPUT,
+	AJ_PL_DISK,
 	AJ_PL_EGRESS,
 	AJ_PL__COUNT
 };
@@ -239,6 +240,7 @@ struct aj_plan {
 	 * ports or a persistent sandbox) */
 	bool inbound;
 	char *git_dir;      /* the workspace's .git directory, checked again after the run */
+	char *disk_dir;     /* limits.disk enforced: the quota directory of the writable layers */
 	bool had_commondir; /* .git/commondir existed before the run */
 	struct aj_overlay ovl;
 	/* an image root: the overlay of the image's layers and the system layer, mounted as / */

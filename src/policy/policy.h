@@ -31,6 +31,8 @@ enum aj_tier { AJ_TIER_NAMESPACES = 0, AJ_TIER_LANDLOCK };
 enum aj_preview_access { AJ_PREVIEW_TOKEN = 0, AJ_PREVIEW_PUBLIC };
 
 /* 0 means "no limit" for every field but open_files and tmpfs_size, which always have one. */
+#define AJ_DISK_MIN (16ULL << 20) /* the smallest limits.disk: below it a filesystem's own
+				    * reservations decide */
 struct aj_limits {
 	uint64_t memory;       /* bytes */
 	uint64_t pids;         /* tasks (processes and threads) */
@@ -40,6 +42,7 @@ struct aj_limits {
 	uint64_t open_files;   /* descriptors per process */
 	uint64_t output_bytes; /* stdout + stderr together */
 	uint64_t tmpfs_size;   /* bytes, each writable tmpfs (/tmp, home, /dev/shm) */
+	uint64_t disk;         /* bytes the sandbox may write to disk (storage/quota.h) */
 	enum aj_output_action output_action;
 };
 

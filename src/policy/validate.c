@@ -38,7 +38,7 @@ static const char *const kernel_trees[] = {"/proc", "/sys", "/dev"};
  * namespaces tier naming them changes nothing. */
 static const char *const degradable_layers[] = {
 	"landlock", "landlock-net", "landlock-scope", "seccomp", "cgroup", "memory", "cpu",
-	"pids", "uts-namespace", "mount-namespace", "network-namespace", "subids",
+	"pids", "disk", "uts-namespace", "mount-namespace", "network-namespace", "subids",
 };
 
 static bool is_system_path_or_parent(const char *path)
@@ -184,6 +184,10 @@ static int validate_limits(const struct aj_limits *l, struct aj_err *err)
 	if (l->open_files < 16 || l->open_files > (1u << 20))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "limits.open_files: expected between 16 and 1048576");
+	if (l->disk && l->disk < AJ_DISK_MIN)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "limits.disk: at least 16MiB (below it the filesystem's own "
+				  "reservations decide)");
 	if (l->tmpfs_size < (1ULL << 20))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "limits.tmpfs_size: at least 1MiB (it sizes /tmp and the home)");

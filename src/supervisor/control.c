@@ -717,7 +717,8 @@ static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_
 		json_int_t end = json_integer_value(json_object_get(req, "end_ms"));
 
 		aj_metrics_sample(&p->metrics, p->have_cg ? &p->cg : NULL, p->egress,
-				  p->pol.limits.memory, p->pol.limits.pids, false, &now);
+				  p->plan.disk_dir, p->pol.limits.memory, p->pol.limits.pids, false,
+				  &now);
 		reply(c, json_pack("{s:b, s:o, s:o, s:i}", "ok", 1, "now", aj_metric_json(&now),
 				   "samples", aj_metrics_json(&p->metrics, start, end), "every_s",
 				   AJ_METRICS_EVERY_S),

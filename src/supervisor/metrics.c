@@ -6,14 +6,17 @@
 #include "common/alloc.h"
 #include "common/util.h"
 #include "egress/egress.h"
+#include "storage/quota.h"
 
 void aj_metrics_sample(struct aj_metrics *m, struct aj_cgroup *cg, const struct aj_egress *eg,
-		       uint64_t memory_limit, uint64_t pids_limit, bool keep, struct aj_metric *out)
+		       const char *disk_dir, uint64_t memory_limit, uint64_t pids_limit, bool keep,
+		       struct aj_metric *out)
 {
 	struct aj_metric s = {.ms = (int64_t)aj_now_realtime_ms(), .mono_us = aj_now_monotonic_us(),
 			      .memory_limit = cg ? memory_limit : 0, .pids_limit = cg ? pids_limit : 0};
 	struct aj_cgroup_stats st;
 	struct aj_egress_stats es;
+	struct aj_quota_use du;
 
 	if (cg && cg->env->ops->stats(cg, &st, NULL) == 0) {
 		s.have_cpu = st.have_cpu;
@@ -27,6 +30,11 @@ void aj_metrics_sample(struct aj_metrics *m, struct aj_cgroup *cg, const struct 
 	s.net_up = es.bytes_up;
 	s.net_down = es.bytes_down;
 	s.net_connections = es.connections;
+	if (disk_dir && aj_quota_usage(disk_dir, false, &du) == 0) {
+		s.have_disk = true;
+		s.disk = du.bytes;
+		s.disk_limit = du.limit;
+	}
 	/* The share since the newest kept sample, over at least half a second; an on-demand
 	 * sample right after one takes that one's share. */
 	if (m->have_last && m->last.have_cpu && s.have_cpu && s.cpu_usec >= m->last.cpu_usec &&
@@ -56,7 +64,8 @@ bool aj_metric_same(const struct aj_metric *a, const struct aj_metric *b)
 {
 	return a->cpu_usec <= b->cpu_usec + 1000 && b->cpu_usec <= a->cpu_usec + 1000 &&
 	       a->memory == b->memory && a->pids == b->pids && a->net_up == b->net_up &&
-	       a->net_down == b->net_down && a->net_connections == b->net_connections;
+	       a->net_down == b->net_down && a->net_connections == b->net_connections &&
+	       a->disk == b->disk;
 }
 
 json_t *aj_metric_json(const struct aj_metric *s)
@@ -78,6 +87,9 @@ json_t *aj_metric_json(const struct aj_metric *s)
 	json_object_set_new(j, "pids", s->have_pids ? json_integer((json_int_t)s->pids)
 						    : json_null());
 	json_object_set_new(j, "pids_limit", json_integer((json_int_t)s->pids_limit));
+	json_object_set_new(j, "disk", s->have_disk ? json_integer((json_int_t)s->disk)
+						    : json_null());
+	json_object_set_new(j, "disk_limit", json_integer((json_int_t)s->disk_limit));
 	return j;
 }
 

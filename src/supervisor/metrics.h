@@ -31,6 +31,8 @@ struct aj_metric {
 	uint64_t memory_limit;    /* 0: none enforced (no limit, or no cgroup) */
 	uint64_t pids, pids_limit;
 	uint64_t net_up, net_down, net_connections; /* through the proxy so far */
+	bool have_disk;           /* limits.disk: the writable layers' quota directory */
+	uint64_t disk, disk_limit;
 };
 
 struct aj_metrics {
@@ -44,10 +46,12 @@ struct aj_metrics {
  * tasks and traffic. */
 bool aj_metric_same(const struct aj_metric *a, const struct aj_metric *b);
 
-/* A sample now of cg (NULL: none) and eg (NULL: none), with the limits given; into the ring
- * when `keep`, else only compared with the newest for its CPU share. */
+/* A sample now of cg (NULL: none), eg (NULL: none) and the quota directory disk_dir (NULL:
+ * none), with the limits given; into the ring when `keep`, else only compared with the newest
+ * for its CPU share. */
 void aj_metrics_sample(struct aj_metrics *m, struct aj_cgroup *cg, const struct aj_egress *eg,
-		       uint64_t memory_limit, uint64_t pids_limit, bool keep, struct aj_metric *out);
+		       const char *disk_dir, uint64_t memory_limit, uint64_t pids_limit, bool keep,
+		       struct aj_metric *out);
 /* The kept samples from start_ms to end_ms (0: no bound), oldest first, as JSON. */
 json_t *aj_metrics_json(const struct aj_metrics *m, int64_t start_ms, int64_t end_ms);
 json_t *aj_metric_json(const struct aj_metric *s);

@@ -19,6 +19,7 @@
 #include "host/features.h"
 #include "ports/publish.h"
 #include "state/secrets.h"
+#include "storage/quota.h"
 #include "supervisor/procs.h"
 #include "supervisor/start.h"
 #include "workspace/layers.h"
@@ -205,6 +206,8 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	struct aj_stdio io;
 	struct aj_sync_msg ready;
 	char name[64];
+	uint64_t limit = 0;
+	bool lifted;
 	int r;
 	/* The sandbox's stdio; init hands the commands their own. */
 	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -226,8 +229,14 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	 * published ports bound before anything runs (a host port taken since the last start
 	 * fails here, naming it). */
 	if (aj_sv_egress_new(&p->plan, &p->egress, err) < 0 ||
-	    aj_sv_ports_bind(&p->plan, &p->ports, err) < 0 ||
-	    aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err) < 0)
+	    aj_sv_ports_bind(&p->plan, &p->ports, err) < 0)
+		return -1;
+	/* A sandbox that filled its disk starts with its overlays writable, to delete files. */
+	lifted = p->plan.disk_dir && aj_quota_headroom(p->plan.disk_dir, &limit);
+	r = aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err);
+	if (lifted && aj_quota_set_limit(p->plan.disk_dir, limit, r < 0 ? NULL : err) < 0 && r == 0)
+		return -1;
+	if (r < 0)
 		return -1;
 	if (ready.exec_errno)
 		return aj_err_set(err, AJ_LAYER_EXEC, ready.exec_errno,
@@ -368,6 +377,19 @@ static void lifetime_reached(struct persist *p)
  * lifetime and the idle timeout. Returns the milliseconds until it is next needed: the next
  * sample, or a deadline before it (an idle sandbox wakes its supervisor once per sample, not
  * every second; a wake-up costs more than the sample). */
+/* A "limit" event when the writable layers reach limits.disk, once until they drop below. */
+static void disk_event(struct persist *p, const struct aj_metric *s)
+{
+	struct aj_quota_use u = {.bytes = s->disk, .limit = s->disk_limit};
+	bool reached = s->have_disk && aj_quota_reached(&u);
+
+	if (reached && !p->disk_hit)
+		aj_persist_event(p, "limit", json_pack("{s:s, s:I, s:I}", "limit", "disk",
+							"used_bytes", (json_int_t)s->disk,
+							"limit_bytes", (json_int_t)s->disk_limit));
+	p->disk_hit = reached;
+}
+
 static uint64_t timers(struct persist *p)
 {
 	uint64_t now = aj_now_realtime_ms(), mono = aj_now_monotonic_us(), next, at;
@@ -384,7 +406,9 @@ static uint64_t timers(struct persist *p)
 		/* activity since the sample before (a request, an exec, a port's connection) */
 		bool active = had && p->last_activity_ms >= (uint64_t)before.ms;
 		aj_metrics_sample(&p->metrics, p->have_cg ? &p->cg : NULL, p->egress,
-				  p->pol.limits.memory, p->pol.limits.pids, true, &now_s);
+				  p->plan.disk_dir, p->pol.limits.memory, p->pol.limits.pids, true,
+				  &now_s);
+		disk_event(p, &now_s);
 		/* Nothing changed and nobody came: sample half as often, up to a minute. */
 		if (!attached && had && !active && aj_metric_same(&before, &now_s))
 			p->sample_every_s = p->sample_every_s * 2 > AJ_METRICS_IDLE_MAX_S

@@ -112,6 +112,7 @@ struct persist {
 	struct aj_metrics metrics; /* sampled every AJ_METRICS_EVERY_S (metrics.h) */
 	uint64_t next_sample_us; /* monotonic: when the timers next take a metrics sample */
 	unsigned sample_every_s; /* AJ_METRICS_EVERY_S, more while idle (supervisor/metrics.h) */
+	bool disk_hit;           /* the last sample found limits.disk reached */
 };
 
 /* Entry point of `agentjail __supervise`. ready_fd receives one JSON line when the sandbox

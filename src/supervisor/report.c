@@ -21,7 +21,7 @@ static json_t *status_json(const struct aj_run_result *res)
 static json_t *hits_json(unsigned hits)
 {
 	json_t *a = json_array();
-	for (unsigned bit = 1; bit <= AJ_HIT_FILE_SIZE; bit <<= 1)
+	for (unsigned bit = 1; bit <= AJ_HIT_DISK; bit <<= 1)
 		if (hits & bit)
 			json_array_append_new(a, json_string(aj_hit_name(bit)));
 	return a;
@@ -79,6 +79,11 @@ json_t *aj_run_report(const struct aj_plan *plan, const struct aj_run_result *re
 	json_object_set_new(r, "cpu_ms", json_real((double)res->cpu_us / 1000.0));
 	json_object_set_new(r, "peak_memory_bytes",
 			    res->have_peak ? json_integer((json_int_t)res->peak_memory) : json_null());
+	json_object_set_new(r, "disk",
+			    res->have_disk ? json_pack("{s:I, s:I}", "used_bytes",
+						       (json_int_t)res->disk_bytes, "limit_bytes",
+						       (json_int_t)res->disk_limit)
+					   : json_null());
 	json_object_set_new(r, "output", output_json(res));
 	json_object_set_new(r, "changes",
 			    res->changes.id

@@ -21,6 +21,7 @@
 #include "egress/egress.h"
 #include "sandbox/launch.h"
 #include "sandbox/userns.h"
+#include "storage/quota.h"
 #include "supervisor/events.h"
 #include "supervisor/gitwatch.h"
 #include "supervisor/start.h"
@@ -184,6 +185,22 @@ static void hit(struct run_ctx *c, unsigned which, json_t *details)
 		details = json_object();
 	json_object_set_new(details, "limit", json_string(aj_hit_name(which)));
 	aj_events_emit(&c->ev, "limit", details);
+}
+
+/* limits.disk: the writable layers' final figures, and the limit as hit when they reached it
+ * (the sandbox got EDQUOT or was about to). */
+static void disk_usage(struct run_ctx *c)
+{
+	struct aj_quota_use u;
+
+	if (!c->plan->disk_dir || aj_quota_usage(c->plan->disk_dir, true, &u) < 0)
+		return;
+	c->res->have_disk = true;
+	c->res->disk_bytes = u.bytes;
+	c->res->disk_limit = u.limit;
+	if (aj_quota_reached(&u))
+		hit(c, AJ_HIT_DISK, json_pack("{s:I, s:I}", "used_bytes", (json_int_t)u.bytes,
+					      "limit_bytes", (json_int_t)u.limit));
 }
 
 static void close_stream(struct run_ctx *c, struct stream *s)
@@ -489,6 +506,7 @@ static void collect_stats(struct run_ctx *c)
 	struct aj_run_result *res = c->res;
 
 	res->wall_us = aj_now_monotonic_us() - c->start_us;
+	disk_usage(c);
 	if (!c->have_cg)
 		return;
 	c->cg.env->ops->kill_all(&c->cg, NULL);
@@ -720,6 +738,7 @@ const char *aj_hit_name(unsigned hit)
 	case AJ_HIT_PIDS: return "pids";
 	case AJ_HIT_CPU: return "cpu";
 	case AJ_HIT_FILE_SIZE: return "file_size";
+	case AJ_HIT_DISK: return "disk";
 	default: return "?";
 	}
 }

@@ -24,6 +24,7 @@ enum aj_hit {
 	AJ_HIT_PIDS = 1u << 3,
 	AJ_HIT_CPU = 1u << 4,       /* throttled by the CPU quota */
 	AJ_HIT_FILE_SIZE = 1u << 5, /* a process died of SIGXFSZ */
+	AJ_HIT_DISK = 1u << 6,      /* the writable layers reached limits.disk */
 };
 
 struct aj_run_opts {
@@ -47,6 +48,8 @@ struct aj_run_result {
 	uint64_t cpu_us;
 	bool have_peak;
 	uint64_t peak_memory;
+	bool have_disk;      /* limits.disk: what the writable layers hold at the end */
+	uint64_t disk_bytes, disk_limit;
 	struct aj_output out;
 	struct aj_cgroup_stats cg;
 	bool have_cg;

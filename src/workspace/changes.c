@@ -12,6 +12,7 @@
 #include "common/cleanup.h"
 #include "common/tree.h"
 #include "common/util.h"
+#include "storage/quota.h"
 #include "workspace/diff.h"
 
 static bool valid_id(const char *id)
@@ -40,11 +41,12 @@ static int write_meta(const struct aj_changeset *cs, struct aj_err *err)
 	return 0;
 }
 
-int aj_changes_create(const char *state, const char *workspace, struct aj_changeset *cs,
-		      struct aj_err *err)
+int aj_changes_create(const char *state, const char *workspace, uint64_t disk,
+		      struct aj_changeset *cs, struct aj_err *err)
 {
 	char path[4300];
 	struct stat st;
+	bool limited;
 
 	memset(cs, 0, sizeof *cs);
 	if (aj_random_hex(cs->id, 8) < 0)
@@ -55,8 +57,11 @@ int aj_changes_create(const char *state, const char *workspace, struct aj_change
 	cs->exit_code = -1;
 	if (stat(workspace, &st) < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "stat \"%s\"", workspace);
-	if (aj_mkdir_p(cs->dir, 0700) < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", cs->dir);
+	snprintf(path, sizeof path, "%s/changes", state);
+	if (aj_mkdir_p(path, 0700) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", path);
+	if (aj_quota_mkdir(cs->dir, 0700, disk, &limited, err) < 0)
+		return -1;
 	/* The upper layer stores host ids, like the directory it lies on: owned by its owner. */
 	snprintf(path, sizeof path, "%s/upper", cs->dir);
 	if (mkdir(path, st.st_mode & 07777) < 0 ||
@@ -207,7 +212,7 @@ int aj_changes_discard(const struct aj_changeset *cs, struct aj_err *err)
 	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", parent);
-	return aj_tree_remove_at(fd, cs->id, err);
+	return aj_quota_remove_at(fd, cs->id, err);
 }
 
 int aj_changes_list(const char *state, int (*fn)(void *arg, const struct aj_changeset *cs),

@@ -25,8 +25,10 @@ struct aj_change_counts {
 	unsigned added, modified, deleted;
 };
 
-int aj_changes_create(const char *state, const char *workspace, struct aj_changeset *cs,
-		      struct aj_err *err);
+/* disk > 0: the change set is a quota directory of that many bytes where the filesystem can
+ * (storage/quota.h). */
+int aj_changes_create(const char *state, const char *workspace, uint64_t disk,
+		      struct aj_changeset *cs, struct aj_err *err);
 int aj_changes_open(const char *state, const char *id, struct aj_changeset *cs,
 		    struct aj_err *err);
 int aj_changes_set_exit(struct aj_changeset *cs, int exit_code, struct aj_err *err);

@@ -16,6 +16,7 @@
 #include "common/cleanup.h"
 #include "common/tree.h"
 #include "common/util.h"
+#include "storage/quota.h"
 #include "workspace/internal.h"
 
 int aj_ws_path(char *buf, size_t len, const char *state, const char *kind, const char *id,
@@ -43,6 +44,19 @@ static int make_owned_dir(const char *path, mode_t mode, uid_t uid, gid_t gid,
 	if (chmod(path, mode) < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "chmod \"%s\"", path);
 	return 0;
+}
+
+int aj_ws_sandbox_dir(const char *state, const char *id, uint64_t disk, struct aj_err *err)
+{
+	char dir[4096], parent[4096];
+	bool limited;
+
+	if (aj_ws_path(dir, sizeof dir, state, "sandboxes", id, NULL) < 0)
+		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "state directory path");
+	snprintf(parent, sizeof parent, "%s/sandboxes", state);
+	if (aj_mkdir_p(parent, 0700) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", parent);
+	return aj_quota_mkdir(dir, 0700, disk, &limited, err);
 }
 
 int aj_ws_sandbox_create(const char *state, const char *id, uid_t uid, gid_t gid,
@@ -85,7 +99,18 @@ int aj_ws_sandbox_remove(const char *state, const char *id, struct aj_err *err)
 
 	if (aj_ws_path(dir, sizeof dir, state, "sandboxes", id, NULL) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "state directory path");
-	return remove_path(dir, err);
+	return aj_quota_remove(dir, err);
+}
+
+uint64_t aj_ws_sandbox_disk(const char *state, const char *id)
+{
+	char dir[4096];
+	struct aj_quota_use u;
+
+	if (aj_ws_path(dir, sizeof dir, state, "sandboxes", id, NULL) < 0 ||
+	    aj_quota_usage(dir, false, &u) < 0)
+		return 0;
+	return u.limit;
 }
 
 /* Writes a layer into layers/.tmp-<id> with `fill`, then renames it into place. */
@@ -145,10 +170,24 @@ int aj_ws_layer_from_upper(const char *state, const char *sandbox_id, const char
 		if (aj_mkdir_p(final, 0700) < 0)
 			return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", final);
 		snprintf(final, sizeof final, "%s/layers/%s", state, layer_id);
-		if (
-		    (mkdir(final, 0700) < 0 && errno != EEXIST) || rmdir(final) < 0 ||
-		    rename(upper, final) < 0)
-			return aj_err_sys(err, AJ_LAYER_STATE, "move \"%s\" to \"%s\"", upper, final);
+		if ((mkdir(final, 0700) < 0 && errno != EEXIST) || rmdir(final) < 0)
+			return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", final);
+		if (rename(upper, final) < 0) {
+			if (errno != EXDEV)
+				return aj_err_sys(err, AJ_LAYER_STATE, "move \"%s\" to \"%s\"", upper,
+						  final);
+			/* A disk quota's boundary (a btrfs subvolume, a project): copied, then
+			 * emptied. A crash in between leaves the same files in the upper and the
+			 * layer below it, which shows the same tree. */
+			src = ws_open_dir(upper, err);
+			if (src < 0)
+				return -1;
+			a.src = src;
+			a.bytes = bytes;
+			if (publish_layer(state, layer_id, fill_copy, &a, err) < 0)
+				return -1;
+			return aj_tree_clear(src, err);
+		}
 		if (bytes) {
 			_cleanup_close_ int fd = ws_open_dir(final, NULL);
 			if (fd >= 0)

@@ -36,10 +36,16 @@
 int aj_ws_path(char *buf, size_t len, const char *state, const char *kind, const char *id,
 	       const char *sub);
 
+/* Creates the missing sandboxes/<id>; disk > 0: a quota directory bounded at that many bytes
+ * where the filesystem can (storage/quota.h; the plan checks that it is). Before anything is
+ * put in it: its lock file (the manager's) is the first. */
+int aj_ws_sandbox_dir(const char *state, const char *id, uint64_t disk, struct aj_err *err);
 /* Creates sandboxes/<id>/{upper,work}; upper owned by uid:gid (as raw ids on disk). */
 int aj_ws_sandbox_create(const char *state, const char *id, uid_t uid, gid_t gid,
 			 struct aj_err *err);
 int aj_ws_sandbox_remove(const char *state, const char *id, struct aj_err *err);
+/* The disk limit of sandboxes/<id>, 0 if none. */
+uint64_t aj_ws_sandbox_disk(const char *state, const char *id);
 
 /* Turns a sandbox's upper directory into the new layer `layer_id`. move: the sandbox is not
  * running, so the upper is renamed into the layer (constant time) and a fresh empty upper

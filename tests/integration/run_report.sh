@@ -16,7 +16,7 @@ R=$T/report.json
 E=$T/events.jsonl
 LAYERS="user-namespace mount-namespace pid-namespace ipc-namespace uts-namespace \
 network-namespace cgroup-namespace root-filesystem landlock landlock-net landlock-scope seccomp \
-capabilities no-new-privileges session environment rlimits memory pids cpu timeout output \
+capabilities no-new-privileges session environment rlimits memory pids cpu timeout output disk \
 egress-proxy"
 if is_root; then MODE=privileged; else MODE=rootless; fi
 MEM_USABLE=$("$AJ" features --json | python3 -c \
@@ -206,7 +206,7 @@ check "--dry-run --json: the command did not run" test ! -e "$WS/dry-run-ran"
 printf '%s' "$OUT" >"$T/plan.json"
 expect_eq "--dry-run --json: a plan document" \
 	"$(json "$T/plan.json" '(len(d["layers"]), len(d["rootfs"]) > 10, d["mode"], d["workspace"])')" \
-	"(23, True, '$MODE', '$WS')"
+	"(24, True, '$MODE', '$WS')"
 abi=$("$AJ" features --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["landlock"]["abi"])')
 expect_eq "--dry-run --json: landlock_abi is the kernel's" "$(json "$T/plan.json" 'd["landlock_abi"]')" "$abi"
 DRY_ID2=$(json "$T/plan.json" 'd["sandbox"]')

@@ -50,7 +50,7 @@ static void changes_commondir(const char *root)
 
 	snprintf(ws, sizeof ws, "%s/ws", root);
 	snprintf(st, sizeof st, "%s/st", root);
-	if (mkdir(ws, 0755) < 0 || aj_changes_create(st, ws, &cs, &err) < 0) {
+	if (mkdir(ws, 0755) < 0 || aj_changes_create(st, ws, 0, &cs, &err) < 0) {
 		CHECK(0, "make a change set: %s", err.msg);
 		return;
 	}

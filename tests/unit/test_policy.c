@@ -78,7 +78,7 @@ static void unknown_fields(void)
 	refused("{\"network\": {\"allow_hosts\": []}}", "network.allow_hosts",
 		"expected one of: mode, allow, deny, allow_private, max_connections, max_bytes");
 	refused("{\"limits\": {\"memroy\": 1}}", "limits.memroy",
-		"unknown field (expected one of: memory, pids, cpus, timeout, file_size, "
+		"unknown field (expected one of: memory, pids, cpus, timeout, file_size, disk, "
 		"open_files, output_bytes, output_action, tmpfs_size)");
 	refused("{\"syscalls\": {\"deny\": []}}", "syscalls.deny", "expected one of: allow");
 	/* A later unknown field is found even after valid ones were applied. */
