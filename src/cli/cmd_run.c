@@ -12,6 +12,7 @@
 #include "cli/config.h"
 #include "cli/policy_flags.h"
 #include "common/alloc.h"
+#include "common/cleanup.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
 #include "common/units.h"
@@ -24,6 +25,7 @@
 #include "state/secrets.h"
 #include "state/store.h"
 #include "storage/backing.h"
+#include "storage/volumes.h"
 #include "supervisor/run.h"
 #include "workspace/changes.h"
 
@@ -39,6 +41,8 @@ struct run_cli {
 	bool report_refused; /* --report names a place agentjail will not write */
 	struct aj_image_root img; /* --image: the image and this run's system layer */
 	bool have_img;
+	int *vol_fds; /* the volumes' locks, held until the run ends */
+	size_t n_vol_fds;
 };
 
 static const struct aj_opt_choice overlay_modes[] = {
@@ -259,12 +263,28 @@ static void close_image(struct run_cli *c)
 	c->have_img = false;
 }
 
+/* --volume: the local owner's volumes of the state directory, held for the run. */
+static int attach_volumes(struct run_cli *c, const struct aj_policy *pol, struct aj_strv *dirs,
+			  struct aj_err *err)
+{
+	char state[4096];
+	bool attached;
+
+	if (aj_cli_state_path(state, sizeof state) < 0)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--volume needs a state directory"),
+		       aj_err_hint(err, "set HOME or pass --state-dir");
+	if (aj_backing_attach(state, &attached, err) < 0)
+		return -1;
+	return aj_volumes_attach(state, "", &pol->volumes, dirs, &c->vol_fds, &c->n_vol_fds, err);
+}
+
 static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features *feat,
 		   struct aj_plan *plan, char **cmd, struct aj_changeset *cs, struct aj_err *err)
 {
 	struct aj_strv lowers = {0};
 	char rw[4200];
 	struct aj_workspace_spec ws = {0};
+	_cleanup_strv_ struct aj_strv vdirs = AJ_STRV_INIT;
 	int r;
 
 	if (aj_pflags_load(&c->pf, pol, err) < 0 || aj_policy_validate(pol, err) < 0)
@@ -296,7 +316,15 @@ static int prepare(struct run_cli *c, struct aj_policy *pol, struct aj_features 
 		ws.lowers = &lowers;
 		ws.rw_dir = rw;
 	}
-	r = aj_plan_build_ex(plan, pol, feat, cmd, c->overlay || ws.root ? &ws : NULL, err);
+	if (pol->volumes.n && attach_volumes(c, pol, &vdirs, err) < 0) {
+		if (c->overlay)
+			aj_changes_discard(cs, NULL);
+		aj_strv_free(&lowers);
+		return -1;
+	}
+	ws.volume_dirs = pol->volumes.n ? &vdirs : NULL;
+	r = aj_plan_build_ex(plan, pol, feat, cmd, c->overlay || ws.root || pol->volumes.n ? &ws : NULL,
+			     err);
 	aj_strv_free(&lowers);
 	if (r == 0 && set_secret_dir(plan, err) < 0)
 		r = -1;

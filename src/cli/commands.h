@@ -17,7 +17,7 @@ extern const struct aj_verb aj_verb_run, aj_verb_changes, aj_verb_create, aj_ver
 	aj_verb_serve, aj_verb_oci, aj_verb_policy, aj_verb_features, aj_verb_version,
 	aj_verb_help, aj_verb_ps, aj_verb_logs, aj_verb_top, aj_verb_config,
 	aj_verb_completion, aj_verb_complete, aj_verb_man, aj_verb_image, aj_verb_port,
-	aj_verb_port_forward, aj_verb_build, aj_verb_secret, aj_verb_storage;
+	aj_verb_port_forward, aj_verb_build, aj_verb_secret, aj_verb_storage, aj_verb_volume;
 
 /* `agentjail --help`. */
 void aj_cli_usage(FILE *f);

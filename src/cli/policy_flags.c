@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/config.h"
 #include "cli/policy_flags.h"
@@ -30,6 +31,25 @@ int aj_pflags_push_path(void *pol, const struct aj_option *o, const char *v, str
 	if (v[0] != '/')
 		return aj_err_set(e, AJ_LAYER_USAGE, 0, "--%s: expected an absolute path, got \"%s\"",
 				  o->name, v);
+	aj_strv_push(sv, v);
+	return 0;
+}
+
+/* --volume SRC:PATH[:ro]: a volume's name, or a host directory (a source with a '/', made
+ * absolute against the current directory). */
+int aj_pflags_volume(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)
+{
+	struct aj_strv *sv = (struct aj_strv *)((char *)pol + o->off);
+	const char *colon = strchr(v, ':');
+	_cleanup_free_ char *cwd = NULL;
+
+	if (colon && memchr(v, '/', (size_t)(colon - v)) && v[0] != '/') {
+		cwd = getcwd(NULL, 0);
+		if (!cwd)
+			return aj_err_sys(e, AJ_LAYER_USAGE, "--volume: the current directory");
+		aj_strv_pushf(sv, "%s/%s", cwd, v[0] == '.' && v[1] == '/' ? v + 2 : v);
+		return 0;
+	}
 	aj_strv_push(sv, v);
 	return 0;
 }

@@ -61,7 +61,7 @@ int aj_pflags_load(const struct aj_pflags *pf, struct aj_policy *pol, struct aj_
 	 .flags = AJ_OPTF_NONE_OK, .help = "CPU quota in CPUs, e.g. 0.5, or none"},                \
 	{AJ_OPT("disk", 0, AJ_OPT_SIZE), AJ_PF(limits.disk), .metavar = "SIZE",                    \
 	 .flags = AJ_OPTF_NONE_OK,                                                                  \
-	 .help = "disk quota on everything written to disk, e.g. 1GiB, or none"},                  \
+	 .help = "disk quota on the writable layers, e.g. 1GiB, or none"},                  \
 	{AJ_OPT("file-size", 0, AJ_OPT_SIZE), AJ_PF(limits.file_size), .metavar = "SIZE",          \
 	 .flags = AJ_OPTF_NONE_OK, .help = "largest file the sandbox may write, or none"},         \
 	{AJ_OPT("open-files", 0, AJ_OPT_COUNT), AJ_PF(limits.open_files), .metavar = "N",          \
@@ -86,7 +86,10 @@ int aj_pflags_load(const struct aj_pflags *pf, struct aj_policy *pol, struct aj_
 	 .parse = aj_pflags_push_path, .complete = AJ_COMP_FILE,                                    \
 	 .help = "make a host path visible read-write (repeatable)"},                              \
 	{AJ_OPT("mask", 0, AJ_OPT_FUNC), AJ_PF(mask), .metavar = "PATH",                            \
-	 .parse = aj_pflags_push_path, .help = "hide a path inside the sandbox (repeatable)"}
+	 .parse = aj_pflags_push_path, .help = "hide a path inside the sandbox (repeatable)"},     \
+	{AJ_OPT("volume", 0, AJ_OPT_FUNC), AJ_PF(volumes), .metavar = "SRC:PATH[:ro]",              \
+	 .parse = aj_pflags_volume,                                                                 \
+	 .help = "mount a volume (by name) or a host directory at PATH (repeatable)"}
 
 #define AJ_PF_ENV_ROWS                                                                        \
 	{AJ_OPT("env", 'e', AJ_OPT_FUNC), AJ_PF(env_allow), .metavar = "NAME",                      \
@@ -134,6 +137,7 @@ int aj_pflags_load(const struct aj_pflags *pf, struct aj_policy *pol, struct aj_
 extern const struct aj_opt_choice aj_pflags_presets[], aj_pflags_output_actions[],
 	aj_pflags_networks[], aj_pflags_tiers[];
 int aj_pflags_push_path(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
+int aj_pflags_volume(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 int aj_pflags_env(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 int aj_pflags_setenv(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);
 int aj_pflags_allow_host(void *pol, const struct aj_option *o, const char *v, struct aj_err *e);

@@ -27,7 +27,7 @@ const struct aj_verb *const aj_verbs[] = {
 	&aj_verb_snapshot,  &aj_verb_snapshots, &aj_verb_restore,    &aj_verb_fork,
 	&aj_verb_update,    &aj_verb_diff,      &aj_verb_cp,        &aj_verb_rm,         &aj_verb_events,
 	&aj_verb_gc,        &aj_verb_changes,   &aj_verb_mcp,        &aj_verb_serve,
-	&aj_verb_image,     &aj_verb_build,     &aj_verb_secret,     &aj_verb_storage,    &aj_verb_config,    &aj_verb_oci,
+	&aj_verb_image,     &aj_verb_build,     &aj_verb_secret,     &aj_verb_storage,    &aj_verb_volume,     &aj_verb_config,    &aj_verb_oci,
 	&aj_verb_policy,
 	&aj_verb_features,  &aj_verb_version,   &aj_verb_completion, &aj_verb_help,
 	&aj_verb_supervise, &aj_verb_build_job, &aj_verb_complete,  &aj_verb_man,        NULL,

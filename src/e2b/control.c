@@ -141,6 +141,7 @@ struct create {
 	json_t *internet; /* allow_internet_access: true, false, or anything else (no say) */
 	json_t *network;  /* allowPublicTraffic, allowOut, denyOut, rules; the rest is refused */
 	json_t *env_vars; /* checked: variable names and strings */
+	json_t *volume_mounts; /* [{name, path}]: the owner's volumes (volumes.c) */
 };
 
 static void create_free(void *p)
@@ -255,7 +256,8 @@ static const struct aj_jf_field create_fields[] = {
 	 .parse = read_network},
 	UNSUPPORTED("iam"),
 	UNSUPPORTED("mcp"),
-	UNSUPPORTED("volumeMounts"),
+	{.name = "volumeMounts", .type = AJ_JF_ANY, .flags = AJ_JF_NULLABLE, .off = C(volume_mounts),
+	 .parse = keep_json},
 	{.name = "autoResume", .type = AJ_JF_ANY, .parse = read_auto_resume},
 	TIMEOUT_ROW(0, struct create, timeout_s),
 	{.name = "allow_internet_access", .type = AJ_JF_ANY, .off = C(internet), .parse = keep_json},
@@ -277,6 +279,30 @@ static bool can_pause(const struct aj_srv *s)
 		return json_is_true(json_object_get(json_object_get(ctl, "freezer"), "usable"));
 	json_object_foreach(ctl, k, c) if (json_is_true(json_object_get(c, "usable"))) return true;
 	return false;
+}
+
+/* volumeMounts [{"name", "path"}]: filesystem.volumes entries NAME:PATH (the manager checks
+ * that the owner has each volume; the policy's checks the paths). */
+static int volume_mounts(struct aj_srv_req *r, struct create *c)
+{
+	json_t *m;
+	size_t i;
+
+	if (c->volume_mounts && !json_is_null(c->volume_mounts) && !json_is_array(c->volume_mounts))
+		return e2b_fail(r, 400, "volumeMounts: expected an array of {name, path}");
+	json_array_foreach(c->volume_mounts, i, m) {
+		const char *name = json_string_value(json_object_get(m, "name"));
+		const char *path = json_string_value(json_object_get(m, "path"));
+		if (!json_is_object(m) || json_object_size(m) != 2 || !name || !path)
+			return e2b_fail(r, 400, "volumeMounts[%zu]: expected {\"name\", \"path\"} strings",
+					i);
+		if (strchr(name, ':') || strchr(name, '/') || strchr(path, ':'))
+			return e2b_fail(r, 400, "volumeMounts[%zu]: a name or path with ':' or a name "
+						"with '/'",
+					i);
+		aj_strv_pushf(&c->pol.volumes, "%s:%s", name, path);
+	}
+	return 0;
 }
 
 static int create_policy(struct aj_srv_req *r, struct create *c,
@@ -335,6 +361,8 @@ static int create_policy(struct aj_srv_req *r, struct create *c,
 		return -1;
 	json_object_foreach(c->env_vars, k, v)
 		aj_strv_setenv(&c->pol.env_set, k, json_string_value(v));
+	if (volume_mounts(r, c) < 0)
+		return -1;
 	/* Ports are public, as on E2B, unless the request or the template's policy says
 	 * "token": a request may narrow what its template allows, never widen it. */
 	if (json_is_false(json_object_get(c->network, "allowPublicTraffic")))

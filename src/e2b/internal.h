@@ -91,6 +91,7 @@ struct e2b_req {
 	int ctl;                   /* connection to the sandbox's supervisor, or -1 */
 	char next_token[128];      /* a list's X-Next-Token */
 	bool signed_url;           /* /files reached by its signature, without headers */
+	bool upload;               /* the body is a file's bytes (PUT /volumecontent/.../file) */
 	void *x;                   /* the route's own data, freed with x_free */
 	void (*x_free)(void *x);
 };
@@ -112,6 +113,8 @@ extern const struct e2b_route e2b_network_routes[];
 extern const struct e2b_route e2b_secret_routes[];
 extern const struct e2b_route e2b_snapshot_routes[];
 extern const struct e2b_route e2b_metrics_routes[];
+extern const struct e2b_route e2b_volume_routes[];
+extern const struct e2b_route e2b_volume_content_routes[];
 
 /* ---- keys and tokens (keys.c) ---------------------------------------------------------- */
 
@@ -122,6 +125,14 @@ int e2b_secret_load(struct aj_e2b *e, const char *state_dir, struct aj_err *err)
 /* The sandbox's envdAccessToken: derived from the daemon's secret and the id, so it needs no
  * storage and survives restarts of the daemon. out: E2B_TOKEN_LEN + 1 bytes. */
 void e2b_access_token(const struct aj_e2b *e, const char *id, char *out);
+/* A volume's token (Volume.create's, for the volume content routes): the owner in hex, '.',
+ * an HMAC of the owner and the id under the daemon's secret; no storage, like the access
+ * tokens. owner_of checks one for the volume `id` and gives its owner. */
+#define E2B_VOLUME_TOKEN_MAX (2 * AJ_SRV_OWNER_MAX + E2B_TOKEN_LEN + 2)
+void e2b_volume_token(const struct aj_e2b *e, const char *owner, const char *id, char *out,
+		      size_t len);
+bool e2b_volume_token_owner(const struct aj_e2b *e, const char *token, const char *id,
+			    char owner[AJ_SRV_OWNER_MAX]);
 /* Constant-time comparison of a presented token with the sandbox's. */
 bool e2b_token_ok(const struct aj_e2b *e, const char *id, const char *presented);
 /* A signed URL's signature (docs/e2b-protocol.md section 3.4) into out (>= 64 bytes). exp

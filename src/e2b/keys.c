@@ -220,6 +220,56 @@ bool e2b_str_eq_ct(const char *a, const char *b)
 	return d == 0 && nb > 0;
 }
 
+/* HMAC of "volume:<owner>:<id>", E2B_TOKEN_LEN hex digits. */
+static void volume_mac(const struct aj_e2b *e, const char *owner, const char *id, char *out)
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	char msg[AJ_SRV_OWNER_MAX + 128];
+	int n = snprintf(msg, sizeof msg, "volume:%s:%s", owner, id);
+
+	if (n < 0 || (size_t)n >= sizeof msg ||
+	    !HMAC(EVP_sha256(), e->secret, sizeof e->secret, (const unsigned char *)msg, (size_t)n,
+		  mac, &len) ||
+	    len < E2B_TOKEN_LEN / 2) {
+		if (getrandom(mac, E2B_TOKEN_LEN / 2, 0) != E2B_TOKEN_LEN / 2)
+			memset(mac, 0xff, E2B_TOKEN_LEN / 2);
+	}
+	hex(mac, E2B_TOKEN_LEN / 2, out);
+}
+
+void e2b_volume_token(const struct aj_e2b *e, const char *owner, const char *id, char *out,
+		      size_t len)
+{
+	char mac[E2B_TOKEN_LEN + 1];
+	size_t n = strlen(owner), o = 0;
+
+	volume_mac(e, owner, id, mac);
+	for (size_t i = 0; i < n && o + 3 < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "%02x", (unsigned char)owner[i]);
+	snprintf(out + o, len - o, ".%s", mac);
+}
+
+bool e2b_volume_token_owner(const struct aj_e2b *e, const char *token, const char *id,
+			    char owner[AJ_SRV_OWNER_MAX])
+{
+	const char *dot = token ? strchr(token, '.') : NULL;
+	char want[E2B_TOKEN_LEN + 1];
+	size_t n = dot ? (size_t)(dot - token) : 0;
+
+	if (!dot || n % 2 || n / 2 >= AJ_SRV_OWNER_MAX)
+		return false;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(token + 2 * i, "%2x", &v) != 1 || !v)
+			return false;
+		owner[i] = (char)v;
+	}
+	owner[n / 2] = '\0';
+	volume_mac(e, owner, id, want);
+	return e2b_str_eq_ct(dot + 1, want);
+}
+
 bool e2b_token_ok(const struct aj_e2b *e, const char *id, const char *presented)
 {
 	char want[E2B_TOKEN_LEN + 1];

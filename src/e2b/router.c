@@ -46,8 +46,10 @@ static void req_done(struct aj_srv_job *j)
 
 static const struct aj_srv_table control_tables[] = {
 	E2B_TABLE(e2b_template_routes), E2B_TABLE(e2b_network_routes), E2B_TABLE(e2b_snapshot_routes),
-	E2B_TABLE(e2b_metrics_routes), E2B_TABLE(e2b_secret_routes), E2B_TABLE(e2b_control_routes),
-	AJ_SRV_TABLES_END};
+	E2B_TABLE(e2b_metrics_routes), E2B_TABLE(e2b_secret_routes), E2B_TABLE(e2b_volume_routes),
+	E2B_TABLE(e2b_control_routes), AJ_SRV_TABLES_END};
+static const struct aj_srv_table volume_tables[] = {E2B_TABLE(e2b_volume_content_routes),
+						    AJ_SRV_TABLES_END};
 static const struct aj_srv_table sandbox_tables[] = {
 	E2B_TABLE(e2b_envd_routes), E2B_TABLE(e2b_process_routes), E2B_TABLE(e2b_fs_routes),
 	E2B_TABLE(e2b_watch_routes), AJ_SRV_TABLES_END,
@@ -152,6 +154,20 @@ static int sandbox_auth(struct aj_srv_req *r, const char *path)
 	return basic_user(r) < 0 || connect_headers(r) < 0 ? -1 : 0;
 }
 
+/* The volume content routes: Authorization: Bearer <the volume's token> names the owner. */
+static int volume_auth(struct aj_srv_req *r, const char *path)
+{
+	const char *auth = header(r, "Authorization");
+	struct e2b_req *x = e2b_of(r);
+
+	if (!auth || strncasecmp(auth, "Bearer ", 7) ||
+	    !e2b_volume_token_owner(x->e2b, auth + 7, x->id, r->job.owner))
+		return e2b_fail(r, 401, "invalid or missing volume token");
+	x->upload = !strcmp(path + strlen(path) - 5, "/file") &&
+		    evhttp_request_get_command(r->req) == EVHTTP_REQ_PUT;
+	return 0;
+}
+
 static int control_auth(struct aj_srv_req *r, const char *path)
 {
 	const char *key = header(r, "X-API-KEY");
@@ -202,7 +218,7 @@ static int read_body(struct aj_srv_req *r, const char *path)
 	struct e2b_req *x = e2b_of(r);
 	struct evbuffer *in = evhttp_request_get_input_buffer(r->req);
 	const char *ct = header(r, "Content-Type");
-	bool upload = (!strcmp(path, "/files") || x->signed_url) && x->style == E2B_API;
+	bool upload = (!strcmp(path, "/files") || x->signed_url || x->upload) && x->style == E2B_API;
 	size_t len = evbuffer_get_length(in), max = upload ? aj_srv_cfg(r->srv)->max_upload
 							    : aj_srv_cfg(r->srv)->max_body;
 
@@ -274,6 +290,10 @@ static int route(struct aj_srv_req *r, const char *path)
 		x->signed_url = true;
 		return read_body(r, path);
 	}
+	if (!sid && !port && !strncmp(path, "/volumecontent/", 15))
+		return find_route(r, volume_tables, path) < 0 || volume_auth(r, path) < 0
+			       ? -1
+			       : read_body(r, path);
 	if (!sid != !port)
 		return e2b_fail(r, 400, "missing header: E2b-Sandbox-Id and E2b-Sandbox-Port go "
 					"together");

@@ -13,6 +13,7 @@
 
 #include "common/util.h"
 #include "e2b/internal.h"
+#include "storage/volumes.h"
 
 #define META_MAX 64
 #define META_KEY_MAX 64
@@ -210,6 +211,24 @@ static void shape_of(const struct aj_sandbox_rec *rec, struct shape *sh)
 	json_decref(p);
 }
 
+/* The policy's volumes (by name) as E2B's [{name, path}]. */
+static json_t *volume_mounts_json(const struct aj_sandbox_rec *rec)
+{
+	_cleanup_json_ json_t *p = json_loads(rec->policy ? rec->policy : "{}", 0, NULL);
+	json_t *a = json_array(), *v;
+	struct aj_volume_entry e;
+	char why[200];
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(p, "filesystem"), "volumes"), i, v)
+		if (aj_volume_entry_parse(json_string_value(v) ? json_string_value(v) : "", &e, why,
+					  sizeof why) == 0 &&
+		    !e.host)
+			json_array_append_new(a, json_pack("{s:s, s:s}", "name", e.source, "path",
+							   e.target));
+	return a;
+}
+
 json_t *e2b_detail_json(const struct aj_e2b *e, const struct aj_sandbox_rec *rec, bool detail)
 {
 	struct shape sh;
@@ -233,5 +252,6 @@ json_t *e2b_detail_json(const struct aj_e2b *e, const struct aj_sandbox_rec *rec
 	json_object_set_new(j, "allowInternetAccess", json_boolean(sh.internet));
 	json_object_set_new(j, "lifecycle", json_pack("{s:s, s:b}", "onTimeout",
 						      pause ? "pause" : "kill", "autoResume", 0));
+	json_object_set_new(j, "volumeMounts", volume_mounts_json(rec));
 	return j;
 }

@@ -17,6 +17,7 @@
 #include "state/secrets.h"
 #include "storage/backing.h"
 #include "storage/quota.h"
+#include "storage/volumes.h"
 #include "workspace/layers.h"
 
 int aj_mgr_open(struct aj_mgr *m, const char *state_dir, const char *owner,
@@ -410,6 +411,24 @@ static int check_disk(struct aj_mgr *m, const struct aj_policy *pol, const char 
 				"--allow-degraded disk");
 }
 
+/* filesystem.volumes names the owner's volumes: each must exist at create (and again at each
+ * start, where the supervisor mounts them). */
+static int check_volumes(struct aj_mgr *m, const struct aj_policy *pol, struct aj_err *err)
+{
+	struct aj_volume_entry e;
+	struct aj_volume v;
+	char why[200];
+
+	for (size_t i = 0; i < pol->volumes.n; i++) {
+		if (aj_volume_entry_parse(pol->volumes.v[i], &e, why, sizeof why) < 0)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0, "filesystem.volumes[%zu]: %s", i,
+					  why);
+		if (!e.host && aj_volume_get(m->state, m->owner, e.source, &v, err) < 0)
+			return aj_err_prefix(err, "filesystem.volumes[%zu]", i);
+	}
+	return 0;
+}
+
 static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
 			 struct aj_sandbox_rec *r, struct aj_err *err)
 {
@@ -418,7 +437,7 @@ static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
 	bool image;
 	int rc;
 
-	if (snapshot_image(m, o, err) < 0)
+	if (snapshot_image(m, o, err) < 0 || check_volumes(m, o->policy, err) < 0)
 		return -1;
 	image = o->policy->rootfs_image != NULL;
 	rc = pin_image(m, o->policy, &im, err);

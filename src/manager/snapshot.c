@@ -427,7 +427,10 @@ static int make_fork(struct aj_mgr *m, const struct aj_sandbox_rec *src, const c
 		return aj_err_sys(err, AJ_LAYER_STATE, "stat \"%s\"", upper);
 	if ((lock = aj_mgr_begin_creating(m, &f, aj_ws_sandbox_disk(m->state, src->id), err)) < 0)
 		return -1;
-	if (aj_ws_sandbox_create(m->state, f.id, st.st_uid, st.st_gid, err) < 0) {
+	if (aj_ws_sandbox_create(m->state, f.id, st.st_uid, st.st_gid, err) < 0 ||
+	    (aj_ws_sandbox_disk(m->state, src->id) && !aj_ws_sandbox_disk(m->state, f.id) &&
+	     aj_err_set(err, AJ_LAYER_STATE, 0, "fork %s: its disk quota could not be made",
+			src->name) < 0)) {
 		aj_mgr_discard_creating(m, f.id, NULL);
 		return -1;
 	}

@@ -18,6 +18,7 @@
 #include "rules/addr.h"
 #include "rules/egress.h"
 #include "rules/publish.h"
+#include "storage/volumes.h"
 
 #define OFF(m) offsetof(struct aj_policy, m)
 
@@ -29,6 +30,16 @@ static int check_abs_path(const char *path, const char *v, struct aj_err *err)
 			  "%s: expected an absolute path without \".\", \"..\" or repeated or "
 			  "trailing '/', got \"%s\"",
 			  path, v);
+}
+
+static int check_volume(const char *path, const char *v, struct aj_err *err)
+{
+	struct aj_volume_entry e;
+	char why[160];
+
+	if (aj_volume_entry_parse(v, &e, why, sizeof why) == 0)
+		return 0;
+	return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: \"%s\" %s", path, v, why);
 }
 
 static int check_env_pattern(const char *path, const char *v, struct aj_err *err)
@@ -327,6 +338,7 @@ static const struct aj_jf_field filesystem_fields[] = {
 	STRINGS("read_only", read_only, check_abs_path),
 	STRINGS("read_write", read_write, check_abs_path),
 	STRINGS("mask", mask, check_abs_path),
+	STRINGS("volumes", volumes, check_volume),
 	FIELD_END,
 };
 

@@ -19,6 +19,7 @@
 #include "common/util.h"
 #include "policy/plan_internal.h"
 #include "storage/quota.h"
+#include "storage/volumes.h"
 
 static const char *const layer_names[AJ_PL__COUNT] = {
 	[AJ_PL_USERNS] = "user-namespace",     [AJ_PL_MOUNTNS] = "mount-namespace",
@@ -345,6 +346,7 @@ static int disk(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj
 					   : NULL;
 	bool in_place = (!ws || !ws->lowers) && !p->no_workspace && !pol->managed &&
 			pol->workspace && pol->workspace_mode == AJ_WS_RW;
+	bool host_rw = false;
 	struct aj_quota_use u;
 	struct aj_quota_probe q;
 	char buf[32], probe[400];
@@ -354,10 +356,23 @@ static int disk(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj
 		return 0;
 	}
 	aj_format_size(pol->limits.disk, buf, sizeof buf);
-	if (in_place || pol->read_write.n)
+	for (size_t i = 0; i < pol->volumes.n; i++) {
+		struct aj_volume_entry e;
+		char why[200];
+		host_rw = host_rw || (aj_volume_entry_parse(pol->volumes.v[i], &e, why, sizeof why) == 0 &&
+				      e.host && !e.ro);
+	}
+	if (in_place || pol->read_write.n || host_rw || p->tier == AJ_TIER_LANDLOCK ||
+	    (ws && ws->rw_dir && ws->root && ws->root->rw_dir))
 		return aj_plan_need(p, AJ_PL_DISK, "disk", NULL, AJ_LAYER_POLICY,
 				    in_place ? "the workspace is a host directory written in place"
-					     : "filesystem.read_write grants write host directories",
+				    : pol->read_write.n
+					    ? "filesystem.read_write grants write host directories"
+				    : host_rw ? "a read-write host directory of filesystem.volumes"
+				    : p->tier == AJ_TIER_LANDLOCK
+					    ? "the landlock tier writes HOME and TMPDIR in a host "
+					      "directory"
+					    : "an --image run with --overlay has two writable layers",
 				    "bound a run's writes with --overlay, --image or a persistent "
 				    "sandbox",
 				    err);
@@ -393,6 +408,8 @@ static int workspace(struct aj_plan *p, const struct aj_workspace_spec *ws, stru
 	}
 	if (!ws)
 		return 0;
+	if (ws->volume_dirs)
+		aj_strv_copy(&p->volume_dirs, ws->volume_dirs);
 	p->persistent = ws->persistent;
 	p->image = ws->root;
 	p->no_workspace = ws->root && ws->no_workspace;
@@ -489,6 +506,7 @@ void aj_plan_free(struct aj_plan *p)
 	p->git_dir = NULL;
 	free(p->disk_dir);
 	p->disk_dir = NULL;
+	aj_strv_free(&p->volume_dirs);
 	free(p->scratch);
 	p->scratch = NULL;
 	for (size_t i = 0; i < p->ovl.n_lowers; i++)

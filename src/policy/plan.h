@@ -169,6 +169,9 @@ struct aj_workspace_spec {
 	/* An image build step (agentjail build): the image root alone, no workspace mounted,
 	 * so that nothing but what the step writes lands in its system layer. */
 	bool no_workspace;
+	/* filesystem.volumes' sources on the host, in order: a volume's data directory
+	 * (storage/volumes.h), a host directory as given. NULL: the policy has none. */
+	const struct aj_strv *volume_dirs;
 };
 
 struct aj_rlimit {
@@ -241,6 +244,7 @@ struct aj_plan {
 	bool inbound;
 	char *git_dir;      /* the workspace's .git directory, checked again after the run */
 	char *disk_dir;     /* limits.disk enforced: the quota directory of the writable layers */
+	struct aj_strv volume_dirs; /* aj_workspace_spec's, copied */
 	bool had_commondir; /* .git/commondir existed before the run */
 	struct aj_overlay ovl;
 	/* an image root: the overlay of the image's layers and the system layer, mounted as / */

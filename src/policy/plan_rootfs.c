@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "policy/plan_internal.h"
 #include "rules/landlock.h"
+#include "storage/volumes.h"
 
 #define ADD aj_plan_add_op
 
@@ -337,6 +338,42 @@ static int protect_git(struct aj_plan *p, struct aj_err *err)
  * a deeper bind lands on top of the one containing it. Read-only grants keep their host
  * ownership (the sandbox user reads them as anyone else would); the workspace and read-write
  * grants show their owner as the sandbox user, or the sandbox could not write them. */
+/* filesystem.volumes: a volume's files keep the ids the sandbox sees (idmapped through the
+ * sandbox's whole range as root; rootless, the subordinate ids every sandbox of the user
+ * shares), so every sandbox that mounts one sees the same owners; a host directory is bound as
+ * a read_only or read_write grant would be. */
+static int volume_binds(struct aj_plan *p, unsigned parent, struct aj_err *err)
+{
+	const struct aj_policy *pol = p->policy;
+	struct aj_volume_entry e;
+	char why[200];
+
+	if (pol->volumes.n && p->volume_dirs.n != pol->volumes.n)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, 0,
+				  "filesystem.volumes: %zu entries, %zu resolved", pol->volumes.n,
+				  p->volume_dirs.n);
+	for (size_t i = 0; i < pol->volumes.n; i++) {
+		unsigned ro = 0;
+		if (aj_volume_entry_parse(pol->volumes.v[i], &e, why, sizeof why) < 0)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0, "filesystem.volumes[%zu]: %s", i,
+					  why);
+		ro = e.ro ? AJ_OPF_RO : 0;
+		if (e.host)
+			ADD(p, AJ_OP_BIND, e.target, p->volume_dirs.v[i],
+			    parent | AJ_OPF_NOFOLLOW | ro | (e.ro ? AJ_OPF_NOIDMAP : 0),
+			    e.ro ? AJ_LL_RX : AJ_LL_RW,
+			    e.ro ? "a host directory bound read-only (--volume), host ownership kept"
+				 : "a host directory bound read-write (--volume)");
+		else
+			ADD(p, AJ_OP_BIND, e.target, p->volume_dirs.v[i],
+			    (parent ? parent | AJ_OPF_CANONICAL : 0) | AJ_OPF_NOFOLLOW | ro,
+			    e.ro ? AJ_LL_RX : AJ_LL_RW,
+			    e.ro ? "a volume, read-only (shared with other sandboxes)"
+				 : "a volume (shared with other sandboxes, outlives them)");
+	}
+	return 0;
+}
+
 static int user_binds(struct aj_plan *p, struct aj_err *err)
 {
 	const struct aj_policy *pol = p->policy;
@@ -369,6 +406,8 @@ static int user_binds(struct aj_plan *p, struct aj_err *err)
 	for (size_t i = 0; i < pol->read_write.n; i++)
 		ADD(p, AJ_OP_BIND, pol->read_write.v[i], pol->read_write.v[i],
 		    parent | AJ_OPF_NOFOLLOW, AJ_LL_RW, "granted read-write by the policy");
+	if (volume_binds(p, parent, err) < 0)
+		return -1;
 	/* Stable insertion sort by depth over the ops just added. */
 	for (size_t i = first + 1; i < p->n_ops; i++) {
 		struct aj_op tmp = p->ops[i];

@@ -59,6 +59,7 @@ void aj_policy_free(struct aj_policy *p)
 	aj_strv_free(&p->read_only);
 	aj_strv_free(&p->read_write);
 	aj_strv_free(&p->mask);
+	aj_strv_free(&p->volumes);
 	aj_strv_free(&p->env_allow);
 	aj_strv_free(&p->env_set);
 	aj_strv_free(&p->syscalls_allow);

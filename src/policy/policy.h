@@ -78,6 +78,8 @@ struct aj_policy {
 	struct aj_strv read_only;
 	struct aj_strv read_write;
 	struct aj_strv mask;
+	struct aj_strv volumes; /* "SOURCE:TARGET[:ro]", SOURCE a volume's name or a host
+				 * directory (aj_volume_entry_parse) */
 	/* process */
 	char *cwd; /* NULL: the workspace */
 	uint64_t uid, gid;
@@ -152,6 +154,7 @@ int aj_policy_validate(struct aj_policy *p, struct aj_err *err);
 /* False for a host path no sandbox may write: a host system directory, a parent of one, or
  * anything inside the system trees (the check every filesystem.read_write entry gets). */
 bool aj_policy_path_may_be_writable(const char *path);
+
 
 /* The effective policy as a JSON document in the policy file format (new reference). */
 json_t *aj_policy_to_json(const struct aj_policy *p);

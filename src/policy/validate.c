@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 #include "common/util.h"
 #include "policy/plan.h"
 #include "rules/publish.h"
+#include "storage/volumes.h"
 
 /* Paths a sandbox may never be given write access to, nor use as its workspace: granting any
  * of them (or a parent of them) hands over the host's system or its kernel interfaces. The
@@ -169,6 +171,50 @@ static int validate_paths(const char *field, struct aj_strv *sv, bool writable,
 	return 0;
 }
 
+/* filesystem.volumes: targets that may hold a mount, host directories that pass the checks of
+ * read_only and read_write grants (canonical, no system directory writable), no target twice. */
+static int validate_volumes(struct aj_policy *p, struct aj_err *err)
+{
+	struct aj_volume_entry e, f;
+	char why[200], name[64];
+
+	for (size_t i = 0; i < p->volumes.n; i++) {
+		snprintf(name, sizeof name, "filesystem.volumes[%zu]", i);
+		if (aj_volume_entry_parse(p->volumes.v[i], &e, why, sizeof why) < 0)
+			return aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: \"%s\" %s", name,
+					  p->volumes.v[i], why);
+		if (!strcmp(e.target, "/") || in_kernel_tree(e.target) ||
+		    is_system_path_or_parent(e.target) || in_system_tree(e.target))
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "%s: \"%s\" is (or is inside, or contains) a system "
+					  "directory; mount volumes elsewhere",
+					  name, e.target);
+		if (p->workspace && !strcmp(e.target, p->workspace))
+			return aj_err_set(err, AJ_LAYER_POLICY, 0,
+					  "%s: \"%s\" is the workspace", name, e.target);
+		for (size_t j = 0; j < i; j++)
+			if (aj_volume_entry_parse(p->volumes.v[j], &f, why, sizeof why) == 0 &&
+			    !strcmp(e.target, f.target))
+				return aj_err_set(err, AJ_LAYER_POLICY, 0,
+						  "%s: \"%s\" is the target of filesystem.volumes[%zu] "
+						  "too",
+						  name, e.target, j);
+		if (e.host) {
+			struct aj_strv one = AJ_STRV_INIT;
+			int r;
+			aj_strv_push(&one, e.source);
+			r = validate_paths(name, &one, !e.ro, false, err);
+			if (r == 0 && strcmp(one.v[0], e.source))
+				r = aj_err_set(err, AJ_LAYER_POLICY, 0, "%s: \"%s\" resolves to \"%s\"",
+					       name, e.source, one.v[0]);
+			aj_strv_free(&one);
+			if (r < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int validate_limits(const struct aj_limits *l, struct aj_err *err)
 {
 	if (l->memory && l->memory < (8ULL << 20))
@@ -305,6 +351,7 @@ int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
 	    validate_paths("filesystem.read_only", &p->read_only, false, false, err) < 0 ||
 	    validate_paths("filesystem.read_write", &p->read_write, true, false, err) < 0 ||
 	    validate_paths("filesystem.mask", &p->mask, false, true, err) < 0 ||
+	    validate_volumes(p, err) < 0 ||
 	    validate_limits(&p->limits, err) < 0 || validate_degraded(&p->allow_degraded, err) < 0 ||
 	    validate_network(p, err) < 0 || validate_publish(p, err) < 0)
 		return -1;
@@ -323,6 +370,11 @@ int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
 			return aj_err_set(err, AJ_LAYER_POLICY, 0,
 					  "environment.set: \"%s\" is not NAME=value",
 					  p->env_set.v[i]);
+	if (p->volumes.n && p->tier == AJ_TIER_LANDLOCK)
+		return aj_err_set(err, AJ_LAYER_POLICY, 0,
+				  "filesystem.volumes are mounts, which the landlock tier (no mount "
+				  "namespace) cannot make"),
+		       aj_err_hint(err, "use the namespaces tier (the default)");
 	if (p->rootfs_image && p->tier == AJ_TIER_LANDLOCK)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "rootfs.image needs a root of its own, which the landlock tier "

@@ -68,6 +68,21 @@ static bool host_credentials(json_t *creds)
 	return false;
 }
 
+/* A filesystem.volumes entry that names a host directory (a source with a '/'). */
+static bool host_volumes(json_t *volumes)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(volumes, i, v) {
+		const char *s = json_string_value(v);
+		const char *colon = s ? strchr(s, ':') : NULL;
+		if (!s || !colon || memchr(s, '/', (size_t)(colon - s)))
+			return true;
+	}
+	return false;
+}
+
 /* A token owner shares the host with others: it may narrow its sandbox's boundary, not widen
  * it past what the daemon's defaults allow. These fields would let it see or change host
  * files, take the daemon's environment, reach the host's network, or relax the kernel layers
@@ -84,6 +99,8 @@ static int check_remote_policy(struct aj_srv_req *r, json_t *pol)
 		field = "policy.filesystem.read_only";
 	else if (nonempty_array(json_object_get(fs, "read_write")))
 		field = "policy.filesystem.read_write";
+	else if (host_volumes(json_object_get(fs, "volumes")))
+		field = "policy.filesystem.volumes"; /* a host directory; volumes by name are theirs */
 	else if (nonempty_array(json_object_get(fs, "mask")))
 		field = "policy.filesystem.mask"; /* checked against host paths: a probe of the host */
 	else if (nonempty_array(json_object_get(json_object_get(pol, "environment"), "allow")))

@@ -266,6 +266,12 @@ int aj_srv_fail(struct aj_srv_req *r, int status, const char *code, const char *
 /* The status, code and field a manager or file error stands for. field_hint names the field
  * the request gave for the object (a file error's "path"). Returns -1. */
 int aj_srv_fail_err(struct aj_srv_req *r, const struct aj_err *e, const char *field_hint);
+/* A volume of r's owner (storage/volumes.h) under the daemon's per-owner volume quotas
+ * (--max-volumes, --max-volume-bytes; api_volumes.c), one creation at a time: 0; -1 refused by
+ * a quota (answered); -2 with err set (for the caller's own answer). */
+struct aj_volume;
+int aj_srv_volume_create(struct aj_srv_req *r, struct aj_mgr *m, const char *name,
+			 uint64_t size, struct aj_volume *out, struct aj_err *err);
 json_t *aj_srv_error_json(const struct aj_srv_error *e);
 
 /* ---- request input (json_body.c) ------------------------------------------------------ */

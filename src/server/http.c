@@ -448,6 +448,16 @@ static int open_listeners(struct aj_srv *s, struct aj_err *err)
 	return open_e2b_listeners(s, err) < 0 ? -1 : open_preview_listener(s, err);
 }
 
+static int attach_state(const struct aj_srv_config *c, struct aj_err *err)
+{
+	struct aj_mgr m;
+
+	if (aj_mgr_open(&m, c->state_dir, NULL, err) < 0)
+		return -1;
+	aj_mgr_close(&m);
+	return 0;
+}
+
 static int setup(struct aj_srv *s, struct aj_err *err)
 {
 	const struct aj_srv_config *c = s->cfg;
@@ -476,6 +486,10 @@ static int setup(struct aj_srv *s, struct aj_err *err)
 				  "--preview-listen and --preview-domain go together");
 	if (c->e2b_listen.n && !c->e2b)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, EINVAL, "--e2b-listen without a front end");
+	/* The state directory first (storage init's filesystem mounted again after a reboot),
+	 * before a front end writes its keys there. */
+	if (attach_state(c, err) < 0)
+		return -1;
 	if (c->e2b_listen.n && c->e2b->create(s, &s->front, err) < 0)
 		return -1;
 	if (recover(c, err) < 0 || probe_features(s, err) < 0 || open_listeners(s, err) < 0 ||

@@ -55,6 +55,7 @@ extern const struct aj_srv_route aj_api_meta_routes[];
 extern const struct aj_srv_route aj_api_sandbox_routes[];
 extern const struct aj_srv_route aj_api_snapshot_routes[];
 extern const struct aj_srv_route aj_api_secret_routes[];
+extern const struct aj_srv_route aj_api_volume_routes[];
 extern const struct aj_srv_route aj_api_file_routes[];
 extern const struct aj_srv_route aj_api_event_routes[];
 extern const struct aj_srv_route aj_api_preview_routes[];

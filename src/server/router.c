@@ -19,6 +19,7 @@ static const struct aj_srv_table *tables(void)
 		AJ_SRV_TABLE(aj_api_event_routes), AJ_SRV_TABLE(aj_api_exec_routes),
 		AJ_SRV_TABLE(aj_api_proc_routes), AJ_SRV_TABLE(aj_api_preview_routes),
 		AJ_SRV_TABLE(aj_api_secret_routes),
+		AJ_SRV_TABLE(aj_api_volume_routes),
 		AJ_SRV_TABLES_END,
 	};
 	return t;

@@ -34,6 +34,8 @@ struct aj_srv_config {
 	size_t max_download;       /* file downloads are streamed; this caps their size */
 	unsigned max_sandboxes;    /* per token owner; 0: no quota */
 	uint64_t max_memory;       /* per token owner, bytes; 0: no quota */
+	unsigned max_volumes;      /* per token owner; 0: no quota */
+	uint64_t max_volume_bytes; /* per token owner, the sum of volume sizes; 0: no quota */
 	int read_timeout_s;        /* a connection idle or stalled this long is closed */
 	int keepalive_s;           /* keepalive lines of streamed responses */
 	int shutdown_timeout_s;    /* SIGTERM: longest wait for requests in flight */

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "common/alloc.h"
 #include "common/cleanup.h"
+#include "common/owner_key.h"
 #include "common/util.h"
 
 #define META_MAX 65536
@@ -32,15 +32,11 @@ void aj_secrets_free(struct aj_secret *v, size_t n)
 
 int aj_secret_dir(const char *state, const char *owner, char *buf, size_t len)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	char key[33];
+	char key[AJ_OWNER_KEY_LEN + 1];
 	int n;
 
-	if (!EVP_Digest(owner, strlen(owner), md, &mdlen, EVP_sha256(), NULL) || mdlen < 16)
+	if (aj_owner_key(owner, key) < 0)
 		return -1;
-	for (int i = 0; i < 16; i++)
-		snprintf(key + 2 * i, 3, "%02x", md[i]);
 	n = snprintf(buf, len, "%s/secrets/%s", state, key);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }

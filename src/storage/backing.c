@@ -19,8 +19,6 @@
 #include "common/util.h"
 #include "storage/quota.h"
 
-extern char **environ;
-
 /* Each filesystem: its mkfs command line (the image path last) and its mount options. */
 struct fs_kind {
 	const char *name;
@@ -29,10 +27,13 @@ struct fs_kind {
 };
 
 static const struct fs_kind kinds[] = {
-	{"btrfs", {"mkfs.btrfs", "-q", NULL}, "loop"},
-	{"ext4", {"mkfs.ext4", "-q", "-F", "-O", "quota,project", NULL}, "loop,prjquota"},
-	{"xfs", {"mkfs.xfs", "-q", NULL}, "loop,prjquota"},
+	{"btrfs", {"mkfs.btrfs", "-q", NULL}, "loop,nosuid,nodev"},
+	{"ext4", {"mkfs.ext4", "-q", "-F", "-O", "quota,project", NULL}, "loop,nosuid,nodev,prjquota"},
+	{"xfs", {"mkfs.xfs", "-q", NULL}, "loop,nosuid,nodev,prjquota"},
 };
+
+/* The tools run as root with this environment alone, found on this PATH. */
+static char *const tool_env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
 
 static const struct fs_kind *kind_of(const char *name)
 {
@@ -46,7 +47,7 @@ static const struct fs_kind *kind_of(const char *name)
  * what it printed. */
 static int run_tool(const char *const *argv, struct aj_err *err)
 {
-	int pipefd[2], status;
+	int pipefd[2], status = 0;
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 	char out[400];
@@ -59,7 +60,7 @@ static int run_tool(const char *const *argv, struct aj_err *err)
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	r = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	r = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, tool_env);
 	posix_spawn_file_actions_destroy(&fa);
 	close(pipefd[1]);
 	if (r != 0) {
@@ -67,13 +68,24 @@ static int run_tool(const char *const *argv, struct aj_err *err)
 		errno = r;
 		return aj_err_sys(err, AJ_LAYER_STATE, "run %s", argv[0]);
 	}
-	while ((n = read(pipefd[0], out + got, sizeof out - 1 - (size_t)got)) > 0 ||
-	       (n < 0 && errno == EINTR))
-		got += n > 0 ? n : 0;
+	/* Read to the end (what does not fit is dropped), or a chatty tool dies of SIGPIPE. */
+	for (;;) {
+		char sink[512];
+		size_t room = sizeof out - 1 - (size_t)got;
+		n = room ? read(pipefd[0], out + got, room) : read(pipefd[0], sink, sizeof sink);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (room)
+			got += n;
+	}
 	out[got] = '\0';
 	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
+	if (r < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "wait for %s", argv[0]);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	while (got > 0 && (out[got - 1] == '\n' || out[got - 1] == ' '))
@@ -138,8 +150,42 @@ static int write_fs_file(const char *path, const char *fs, struct aj_err *err)
 	return 0;
 }
 
-int aj_backing_init(const char *state, uint64_t size, const char *fs, struct aj_err *err)
+/* The state directory's path without trailing slashes, absolute: STATE.img lies beside it. */
+static int state_path(const char *given, char *buf, size_t len, struct aj_err *err)
 {
+	size_t n;
+
+	if (given[0] != '/')
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "the state directory \"%s\" is not an absolute path", given);
+	if (snprintf(buf, len, "%s", given) >= (int)len)
+		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the state directory's path");
+	for (n = strlen(buf); n > 1 && buf[n - 1] == '/'; n--)
+		buf[n - 1] = '\0';
+	if (!strcmp(buf, "/"))
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "the state directory cannot be \"/\"");
+	return 0;
+}
+
+/* The image and its marker are root's regular files, writable by root alone: anything else
+ * (a link to a device, a file another user put there) is not mounted as root. */
+static int trusted_file(const char *path, struct aj_err *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return aj_err_sys(err, AJ_LAYER_STATE, "\"%s\"", path);
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		return aj_err_set(err, AJ_LAYER_STATE, 0,
+				  "\"%s\" is not a regular file of root's that only root may write; "
+				  "not mounting it",
+				  path);
+	return 0;
+}
+
+int aj_backing_init(const char *given, uint64_t size, const char *fs, struct aj_err *err)
+{
+	char state[4096];
 	const struct fs_kind *k = kind_of(fs);
 	char image[4200], fsfile[4300];
 	const char *argv[10];
@@ -154,8 +200,10 @@ int aj_backing_init(const char *state, uint64_t size, const char *fs, struct aj_
 				  "--fs: \"%s\" is not a filesystem storage init makes (expected "
 				  "btrfs, ext4 or xfs)",
 				  fs);
+	if (state_path(given, state, sizeof state, err) < 0)
+		return -1;
 	if (size < AJ_BACKING_MIN)
-		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--size: at least 256MiB");
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "--size: at least 512MiB");
 	if (geteuid() != 0)
 		return aj_err_set(err, AJ_LAYER_USAGE, EPERM,
 				  "storage init: needs root (it makes and mounts a filesystem)");
@@ -209,7 +257,11 @@ int aj_backing_init(const char *state, uint64_t size, const char *fs, struct aj_
 undo:
 	if (mounted) {
 		const char *um[] = {"umount", state, NULL};
-		run_tool(um, NULL);
+		/* Still mounted: the image stays, or what was written there would go with it. */
+		if (run_tool(um, NULL) < 0)
+			return aj_err_prefix(err, "(\"%s\" stays mounted from \"%s\"; umount it by "
+						  "hand)",
+					     state, image);
 	}
 	unlink(image);
 undo_dir:
@@ -218,17 +270,22 @@ undo_dir:
 	return -1;
 }
 
-int aj_backing_attach(const char *state, bool *attached, struct aj_err *err)
+int aj_backing_attach(const char *given, bool *attached, struct aj_err *err)
 {
-	char image[4200], fsfile[4300], fs[16];
+	char state[4096], image[4200], fsfile[4300], fs[16];
 	const struct fs_kind *k;
 	_cleanup_close_ int lock = -1;
 	ssize_t n;
 
 	*attached = false;
-	snprintf(fsfile, sizeof fsfile, "%s.img.fs", state);
-	if (geteuid() != 0 || access(fsfile, F_OK) < 0)
+	if (geteuid() != 0 || given[0] != '/' || state_path(given, state, sizeof state, NULL) < 0)
 		return 0;
+	snprintf(fsfile, sizeof fsfile, "%s.img.fs", state);
+	if (access(fsfile, F_OK) < 0)
+		return 0;
+	snprintf(image, sizeof image, "%s.img", state);
+	if (trusted_file(fsfile, err) < 0 || trusted_file(image, err) < 0)
+		return -1;
 	lock = open(fsfile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (lock < 0 || flock(lock, LOCK_EX) < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "lock \"%s\"", fsfile);
@@ -240,7 +297,6 @@ int aj_backing_attach(const char *state, bool *attached, struct aj_err *err)
 				  fsfile, fs);
 	if (is_mount_root(state))
 		return 0;
-	snprintf(image, sizeof image, "%s.img", state);
 	if (mkdir(state, 0700) < 0 && errno != EEXIST)
 		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", state);
 	if (!dir_empty(state))

@@ -19,7 +19,7 @@
 
 #include "common/err.h"
 
-#define AJ_BACKING_MIN (256ULL << 20)
+#define AJ_BACKING_MIN (512ULL << 20) /* mkfs.xfs refuses less than 300 MB */
 #define AJ_BACKING_DEFAULT (20ULL << 30) /* sparse: the host's disk holds what is written */
 
 /* Makes STATE.img of `size` bytes with filesystem `fs` ("btrfs", "ext4" or "xfs"), mounts it on

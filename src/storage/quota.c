@@ -198,13 +198,13 @@ static int set_projid(int fd, uint32_t projid)
 	return ioctl(fd, FS_IOC_FSSETXATTR, &fx);
 }
 
-static int project_limit(int fd, uint32_t projid, uint64_t bytes)
+static int project_limit(int fd, uint32_t projid, uint64_t bytes, uint64_t files)
 {
 	struct if_dqblk d;
 
 	memset(&d, 0, sizeof d);
 	d.dqb_bhardlimit = (bytes + QIF_DQBLKSIZE - 1) / QIF_DQBLKSIZE;
-	d.dqb_ihardlimit = bytes / AJ_DISK_BYTES_PER_INODE;
+	d.dqb_ihardlimit = files;
 	d.dqb_valid = QIF_LIMITS;
 	return quotactl_fd(fd, Q_SETQUOTA, PRJQUOTA, projid, &d);
 }
@@ -220,7 +220,9 @@ static int free_projid(int fd, uint32_t *out)
 			return -1;
 		id = (id & 0x3fffffffu) | 0x10000000u;
 		memset(&d, 0, sizeof d);
-		if (quotactl_fd(fd, Q_GETQUOTA, PRJQUOTA, id, &d) < 0 && errno != ESRCH)
+		/* no such quota yet: ESRCH from ext4, ENOENT from XFS */
+		if (quotactl_fd(fd, Q_GETQUOTA, PRJQUOTA, id, &d) < 0 && errno != ESRCH &&
+		    errno != ENOENT)
 			return -1;
 		if (!d.dqb_curspace && !d.dqb_curinodes && !d.dqb_bhardlimit && !d.dqb_ihardlimit) {
 			*out = id;
@@ -239,7 +241,8 @@ static int mkdir_project(int parent, const char *name, mode_t mode, uint64_t byt
 	if (free_projid(parent, &id) < 0 || mkdirat(parent, name, mode) < 0)
 		return -1;
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || set_projid(fd, id) < 0 || project_limit(fd, id, bytes) < 0) {
+	if (fd < 0 || set_projid(fd, id) < 0 ||
+	    project_limit(fd, id, bytes, bytes / AJ_DISK_BYTES_PER_INODE) < 0) {
 		int e = errno;
 		unlinkat(parent, name, AT_REMOVEDIR);
 		errno = e;
@@ -327,12 +330,26 @@ static int usage_btrfs(int fd, struct aj_quota_use *u)
 	return 0;
 }
 
+/* A quota directory's own project id; 0 for one it inherited (an administrator's project on a
+ * directory above, which is not agentjail's to measure or release). */
+static int own_projid(int fd, uint32_t *id)
+{
+	uint32_t above = 0;
+	_cleanup_close_ int up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (get_projid(fd, id) < 0 || up < 0 || get_projid(up, &above) < 0)
+		return -1;
+	if (*id == above)
+		*id = 0;
+	return 0;
+}
+
 static int usage_project(int fd, struct aj_quota_use *u)
 {
 	uint32_t id;
 	struct if_dqblk d;
 
-	if (get_projid(fd, &id) < 0)
+	if (own_projid(fd, &id) < 0)
 		return -1;
 	if (!id) {
 		errno = ENODATA;
@@ -356,7 +373,8 @@ static int usage_fd(int fd, bool sync, struct aj_quota_use *u)
 	memset(u, 0, sizeof *u);
 	if (fstatfs(fd, &sf) < 0)
 		return -1;
-	if (sync)
+	/* btrfs counts qgroups at each commit; a project's figures include what is reserved. */
+	if (sync && (unsigned long)sf.f_type == BTRFS_SUPER_MAGIC)
 		syncfs(fd);
 	switch ((unsigned long)sf.f_type) {
 	case BTRFS_SUPER_MAGIC: return usage_btrfs(fd, u);
@@ -427,6 +445,12 @@ int aj_quota_mkdir(const char *path, mode_t mode, uint64_t bytes, bool *limited,
 	case AJ_QUOTA_NONE:
 	default: r = mkdirat(parent, name, mode); break;
 	}
+	/* Root without CAP_SYS_ADMIN on the host (in a container): no quota, which the plan
+	 * refuses or, accepted degraded, reports. */
+	if (r < 0 && q.kind && (errno == EPERM || errno == EACCES)) {
+		q.kind = AJ_QUOTA_NONE;
+		r = mkdirat(parent, name, mode);
+	}
 	if (r < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"%s%s", path,
 				  q.kind ? " with a " : "", q.kind ? aj_quota_kind_name(q.kind) : "");
@@ -434,7 +458,8 @@ int aj_quota_mkdir(const char *path, mode_t mode, uint64_t bytes, bool *limited,
 	return 0;
 }
 
-static int set_limit_fd(int fd, uint64_t bytes)
+/* bytes > 0; files 0: one per AJ_DISK_BYTES_PER_INODE of bytes (project quotas). */
+static int set_limit_fd(int fd, uint64_t bytes, uint64_t files)
 {
 	struct aj_quota_use u;
 	struct btrfs_ioctl_qgroup_limit_args la;
@@ -443,7 +468,10 @@ static int set_limit_fd(int fd, uint64_t bytes)
 	if (usage_fd(fd, false, &u) < 0)
 		return -1;
 	if (u.kind == AJ_QUOTA_PROJECT)
-		return get_projid(fd, &projid) < 0 ? -1 : project_limit(fd, projid, bytes);
+		return own_projid(fd, &projid) < 0
+			       ? -1
+			       : project_limit(fd, projid, bytes,
+					       files ? files : bytes / AJ_DISK_BYTES_PER_INODE);
 	memset(&la, 0, sizeof la);
 	la.lim.flags = BTRFS_QGROUP_LIMIT_MAX_RFER;
 	la.lim.max_rfer = bytes;
@@ -454,22 +482,41 @@ int aj_quota_set_limit(const char *path, uint64_t bytes, struct aj_err *err)
 {
 	_cleanup_close_ int fd = open_dir(path);
 
-	if (fd < 0 || set_limit_fd(fd, bytes) < 0)
+	if (!bytes) {
+		errno = EINVAL;
+		return aj_err_sys(err, AJ_LAYER_STATE, "set the disk quota of \"%s\" to 0", path);
+	}
+	if (fd < 0 || set_limit_fd(fd, bytes, 0) < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "set the disk quota of \"%s\"", path);
 	return 0;
 }
 
-int aj_quota_headroom(const char *path, uint64_t *limit)
+int aj_quota_headroom(const char *path)
 {
 	_cleanup_close_ int fd = open_dir(path);
 	struct aj_quota_use u;
 
 	if (fd < 0 || usage_fd(fd, true, &u) < 0 || !aj_quota_reached(&u))
 		return 0;
-	if (set_limit_fd(fd, u.bytes + AJ_QUOTA_HEADROOM) < 0)
+	/* Never below the limit; for files too, when those ran out. */
+	if (set_limit_fd(fd, (u.bytes > u.limit ? u.bytes : u.limit) + AJ_QUOTA_HEADROOM,
+			 u.file_limit ? (u.files > u.file_limit ? u.files : u.file_limit) + 1024
+				      : 0) < 0)
 		return 0;
-	*limit = u.limit;
 	return 1;
+}
+
+int aj_quota_mark_shared(const char *dir)
+{
+	_cleanup_close_ int fd = open_dir(dir);
+	struct statfs sf;
+
+	if (fd < 0 || fstatfs(fd, &sf) < 0)
+		return -1;
+	if ((unsigned long)sf.f_type != EXT4_SUPER_MAGIC &&
+	    (unsigned long)sf.f_type != XFS_SUPER_MAGIC)
+		return 0;
+	return set_projid(fd, 0) < 0 && errno != ENOTTY && errno != EOPNOTSUPP ? -1 : 0;
 }
 
 int aj_quota_mkdir_like(const char *path, mode_t mode, const char *from, struct aj_err *err)
@@ -506,7 +553,7 @@ int aj_quota_remove_at(int parent, const char *name, struct aj_err *err)
 
 	if (fd >= 0 && usage_fd(fd, false, &u) == 0) {
 		if (u.kind == AJ_QUOTA_PROJECT)
-			get_projid(fd, &projid);
+			own_projid(fd, &projid);
 		else if (u.kind == AJ_QUOTA_BTRFS)
 			btrfs_subvol_id(fd, &subvol);
 	}
@@ -514,7 +561,7 @@ int aj_quota_remove_at(int parent, const char *name, struct aj_err *err)
 		return -1;
 	/* Releasing is tidiness, not safety: the directory and its files are gone. */
 	if (projid)
-		project_limit(parent, projid, 0);
+		project_limit(parent, projid, 0, 0);
 	if (subvol) {
 		struct btrfs_ioctl_qgroup_create_args c = {.create = 0, .qgroupid = subvol};
 		ioctl(parent, BTRFS_IOC_QGROUP_CREATE, &c);

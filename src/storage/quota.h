@@ -65,10 +65,15 @@ int aj_quota_set_limit(const char *path, uint64_t bytes, struct aj_err *err);
 
 /* A full quota directory cannot be mounted as an overlay's upper (overlayfs makes its work
  * directory at each mount, and mounts read-only when it cannot): when `path` has reached its
- * limit, raises it to what it holds plus AJ_QUOTA_HEADROOM, puts the old limit in *limit and
- * returns 1, for the caller to set back once mounted; 0 otherwise. */
+ * limit, raises it by AJ_QUOTA_HEADROOM (and its files by 1024) and returns 1, for the caller
+ * to set the limit again once mounted; 0 otherwise. */
 #define AJ_QUOTA_HEADROOM (8ULL << 20)
-int aj_quota_headroom(const char *path, uint64_t *limit);
+int aj_quota_headroom(const char *path);
+
+/* Marks `dir` (layers/) as outside every project: on ext4 and XFS a rename of a project's
+ * files into it then fails with EXDEV, so that moving a sandbox's upper out becomes a copy
+ * and its files stop counting against the sandbox. Nothing on other filesystems. */
+int aj_quota_mark_shared(const char *dir);
 
 /* Copies the limit of quota directory `from` to the new directory `path` (a fork); a plain
  * directory if `from` has none. */

@@ -20,6 +20,7 @@
 #include "ports/publish.h"
 #include "state/secrets.h"
 #include "storage/quota.h"
+#include "storage/volumes.h"
 #include "supervisor/procs.h"
 #include "supervisor/start.h"
 #include "workspace/layers.h"
@@ -136,6 +137,13 @@ static int load_plan(struct persist *p, struct aj_err *err)
 	if (aj_policy_load_text(&p->pol, p->rec.policy, err) < 0 ||
 	    aj_policy_validate(&p->pol, err) < 0)
 		return -1;
+	/* The owner's volumes, held for this generation (released when the supervisor ends). */
+	if (p->pol.volumes.n) {
+		if (aj_volumes_attach(p->state_dir, p->rec.owner, &p->pol.volumes, &p->volume_dirs,
+				      &p->vol_fds, &p->n_vol_fds, err) < 0)
+			return aj_err_prefix(err, "sandbox %s", p->rec.name);
+		ws.volume_dirs = &p->volume_dirs;
+	}
 	aj_features_probe(&p->feat, NULL);
 	if (aj_ws_path(dir, sizeof dir, p->state_dir, "sandboxes", p->id, NULL) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "sandbox path");
@@ -206,8 +214,6 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	struct aj_stdio io;
 	struct aj_sync_msg ready;
 	char name[64];
-	uint64_t limit = 0;
-	bool lifted;
 	int r;
 	/* The sandbox's stdio; init hands the commands their own. */
 	_cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -232,9 +238,13 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	    aj_sv_ports_bind(&p->plan, &p->ports, err) < 0)
 		return -1;
 	/* A sandbox that filled its disk starts with its overlays writable, to delete files. */
-	lifted = p->plan.disk_dir && aj_quota_headroom(p->plan.disk_dir, &limit);
+	if (p->plan.disk_dir)
+		aj_quota_headroom(p->plan.disk_dir);
 	r = aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err);
-	if (lifted && aj_quota_set_limit(p->plan.disk_dir, limit, r < 0 ? NULL : err) < 0 && r == 0)
+	/* The policy's limit, whatever a crashed start left raised. */
+	if (p->plan.disk_dir &&
+	    aj_quota_set_limit(p->plan.disk_dir, p->pol.limits.disk, r < 0 ? NULL : err) < 0 &&
+	    r == 0)
 		return -1;
 	if (r < 0)
 		return -1;

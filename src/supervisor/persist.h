@@ -113,6 +113,9 @@ struct persist {
 	uint64_t next_sample_us; /* monotonic: when the timers next take a metrics sample */
 	unsigned sample_every_s; /* AJ_METRICS_EVERY_S, more while idle (supervisor/metrics.h) */
 	bool disk_hit;           /* the last sample found limits.disk reached */
+	struct aj_strv volume_dirs; /* filesystem.volumes' sources (storage/volumes.h) */
+	int *vol_fds;            /* their locks, held while the sandbox runs */
+	size_t n_vol_fds;
 };
 
 /* Entry point of `agentjail __supervise`. ready_fd receives one JSON line when the sandbox

@@ -41,6 +41,22 @@ static int write_meta(const struct aj_changeset *cs, struct aj_err *err)
 	return 0;
 }
 
+/* The new change set's upper, work and meta.json. */
+static int fill_new(struct aj_changeset *cs, const struct stat *ws, struct aj_err *err)
+{
+	char path[4300];
+
+	/* The upper layer stores host ids, like the directory it lies on: owned by its owner. */
+	snprintf(path, sizeof path, "%s/upper", cs->dir);
+	if (mkdir(path, ws->st_mode & 07777) < 0 ||
+	    (geteuid() == 0 && chown(path, ws->st_uid, ws->st_gid) < 0))
+		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", path);
+	snprintf(path, sizeof path, "%s/work", cs->dir);
+	if (mkdir(path, 0700) < 0 || (geteuid() == 0 && chown(path, ws->st_uid, ws->st_gid) < 0))
+		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", path);
+	return write_meta(cs, err);
+}
+
 int aj_changes_create(const char *state, const char *workspace, uint64_t disk,
 		      struct aj_changeset *cs, struct aj_err *err)
 {
@@ -62,15 +78,11 @@ int aj_changes_create(const char *state, const char *workspace, uint64_t disk,
 		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", path);
 	if (aj_quota_mkdir(cs->dir, 0700, disk, &limited, err) < 0)
 		return -1;
-	/* The upper layer stores host ids, like the directory it lies on: owned by its owner. */
-	snprintf(path, sizeof path, "%s/upper", cs->dir);
-	if (mkdir(path, st.st_mode & 07777) < 0 ||
-	    (geteuid() == 0 && chown(path, st.st_uid, st.st_gid) < 0))
-		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", path);
-	snprintf(path, sizeof path, "%s/work", cs->dir);
-	if (mkdir(path, 0700) < 0 || (geteuid() == 0 && chown(path, st.st_uid, st.st_gid) < 0))
-		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", path);
-	return write_meta(cs, err);
+	if (fill_new(cs, &st, err) < 0) {
+		aj_quota_remove(cs->dir, NULL);
+		return -1;
+	}
+	return 0;
 }
 
 int aj_changes_open(const char *state, const char *id, struct aj_changeset *cs,

@@ -169,6 +169,8 @@ int aj_ws_layer_from_upper(const char *state, const char *sandbox_id, const char
 		snprintf(final, sizeof final, "%s/layers", state);
 		if (aj_mkdir_p(final, 0700) < 0)
 			return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", final);
+		/* project quotas: a rename out of a sandbox's project becomes EXDEV below */
+		aj_quota_mark_shared(final);
 		snprintf(final, sizeof final, "%s/layers/%s", state, layer_id);
 		if ((mkdir(final, 0700) < 0 && errno != EEXIST) || rmdir(final) < 0)
 			return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", final);

@@ -23,6 +23,8 @@ cd "$WS" || exit 1
 
 # ---- refusals wherever the limit cannot be enforced ---------------------------------------
 
+HOST_QUOTA=$("$AJ" --json features 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["disk"]["enforceable"])')
+
 aj_run run --overlay discard --disk 1MiB -- true
 expect_eq "--disk below the minimum: exit 125" "$RC" 125
 expect_contains "names limits.disk and the minimum" "$ERR" "limits.disk: at least 16MiB"
@@ -30,6 +32,16 @@ expect_contains "names limits.disk and the minimum" "$ERR" "limits.disk: at leas
 aj_run run $PJ_FLAGS --disk 16MiB -- true
 expect_eq "--disk on a run that writes the workspace in place: exit 125" "$RC" 125
 expect_contains "says why" "$ERR" "the disk layer is needed but cannot be enforced: the workspace is a host directory written in place"
+# shellcheck disable=SC2086
+aj_run run $PJ_FLAGS --pids none --tier landlock --preset read-only --disk 16MiB -- true
+if is_root; then
+	expect_eq "the landlock tier with --disk: refused (as root, the tier itself is)" "$RC" 125
+else
+	expect_contains "the landlock tier (HOME and TMPDIR on the host) is refused" "$ERR" "the landlock tier writes HOME and TMPDIR in a host directory"
+fi
+if [ "$HOST_QUOTA" = True ]; then
+	skip "refusals where the state directory has no quotas" "this host's $STATE has them"
+else
 # shellcheck disable=SC2086
 aj_run run $PJ_FLAGS --overlay discard --disk 16MiB -- true
 expect_eq "--disk where the state directory has no quotas: exit 125" "$RC" 125
@@ -56,6 +68,7 @@ expect_eq "nor its directory" "$(ls "$STATE/sandboxes" 2>/dev/null | wc -l)" 0
 aj_run --json features
 expect_eq "features: disk limits not enforceable here" \
 	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["disk"]["enforceable"])')" False
+fi
 
 if ! is_root; then
 	exit 0
@@ -133,7 +146,10 @@ aj_run start full
 expect_eq "a full sandbox starts again" "$RC" 0
 aj_run exec full -- sh -c 'rm big && echo removed && dd if=/dev/zero of=again bs=1M count=64 2>&1'
 expect_contains "and can delete what filled it" "$OUT" "removed"
-expect_contains "its limit is in force again after the start" "$OUT" "Disk quota exceeded"
+expect_contains "the limit refuses writes again after the start" "$OUT" "Disk quota exceeded"
+aj_run --json stats full
+expect_eq "its limit is the policy's again (not the start's headroom)" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; print(d["disk_limit"])')" 33554432
 aj_run exec full -- rm again
 aj_run snapshot full --name snap1
 expect_eq "snapshot of a sandbox with a disk limit" "$RC" 0
@@ -148,10 +164,25 @@ aj_run stop other
 aj_run snapshot other --name snap2
 expect_eq "snapshot of a stopped sandbox (its upper copied out of the subvolume)" "$RC" 0
 aj_run start other
-aj_run exec other -- cat f
-expect_eq "its files are still there" "$RC" 0
+aj_run exec other -- sh -c 'wc -c <f'
+expect_eq "its files are still there" "$OUT" 8388608
+aj_run --json stats other
+expect_eq "and no longer count against its quota (they are in the snapshot's layer)" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; print(d["disk"] < 2**20)')" True
 pj_remove_all
 expect_eq "rm releases every sandbox's subvolume" "$(btrfs subvolume list "$T/q" | wc -l)" 0
+
+# ---- a volume's size ------------------------------------------------------------------------
+
+aj_run volume create capped --size 16MiB
+expect_eq "a volume with a size, on a quota-capable state directory" "$RC" 0
+aj_run run --volume capped:/v -- sh -c 'dd if=/dev/zero of=/v/big bs=1M count=64 2>&1'
+expect_contains "writes to it stop at its size (EDQUOT)" "$OUT" "Disk quota exceeded"
+aj_run --json volume inspect capped
+expect_eq "inspect: its size, and what it holds within it" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["size"], 15*2**20 <= d["used_bytes"] <= 16*2**20)')" "16777216 True"
+aj_run volume rm capped
+expect_eq "volume rm releases its subvolume" "$(btrfs subvolume list "$T/q" | wc -l)" 0
 
 # ---- storage init ----------------------------------------------------------------------------
 
@@ -176,5 +207,5 @@ expect_eq "and kept as it was" "$(cat "$T/busy/file")" keep
 aj_run --state-dir "$T/x" storage init --fs zfs
 expect_contains "--fs names the choices" "$ERR" '--fs: "zfs" is not a filesystem storage init makes'
 aj_run --state-dir "$T/x" storage init --size 1MiB
-expect_contains "--size names the minimum" "$ERR" "--size: at least 256MiB"
+expect_contains "--size names the minimum" "$ERR" "--size: at least 512MiB"
 expect_eq "nothing made for them" "$(ls -d "$T"/x* 2>/dev/null | wc -l)" 0
