@@ -250,6 +250,11 @@ void e2b_volume_token(const struct aj_e2b *e, const char *owner, const char *id,
 	snprintf(out + o, len - o, ".%s", mac);
 }
 
+static int lower_hex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 bool e2b_volume_token_owner(const struct aj_e2b *e, const char *token, const char *id,
 			    char owner[AJ_SRV_OWNER_MAX])
 {
@@ -260,10 +265,10 @@ bool e2b_volume_token_owner(const struct aj_e2b *e, const char *token, const cha
 	if (!dot || n % 2 || n / 2 >= AJ_SRV_OWNER_MAX)
 		return false;
 	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-		if (sscanf(token + 2 * i, "%2x", &v) != 1 || !v)
-			return false;
-		owner[i] = (char)v;
+		int hi = lower_hex(token[2 * i]), lo = lower_hex(token[2 * i + 1]);
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+			return false; /* lower-case hex as e2b_volume_token writes it, no NUL */
+		owner[i] = (char)(hi << 4 | lo);
 	}
 	owner[n / 2] = '\0';
 	volume_mac(e, owner, id, want);

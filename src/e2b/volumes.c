@@ -127,10 +127,10 @@ static json_t *entry_json(const struct aj_volume_stat *s)
 			  mt, sizeof mt);
 	aj_format_time_ms((uint64_t)s->st.st_ctim.tv_sec * 1000 + (uint64_t)s->st.st_ctim.tv_nsec / 1000000,
 			  c, sizeof c);
-	j = json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:i, s:s, s:s, s:s}", "name", s->name, "path",
+	j = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:s, s:s}", "name", s->name, "path",
 		      s->path, "type", type_of(s->st.st_mode), "size", (json_int_t)s->st.st_size,
-		      "mode", (int)(s->st.st_mode & 07777), "uid", (int)s->st.st_uid, "gid",
-		      (int)s->st.st_gid, "atime", a, "mtime", mt, "ctime", c);
+		      "mode", (json_int_t)(s->st.st_mode & 07777), "uid", (json_int_t)s->st.st_uid,
+		      "gid", (json_int_t)s->st.st_gid, "atime", a, "mtime", mt, "ctime", c);
 	if (S_ISLNK(s->st.st_mode))
 		json_object_set_new(j, "target", json_string(s->target));
 	return j;
@@ -177,8 +177,10 @@ static int read_attrs(struct aj_srv_req *r, json_t *body, struct aj_volume_attrs
 			if (errno || *end || v[i] < 0)
 				return e2b_fail(r, 400, "%s: expected a non-negative integer", names[i]);
 		}
-		if (v[i] > (i == 2 ? 07777 : 4294967294LL))
-			return e2b_fail(r, 400, "%s: out of range", names[i]);
+		/* the ids sandboxes have; no setuid or setgid bit */
+		if (v[i] > (i == 2 ? 01777 : 65535))
+			return e2b_fail(r, 400, "%s: out of range (ids 0-65535, modes up to 01777)",
+					names[i]);
 	}
 	a->uid = v[0] < 0 ? (uid_t)-1 : (uid_t)v[0];
 	a->gid = v[1] < 0 ? (gid_t)-1 : (gid_t)v[1];

@@ -360,13 +360,15 @@ static int volume_binds(struct aj_plan *p, unsigned parent, struct aj_err *err)
 		ro = e.ro ? AJ_OPF_RO : 0;
 		if (e.host)
 			ADD(p, AJ_OP_BIND, e.target, p->volume_dirs.v[i],
-			    parent | AJ_OPF_NOFOLLOW | ro | (e.ro ? AJ_OPF_NOIDMAP : 0),
+			    parent | AJ_OPF_NOFOLLOW | AJ_OPF_SAFE_DST | ro |
+				    (e.ro ? AJ_OPF_NOIDMAP : 0),
 			    e.ro ? AJ_LL_RX : AJ_LL_RW,
 			    e.ro ? "a host directory bound read-only (--volume), host ownership kept"
 				 : "a host directory bound read-write (--volume)");
 		else
 			ADD(p, AJ_OP_BIND, e.target, p->volume_dirs.v[i],
-			    (parent ? parent | AJ_OPF_CANONICAL : 0) | AJ_OPF_NOFOLLOW | ro,
+			    (parent ? parent | AJ_OPF_CANONICAL : 0) | AJ_OPF_NOFOLLOW |
+				    AJ_OPF_SAFE_DST | ro,
 			    e.ro ? AJ_LL_RX : AJ_LL_RW,
 			    e.ro ? "a volume, read-only (shared with other sandboxes)"
 				 : "a volume (shared with other sandboxes, outlives them)");

@@ -68,6 +68,44 @@ static int make_mountpoint(const char *dst, bool dir, struct aj_err *err)
 	return make_node(dst, dir ? 'd' : 'f', NULL, err);
 }
 
+/* The same for a dst under a tree the sandbox wrote before this start (a volume's target in a
+ * persistent workspace or an image's system layer): every component is opened without
+ * following a link, so a link planted there cannot steer the directories made (the host is
+ * still reachable under the old root). */
+static int make_mountpoint_nofollow(const char *dst, bool dir, struct aj_err *err)
+{
+	char buf[4096];
+	char *save = NULL, *c, *next;
+	_cleanup_close_ int at = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (snprintf(buf, sizeof buf, "%s", dst) >= (int)sizeof buf || at < 0)
+		return aj_err_set(err, AJ_LAYER_MOUNT, ENAMETOOLONG, "mount point \"%s\"", dst);
+	for (c = strtok_r(buf, "/", &save); c; c = next) {
+		int fd;
+		next = strtok_r(NULL, "/", &save);
+		if (!next && !dir) {
+			fd = openat(at, c, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+		} else {
+			if (mkdirat(at, c, 0755) < 0 && errno != EEXIST)
+				return aj_err_sys(err, AJ_LAYER_MOUNT, "create \"%s\" of \"%s\"", c, dst);
+			fd = openat(at, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (fd < 0)
+			return aj_err_sys(err, AJ_LAYER_MOUNT,
+					  "mount point \"%s\": \"%s\" (links are not followed here)", dst,
+					  c);
+		close(at);
+		at = fd;
+	}
+	return 0;
+}
+
+static int make_mountpoint_for(const struct aj_op *op, bool dir, struct aj_err *err)
+{
+	return op->flags & AJ_OPF_SAFE_DST ? make_mountpoint_nofollow(op->dst, dir, err)
+					   : make_mountpoint(op->dst, dir, err);
+}
+
 /* nosuid always; nodev, read-only and noexec as asked. */
 static int set_flags(const char *dst, bool nodev, bool ro, bool noexec, bool recursive,
 		     struct aj_err *err)
@@ -146,7 +184,7 @@ static int bind_nofollow(const char *src, const struct aj_op *op, struct aj_err 
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "bind source \"%s\" (symlinks are not "
 						       "followed here)",
 				  op->src);
-	if (!(op->flags & AJ_OPF_SELF) && make_mountpoint(op->dst, S_ISDIR(st.st_mode), err) < 0)
+	if (!(op->flags & AJ_OPF_SELF) && make_mountpoint_for(op, S_ISDIR(st.st_mode), err) < 0)
 		return -1;
 	tree = (int)open_tree(sfd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 					       AT_RECURSIVE);
@@ -168,7 +206,7 @@ static int do_bind(const struct aj_op *op, struct aj_err *err)
 	if (op->flags & AJ_OPF_FROM_PARENT) {
 		/* Already idmapped and flagged by the parent; attach it as it is. */
 		bool dir = fstat(op->tree_fd, &st) < 0 || S_ISDIR(st.st_mode);
-		if (make_mountpoint(op->dst, dir, err) < 0)
+		if (make_mountpoint_for(op, dir, err) < 0)
 			return -1;
 		return attach(op->tree_fd, op->dst, op->flags & AJ_OPF_NOFOLLOW, err);
 	}

@@ -46,17 +46,27 @@ static void own(struct copy *c, int dir, const char *name)
 static int copy_file(struct copy *c, int sdir, const char *sname, int ddir, const char *dname,
 		     mode_t mode)
 {
-	_cleanup_close_ int in = openat(sdir, sname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK and a regular file on both sides: a FIFO swapped in by a sandbox must not
+	 * hold the copy, nor anything but a file be truncated. */
+	_cleanup_close_ int in = openat(sdir, sname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+							     O_NONBLOCK);
 	_cleanup_close_ int out = -1;
 	char buf[65536];
+	struct stat si, so;
 	ssize_t n;
 
-	if (in < 0)
-		return aj_err_sys(c->err, AJ_LAYER_IO, "open \"%s\"", sname);
-	out = openat(ddir, dname, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+	if (in < 0 || fstat(in, &si) < 0 || !S_ISREG(si.st_mode))
+		return aj_err_sys(c->err, AJ_LAYER_IO, "open \"%s\" (a regular file)", sname);
+	out = openat(ddir, dname, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
 		     mode & 0777);
-	if (out < 0)
-		return aj_err_sys(c->err, AJ_LAYER_IO, "create \"%s\"", dname);
+	if (out < 0 || fstat(out, &so) < 0 || !S_ISREG(so.st_mode))
+		return aj_err_sys(c->err, AJ_LAYER_IO, "create \"%s\" (a regular file)", dname);
+	if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+		return aj_err_set(c->err, AJ_LAYER_USAGE, EINVAL, "\"%s\" is its own destination",
+				  sname);
+	if (fcntl(in, F_SETFL, O_RDONLY) < 0 || fcntl(out, F_SETFL, O_WRONLY) < 0 ||
+	    ftruncate(out, 0) < 0)
+		return aj_err_sys(c->err, AJ_LAYER_IO, "write \"%s\"", dname);
 	while ((n = read(in, buf, sizeof buf)) > 0)
 		if (aj_write_all(out, buf, (size_t)n) < 0)
 			return aj_err_sys(c->err, AJ_LAYER_IO, "write \"%s\"", dname);
@@ -167,15 +177,25 @@ static const char *base_of(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-int aj_volume_copy(const struct aj_volume *v, const char *vpath, const char *host, bool in,
+int aj_volume_copy(const struct aj_volume *v, const char *vpath, const char *host_arg, bool in,
 		   unsigned *files, struct aj_err *err)
 {
-	char data[4300], leaf[4096], sparent[4096];
+	char data[4300], leaf[4096], sparent[4096], host[4096];
 	_cleanup_close_ int root = -1, ddir = -1, sdir = -1;
 	struct copy c = {.uid = (uid_t)-1, .gid = (gid_t)-1, .err = err};
 	const char *slash;
 	int r;
 
+	/* Without trailing slashes: the name a tree lands under is its last component. */
+	if (snprintf(host, sizeof host, "%s", host_arg) >= (int)sizeof host)
+		return aj_err_set(err, AJ_LAYER_USAGE, ENAMETOOLONG, "\"%s\"", host_arg);
+	for (size_t n = strlen(host); n > 1 && host[n - 1] == '/'; n--)
+		host[n - 1] = '\0';
+	if (in && (!strcmp(base_of(host), "/") || !strcmp(base_of(host), ".") ||
+		   !strcmp(base_of(host), "..")))
+		return aj_err_set(err, AJ_LAYER_USAGE, 0,
+				  "\"%s\": name the directory to copy, not \"/\", \".\" or \"..\"",
+				  host_arg);
 	if (aj_volume_data(v, data, sizeof data) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the volume's path");
 	root = open(data, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

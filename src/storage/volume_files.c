@@ -59,6 +59,8 @@ static int split(int root, const char *path, char *leaf, size_t len, struct aj_e
 	for (n = strlen(dir); n > 0 && dir[n - 1] == '/'; n--)
 		dir[n - 1] = '\0';
 	slash = strrchr(dir, '/');
+	if (strlen(slash ? slash + 1 : dir) >= len)
+		return aj_err_set(err, AJ_LAYER_USAGE, ENAMETOOLONG, "path \"%s\"", path);
 	snprintf(leaf, len, "%s", slash ? slash + 1 : dir);
 	if (!strcmp(leaf, "..") || !strcmp(leaf, "."))
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "path \"%s\": names no entry", path);
@@ -136,6 +138,9 @@ static int list_at(int dir, const char *prefix, int depth, struct aj_volume_stat
 		if (fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		snprintf(path, sizeof path, "%s/%s", strcmp(prefix, "/") ? prefix : "", e->d_name);
+		if (*n >= AJ_VOLUME_LIST_MAX)
+			return aj_err_set(err, AJ_LAYER_USAGE, EFBIG,
+					  "more than %d entries: list less deep", AJ_VOLUME_LIST_MAX);
 		if (*n == *cap) {
 			*cap = *cap ? *cap * 2 : 32;
 			*out = aj_xrealloc(*out, *cap * sizeof **out);
@@ -181,8 +186,13 @@ static int parent_dir(int root, const char *path, bool parents, uid_t uid, gid_t
 
 	if (!parents)
 		return split(root, path, leaf, len, err);
-	snprintf(dir, sizeof dir, "%s", path);
+	if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
+		return aj_err_set(err, AJ_LAYER_USAGE, ENAMETOOLONG, "path \"%s\"", path);
+	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--)
+		dir[n - 1] = '\0';
 	slash = strrchr(dir, '/');
+	if (strlen(slash ? slash + 1 : dir) >= len)
+		return aj_err_set(err, AJ_LAYER_USAGE, ENAMETOOLONG, "path \"%s\"", path);
 	snprintf(leaf, len, "%s", slash ? slash + 1 : dir);
 	if (!leaf[0] || !strcmp(leaf, ".") || !strcmp(leaf, ".."))
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "path \"%s\": names no entry", path);
@@ -195,8 +205,9 @@ static int parent_dir(int root, const char *path, bool parents, uid_t uid, gid_t
 		int next;
 		if (!strcmp(p, ".") || !strcmp(p, ".."))
 			return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "path \"%s\": no . or ..", path);
-		if (mkdirat(at, p, 0755) == 0 && uid != (uid_t)-1)
-			fchownat(at, p, uid, gid, AT_SYMLINK_NOFOLLOW);
+		if (mkdirat(at, p, 0755) == 0 && (uid != (uid_t)-1 || geteuid() == 0))
+			fchownat(at, p, uid != (uid_t)-1 ? uid : AJ_VOLUME_ROOT_UID,
+				 gid != (gid_t)-1 ? gid : AJ_VOLUME_ROOT_UID, AT_SYMLINK_NOFOLLOW);
 		next = openat(at, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0)
 			return aj_err_sys(err, AJ_LAYER_USAGE, "path \"%s\": \"%s\"", path, p);
@@ -206,22 +217,41 @@ static int parent_dir(int root, const char *path, bool parents, uid_t uid, gid_t
 	return aj_steal_fd(&at);
 }
 
-static int set_attrs(int dir, const char *leaf, uid_t uid, gid_t gid, int mode,
+/* On an open descriptor of the entry itself (never by name: a sandbox may swap a link in
+ * between). fd may be O_PATH: chmod then goes through its /proc/self/fd link, which names the
+ * inode, not a path. */
+static int set_attrs(int fd, const char *what, uid_t uid, gid_t gid, int mode,
 		     struct aj_err *err)
 {
+	char proc[64];
+
 	if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
-	    fchownat(dir, leaf, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return aj_err_sys(err, AJ_LAYER_IO, "chown \"%s\"", leaf);
-	if (mode >= 0 && fchmodat(dir, leaf, (mode_t)mode & 07777, 0) < 0)
-		return aj_err_sys(err, AJ_LAYER_IO, "chmod \"%s\"", leaf);
+	    fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "chown \"%s\"", what);
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if (mode >= 0 && fchmodat(AT_FDCWD, proc, (mode_t)mode & 01777, 0) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "chmod \"%s\"", what);
 	return 0;
+}
+
+/* A new entry's owner when none is asked for: the sandbox user, as root. */
+static void default_owner(const struct aj_volume_attrs *a, uid_t *uid, gid_t *gid)
+{
+	*uid = a->uid;
+	*gid = a->gid;
+	if (geteuid() == 0 && a->uid == (uid_t)-1)
+		*uid = AJ_VOLUME_ROOT_UID;
+	if (geteuid() == 0 && a->gid == (gid_t)-1)
+		*gid = AJ_VOLUME_ROOT_UID;
 }
 
 int aj_volume_mkdir(const struct aj_volume *v, const char *path, const struct aj_volume_attrs *a,
 		    bool parents, struct aj_err *err)
 {
-	_cleanup_close_ int root = open_root(v, err), dir = -1;
+	_cleanup_close_ int root = open_root(v, err), dir = -1, fd = -1;
 	char leaf[256];
+	uid_t uid;
+	gid_t gid;
 
 	if (root < 0 ||
 	    (dir = parent_dir(root, path, parents, a->uid, a->gid, leaf, sizeof leaf, err)) < 0)
@@ -233,7 +263,11 @@ int aj_volume_mkdir(const struct aj_volume *v, const char *path, const struct aj
 		aj_err_sys(err, AJ_LAYER_USAGE, "mkdir \"%s\"", path);
 		return errno == EEXIST ? aj_err_class(err, AJ_ERRC_EXISTS) : -1;
 	}
-	return set_attrs(dir, leaf, a->uid, a->gid, a->mode, err);
+	fd = openat(dir, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "open \"%s\"", path);
+	default_owner(a, &uid, &gid);
+	return set_attrs(fd, path, uid, gid, a->mode, err);
 }
 
 int aj_volume_write(const struct aj_volume *v, const char *path, const void *data, size_t len,
@@ -241,23 +275,39 @@ int aj_volume_write(const struct aj_volume *v, const char *path, const void *dat
 {
 	_cleanup_close_ int root = open_root(v, err), dir = -1, fd = -1;
 	char leaf[256];
+	struct stat st;
+	bool created;
+	uid_t uid;
+	gid_t gid;
+	int flags;
 
 	if (root < 0 ||
 	    (dir = parent_dir(root, path, parents, a->uid, a->gid, leaf, sizeof leaf, err)) < 0)
 		return -1;
 	if (!leaf[0])
 		return aj_err_set(err, AJ_LAYER_USAGE, EISDIR, "path \"%s\": the volume's root", path);
-	fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-		    a->mode >= 0 ? (mode_t)a->mode & 0777 : 0644);
+	/* O_NONBLOCK: a FIFO a sandbox put there must not hold the caller; anything but a
+	 * regular file is refused before it is truncated. */
+	flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	fd = openat(dir, leaf, flags | O_CREAT | O_EXCL, 0644);
+	created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = openat(dir, leaf, flags);
 	if (fd < 0) {
 		aj_err_sys(err, AJ_LAYER_USAGE, "write \"%s\"", path);
 		return errno == ENOENT ? aj_err_class(err, AJ_ERRC_NOT_FOUND) : -1;
 	}
-	if (aj_write_all(fd, data, len) < 0)
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return aj_err_set(err, AJ_LAYER_USAGE, EISDIR, "write \"%s\": not a regular file",
+				  path);
+	if (fcntl(fd, F_SETFL, O_WRONLY) < 0 || ftruncate(fd, 0) < 0 ||
+	    aj_write_all(fd, data, len) < 0)
 		return aj_err_sys(err, AJ_LAYER_IO, "write \"%s\"", path);
-	if (a->uid == (uid_t)-1 && a->gid == (gid_t)-1 && geteuid() == 0)
-		fchown(fd, AJ_VOLUME_ROOT_UID, AJ_VOLUME_ROOT_UID);
-	return set_attrs(dir, leaf, a->uid, a->gid, a->mode, err);
+	if (created)
+		default_owner(a, &uid, &gid);
+	else
+		uid = a->uid, gid = a->gid;
+	return set_attrs(fd, path, uid, gid, a->mode, err);
 }
 
 int aj_volume_open_file(const struct aj_volume *v, const char *path, int *fd_out,
@@ -286,7 +336,7 @@ int aj_volume_open_file(const struct aj_volume *v, const char *path, int *fd_out
 int aj_volume_chattr(const struct aj_volume *v, const char *path, const struct aj_volume_attrs *a,
 		     struct aj_err *err)
 {
-	_cleanup_close_ int root = open_root(v, err), dir = -1;
+	_cleanup_close_ int root = open_root(v, err), dir = -1, fd = -1;
 	char leaf[256];
 	struct stat st;
 
@@ -294,14 +344,15 @@ int aj_volume_chattr(const struct aj_volume *v, const char *path, const struct a
 		return -1;
 	if (!leaf[0])
 		return aj_err_set(err, AJ_LAYER_USAGE, EPERM, "path \"%s\": the volume's root", path);
-	if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	fd = openat(dir, leaf, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		aj_err_sys(err, AJ_LAYER_USAGE, "path \"%s\"", path);
 		return errno == ENOENT ? aj_err_class(err, AJ_ERRC_NOT_FOUND) : -1;
 	}
 	if (S_ISLNK(st.st_mode) && a->mode >= 0)
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "path \"%s\": a link has no mode",
 				  path);
-	return set_attrs(dir, leaf, a->uid, a->gid, a->mode, err);
+	return set_attrs(fd, path, a->uid, a->gid, S_ISLNK(st.st_mode) ? -1 : a->mode, err);
 }
 
 int aj_volume_remove_path(const struct aj_volume *v, const char *path, struct aj_err *err)

@@ -119,13 +119,25 @@ static int not_found(struct aj_err *err, const char *ref)
 }
 
 /* Removes the volume directory `name` of odir: its data's quota released, every file gone. */
-static void remove_volume_dir(int odir, const char *name)
+static int remove_volume_dir(int odir, const char *name, struct aj_err *err)
 {
 	_cleanup_close_ int d = openat(odir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (d >= 0)
-		aj_quota_remove_at(d, "data", NULL);
-	aj_tree_remove_at(odir, name, NULL);
+	if (d >= 0 && aj_quota_remove_at(d, "data", err) < 0)
+		return -1;
+	return aj_tree_remove_at(odir, name, err);
+}
+
+/* What a crash or a failed removal left, under the owner's lock: .tmp-<name> (a create that
+ * did not finish) and .rm-<id> (a removal that did not). */
+static void sweep(int odir)
+{
+	_cleanup_closedir_ DIR *d = fdopendir(dup(odir));
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, ".tmp-", 5) || !strncmp(e->d_name, ".rm-", 4))
+			remove_volume_dir(odir, e->d_name, NULL);
 }
 
 /* The new volume's files in tmp (a directory of odir): data/ (a quota directory of `size`),
@@ -145,7 +157,7 @@ static int fill_new(int odir, const char *odir_path, const char *tmp, struct aj_
 	if (v->size && !limited) {
 		struct aj_quota_probe q;
 		aj_quota_probe(odir_path, &q);
-		return aj_err_set(err, AJ_LAYER_STATE, 0,
+		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
 				  "--size: a volume's size is a disk quota, not possible here: %s",
 				  q.kind ? "making one failed" : q.why);
 	}
@@ -172,6 +184,7 @@ int aj_volume_create(const char *state, const char *owner, const char *name, uin
 	const char *why = aj_volume_name_refusal(name);
 	struct stat st;
 
+	aj_err_clear(err);
 	if (why)
 		return aj_err_set(err, AJ_LAYER_USAGE, 0, "volume name \"%s\" %s", name, why);
 	if (size && size < AJ_VOLUME_SIZE_MIN)
@@ -193,13 +206,13 @@ int aj_volume_create(const char *state, const char *owner, const char *name, uin
 	/* Made whole under a temporary name: a crash leaves a .tmp- directory, never half a
 	 * volume under its name. */
 	snprintf(tmp, sizeof tmp, ".tmp-%s", name);
-	remove_volume_dir(odir, tmp);
+	sweep(odir);
 	if (mkdirat(odir, tmp, 0700) < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s/%s\"", odir_path, tmp);
 	if (fill_new(odir, odir_path, tmp, out, err) < 0 || renameat(odir, tmp, odir, name) < 0) {
 		if (!err->msg[0])
 			aj_err_sys(err, AJ_LAYER_STATE, "rename \"%s/%s\"", odir_path, tmp);
-		remove_volume_dir(odir, tmp);
+		remove_volume_dir(odir, tmp, NULL);
 		return -1;
 	}
 	return 0;
@@ -278,7 +291,11 @@ int aj_volume_remove(const char *state, const char *owner, const char *ref, bool
 	snprintf(gone, sizeof gone, ".rm-%s", v.id);
 	if (renameat(odir, v.name, odir, gone) < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "remove \"%s\"", v.dir);
-	remove_volume_dir(odir, gone);
+	if (remove_volume_dir(odir, gone, err) < 0)
+		return aj_err_prefix(err, "volume \"%s\" is gone, but not all its files (the next "
+					  "create or remove of the owner's volumes tries again)",
+				     v.name);
+	sweep(odir);
 	return 0;
 }
 
@@ -377,6 +394,21 @@ int aj_volume_entry_parse(const char *entry, struct aj_volume_entry *out, char *
 	return 0;
 }
 
+/* get and hold under the owner's lock, which rm holds too: never the lock of a volume that a
+ * removal has passed. */
+static int hold_ref(const char *state, const char *owner, const char *ref, struct aj_volume *v,
+		    struct aj_err *err)
+{
+	char odir_path[4096];
+	_cleanup_close_ int odir = -1, lock = -1;
+
+	if (open_owner(state, owner, false, &odir, &lock, odir_path, sizeof odir_path, err) < 0)
+		return -1;
+	if (odir < 0 || find(odir, odir_path, ref, v) < 0)
+		return not_found(err, ref);
+	return aj_volume_hold(v, err);
+}
+
 int aj_volumes_attach(const char *state, const char *owner, const struct aj_strv *entries,
 		      struct aj_strv *dirs, int **fds, size_t *n_fds, struct aj_err *err)
 {
@@ -393,10 +425,12 @@ int aj_volumes_attach(const char *state, const char *owner, const struct aj_strv
 			aj_strv_push(dirs, e.source);
 			continue;
 		}
-		if (aj_volume_get(state, owner, e.source, &v, err) < 0)
+		if ((fd = hold_ref(state, owner, e.source, &v, err)) < 0)
 			return aj_err_prefix(err, "filesystem.volumes[%zu]", i);
-		if (aj_volume_data(&v, data, sizeof data) < 0 || (fd = aj_volume_hold(&v, err)) < 0)
-			return -1;
+		if (aj_volume_data(&v, data, sizeof data) < 0) {
+			close(fd);
+			return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the volume's path");
+		}
 		*fds = aj_xrealloc(*fds, (*n_fds + 1) * sizeof **fds);
 		(*fds)[(*n_fds)++] = fd;
 		aj_strv_push(dirs, data);

@@ -27,6 +27,7 @@
 
 #define AJ_VOLUME_NAME_MAX 63
 #define AJ_VOLUME_SIZE_MIN (16ULL << 20)
+#define AJ_VOLUME_LIST_MAX 10000 /* entries of one listing */
 /* The owner of a new volume's root directory, as the sandboxes see it: the default sandbox
  * user (policy.h user.uid), so that sandboxes write there without root. */
 #define AJ_VOLUME_ROOT_UID 1000

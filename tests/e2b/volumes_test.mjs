@@ -59,9 +59,13 @@ await test('paths out of the volume are refused', async () => {
 	await rejects(c.readFile('/../../../etc/passwd'), /./, 'readFile ../');
 	await rejects(c.writeFile('/../escape', 'x'), /./, 'writeFile ../');
 });
-await test('a wrong token: refused', async () => {
+await test('a wrong token, or another volume\'s: refused', async () => {
 	const c = new Volume(vol.volumeId, vol.name, 'x'.repeat(40), vol.domain, vol.debug, vol.proxy);
-	await rejects(c.readFile('/notes/hello.txt'), /401|token|unauthor/i, 'readFile');
+	await rejects(c.readFile('/notes/hello.txt'), /token/i, 'readFile with a made-up token');
+	const b = await Volume.create('e2b-other');
+	const cross = new Volume(vol.volumeId, vol.name, b.token, vol.domain, vol.debug, vol.proxy);
+	await rejects(cross.readFile('/notes/hello.txt'), /token/i, 'another volume\'s token');
+	eq(await Volume.destroy(b.volumeId), true, 'destroy the other');
 });
 let sbx;
 await test('Sandbox.create with volumeMounts: the sandbox reads and writes the volume', async () => {
@@ -72,7 +76,11 @@ await test('Sandbox.create with volumeMounts: the sandbox reads and writes the v
 	eq(await c.readFile('/s.txt'), 'from-sandbox\n', 'the SDK reads what the sandbox wrote');
 	eq((await c.getInfo('/etc-link')).type, 'symlink', 'a link is a link');
 	await rejects(c.readFile('/etc-link/passwd'), /./, 'reading through the sandbox\'s link');
-	await rejects(c.writeFile('/etc-link/x', 'x'), /./, 'writing through the sandbox\'s link');
+	await rejects(c.writeFile('/etc-link/x', 'x'), /(link|out of the volume)/, 'writing through the sandbox\'s link');
+	await rejects(c.updateMetadata('/etc-link', { mode: 0o777 }), /link has no mode/, 'chmod of the sandbox\'s link');
+	await rejects(c.writeFile('/etc-link', 'x'), /./, 'writing onto the sandbox\'s link');
+	await sbx.commands.run('mkfifo /mnt/data/pipe');
+	await rejects(c.writeFile('/pipe', 'x'), /write "\/pipe"/, 'writing onto a FIFO the sandbox made');
 	const info = await Sandbox.getInfo(sbx.sandboxId);
 	eq(JSON.stringify(info.volumeMounts), JSON.stringify([{ name: 'e2b-data', path: '/mnt/data' }]), 'getInfo\'s volumeMounts');
 });

@@ -31,6 +31,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (strcmp(tok, s) != 0)
 			abort();
 	}
+	/* The input as an owner: its token names it, for this volume only. */
+	if (size && size < AJ_SRV_OWNER_MAX && !memchr(data, 0, size)) {
+		e2b_volume_token(&e, s, "vol_0123456789abcdef", tok, sizeof tok);
+		if (!e2b_volume_token_owner(&e, tok, "vol_0123456789abcdef", owner) ||
+		    strcmp(owner, s) != 0 ||
+		    e2b_volume_token_owner(&e, tok, "vol_0123456789abcdee", owner))
+			abort();
+	}
 	free(s);
 	return 0;
 }

@@ -114,6 +114,13 @@ aj_run volume cp shared:/etc-link "$T/out/"
 expect_eq "the link itself copies as a link" "$(readlink "$T/out/etc-link")" /etc
 aj_run volume cp "$T/hostdir" shared:/
 expect_eq "a tree copies in" "$RC" 0
+aj_run volume cp "$T/hostdir/" shared:/
+expect_eq "a tree named with a trailing slash copies in" "$RC" 0
+expect_eq "and the host's files are untouched (not their own destination)" "$(cat "$T/hostdir/h.txt")" host
+# shellcheck disable=SC2086
+aj_run run $PJ_FLAGS --volume shared:/v -- mkfifo /v/pipe
+aj_run timeout 10 "$AJ" volume cp "$T/hostdir/h.txt" shared:/pipe
+expect_eq "copying onto a FIFO the sandbox made: refused at once, not hung" "$RC" 125
 # shellcheck disable=SC2086
 aj_run run $PJ_FLAGS --volume shared:/v -- sh -c 'cat /v/hostdir/h.txt && echo more >>/v/hostdir/h.txt && echo ok'
 expect_contains "files copied in are the sandbox user's to change" "$OUT" ok
