@@ -61,7 +61,7 @@ int aj_pflags_load(const struct aj_pflags *pf, struct aj_policy *pol, struct aj_
 	 .flags = AJ_OPTF_NONE_OK, .help = "CPU quota in CPUs, e.g. 0.5, or none"},                \
 	{AJ_OPT("disk", 0, AJ_OPT_SIZE), AJ_PF(limits.disk), .metavar = "SIZE",                    \
 	 .flags = AJ_OPTF_NONE_OK,                                                                  \
-	 .help = "disk quota on the writable layers, e.g. 1GiB, or none"},                  \
+	 .help = "disk quota on the writable layers, e.g. 1GiB, or none (persistent: 10GiB where enforceable)"},                  \
 	{AJ_OPT("file-size", 0, AJ_OPT_SIZE), AJ_PF(limits.file_size), .metavar = "SIZE",          \
 	 .flags = AJ_OPTF_NONE_OK, .help = "largest file the sandbox may write, or none"},         \
 	{AJ_OPT("open-files", 0, AJ_OPT_COUNT), AJ_PF(limits.open_files), .metavar = "N",          \

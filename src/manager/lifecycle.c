@@ -130,6 +130,10 @@ static int read_ready(int fd, struct aj_err *err)
 			   json_string_value(json_object_get(j, "message")) ?: "start failed");
 		if (hint && hint[0])
 			aj_err_hint(err, "%s", hint);
+		/* Only "wrong state" crosses: a start never says "no such sandbox" (what a
+		 * missing image or secret is classed as inside the supervisor). */
+		if (json_integer_value(json_object_get(j, "class")) == AJ_ERRC_WRONG_STATE)
+			aj_err_class(err, AJ_ERRC_WRONG_STATE);
 	}
 	return rc;
 }

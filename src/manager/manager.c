@@ -390,6 +390,18 @@ static int snapshot_image(struct aj_mgr *m, const struct aj_create_opts *o, stru
 /* The record and the directories under the new sandbox's lock, which goes when it returns;
  * started if asked. An image sandbox's writable layer is its whole root's: its top directory
  * is root's, the workspace a directory in it. */
+/* limits.disk "default": AJ_DISK_PERSISTENT where the state directory can enforce it, none
+ * where it cannot (a default is not a request, so it does not fail closed). */
+static void default_disk(struct aj_mgr *m, struct aj_policy *pol)
+{
+	struct aj_quota_probe q;
+
+	if (pol->limits.disk != AJ_DISK_DEFAULT)
+		return;
+	aj_quota_probe(m->state, &q);
+	pol->limits.disk = q.kind ? AJ_DISK_PERSISTENT : 0;
+}
+
 /* limits.disk fails closed at create, before anything is kept: the sandbox's directory got
  * its quota, or the caller accepted running without one. */
 static int check_disk(struct aj_mgr *m, const struct aj_policy *pol, const char *id,
@@ -439,6 +451,7 @@ static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
 
 	if (snapshot_image(m, o, err) < 0 || check_volumes(m, o->policy, err) < 0)
 		return -1;
+	default_disk(m, o->policy);
 	image = o->policy->rootfs_image != NULL;
 	rc = pin_image(m, o->policy, &im, err);
 	if (rc == 0 && (fill_new_record(m, o, r, err) < 0 ||

@@ -163,6 +163,24 @@ static json_t *dump_number(const struct aj_jf_field *f, const void *dst, void *a
 	return u ? json_integer((json_int_t)u) : json_null();
 }
 
+/* limits.disk: a size, null (none), or "default" (policy.h AJ_DISK_DEFAULT). */
+static int parse_disk(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	if (json_is_string(v) && !strcmp(json_string_value(v), "default")) {
+		if (dst)
+			*(uint64_t *)dst = AJ_DISK_DEFAULT;
+		return 0;
+	}
+	return parse_size(f, path, v, dst, o, e);
+}
+
+static json_t *dump_disk(const struct aj_jf_field *f, const void *dst, void *arg)
+{
+	return *(const uint64_t *)dst == AJ_DISK_DEFAULT ? json_string("default")
+							 : dump_number(f, dst, arg);
+}
+
 static json_t *dump_duration(const struct aj_jf_field *f, const void *dst, void *arg)
 {
 	uint64_t u = *(const uint64_t *)dst;
@@ -382,7 +400,8 @@ static const struct aj_jf_field limits_fields[] = {
 	CPUS("cpus", limits.cpu_milli),
 	DURATION("timeout", limits.timeout_ms),
 	SIZE("file_size", limits.file_size),
-	SIZE("disk", limits.disk),
+	OWN("disk", limits.disk, parse_disk, dump_disk,
+	    "a size (number of bytes, or a string such as \"10GiB\"), null, or \"default\""),
 	COUNT("open_files", limits.open_files),
 	SIZE("output_bytes", limits.output_bytes),
 	ENUM("output_action", limits.output_action, output_actions),

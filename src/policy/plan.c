@@ -351,7 +351,7 @@ static int disk(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj
 	struct aj_quota_probe q;
 	char buf[32], probe[400];
 
-	if (!pol->limits.disk) {
+	if (!pol->limits.disk || pol->limits.disk == AJ_DISK_DEFAULT) {
 		aj_plan_set_layer(p, AJ_PL_DISK, AJ_LS_OFF, "no limit");
 		return 0;
 	}

@@ -83,7 +83,7 @@ static json_t *limits_json(const struct aj_limits *l)
 	NUM("open_files", l->open_files);
 	NUM("output_bytes", l->output_bytes);
 	NUM("tmpfs_size_bytes", l->tmpfs_size);
-	NUM("disk_bytes", l->disk);
+	NUM("disk_bytes", l->disk == AJ_DISK_DEFAULT ? 0 : l->disk);
 #undef NUM
 	json_object_set_new(o, "output_action",
 			    json_string(l->output_action == AJ_OUTPUT_KILL ? "kill" : "truncate"));

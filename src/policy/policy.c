@@ -40,6 +40,7 @@ void aj_policy_init(struct aj_policy *p)
 		.open_files = 4096,
 		.output_bytes = 64ULL << 20,
 		.tmpfs_size = 1ULL << 30,
+		.disk = AJ_DISK_DEFAULT,
 		.output_action = AJ_OUTPUT_TRUNCATE,
 	};
 }

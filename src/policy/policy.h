@@ -33,6 +33,11 @@ enum aj_preview_access { AJ_PREVIEW_TOKEN = 0, AJ_PREVIEW_PUBLIC };
 /* 0 means "no limit" for every field but open_files and tmpfs_size, which always have one. */
 #define AJ_DISK_MIN (16ULL << 20) /* the smallest limits.disk: below it a filesystem's own
 				    * reservations decide */
+/* limits.disk "default" (the policy default): AJ_DISK_PERSISTENT for a persistent sandbox where
+ * the state directory can enforce it (the manager decides at create), none otherwise and for
+ * one-shot runs (aj_policy_validate). Never reaches a plan. */
+#define AJ_DISK_DEFAULT UINT64_MAX
+#define AJ_DISK_PERSISTENT (10ULL << 30)
 struct aj_limits {
 	uint64_t memory;       /* bytes */
 	uint64_t pids;         /* tasks (processes and threads) */

@@ -230,7 +230,7 @@ static int validate_limits(const struct aj_limits *l, struct aj_err *err)
 	if (l->open_files < 16 || l->open_files > (1u << 20))
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "limits.open_files: expected between 16 and 1048576");
-	if (l->disk && l->disk < AJ_DISK_MIN)
+	if (l->disk && l->disk != AJ_DISK_DEFAULT && l->disk < AJ_DISK_MIN)
 		return aj_err_set(err, AJ_LAYER_POLICY, 0,
 				  "limits.disk: at least 16MiB (below it the filesystem's own "
 				  "reservations decide)");
@@ -347,6 +347,9 @@ static int validate_publish(const struct aj_policy *p, struct aj_err *err)
 
 int aj_policy_validate(struct aj_policy *p, struct aj_err *err)
 {
+	/* The default disk limit is a persistent sandbox's, which the manager sets at create. */
+	if (!p->managed && p->limits.disk == AJ_DISK_DEFAULT)
+		p->limits.disk = 0;
 	if (validate_workspace(p, err) < 0 ||
 	    validate_paths("filesystem.read_only", &p->read_only, false, false, err) < 0 ||
 	    validate_paths("filesystem.read_write", &p->read_write, true, false, err) < 0 ||

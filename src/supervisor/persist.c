@@ -140,8 +140,12 @@ static int load_plan(struct persist *p, struct aj_err *err)
 	/* The owner's volumes, held for this generation (released when the supervisor ends). */
 	if (p->pol.volumes.n) {
 		if (aj_volumes_attach(p->state_dir, p->rec.owner, &p->pol.volumes, &p->volume_dirs,
-				      &p->vol_fds, &p->n_vol_fds, err) < 0)
-			return aj_err_prefix(err, "sandbox %s", p->rec.name);
+				      &p->vol_fds, &p->n_vol_fds, err) < 0) {
+			/* the sandbox exists; what it needs does not: a state, not a missing sandbox */
+			if (err->cls == AJ_ERRC_NOT_FOUND)
+				aj_err_class(err, AJ_ERRC_WRONG_STATE);
+			return aj_err_prefix(err, "sandbox %s cannot start", p->rec.name);
+		}
 		ws.volume_dirs = &p->volume_dirs;
 	}
 	aj_features_probe(&p->feat, NULL);
@@ -516,9 +520,9 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 static void report_ready(int fd, const struct aj_err *err)
 {
 	_cleanup_json_ json_t *j =
-		err ? json_pack("{s:b, s:s, s:s, s:i, s:s}", "ok", 0, "layer",
+		err ? json_pack("{s:b, s:s, s:s, s:i, s:s, s:i}", "ok", 0, "layer",
 				aj_layer_name(err->layer), "message", err->msg, "errno",
-				err->errnum, "hint", err->hint)
+				err->errnum, "hint", err->hint, "class", (int)err->cls)
 		    : json_pack("{s:b}", "ok", 1);
 	_cleanup_free_ char *text = json_dumps(j, JSON_COMPACT);
 

@@ -9,6 +9,7 @@
 # no quota is possible (this host's ext4 without CONFIG_QUOTA, btrfs with quota groups off,
 # rootless) a requested limit is refused with exit 125 naming the layer, the probe and the
 # remedy, and nothing is left behind, unless --allow-degraded disk. Bad sizes name the field.
+# Persistent sandboxes get the default limit (10 GiB) where quotas work, none elsewhere.
 # rootless: yes
 # timeout: 400
 if [ "$(id -u)" = 0 ] && [ -z "${AJ_DISK_PRIVATE_NS:-}" ]; then
@@ -169,6 +170,14 @@ expect_eq "its files are still there" "$OUT" 8388608
 aj_run --json stats other
 expect_eq "and no longer count against its quota (they are in the snapshot's layer)" \
 	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; print(d["disk"] < 2**20)')" True
+pj_create dflt
+aj_run --json stats dflt
+expect_eq "a persistent sandbox without --disk: the default limit, 10 GiB, where quotas work" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; print(d["disk_limit"])')" 10737418240
+pj_create unlimited --disk none
+aj_run --json stats unlimited
+expect_eq "--disk none: no limit" \
+	"$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d[0] if isinstance(d,list) else d; print(d["disk_limit"])')" 0
 pj_remove_all
 expect_eq "rm releases every sandbox's subvolume" "$(btrfs subvolume list "$T/q" | wc -l)" 0
 

@@ -150,8 +150,14 @@ expect_contains "a target twice" "$ERR" 'is the target of filesystem.volumes[0] 
 aj_run run $PJ_FLAGS --volume /etc:/hostetc -- true
 expect_contains "a writable host system directory" "$ERR" 'cannot be made writable'
 
+pj_create needs --volume shared:/data
+aj_run stop needs
 aj_run volume rm shared
-expect_eq "rm once no sandbox runs: exit 0" "$RC" 0
+expect_eq "rm once no sandbox runs (a stopped one may name it): exit 0" "$RC" 0
+aj_run start needs
+expect_eq "the stopped sandbox that names it does not start: exit 3 (a state, not a missing sandbox)" "$RC" 3
+expect_contains "naming the volume" "$ERR" 'no volume "shared"'
+aj_run rm -f needs
 aj_run --json volume ls
 expect_eq "gone" "$OUT" "[]"
 check "its directory is gone from the state directory" sh -c "! find '$STATE/volumes' -mindepth 2 -maxdepth 2 ! -name .lock | grep -q ."
