@@ -519,16 +519,6 @@ int aj_quota_mark_shared(const char *dir)
 	return set_projid(fd, 0) < 0 && errno != ENOTTY && errno != EOPNOTSUPP ? -1 : 0;
 }
 
-int aj_quota_mkdir_like(const char *path, mode_t mode, const char *from, struct aj_err *err)
-{
-	struct aj_quota_use u;
-	bool limited;
-
-	if (aj_quota_usage(from, false, &u) < 0)
-		u.limit = 0;
-	return aj_quota_mkdir(path, mode, u.limit, &limited, err);
-}
-
 int aj_quota_remove(const char *path, struct aj_err *err)
 {
 	_cleanup_close_ int parent = -1;

@@ -75,10 +75,6 @@ int aj_quota_headroom(const char *path);
  * and its files stop counting against the sandbox. Nothing on other filesystems. */
 int aj_quota_mark_shared(const char *dir);
 
-/* Copies the limit of quota directory `from` to the new directory `path` (a fork); a plain
- * directory if `from` has none. */
-int aj_quota_mkdir_like(const char *path, mode_t mode, const char *from, struct aj_err *err);
-
 /* Removes the tree at `path` (rm -rf, never following links) and releases its quota. */
 int aj_quota_remove(const char *path, struct aj_err *err);
 /* The same for `name` in the directory parent (ENOENT is success). */
