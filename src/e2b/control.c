@@ -406,7 +406,7 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct create *c = e2b_of(r)->x;
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
-	uint64_t mem = c->pol.limits.memory;
+	struct aj_srv_claim claim;
 	int rc;
 
 	/* Sandbox.create(snapshotId): a name no template has may be the owner's snapshot. */
@@ -420,10 +420,11 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 			aj_snapshot_rec_free(&snap);
 			if (rc < 0)
 				return;
-			mem = c->pol.limits.memory;
 		}
 	}
-	if (aj_srv_quota_reserve(r, m, 1, mem) < 0)
+	aj_mgr_resolve_disk(m, &c->pol);
+	claim = aj_srv_claim_sandboxes(1, c->pol.limits.memory, c->pol.limits.disk);
+	if (aj_srv_quota_claim(r, m, &claim) < 0)
 		return;
 	if (aj_mgr_create(m, &c->o, &rec, &err) < 0) {
 		if (err.cls == AJ_ERRC_NOT_FOUND && strstr(err.msg, "no image"))
@@ -440,7 +441,7 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_ok(r, 201, e2b_sandbox_json(e2b_of(r)->e2b, &rec));
 		aj_sandbox_rec_free(&rec);
 	}
-	aj_srv_quota_release(r, 1, mem);
+	aj_srv_quota_unclaim(r, &claim);
 }
 
 /* ---- GET /sandboxes/{id}, DELETE, timeout, pause --------------------------------------------- */

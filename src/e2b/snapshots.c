@@ -11,20 +11,8 @@
 #include "common/util.h"
 #include "e2b/internal.h"
 #include "manager/manager.h"
-#include "policy/policy.h"
 
 #define FORK_MAX 20
-
-/* The memory limit of a stored policy (0: none, or unreadable). */
-static uint64_t policy_memory(const char *text)
-{
-	_cleanup_policy_ struct aj_policy p;
-	struct aj_err err;
-
-	aj_policy_init(&p);
-	p.managed = true;
-	return aj_policy_load_text(&p, text, &err) < 0 ? 0 : p.limits.memory;
-}
 
 static json_t *snapshot_json(const struct aj_snapshot_rec *s)
 {
@@ -44,8 +32,12 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 	}
 	if (e2b_find_live(r, m, false) < 0)
 		return;
-	if (aj_mgr_snapshot(m, e2b_of(r)->rec.id, json_string_value(name), 0, &snap, &err) < 0) {
+	switch (aj_srv_snapshot_create(r, m, e2b_of(r)->rec.id, json_string_value(name), 0, &snap,
+				       &err)) {
+	case -2:
 		e2b_fail_err(r, &err);
+		return;
+	case -1:
 		return;
 	}
 	aj_srv_ok(r, 201, snapshot_json(&snap));
@@ -79,8 +71,10 @@ static void fork_work(struct aj_srv_req *r, struct aj_mgr *m)
 	json_t *msg = e2b_of(r)->msg, *count = json_object_get(msg, "count");
 	json_t *timeout = json_object_get(msg, "timeout"), *out;
 	int64_t secs = E2B_DEFAULT_TIMEOUT_S, n = 1;
-	uint64_t mem;
+	struct aj_srv_limits lim;
+	struct aj_srv_claim claim;
 	struct aj_err err;
+	int rc;
 
 	if (count && !json_is_null(count) &&
 	    (!json_is_integer(count) || json_integer_value(count) < 1 ||
@@ -101,15 +95,16 @@ static void fork_work(struct aj_srv_req *r, struct aj_mgr *m)
 	}
 	if (e2b_find_live(r, m, false) < 0)
 		return;
-	mem = policy_memory(rec->policy);
-	if (aj_srv_quota_reserve(r, m, (unsigned)n, mem) < 0)
+	lim = aj_srv_policy_limits(rec->policy);
+	claim = aj_srv_claim_sandboxes((unsigned)n, lim.memory, lim.disk);
+	if (aj_srv_quota_claim(r, m, &claim) < 0)
 		return;
-	if (aj_mgr_fork(m, rec->id, (unsigned)n, NULL, true, &names, &err) < 0) {
-		aj_srv_quota_release(r, (unsigned)n, mem);
+	rc = aj_mgr_fork(m, rec->id, (unsigned)n, NULL, true, &names, &err);
+	aj_srv_quota_unclaim(r, &claim);
+	if (rc < 0) {
 		e2b_fail_err(r, &err);
 		return;
 	}
-	aj_srv_quota_release(r, (unsigned)n, mem);
 	out = json_array();
 	for (size_t i = 0; i < names.n; i++) {
 		struct aj_sandbox_rec f;

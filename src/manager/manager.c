@@ -390,9 +390,8 @@ static int snapshot_image(struct aj_mgr *m, const struct aj_create_opts *o, stru
 /* The record and the directories under the new sandbox's lock, which goes when it returns;
  * started if asked. An image sandbox's writable layer is its whole root's: its top directory
  * is root's, the workspace a directory in it. */
-/* limits.disk "default": AJ_DISK_PERSISTENT where the state directory can enforce it, none
- * where it cannot (a default is not a request, so it does not fail closed). */
-static void default_disk(struct aj_mgr *m, struct aj_policy *pol)
+/* A default is not a request, so it does not fail closed. */
+void aj_mgr_resolve_disk(struct aj_mgr *m, struct aj_policy *pol)
 {
 	struct aj_quota_probe q;
 
@@ -400,6 +399,13 @@ static void default_disk(struct aj_mgr *m, struct aj_policy *pol)
 		return;
 	aj_quota_probe(m->state, &q);
 	pol->limits.disk = q.kind ? AJ_DISK_PERSISTENT : 0;
+}
+
+uint64_t aj_mgr_disk_used(struct aj_mgr *m, const char *id)
+{
+	struct aj_quota_use u;
+
+	return aj_ws_sandbox_usage(m->state, id, &u) < 0 ? 0 : u.bytes;
 }
 
 /* limits.disk fails closed at create, before anything is kept: the sandbox's directory got
@@ -451,7 +457,7 @@ static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
 
 	if (snapshot_image(m, o, err) < 0 || check_volumes(m, o->policy, err) < 0)
 		return -1;
-	default_disk(m, o->policy);
+	aj_mgr_resolve_disk(m, o->policy);
 	image = o->policy->rootfs_image != NULL;
 	rc = pin_image(m, o->policy, &im, err);
 	if (rc == 0 && (fill_new_record(m, o, r, err) < 0 ||

@@ -56,6 +56,13 @@ int aj_mgr_list(struct aj_mgr *m, const struct aj_strv *labels, struct aj_sandbo
 
 int aj_mgr_create(struct aj_mgr *m, const struct aj_create_opts *o, struct aj_sandbox_rec *out,
 		  struct aj_err *err);
+/* limits.disk "default" decided as create decides it: AJ_DISK_PERSISTENT where the state
+ * directory can enforce it, none where it cannot. Create does it itself; a caller that weighs
+ * the policy first (the API's quotas) does it before. */
+void aj_mgr_resolve_disk(struct aj_mgr *m, struct aj_policy *pol);
+/* The bytes a sandbox's writable layers hold, as its quota directory counts them; 0 where it
+ * has none. */
+uint64_t aj_mgr_disk_used(struct aj_mgr *m, const char *id);
 int aj_mgr_start(struct aj_mgr *m, const char *ref, struct aj_err *err);
 int aj_mgr_stop(struct aj_mgr *m, const char *ref, struct aj_err *err);
 int aj_mgr_pause(struct aj_mgr *m, const char *ref, bool pause, struct aj_err *err);

@@ -267,9 +267,11 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct create_data *d = r->data;
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
-	uint64_t mem = d->pol.limits.memory;
+	struct aj_srv_claim claim;
 
-	if (aj_srv_quota_reserve(r, m, 1, mem) < 0)
+	aj_mgr_resolve_disk(m, &d->pol);
+	claim = aj_srv_claim_sandboxes(1, d->pol.limits.memory, d->pol.limits.disk);
+	if (aj_srv_quota_claim(r, m, &claim) < 0)
 		return;
 	if (aj_mgr_create(m, &d->o, &rec, &err) < 0) {
 		if (err.errnum == ENOENT && d->o.from_snapshot && strstr(err.msg, "no snapshot"))
@@ -283,7 +285,7 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_ok(r, 201, aj_srv_sandbox_json(&rec));
 		aj_sandbox_rec_free(&rec);
 	}
-	aj_srv_quota_release(r, 1, mem);
+	aj_srv_quota_unclaim(r, &claim);
 }
 
 /* ---- list, get, delete --------------------------------------------------------------------- */
@@ -493,7 +495,7 @@ static void update_work(struct aj_srv_req *r, struct aj_mgr *m)
 	struct update_data *d = r->data;
 	struct aj_sandbox_rec rec;
 	struct aj_err err;
-	uint64_t extra = 0;
+	struct aj_srv_claim extra = {0};
 	int rc;
 
 	/* A higher memory limit is more of the owner's memory quota (--max-memory). */
@@ -502,14 +504,14 @@ static void update_work(struct aj_srv_req *r, struct aj_mgr *m)
 			aj_srv_fail_err(r, &err, NULL);
 			return;
 		}
-		uint64_t old = aj_srv_policy_memory(rec.policy);
+		uint64_t old = aj_srv_policy_limits(rec.policy).memory;
 		aj_sandbox_rec_free(&rec);
-		extra = d->u.memory > old ? d->u.memory - old : 0;
-		if (aj_srv_quota_reserve_memory(r, m, extra) < 0)
+		extra.memory = d->u.memory > old ? d->u.memory - old : 0;
+		if (aj_srv_quota_claim(r, m, &extra) < 0)
 			return;
 	}
 	rc = aj_mgr_update(m, r->ref, &d->u, &rec, &err);
-	aj_srv_quota_release_memory(r, extra);
+	aj_srv_quota_unclaim(r, &extra);
 	if (rc < 0) {
 		/* What the running sandbox cannot take (its mode, memory below its use, a
 		 * controller it lacks): its state's answer, not the host's. */

@@ -40,15 +40,38 @@ static int snapshot_prepare(struct aj_srv_req *r)
 	return 0;
 }
 
+int aj_srv_snapshot_create(struct aj_srv_req *r, struct aj_mgr *m, const char *id,
+			   const char *name, int64_t retention_ms, struct aj_snapshot_rec *out,
+			   struct aj_err *err)
+{
+	struct aj_srv_claim claim = {.snapshots = 1, .disk = aj_mgr_disk_used(m, id)};
+	int rc;
+
+	if (aj_srv_quota_claim(r, m, &claim) < 0)
+		return -1;
+	rc = aj_mgr_snapshot(m, id, name, retention_ms, out, err);
+	aj_srv_quota_unclaim(r, &claim);
+	return rc < 0 ? -2 : 0;
+}
+
 static void snapshot_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
+	struct aj_sandbox_rec rec;
 	struct aj_snapshot_rec s;
 	struct aj_err err;
+	int rc;
 
-	if (aj_mgr_snapshot(m, r->ref, aj_srv_str(r, "name"), *(int64_t *)r->data, &s, &err) < 0) {
-		aj_srv_fail_err(r, &err, err.errnum == EEXIST ? "name" : NULL);
+	if (aj_mgr_get(m, r->ref, &rec, &err) < 0) {
+		aj_srv_fail_err(r, &err, NULL);
 		return;
 	}
+	rc = aj_srv_snapshot_create(r, m, rec.id, aj_srv_str(r, "name"), *(int64_t *)r->data, &s,
+				    &err);
+	aj_sandbox_rec_free(&rec);
+	if (rc == -2)
+		aj_srv_fail_err(r, &err, err.errnum == EEXIST ? "name" : NULL);
+	if (rc < 0)
+		return;
 	snprintf(r->location, sizeof r->location, "/v1/snapshots/%s", s.name);
 	aj_srv_ok(r, 201, aj_srv_snapshot_json(&s));
 	aj_snapshot_rec_free(&s);
@@ -170,17 +193,19 @@ static void fork_work(struct aj_srv_req *r, struct aj_mgr *m)
 	unsigned count = c ? (unsigned)json_integer_value(c) : 1;
 	struct aj_sandbox_rec src;
 	struct aj_err err;
-	uint64_t mem;
+	struct aj_srv_limits l;
+	struct aj_srv_claim claim;
 
 	if (aj_mgr_get(m, r->ref, &src, &err) < 0) {
 		aj_srv_fail_err(r, &err, NULL);
 		return;
 	}
-	/* The forks have the source's policy, so its memory limit each. */
-	mem = aj_srv_policy_memory(src.policy);
-	if (aj_srv_quota_reserve(r, m, count, mem) == 0) {
+	/* The forks have the source's policy, so its memory and disk limits each. */
+	l = aj_srv_policy_limits(src.policy);
+	claim = aj_srv_claim_sandboxes(count, l.memory, l.disk);
+	if (aj_srv_quota_claim(r, m, &claim) == 0) {
 		fork_run(r, m, &src, count);
-		aj_srv_quota_release(r, count, mem);
+		aj_srv_quota_unclaim(r, &claim);
 	}
 	aj_sandbox_rec_free(&src);
 }

@@ -1,19 +1,14 @@
 /* /v1/volumes: the request owner's volumes (storage/volumes.h), which its sandboxes' policies
  * mount with filesystem.volumes ["NAME:/path"]. Token owners are held to --max-volumes and,
- * with --max-volume-bytes, to sizes that add up to at most that (each volume then needs one).
- * The check and the creation run under one lock, so two requests cannot both take the last
- * slot. */
+ * with --max-volume-bytes or --max-disk, to sizes that add up to at most that (each volume then
+ * needs one); quota.c weighs them. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/units.h"
 #include "server/internal.h"
 #include "storage/volumes.h"
-
-static pthread_mutex_t create_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const struct aj_jf_field create_fields[] = {
 	AJ_SRV_STRING("name", AJ_JF_REQUIRED),
@@ -35,55 +30,16 @@ static json_t *volume_json(const struct aj_volume *v)
 	return j;
 }
 
-/* Token owners: the count and the sizes against the daemon's quotas. */
-static int check_quota(struct aj_srv_req *r, struct aj_mgr *m, uint64_t size)
-{
-	const struct aj_srv_config *c = r->srv->cfg;
-	struct aj_volume *v = NULL;
-	struct aj_err err;
-	uint64_t total = size;
-	size_t n = 0;
-	char a[32], b[32];
-
-	if (!r->remote || (!c->max_volumes && !c->max_volume_bytes))
-		return 0;
-	if (c->max_volume_bytes && !size)
-		return aj_srv_fail(r, 429, "quota_exceeded", "size",
-				   "volume quota: a volume of owner \"%s\" needs a size (--max-volume-"
-				   "bytes bounds their sum)",
-				   r->job.owner);
-	if (aj_volume_list(m->state, r->job.owner, &v, &n, &err) < 0)
-		return aj_srv_fail_err(r, &err, NULL);
-	for (size_t i = 0; i < n; i++)
-		total += v[i].size;
-	free(v);
-	if (c->max_volumes && n + 1 > c->max_volumes)
-		return aj_srv_fail(r, 429, "quota_exceeded", NULL,
-				   "volume quota: owner \"%s\" has %zu of %u volumes", r->job.owner, n,
-				   c->max_volumes);
-	if (c->max_volume_bytes && total > c->max_volume_bytes) {
-		aj_format_size(total - size, a, sizeof a);
-		aj_format_size(c->max_volume_bytes, b, sizeof b);
-		return aj_srv_fail(r, 429, "quota_exceeded", "size",
-				   "volume quota: owner \"%s\" has %s of %s in volume sizes; this one "
-				   "does not fit",
-				   r->job.owner, a, b);
-	}
-	return 0;
-}
-
 int aj_srv_volume_create(struct aj_srv_req *r, struct aj_mgr *m, const char *name,
 			 uint64_t size, struct aj_volume *out, struct aj_err *err)
 {
+	struct aj_srv_claim claim = {.volumes = 1, .volume_bytes = size, .disk = size};
 	int rc;
 
-	pthread_mutex_lock(&create_mu);
-	if (check_quota(r, m, size) < 0) {
-		pthread_mutex_unlock(&create_mu);
+	if (aj_srv_quota_claim(r, m, &claim) < 0)
 		return -1;
-	}
 	rc = aj_volume_create(m->state, r->job.owner, name, size, out, err);
-	pthread_mutex_unlock(&create_mu);
+	aj_srv_quota_unclaim(r, &claim);
 	return rc < 0 ? -2 : 0;
 }
 

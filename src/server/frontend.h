@@ -266,12 +266,23 @@ int aj_srv_fail(struct aj_srv_req *r, int status, const char *code, const char *
 /* The status, code and field a manager or file error stands for. field_hint names the field
  * the request gave for the object (a file error's "path"). Returns -1. */
 int aj_srv_fail_err(struct aj_srv_req *r, const struct aj_err *e, const char *field_hint);
-/* A volume of r's owner (storage/volumes.h) under the daemon's per-owner volume quotas
- * (--max-volumes, --max-volume-bytes; api_volumes.c), one creation at a time: 0; -1 refused by
- * a quota (answered); -2 with err set (for the caller's own answer). */
+/* A volume of r's owner (storage/volumes.h) under the daemon's per-owner quotas
+ * (--max-volumes, --max-volume-bytes, --max-disk; api_volumes.c): 0; -1 refused by a quota
+ * (answered); -2 with err set (for the caller's own answer). */
 struct aj_volume;
 int aj_srv_volume_create(struct aj_srv_req *r, struct aj_mgr *m, const char *name,
 			 uint64_t size, struct aj_volume *out, struct aj_err *err);
+/* A snapshot of sandbox `id` of r's owner (aj_mgr_snapshot) under the per-owner quotas
+ * (--max-snapshots, --max-disk; api_snapshots.c), weighed before it is taken by what the
+ * sandbox's writable layers hold: 0; -1 refused by a quota (answered); -2 with err set. */
+int aj_srv_snapshot_create(struct aj_srv_req *r, struct aj_mgr *m, const char *id,
+			   const char *name, int64_t retention_ms, struct aj_snapshot_rec *out,
+			   struct aj_err *err);
+/* The memory and disk limits of a stored policy in bytes (records.c); 0 when it has none. */
+struct aj_srv_limits {
+	uint64_t memory, disk;
+};
+struct aj_srv_limits aj_srv_policy_limits(const char *policy_json);
 json_t *aj_srv_error_json(const struct aj_srv_error *e);
 
 /* ---- request input (json_body.c) ------------------------------------------------------ */
@@ -327,17 +338,22 @@ int aj_srv_tokens_load_as(const char *what, const char *path, struct aj_srv_toke
 void aj_srv_tokens_free(struct aj_srv_tokens *t);
 /* The owner of the token v[0..n) itself (an E2B API key); NULL if none matches. */
 const char *aj_srv_tokens_lookup(const struct aj_srv_tokens *t, const char *v, size_t n);
-/* Reserves `count` new sandboxes with `memory_each` bytes of memory limit (0: none) for the
- * request's owner against what the owner's sandboxes already hold; fails with 429 naming the
- * quota. Worker thread. Every successful reserve is paired with a release. */
-int aj_srv_quota_reserve(struct aj_srv_req *r, struct aj_mgr *m, unsigned count,
-			 uint64_t memory_each);
-void aj_srv_quota_release(struct aj_srv_req *r, unsigned count, uint64_t memory_each);
-/* A sandbox's memory limit raised by `extra` bytes (PATCH), checked and reserved the same
- * way against the owner's holdings (which count the sandbox's present limit); paired with
- * aj_srv_quota_release_memory(). */
-int aj_srv_quota_reserve_memory(struct aj_srv_req *r, struct aj_mgr *m, uint64_t extra);
-void aj_srv_quota_release_memory(struct aj_srv_req *r, uint64_t extra);
+/* What a request would add to its owner's holdings (quota.c): sandboxes and the sums of their
+ * memory and disk limits, volumes and the sum of their sizes, snapshots; `disk` counts disk
+ * limits, volume sizes and snapshot sizes together (--max-disk). */
+struct aj_srv_claim {
+	unsigned sandboxes, volumes, snapshots;
+	uint64_t memory, volume_bytes, disk;
+};
+/* `count` sandboxes with these limits each (0: none). */
+struct aj_srv_claim aj_srv_claim_sandboxes(unsigned count, uint64_t memory_each,
+					   uint64_t disk_each);
+/* Checks a claim of the request's owner against what it holds (its records plus claims in
+ * progress) and reserves it; fails with 429 naming the quota and the field. Worker thread.
+ * Every successful claim is paired with an unclaim, once what it made is in the records (or
+ * failed to be made). */
+int aj_srv_quota_claim(struct aj_srv_req *r, struct aj_mgr *m, const struct aj_srv_claim *c);
+void aj_srv_quota_unclaim(struct aj_srv_req *r, const struct aj_srv_claim *c);
 
 /* ---- streamed responses (stream.c) ---------------------------------------------------- *
  * A chunked response of JSON lines (NDJSON) with backpressure: producers write while

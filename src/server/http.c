@@ -21,6 +21,7 @@
 #include "common/util.h"
 #include "policy/plan.h" /* the features document */
 #include "server/internal.h"
+#include "storage/quota.h"
 
 /* The listener error callback has no argument of ours; one daemon runs per process. */
 static struct aj_srv *g_srv;
@@ -448,14 +449,33 @@ static int open_listeners(struct aj_srv *s, struct aj_err *err)
 	return open_e2b_listeners(s, err) < 0 ? -1 : open_preview_listener(s, err);
 }
 
+/* --max-disk weighs disk limits and sizes, which only the state directory's quotas make true:
+ * without them it would count promises nothing keeps, so it is refused. */
+static int check_disk_quota(const struct aj_srv_config *c, const char *state, struct aj_err *err)
+{
+	struct aj_quota_probe q;
+
+	if (!c->max_disk)
+		return 0;
+	aj_quota_probe(state, &q);
+	if (q.kind)
+		return 0;
+	aj_err_set(err, AJ_LAYER_STATE, 0, "--max-disk: no disk quota on \"%s\": %s", state,
+		   q.why);
+	return aj_err_hint(err, "put the state directory on a quota-capable filesystem "
+				"(`agentjail storage init`)");
+}
+
 static int attach_state(const struct aj_srv_config *c, struct aj_err *err)
 {
 	struct aj_mgr m;
+	int rc;
 
 	if (aj_mgr_open(&m, c->state_dir, NULL, err) < 0)
 		return -1;
+	rc = check_disk_quota(c, m.state, err);
 	aj_mgr_close(&m);
-	return 0;
+	return rc;
 }
 
 static int setup(struct aj_srv *s, struct aj_err *err)
@@ -478,7 +498,7 @@ static int setup(struct aj_srv *s, struct aj_err *err)
 	if (evthread_use_pthreads() < 0)
 		return aj_err_set(err, AJ_LAYER_API, ENOSYS, "libevent without thread support");
 	s->base = event_base_new();
-	s->quota = aj_srv_quota_new(c->max_sandboxes, c->max_memory);
+	s->quota = aj_srv_quota_new(c);
 	if (!s->base)
 		return aj_err_sys(err, AJ_LAYER_API, "set up the event loop");
 	if (!c->preview_listen != !c->preview_domain)

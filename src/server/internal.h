@@ -69,8 +69,6 @@ int aj_srv_router_install(struct aj_srv *s, struct evhttp *http, bool remote);
 json_t *aj_srv_sandbox_json(const struct aj_sandbox_rec *r);
 json_t *aj_srv_snapshot_json(const struct aj_snapshot_rec *s);
 json_t *aj_srv_time_json(int64_t ms);
-/* The memory limit of a stored policy in bytes; 0 when it has none. */
-uint64_t aj_srv_policy_memory(const char *policy_json);
 
 /* ---- tokens (auth.c) ------------------------------------------------------------------ */
 
@@ -80,8 +78,8 @@ const char *aj_srv_tokens_owner(const struct aj_srv_tokens *t, const char *autho
 
 /* ---- quotas (quota.c) ----------------------------------------------------------------- */
 
-__attribute__((returns_nonnull)) struct aj_srv_quota *aj_srv_quota_new(unsigned max_sandboxes,
-									uint64_t max_memory);
+__attribute__((returns_nonnull)) struct aj_srv_quota *aj_srv_quota_new(
+	const struct aj_srv_config *c);
 void aj_srv_quota_free(struct aj_srv_quota *q);
 
 /* ---- streamed responses (stream.c) ---------------------------------------------------- */

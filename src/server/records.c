@@ -68,14 +68,21 @@ json_t *aj_srv_snapshot_json(const struct aj_snapshot_rec *s)
 			 "layers", strv_json(&s->layers), "image", s->image[0] ? s->image : NULL);
 }
 
-uint64_t aj_srv_policy_memory(const char *policy_json)
+static uint64_t limit_bytes(json_t *limits, const char *name)
+{
+	json_t *v = json_object_get(limits, name);
+
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v)
+							       : 0;
+}
+
+/* A record's policy has the disk limit its create decided (limits.disk "default" resolved). */
+struct aj_srv_limits aj_srv_policy_limits(const char *policy_json)
 {
 	json_t *p = policy_json ? json_loads(policy_json, 0, NULL) : NULL;
-	json_t *v = json_object_get(json_object_get(p, "limits"), "memory");
-	uint64_t mem = json_is_integer(v) && json_integer_value(v) > 0
-			       ? (uint64_t)json_integer_value(v)
-			       : 0;
+	json_t *l = json_object_get(p, "limits");
+	struct aj_srv_limits out = {limit_bytes(l, "memory"), limit_bytes(l, "disk")};
 
 	json_decref(p);
-	return mem;
+	return out;
 }

@@ -36,6 +36,9 @@ struct aj_srv_config {
 	uint64_t max_memory;       /* per token owner, bytes; 0: no quota */
 	unsigned max_volumes;      /* per token owner; 0: no quota */
 	uint64_t max_volume_bytes; /* per token owner, the sum of volume sizes; 0: no quota */
+	unsigned max_snapshots;    /* per token owner; 0: no quota */
+	uint64_t max_disk;         /* per token owner, the sum of sandboxes' disk limits, volume
+				    * sizes and snapshot sizes; 0: no quota */
 	int read_timeout_s;        /* a connection idle or stalled this long is closed */
 	int keepalive_s;           /* keepalive lines of streamed responses */
 	int shutdown_timeout_s;    /* SIGTERM: longest wait for requests in flight */

@@ -102,15 +102,20 @@ int aj_ws_sandbox_remove(const char *state, const char *id, struct aj_err *err)
 	return aj_quota_remove(dir, err);
 }
 
-uint64_t aj_ws_sandbox_disk(const char *state, const char *id)
+int aj_ws_sandbox_usage(const char *state, const char *id, struct aj_quota_use *u)
 {
 	char dir[4096];
+
+	if (aj_ws_path(dir, sizeof dir, state, "sandboxes", id, NULL) < 0)
+		return -1;
+	return aj_quota_usage(dir, false, u);
+}
+
+uint64_t aj_ws_sandbox_disk(const char *state, const char *id)
+{
 	struct aj_quota_use u;
 
-	if (aj_ws_path(dir, sizeof dir, state, "sandboxes", id, NULL) < 0 ||
-	    aj_quota_usage(dir, false, &u) < 0)
-		return 0;
-	return u.limit;
+	return aj_ws_sandbox_usage(state, id, &u) < 0 ? 0 : u.limit;
 }
 
 /* Writes a layer into layers/.tmp-<id> with `fill`, then renames it into place. */

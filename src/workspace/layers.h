@@ -44,6 +44,9 @@ int aj_ws_sandbox_dir(const char *state, const char *id, uint64_t disk, struct a
 int aj_ws_sandbox_create(const char *state, const char *id, uid_t uid, gid_t gid,
 			 struct aj_err *err);
 int aj_ws_sandbox_remove(const char *state, const char *id, struct aj_err *err);
+/* What sandboxes/<id> holds and may hold; -1 if it is not a quota directory. */
+struct aj_quota_use;
+int aj_ws_sandbox_usage(const char *state, const char *id, struct aj_quota_use *u);
 /* The disk limit of sandboxes/<id>, 0 if none. */
 uint64_t aj_ws_sandbox_disk(const char *state, const char *id);
 

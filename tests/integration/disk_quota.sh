@@ -193,6 +193,59 @@ expect_eq "inspect: its size, and what it holds within it" \
 aj_run volume rm capped
 expect_eq "volume rm releases its subvolume" "$(btrfs subvolume list "$T/q" | wc -l)" 0
 
+# ---- the API's per-owner disk quota: disk limits, volume sizes and snapshots ---------------
+
+. "$AJ_ROOT/tests/serve.bash"
+SV_DIR=$(mktmp)
+SOCK=$SV_DIR/api.sock
+SV_LOG=$SV_DIR/serve.log
+trap sv_cleanup EXIT
+TA=tok-a-$RANDOM$RANDOM$RANDOM
+sv_tokens "$TA alice"
+SV_NO_OPENAPI=0
+sv_start_tcp --max-disk 100MiB --max-snapshots 1 || pj_bail "serve --max-disk starts ($(tail -3 "$SV_LOG"))"
+disk_box() { # NAME DISK-JSON
+	apitj "$TA" POST /v1/sandboxes "{\"name\": \"$1\", \"policy\": {\"limits\": {\"disk\": $2}}}"
+}
+disk_box qa 33554432
+expect_api "--max-disk: a token owner's sandbox with a 32 MiB disk limit: 201" 201
+disk_box qnone null
+expect_api "a sandbox without a disk limit does not fit under a disk quota: 429" 429 policy.limits.disk quota_exceeded
+expect_contains "and the message says it needs one" "$(bj 'd["error"]["message"]')" "needs a disk limit"
+disk_box qdflt '"default"'
+expect_api "the default limit (10 GiB) counts too: 429" 429 policy.limits.disk quota_exceeded
+apitj "$TA" POST /v1/volumes '{"name": "qv", "size": 33554432}'
+expect_api "a 32 MiB volume (64 of 100 MiB): 201" 201
+apitj "$TA" POST /v1/volumes '{"name": "qvfree"}'
+expect_api "a volume without a size does not fit under a disk quota: 429" 429 size quota_exceeded
+apitj "$TA" POST /v1/sandboxes/qa/exec '{"command": "dd if=/dev/zero of=fill bs=1M count=24 2>/dev/null; sync"}'
+expect_api "24 MiB written in the sandbox" 200
+apitj "$TA" POST /v1/sandboxes/qa/snapshots '{"name": "qsnap"}'
+expect_api "a snapshot of it (about 88 of 100 MiB): 201" 201
+expect_eq "its size is what the sandbox wrote" "$(bj '24*2**20 <= d["size_bytes"] < 32*2**20')" True
+disk_box qb 16777216
+expect_api "a 16 MiB sandbox no longer fits, the snapshot counted: 429" 429 policy.limits.disk quota_exceeded
+expect_contains "the message names the disk quota and what it sums" "$(bj 'd["error"]["message"]')" "disk quota: owner \"alice\" has"
+apitj "$TA" POST /v1/sandboxes/qa/fork '{"count": 1}'
+expect_api "nor does a fork with the source's 32 MiB: 429" 429 "" quota_exceeded
+apitj "$TA" POST /v1/sandboxes/qa/snapshots '{}'
+expect_api "a second snapshot, past --max-snapshots 1: 429" 429 "" quota_exceeded
+expect_contains "the message names the snapshot quota" "$(bj 'd["error"]["message"]')" "snapshot quota: owner \"alice\" has 1 of 1 snapshots"
+apit "$TA" GET /v1/sandboxes
+expect_eq "refused requests made nothing" "$(bj '" ".join(sorted(s["name"] for s in d["sandboxes"]))')" qa
+apit "$TA" DELETE /v1/snapshots/qsnap
+expect_api "the snapshot deleted" 204
+disk_box qb 16777216
+expect_api "then the 16 MiB sandbox fits: 201" 201
+apij POST /v1/sandboxes '{"name": "qlocal"}'
+expect_api "the local owner has no disk quota (the default 10 GiB limit): 201" 201
+sv_stop
+"$AJ" serve --socket "$SV_DIR/noq.sock" --state-dir "$T/noq/st" --max-disk 1GiB >"$SV_DIR/noq.log" 2>&1
+expect_eq "serve --max-disk where disk limits cannot be enforced: exit 125" "$?" 125
+expect_contains "and says why" "$(cat "$SV_DIR/noq.log")" "--max-disk: no disk quota on \"$T/noq/st\": quota groups are off"
+pj_remove_all
+aj_run volume rm qv
+
 # ---- storage init ----------------------------------------------------------------------------
 
 PJ_AT_EXIT+=("umount -l '$T/fresh' 2>/dev/null")
