@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,6 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -964,17 +962,6 @@ static int clean_source(struct build *b, const struct aj_df_insn *in, const char
 	return 0;
 }
 
-/* openat2 beneath dir, through no symlink: what .dockerignore names is what is read (a link
- * inside the context would reach an ignored path by another name); a trailing link with
- * O_PATH | O_NOFOLLOW is the link itself. */
-static int open_beneath(int dir, const char *path, int flags)
-{
-	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
-
-	return (int)syscall(SYS_openat2, dir, *path ? path : ".", &how, sizeof how);
-}
-
 /* The context's paths a source names: itself, or what its glob matches in its directory;
  * a path .dockerignore leaves out is not in the context. */
 static int expand_glob(struct build *b, const struct aj_df_insn *in, const char *src,
@@ -1003,7 +990,9 @@ static int expand_glob(struct build *b, const struct aj_df_insn *in, const char 
 	if (strpbrk(dirpart, "*?["))
 		return insn_fail(b, in, ENOTSUP,
 				 "\"%s\": a pattern in a directory name is not supported", src);
-	dfd = open_beneath(b->ctx, dirpart, O_RDONLY | O_DIRECTORY);
+	/* Through no symlink: what .dockerignore names is what is read (a link inside the context
+	 * would reach an ignored path by another name). */
+	dfd = aj_open_beneath(b->ctx, dirpart, O_RDONLY | O_DIRECTORY, 0);
 	if (dfd < 0)
 		return insn_fail(b, in, errno,
 				 "\"%s\": no such directory in the context (symlinks not followed)",
@@ -1185,7 +1174,7 @@ static int copy_from_context(struct copy_job *j, struct aj_layer_writer *lw, con
 {
 	struct build *b = j->b;
 	int dir = j->src_dir >= 0 ? j->src_dir : b->ctx;
-	_cleanup_close_ int fd = open_beneath(dir, src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	_cleanup_close_ int fd = aj_open_beneath(dir, src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
 	_cleanup_free_ char *at = NULL, *pdir = NULL;
 	struct aj_layer_tree t = j->t;
 	struct skip_ctx sk = {b, src};
@@ -1194,7 +1183,7 @@ static int copy_from_context(struct copy_job *j, struct aj_layer_writer *lw, con
 
 	if (fd < 0 && errno == ELOOP)
 		/* the source itself a symlink: copied as a link, from its directory */
-		fd = open_beneath(dir, src, O_PATH | O_NOFOLLOW);
+		fd = aj_open_beneath(dir, src, O_PATH | O_NOFOLLOW, 0);
 	if (fd < 0) {
 		if (errno == EXDEV || errno == ELOOP)
 			return insn_fail(b, j->in, EPERM,
@@ -1229,7 +1218,7 @@ static int copy_from_context(struct copy_job *j, struct aj_layer_writer *lw, con
 	t.dest = at;
 	pdir = base == src ? aj_xstrdup("") : aj_xstrndup(src, (size_t)(base - 1 - src));
 	{
-		_cleanup_close_ int pd = open_beneath(dir, pdir, O_RDONLY | O_DIRECTORY);
+		_cleanup_close_ int pd = aj_open_beneath(dir, pdir, O_RDONLY | O_DIRECTORY, 0);
 
 		if (pd < 0)
 			return aj_err_sys(b->err, AJ_LAYER_IMAGE, "open \"%s\"", pdir);
@@ -1596,7 +1585,8 @@ static void build_free(struct build *b)
 /* A regular file of the context (no symlink, no FIFO), at most max bytes; NULL with errno. */
 static char *read_context_file(int ctx, const char *name, size_t max, size_t *len)
 {
-	_cleanup_close_ int fd = open_beneath(ctx, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	_cleanup_close_ int fd =
+		aj_open_beneath(ctx, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
 	struct stat st;
 	char *buf;
 	ssize_t n;

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -293,4 +295,15 @@ bool aj_proc_alive(pid_t pid, uint64_t start_time)
 	/* A zombie (killed, not reaped yet by whoever adopted it) is not alive. */
 	return pid > 0 && start_time && proc_stat(pid, &state) == start_time && state != 'Z' &&
 	       state != 'X';
+}
+
+int aj_open_beneath(int dir, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS | resolve};
+
+	while (*path == '/')
+		path++;
+	return (int)syscall(SYS_openat2, dir, *path ? path : ".", &how, sizeof how);
 }

@@ -28,6 +28,12 @@ int aj_pipe(int *rd, int *wr, int flags);
  * `_cleanup_closedir_ DIR *d = aj_fdopendir(openat(...))` leaks nothing. A negative fd (a
  * failed open, errno set) gives NULL. */
 DIR *aj_fdopendir(int fd);
+/* openat2() of `path` beneath `dir` through no symlink at all (nor "..", a magic link or an
+ * absolute path out of it): for trees someone else wrote, where a link must not steer an open
+ * elsewhere. Leading slashes are dropped and "" is `dir` itself; O_CLOEXEC is always added;
+ * `resolve` adds RESOLVE_* flags (RESOLVE_NO_XDEV). With O_PATH | O_NOFOLLOW a trailing link
+ * is opened itself. -1 with errno. */
+int aj_open_beneath(int dir, const char *path, int flags, uint64_t resolve);
 /* mkdir -p with the given mode for each created component. */
 int aj_mkdir_p(const char *path, mode_t mode);
 

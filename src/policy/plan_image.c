@@ -9,12 +9,10 @@
  * overlayfs will once the root is mounted. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -28,15 +26,6 @@
 #include "rules/landlock.h"
 
 #define ID_FILE_MAX (1u << 20)
-
-static int open_beneath(int dir, const char *path, int flags)
-{
-	struct open_how how = {.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					  RESOLVE_NO_MAGICLINKS};
-
-	return (int)syscall(SYS_openat2, dir, path, &how, sizeof how);
-}
 
 static bool is_whiteout(const struct stat *st)
 {
@@ -92,7 +81,7 @@ static char *layer_file(const char *layer, const char *rel, bool *decided)
 
 		snprintf(prefix, sizeof prefix, "%.*s", (int)((last ? c + strlen(c) : slash) - rel),
 			 rel);
-		fd = open_beneath(dir, prefix, O_PATH);
+		fd = aj_open_beneath(dir, prefix, O_PATH | O_NOFOLLOW, 0);
 		if (fd < 0 && errno == ENOENT) {
 			*decided = opaque;
 			return NULL;
@@ -113,11 +102,13 @@ static char *layer_file(const char *layer, const char *rel, bool *decided)
 			*decided = true;
 			if (!S_ISREG(st.st_mode))
 				return NULL;
-			rfd = open_beneath(dir, prefix, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+			rfd = aj_open_beneath(dir, prefix,
+					      O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW, 0);
 			return rfd < 0 ? NULL : read_regular(rfd, ID_FILE_MAX);
 		}
 		{
-			_cleanup_close_ int d = open_beneath(dir, prefix, O_RDONLY | O_DIRECTORY);
+			_cleanup_close_ int d =
+				aj_open_beneath(dir, prefix, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
 			opaque = opaque || (d >= 0 && is_opaque(d));
 		}
 		c = slash + 1;

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -25,17 +24,6 @@ struct copy {
 	unsigned files, skipped;
 	struct aj_err *err;
 };
-
-static int beneath(int root, const char *path, int flags)
-{
-	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					  RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
-
-	while (*path == '/')
-		path++;
-	return (int)syscall(SYS_openat2, root, *path ? path : ".", &how, sizeof how);
-}
 
 static void own(struct copy *c, int dir, const char *name)
 {
@@ -147,7 +135,7 @@ static int destination(int root, bool in_volume, const char *path, const char *n
 	const char *slash;
 	int fd;
 
-	fd = in_volume ? beneath(root, path, O_RDONLY | O_DIRECTORY)
+	fd = in_volume ? aj_open_beneath(root, path, O_RDONLY | O_DIRECTORY, RESOLVE_NO_XDEV)
 		       : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		*dir = fd;
@@ -159,7 +147,7 @@ static int destination(int root, bool in_volume, const char *path, const char *n
 	snprintf(leaf, len, "%s", slash ? slash + 1 : path);
 	if (!leaf[0] || !strcmp(leaf, ".") || !strcmp(leaf, ".."))
 		return aj_err_set(err, AJ_LAYER_USAGE, 0, "\"%s\" names no file", path);
-	fd = in_volume ? beneath(root, parent, O_RDONLY | O_DIRECTORY)
+	fd = in_volume ? aj_open_beneath(root, parent, O_RDONLY | O_DIRECTORY, RESOLVE_NO_XDEV)
 		       : open(parent[0] ? parent : (path[0] == '/' ? "/" : "."),
 			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -227,7 +215,8 @@ int aj_volume_copy(const struct aj_volume *v, const char *vpath, const char *hos
 			snprintf(sparent, sizeof sparent, "%s", slash ? slash + 1 : vp);
 			if (slash)
 				vp[slash - vp] = '\0';
-			sdir = beneath(root, slash ? vp : "", O_RDONLY | O_DIRECTORY);
+			sdir = aj_open_beneath(root, slash ? vp : "", O_RDONLY | O_DIRECTORY,
+					       RESOLVE_NO_XDEV);
 		}
 		if (sdir < 0)
 			return aj_err_sys(err, AJ_LAYER_USAGE, "%s:%s%s", v->name, vpath,

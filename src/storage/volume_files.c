@@ -13,24 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/tree.h"
 #include "common/util.h"
-
-static int beneath(int root, const char *path, int flags)
-{
-	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					  RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
-
-	while (*path == '/')
-		path++;
-	return (int)syscall(SYS_openat2, root, *path ? path : ".", &how, sizeof how);
-}
 
 static int open_root(const struct aj_volume *v, struct aj_err *err)
 {
@@ -68,7 +56,8 @@ static int split(int root, const char *path, char *leaf, size_t len, struct aj_e
 		dir[slash - dir] = '\0';
 	else
 		dir[0] = '\0';
-	fd = leaf[0] ? beneath(root, dir, O_RDONLY | O_DIRECTORY) : dup(root);
+	fd = leaf[0] ? aj_open_beneath(root, dir, O_RDONLY | O_DIRECTORY, RESOLVE_NO_XDEV)
+		     : dup(root);
 	if (fd < 0)
 		return aj_err_sys(err, AJ_LAYER_USAGE, "path \"%s\"%s", path,
 				  errno == ELOOP || errno == EXDEV
@@ -167,7 +156,7 @@ int aj_volume_list_dir(const struct aj_volume *v, const char *path, int depth,
 	*n = 0;
 	if (root < 0)
 		return -1;
-	dir = beneath(root, path, O_RDONLY | O_DIRECTORY);
+	dir = aj_open_beneath(root, path, O_RDONLY | O_DIRECTORY, RESOLVE_NO_XDEV);
 	if (dir < 0) {
 		aj_err_sys(err, AJ_LAYER_USAGE, "path \"%s\"", path);
 		return errno == ENOENT ? aj_err_class(err, AJ_ERRC_NOT_FOUND) : -1;

@@ -7,12 +7,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -29,10 +27,7 @@ enum lookup { L_ABSENT, L_FOUND_DIR, L_FOUND, L_WHITEOUT };
 /* Looks `rel` up in one layer without following any symlink. */
 static enum lookup layer_lookup(int layer, const char *rel, bool *opaque)
 {
-	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH |
-					  RESOLVE_NO_MAGICLINKS};
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, layer, rel, &how, sizeof how);
+	_cleanup_close_ int fd = aj_open_beneath(layer, rel, O_PATH | O_NOFOLLOW, 0);
 	struct stat st;
 	char v[8];
 
@@ -44,13 +39,8 @@ static enum lookup layer_lookup(int layer, const char *rel, bool *opaque)
 	if (!S_ISDIR(st.st_mode))
 		return L_FOUND;
 	{
-		_cleanup_close_ int dfd = (int)syscall(SYS_openat2, layer, rel,
-						       &(struct open_how){.flags = O_RDONLY |
-									   O_DIRECTORY |
-									   O_NOFOLLOW |
-									   O_CLOEXEC,
-								  .resolve = how.resolve},
-						       sizeof how);
+		_cleanup_close_ int dfd =
+			aj_open_beneath(layer, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
 		*opaque = dfd >= 0 && fgetxattr(dfd, AJ_OVL_OPAQUE_XATTR, v, sizeof v) > 0 &&
 			  v[0] == 'y';
 	}
@@ -60,11 +50,7 @@ static enum lookup layer_lookup(int layer, const char *rel, bool *opaque)
 /* Directory `rel` of a layer, for reading its entries; NULL if it cannot be opened. */
 static DIR *layer_dir(int layer, const char *rel)
 {
-	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
-
-	return aj_fdopendir((int)syscall(SYS_openat2, layer, rel[0] ? rel : ".", &how,
-					 sizeof how));
+	return aj_fdopendir(aj_open_beneath(layer, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0));
 }
 
 struct diff_ctx {
