@@ -6,7 +6,17 @@
 
 #define AJ_OWNER_KEY_LEN 32
 
+#include <stdbool.h>
+
+#include "common/err.h"
+
 /* key: AJ_OWNER_KEY_LEN + 1 bytes. 0, or -1 if the digest failed. */
 int aj_owner_key(const char *owner, char *key);
+
+/* Opens an owner's directory `path` of a per-owner store (made 0700 with its parents if `make`)
+ * without following a link, and takes the exclusive lock of its `.lock` file: *dir and *lock,
+ * the caller's to close (closing the lock releases it). A missing directory when !make is no
+ * error: both -1. */
+int aj_owner_dir_open(const char *path, bool make, int *dir, int *lock, struct aj_err *err);
 
 #endif

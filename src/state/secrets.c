@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,25 +57,11 @@ static int open_dir(const char *state, const char *owner, bool make, int *dir, i
 		    struct aj_err *err)
 {
 	char path[4200];
-	_cleanup_close_ int d = -1, l = -1;
 
+	*dir = *lock = -1;
 	if (aj_secret_dir(state, owner, path, sizeof path) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the secret store's path");
-	if (make && aj_mkdir_p(path, 0700) < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "make \"%s\"", path);
-	d = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (d < 0 && errno == ENOENT && !make) {
-		*dir = *lock = -1;
-		return 0; /* no secret yet */
-	}
-	if (d < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", path);
-	l = openat(d, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (l < 0 || flock(l, LOCK_EX) < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "lock \"%s/.lock\"", path);
-	*dir = aj_steal_fd(&d);
-	*lock = aj_steal_fd(&l);
-	return 0;
+	return aj_owner_dir_open(path, make, dir, lock, err); /* none: no secret yet */
 }
 
 static int from_json(json_t *j, struct aj_secret *s)

@@ -53,24 +53,10 @@ static int owner_dir(const char *state, const char *owner, char *buf, size_t len
 static int open_owner(const char *state, const char *owner, bool make, int *dir, int *lock,
 		      char *path, size_t len, struct aj_err *err)
 {
-	_cleanup_close_ int d = -1, l = -1;
-
 	*dir = *lock = -1;
 	if (owner_dir(state, owner, path, len) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the volumes' path");
-	if (make && aj_mkdir_p(path, 0700) < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "make \"%s\"", path);
-	d = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (d < 0 && errno == ENOENT && !make)
-		return 0;
-	if (d < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "open \"%s\"", path);
-	l = openat(d, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (l < 0 || flock(l, LOCK_EX) < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "lock \"%s/.lock\"", path);
-	*dir = aj_steal_fd(&d);
-	*lock = aj_steal_fd(&l);
-	return 0;
+	return aj_owner_dir_open(path, make, dir, lock, err);
 }
 
 static int read_meta(int odir, const char *odir_path, const char *name, struct aj_volume *v)
