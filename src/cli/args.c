@@ -503,3 +503,18 @@ int aj_verb_parse(const struct aj_verb *v, void *ctx, int argc, char **argv, cha
 	}
 	return 0;
 }
+
+int aj_verb_parse_n(const struct aj_verb *v, void *ctx, int argc, char **argv, char ***args,
+		    int *nargs, int min, int max, struct aj_err *err)
+{
+	int r = aj_verb_parse(v, ctx, argc, argv, args, nargs, err);
+
+	if (r)
+		return r;
+	if (*nargs > max)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "unexpected argument \"%s\"",
+				  (*args)[max]);
+	if (*nargs < min)
+		return aj_err_set(err, AJ_LAYER_USAGE, 0, "usage: agentjail %s", v->synopsis);
+	return 0;
+}

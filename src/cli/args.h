@@ -154,6 +154,10 @@ int aj_verb_run_sub(const struct aj_verb *v, const char *footer, int argc, char 
  * naming the option (and a hint with the nearest one) otherwise. */
 int aj_verb_parse(const struct aj_verb *v, void *ctx, int argc, char **argv, char ***args,
 		  int *nargs, struct aj_err *err);
+/* aj_verb_parse() of a verb that takes min to max positionals: fewer is its usage, more names
+ * the first one too many; both -1 with err. */
+int aj_verb_parse_n(const struct aj_verb *v, void *ctx, int argc, char **argv, char ***args,
+		    int *nargs, int min, int max, struct aj_err *err);
 /* The verb's usage, as --help prints it. */
 void aj_verb_usage(FILE *f, const struct aj_verb *v);
 

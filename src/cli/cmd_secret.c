@@ -80,20 +80,6 @@ static void wipe(char *v, size_t cap)
 	}
 }
 
-static int parse(const struct aj_verb *v, struct secret_cli *c, int argc, char **argv,
-		 char ***args, int *nargs, int min, int max, struct aj_err *err)
-{
-	int r;
-
-	memset(c, 0, sizeof *c);
-	r = aj_verb_parse(v, c, argc, argv, args, nargs, err);
-	if (r)
-		return r;
-	if (*nargs < min || *nargs > max)
-		return aj_err_set(err, AJ_LAYER_USAGE, 0, "usage: agentjail %s", v->synopsis);
-	return 0;
-}
-
 static void print_secret(const struct aj_secret *s)
 {
 	if (aj_cli.json)
@@ -104,13 +90,13 @@ static void print_secret(const struct aj_secret *s)
 
 static int put(const struct aj_verb *v, int argc, char **argv, bool create)
 {
-	struct secret_cli c;
+	struct secret_cli c = {0};
 	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_secret s;
 	struct aj_err err;
 	char **args, *value = NULL;
 	size_t len = 0;
-	int nargs, r = parse(v, &c, argc, argv, &args, &nargs, 1, 1, &err);
+	int nargs, r = aj_verb_parse_n(v, &c, argc, argv, &args, &nargs, 1, 1, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -139,13 +125,13 @@ static int cmd_update(const struct aj_verb *v, int argc, char **argv)
 
 static int cmd_ls(const struct aj_verb *v, int argc, char **argv)
 {
-	struct secret_cli c;
+	struct secret_cli c = {0};
 	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_secret *list = NULL;
 	struct aj_err err;
 	size_t n = 0;
 	char **args;
-	int nargs, r = parse(v, &c, argc, argv, &args, &nargs, 0, 0, &err);
+	int nargs, r = aj_verb_parse_n(v, &c, argc, argv, &args, &nargs, 0, 0, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -171,12 +157,12 @@ static int cmd_ls(const struct aj_verb *v, int argc, char **argv)
 
 static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 {
-	struct secret_cli c;
+	struct secret_cli c = {0};
 	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_secret s;
 	struct aj_err err;
 	char **args;
-	int nargs, r = parse(v, &c, argc, argv, &args, &nargs, 1, 1, &err);
+	int nargs, r = aj_verb_parse_n(v, &c, argc, argv, &args, &nargs, 1, 1, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -189,11 +175,11 @@ static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 
 static int cmd_rm(const struct aj_verb *v, int argc, char **argv)
 {
-	struct secret_cli c;
+	struct secret_cli c = {0};
 	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_err err;
 	char **args;
-	int nargs, failed = 0, r = parse(v, &c, argc, argv, &args, &nargs, 1, 1 << 20, &err);
+	int nargs, failed = 0, r = aj_verb_parse_n(v, &c, argc, argv, &args, &nargs, 1, 1 << 20, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);

@@ -48,14 +48,10 @@ static int parse(const struct aj_verb *v, struct snap_cli *c, int argc, char **a
 		 const char **pos_out, int max, int min, struct aj_err *err)
 {
 	char **args;
-	int n, r = aj_verb_parse(v, c, argc, argv, &args, &n, err);
+	int n, r = aj_verb_parse_n(v, c, argc, argv, &args, &n, min, max, err);
 
 	if (r)
 		return r;
-	if (n > max)
-		return aj_err_set(err, AJ_LAYER_USAGE, 0, "unexpected argument \"%s\"", args[max]);
-	if (n < min)
-		return aj_err_set(err, AJ_LAYER_USAGE, 0, "usage: agentjail %s", v->synopsis);
 	for (int i = 0; i < n; i++)
 		pos_out[i] = args[i];
 	return 0;

@@ -32,20 +32,6 @@ static const struct aj_option no_options[] = {
 };
 #undef VC
 
-static int parse(const struct aj_verb *v, struct volume_cli *c, int argc, char **argv,
-		 char ***args, int *nargs, int min, int max, struct aj_err *err)
-{
-	int r;
-
-	memset(c, 0, sizeof *c);
-	r = aj_verb_parse(v, c, argc, argv, args, nargs, err);
-	if (r)
-		return r;
-	if (*nargs < min || *nargs > max)
-		return aj_err_set(err, AJ_LAYER_USAGE, 0, "usage: agentjail %s", v->synopsis);
-	return 0;
-}
-
 /* What `inspect` and --json show: the record with what its files take and whether a running
  * sandbox mounts it. */
 static json_t *volume_json(const struct aj_volume *v)
@@ -59,12 +45,12 @@ static json_t *volume_json(const struct aj_volume *v)
 
 static int cmd_create(const struct aj_verb *v, int argc, char **argv)
 {
-	struct volume_cli c;
+	struct volume_cli c = {0};
 	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_volume vol;
 	struct aj_err err;
 	char **args;
-	int nargs, r = parse(v, &c, argc, argv, &args, &nargs, 1, 1, &err);
+	int nargs, r = aj_verb_parse_n(v, &c, argc, argv, &args, &nargs, 1, 1, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -79,13 +65,13 @@ static int cmd_create(const struct aj_verb *v, int argc, char **argv)
 
 static int cmd_ls(const struct aj_verb *v, int argc, char **argv)
 {
-	struct volume_cli c;
+	struct volume_cli c = {0};
 	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_volume *list = NULL;
 	struct aj_err err;
 	size_t n = 0;
 	char **args;
-	int nargs, r = parse(v, &c, argc, argv, &args, &nargs, 0, 0, &err);
+	int nargs, r = aj_verb_parse_n(v, &c, argc, argv, &args, &nargs, 0, 0, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -113,12 +99,12 @@ static int cmd_ls(const struct aj_verb *v, int argc, char **argv)
 
 static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 {
-	struct volume_cli c;
+	struct volume_cli c = {0};
 	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_volume vol;
 	struct aj_err err;
 	char **args;
-	int nargs, r = parse(v, &c, argc, argv, &args, &nargs, 1, 1, &err);
+	int nargs, r = aj_verb_parse_n(v, &c, argc, argv, &args, &nargs, 1, 1, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -130,11 +116,11 @@ static int cmd_inspect(const struct aj_verb *v, int argc, char **argv)
 
 static int cmd_rm(const struct aj_verb *v, int argc, char **argv)
 {
-	struct volume_cli c;
+	struct volume_cli c = {0};
 	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_err err;
 	char **args;
-	int nargs, failed = 0, r = parse(v, &c, argc, argv, &args, &nargs, 1, 1 << 20, &err);
+	int nargs, failed = 0, r = aj_verb_parse_n(v, &c, argc, argv, &args, &nargs, 1, 1 << 20, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
@@ -165,7 +151,7 @@ static bool volume_side(const char *arg, char *name, size_t len, const char **pa
 
 static int cmd_cp(const struct aj_verb *v, int argc, char **argv)
 {
-	struct volume_cli c;
+	struct volume_cli c = {0};
 	_cleanup_mgr_ struct aj_mgr m = {0};
 	struct aj_volume vol;
 	struct aj_err err;
@@ -173,7 +159,7 @@ static int cmd_cp(const struct aj_verb *v, int argc, char **argv)
 	const char *vpath;
 	unsigned files = 0;
 	bool in;
-	int nargs, r = parse(v, &c, argc, argv, &args, &nargs, 2, 2, &err);
+	int nargs, r = aj_verb_parse_n(v, &c, argc, argv, &args, &nargs, 2, 2, &err);
 
 	if (r)
 		return r > 0 ? 0 : aj_cli_fail(aj_cli.json, &err);
