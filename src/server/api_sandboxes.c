@@ -349,21 +349,11 @@ static void get_work(struct aj_srv_req *r, struct aj_mgr *m)
 	reply_sandbox(r, m, r->ref);
 }
 
-static int delete_prepare(struct aj_srv_req *r)
-{
-	bool force = false;
-
-	if (aj_srv_query_bool(r, "force", &force) < 0)
-		return -1;
-	r->data = force ? (void *)1 : NULL;
-	return 0;
-}
-
 static void delete_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct aj_err err;
 
-	if (aj_mgr_remove(m, r->ref, r->data != NULL, &err) < 0)
+	if (aj_mgr_remove(m, r->ref, aj_srv_forced(r), &err) < 0)
 		aj_srv_fail_err(r, &err, NULL);
 	else
 		aj_srv_ok(r, 204, NULL);
@@ -599,8 +589,8 @@ const struct aj_srv_route aj_api_sandbox_routes[] = {
 	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes", AJ_SRV_BODY_NONE, list_query, list_prepare, list_work,
 	 NULL),
 	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, NULL, NULL, get_work, NULL),
-	AJ_SRV_ROUTE(EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, delete_query, delete_prepare,
-	 delete_work, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_DELETE, "/v1/sandboxes/{ref}", AJ_SRV_BODY_NONE, delete_query,
+		     aj_srv_force_prepare, delete_work, NULL),
 	AJ_SRV_ROUTE(EVHTTP_REQ_PATCH, "/v1/sandboxes/{ref}", AJ_SRV_BODY_JSON, NULL, update_prepare,
 		     update_work, NULL),
 	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/sandboxes/{ref}/metrics", AJ_SRV_BODY_NONE, metrics_query,

@@ -88,21 +88,11 @@ static void get_work(struct aj_srv_req *r, struct aj_mgr *m)
 		aj_srv_ok(r, 200, volume_json(&v));
 }
 
-static int delete_prepare(struct aj_srv_req *r)
-{
-	bool force = false;
-
-	if (aj_srv_query_bool(r, "force", &force) < 0)
-		return -1;
-	r->data = force ? (void *)1 : NULL;
-	return 0;
-}
-
 static void delete_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	struct aj_err err;
 
-	if (aj_volume_remove(m->state, r->job.owner, r->name, r->data != NULL, &err) < 0)
+	if (aj_volume_remove(m->state, r->job.owner, r->name, aj_srv_forced(r), &err) < 0)
 		aj_srv_fail_err(r, &err, NULL);
 	else
 		aj_srv_ok(r, 204, NULL);
@@ -117,6 +107,6 @@ const struct aj_srv_route aj_api_volume_routes[] = {
 	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/volumes/{name}", AJ_SRV_BODY_NONE, NULL, NULL, get_work,
 		     NULL),
 	AJ_SRV_ROUTE(EVHTTP_REQ_DELETE, "/v1/volumes/{name}", AJ_SRV_BODY_NONE, delete_query,
-		     delete_prepare, delete_work, NULL),
+		     aj_srv_force_prepare, delete_work, NULL),
 	AJ_SRV_ROUTES_END,
 };

@@ -327,6 +327,10 @@ int aj_srv_duration_ms(struct aj_srv_req *r, const char *field, int64_t *out);
 /* Query parameters. */
 const char *aj_srv_query(const struct aj_srv_req *r, const char *name);
 int aj_srv_query_bool(struct aj_srv_req *r, const char *name, bool *out);
+/* The prepare step of a DELETE that takes ?force=true (a 400 naming it if it is not a boolean),
+ * and what it said, for the work step. */
+int aj_srv_force_prepare(struct aj_srv_req *r);
+bool aj_srv_forced(const struct aj_srv_req *r);
 int aj_srv_query_int(struct aj_srv_req *r, const char *name, int64_t min, int64_t max,
 		     int64_t *out);
 

@@ -211,6 +211,21 @@ int aj_srv_query_bool(struct aj_srv_req *r, const char *name, bool *out)
 	return 0;
 }
 
+int aj_srv_force_prepare(struct aj_srv_req *r)
+{
+	bool force = false;
+
+	if (aj_srv_query_bool(r, "force", &force) < 0)
+		return -1;
+	r->data = force ? (void *)1 : NULL;
+	return 0;
+}
+
+bool aj_srv_forced(const struct aj_srv_req *r)
+{
+	return r->data != NULL;
+}
+
 int aj_srv_query_int(struct aj_srv_req *r, const char *name, int64_t min, int64_t max,
 		     int64_t *out)
 {
