@@ -295,6 +295,7 @@ static void begin_shutdown(struct aj_srv *s)
 	fprintf(stderr, "agentjail: serve: shutting down\n");
 	remove_listeners(s);
 	aj_srv_streams_shutdown(s);
+	aj_srv_terminals_shutdown(s);
 	drain_deadline_ms = aj_now_monotonic_us() / 1000 + (uint64_t)s->cfg->shutdown_timeout_s * 1000;
 	drain_ev = event_new(s->base, -1, EV_PERSIST, on_drain_tick, s);
 	if (drain_ev)

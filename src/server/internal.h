@@ -85,6 +85,29 @@ int aj_srv_console_check_listen(const char *hostport, struct aj_err *err);
 /* A fresh console token, written with its login URL to <state>/console.json (0600). */
 int aj_srv_console_token_init(const char *state_dir, const char *hostport, struct aj_err *err);
 
+/* ---- taking a connection over (portproxy.c) -------------------------------------------- */
+
+/* The client's socket of req, taken from evhttp (which frees req and its connection); bytes
+ * it read past the request go to rest. -1 when the client is gone (req is then still evhttp's
+ * to answer). */
+int aj_srv_take_connection(struct evhttp_request *req, struct evbuffer *rest);
+
+/* ---- the terminal: a shell over a WebSocket (api_terminal.c, terminal.c) --------------- */
+
+extern const struct aj_srv_route aj_api_terminal_routes[];
+/* GET /v1/sandboxes/{ref}/terminal: an upgrade to a WebSocket, with its own authentication
+ * (a ticket, or the listener's): answered or taken over, true; false for other paths. */
+bool aj_srv_terminal_route(struct aj_srv_req *r, const char *path);
+/* Answers the upgrade of Sec-WebSocket-Key `key` with 101 on client (taken; `rest`: bytes
+ * already read from it) and relays the WebSocket and command `exec` of the supervisor
+ * connection ctl (taken) until either ends. */
+void aj_srv_terminal_start(struct aj_srv *s, int client, struct evbuffer *rest, int ctl,
+			   uint64_t exec, int pid, const char *key);
+/* Whether the daemon relays as many terminals as it will (1,024). */
+bool aj_srv_terminals_full(void);
+/* Shutdown: every terminal's command killed, its client told (1001). */
+void aj_srv_terminals_shutdown(struct aj_srv *s);
+
 /* ---- JSON of records (records.c) ------------------------------------------------------ */
 
 json_t *aj_srv_sandbox_json(const struct aj_sandbox_rec *r);

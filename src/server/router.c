@@ -19,7 +19,7 @@ static const struct aj_srv_table *tables(void)
 		AJ_SRV_TABLE(aj_api_event_routes), AJ_SRV_TABLE(aj_api_exec_routes),
 		AJ_SRV_TABLE(aj_api_proc_routes), AJ_SRV_TABLE(aj_api_preview_routes),
 		AJ_SRV_TABLE(aj_api_secret_routes),
-		AJ_SRV_TABLE(aj_api_volume_routes),
+		AJ_SRV_TABLE(aj_api_volume_routes), AJ_SRV_TABLE(aj_api_terminal_routes),
 		AJ_SRV_TABLES_END,
 	};
 	return t;
@@ -146,7 +146,8 @@ static void dispatch(struct aj_srv_req *r)
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(r->req);
 	int rc;
 
-	if (aj_srv_console_route(r, evhttp_uri_get_path(uri)) || port_route(r, uri))
+	if (aj_srv_console_route(r, evhttp_uri_get_path(uri)) || port_route(r, uri) ||
+	    aj_srv_terminal_route(r, evhttp_uri_get_path(uri)))
 		return;
 	if (aj_srv_authenticate(r) < 0 || find_route(r, evhttp_uri_get_path(uri)) < 0 ||
 	    parse_query(r, evhttp_uri_get_query(uri)) < 0 || aj_srv_read_body(r) < 0) {
