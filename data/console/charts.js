@@ -4,8 +4,9 @@
 
 AJ.metrics = {timer: null};
 
-// series: [{points: [[t, v]...], color}], fmt: a value as a label. Draws on canvas.
-AJ.chart = function (canvas, series, fmt) {
+// series: [{points: [[t, v]...], color}], fmt: a value as a label, floor: the smallest top of
+// the scale (so that an idle sandbox's noise does not fill the chart). Draws on canvas.
+AJ.chart = function (canvas, series, fmt, floor) {
   const dpr = window.devicePixelRatio || 1;
   const w = canvas.clientWidth || 400, h = canvas.clientHeight || 160;
   canvas.width = w * dpr;
@@ -22,7 +23,7 @@ AJ.chart = function (canvas, series, fmt) {
     return;
   }
   const t0 = Math.min(...all.map(p => p[0])), t1 = Math.max(...all.map(p => p[0]), t0 + 1);
-  const vmax = Math.max(...all.map(p => p[1]), 1e-9) * 1.1;
+  const vmax = Math.max(...all.map(p => p[1]), floor || 1) * 1.1;
   const x = t => pad.l + (t - t0) / (t1 - t0) * (w - pad.l - pad.r);
   const y = v => h - pad.b - v / vmax * (h - pad.t - pad.b);
   g.strokeStyle = '#2a3140';
@@ -46,6 +47,8 @@ AJ.chart = function (canvas, series, fmt) {
     g.stroke();
   }
 };
+
+const vmaxOf = points => Math.max(0, ...points.map(p => p[1]));
 
 // Network counters are totals: per-second rates between samples.
 AJ.metrics.rates = function (samples, key) {
@@ -81,13 +84,12 @@ AJ.metrics.refresh = async function () {
   status.textContent = samples.length + ' samples, one every ' + m.every_s + ' s; now: CPU ' +
     (last.cpu_percent || 0).toFixed(1) + ' %, memory ' + AJ.bytes(last.memory) +
     (last.memory_limit ? ' of ' + AJ.bytes(last.memory_limit) : '') + ', ' + (last.pids || 0) + ' processes';
-  AJ.chart(AJ.$('#chart-cpu'), [{points: pts('cpu_percent'), color: '#5aa9ff'}], v => v.toFixed(0) + ' %');
-  const mem = [{points: pts('memory'), color: '#7bd88f'}];
-  if (last.memory_limit) mem.push({points: pts('memory_limit'), color: '#f0a35e'});
-  AJ.chart(AJ.$('#chart-memory'), mem, AJ.bytes);
-  AJ.chart(AJ.$('#chart-pids'), [{points: pts('pids'), color: '#c792ea'}], v => v.toFixed(0));
+  const pct = v => v.toFixed(vmaxOf(pts('cpu_percent')) < 10 ? 1 : 0) + ' %';
+  AJ.chart(AJ.$('#chart-cpu'), [{points: pts('cpu_percent'), color: '#5aa9ff'}], pct, 1);
+  AJ.chart(AJ.$('#chart-memory'), [{points: pts('memory'), color: '#7bd88f'}], AJ.bytes, 1 << 20);
+  AJ.chart(AJ.$('#chart-pids'), [{points: pts('pids'), color: '#c792ea'}], v => v.toFixed(0), 4);
   AJ.chart(AJ.$('#chart-net'), [{points: AJ.metrics.rates(samples, 'net_up'), color: '#5aa9ff'},
-    {points: AJ.metrics.rates(samples, 'net_down'), color: '#7bd88f'}], v => AJ.bytes(v));
+    {points: AJ.metrics.rates(samples, 'net_down'), color: '#7bd88f'}], v => AJ.bytes(v) + '/s', 1024);
 };
 
 AJ.metrics.start = function () {

@@ -139,7 +139,7 @@ AJ.bytes = function (n) {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
   while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
-  return (i ? n.toFixed(n < 10 ? 1 : 0) : n) + ' ' + units[i];
+  return (i ? n.toFixed(n < 10 ? 1 : 0) : Math.round(n)) + ' ' + units[i];
 };
 
 AJ.age = function (iso) {

@@ -354,7 +354,7 @@ static void upgrade_job_done(struct aj_srv_job *j)
 static int upgrade_start(struct aj_srv_req *r, const char *query)
 {
 	struct tdata *t = tdata_new(r);
-	char ticket[2 * TICKET_BYTES + 1];
+	char ticket[2 * TICKET_BYTES + 1] = "";
 
 	if ((r->console && aj_srv_console_host_check(r) < 0) ||
 	    check_upgrade(r, ticket, sizeof ticket) < 0)
