@@ -71,7 +71,7 @@ AJ.metrics.refresh = async function () {
   }
   let m;
   try {
-    m = await AJ.api('GET', AJ.sbPath(ref, '/metrics'));
+    m = await AJ.api('GET', AJ.sbPath(ref, '/metrics'), undefined, {timeout: AJ.POLL_TIMEOUT});
   } catch (e) {
     status.textContent = 'metrics: ' + e.message;
     return;

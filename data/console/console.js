@@ -43,7 +43,11 @@ AJ.fetch = async function (method, path, opts = {}) {
     headers['Content-Type'] = 'application/json';
     body = JSON.stringify(opts.json);
   }
-  const res = await fetch(path, {method, headers, body, signal: opts.signal,
+  // A poll that gets no answer is given up after opts.timeout ms, so that the next one can go
+  // (on another connection) instead of the view freezing.
+  let signal = opts.signal;
+  if (opts.timeout) signal = signal ? AbortSignal.any([signal, AbortSignal.timeout(opts.timeout)]) : AbortSignal.timeout(opts.timeout);
+  const res = await fetch(path, {method, headers, body, signal,
     cache: 'no-store', credentials: 'omit', redirect: 'error'});
   if (res.ok) return res;
   let err = {code: 'http_' + res.status, message: res.statusText, field: null};
@@ -55,12 +59,14 @@ AJ.fetch = async function (method, path, opts = {}) {
   throw new ApiError(res.status, err.code, err.message, err.field);
 };
 
-AJ.api = async function (method, path, json) {
-  const res = await AJ.fetch(method, path, json === undefined ? {} : {json});
+AJ.api = async function (method, path, json, opts) {
+  const res = await AJ.fetch(method, path, Object.assign(json === undefined ? {} : {json}, opts || {}));
   if (res.status === 204) return null;
   const text = await res.text();
   return text ? JSON.parse(text) : null;
 };
+
+AJ.POLL_TIMEOUT = 8000;
 
 AJ.sbPath = function (ref, rest) {
   return '/v1/sandboxes/' + encodeURIComponent(ref) + (rest || '');

@@ -47,7 +47,7 @@ AJ.sb.refresh = async function () {
   const ref = AJ.sb.ref;
   if (!ref || document.hidden) return;
   try {
-    const rec = await AJ.api('GET', AJ.sbPath(ref));
+    const rec = await AJ.api('GET', AJ.sbPath(ref), undefined, {timeout: AJ.POLL_TIMEOUT});
     if (ref !== AJ.sb.ref) return;
     const changed = !AJ.sb.rec || AJ.sb.rec.state !== rec.state;
     AJ.sb.rec = rec;

@@ -24,7 +24,7 @@ AJ.list.refresh = async function () {
   if (AJ.list.busy || document.hidden) return;
   AJ.list.busy = true;
   try {
-    const {sandboxes} = await AJ.api('GET', '/v1/sandboxes');
+    const {sandboxes} = await AJ.api('GET', '/v1/sandboxes', undefined, {timeout: AJ.POLL_TIMEOUT});
     AJ.list.render(sandboxes);
     AJ.$('#list-status').textContent = 'updated ' + new Date().toLocaleTimeString(undefined, {hour12: false});
     AJ.list.sample(sandboxes);
@@ -43,7 +43,7 @@ AJ.list.sample = function (sandboxes) {
     if (sb.state !== 'running' || (u && now - u.at < 5000)) continue;
     AJ.list.usage.set(sb.id, Object.assign({}, u, {at: now}));
     const since = Math.floor(now / 1000);
-    AJ.api('GET', AJ.sbPath(sb.id, '/metrics?start=' + since)).then(m => {
+    AJ.api('GET', AJ.sbPath(sb.id, '/metrics?start=' + since), undefined, {timeout: AJ.POLL_TIMEOUT}).then(m => {
       AJ.list.usage.set(sb.id, {cpu: m.now.cpu_percent, memory: m.now.memory,
         limit: m.now.memory_limit, at: now});
     }).catch(() => {});
@@ -77,8 +77,9 @@ AJ.list.row = function (sb) {
     AJ.el('td', {}, AJ.describePolicy(sb)),
     AJ.el('td', {}, ...labels),
     AJ.el('td', {title: sb.created}, AJ.age(sb.created)),
-    AJ.el('td', {class: 'num'}, u && u.cpu !== undefined ? u.cpu.toFixed(1) + ' %' : '–'),
-    AJ.el('td', {class: 'num'}, u && u.memory !== undefined
+    // The first sample of a sandbox has no CPU figure yet (a rate needs two).
+    AJ.el('td', {class: 'num'}, u && typeof u.cpu === 'number' ? u.cpu.toFixed(1) + ' %' : '–'),
+    AJ.el('td', {class: 'num'}, u && typeof u.memory === 'number'
       ? AJ.bytes(u.memory) + (u.limit ? ' / ' + AJ.bytes(u.limit) : '') : '–'),
     AJ.list.portLinks(sb));
 };

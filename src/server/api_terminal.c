@@ -314,23 +314,33 @@ static void upgrade_work(struct aj_srv_req *r, struct aj_mgr *m)
 	aj_fd_set_nonblock(t->d->ctl, true);
 }
 
+/* A command whose terminal never opened dies at once. */
+static void kill_spawned(struct tdata *t)
+{
+	json_t *k;
+
+	if (t->d->ctl < 0 || !t->d->exec)
+		return;
+	k = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec", (json_int_t)t->d->exec, "signal",
+		      SIGKILL);
+	aj_ctl_send(t->d->ctl, k, NULL, 0);
+	json_decref(k);
+}
+
 static void upgrade_done(struct aj_srv_req *r)
 {
 	struct tdata *t = r->data;
 	_cleanup_evbuffer_ struct evbuffer *rest = evbuffer_new();
-	int cli;
+	int cli = -1;
 
-	if (r->failed || !evhttp_request_get_connection(r->req) || !rest) {
+	if (!r->failed && rest && evhttp_request_get_connection(r->req))
+		cli = aj_srv_take_connection(r->req, rest);
+	if (cli < 0) { /* refused, or the client went away while the command started */
+		if (!r->failed) {
+			kill_spawned(t);
+			aj_srv_fail(r, 500, "internal", NULL, "the connection could not be taken over");
+		}
 		aj_srv_req_finish(r);
-		return;
-	}
-	cli = aj_srv_take_connection(r->req, rest);
-	if (cli < 0) { /* the client went away: so does the command */
-		json_t *k = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec",
-				      (json_int_t)t->d->exec, "signal", SIGKILL);
-		aj_ctl_send(t->d->ctl, k, NULL, 0);
-		json_decref(k);
-		aj_srv_req_free(r);
 		return;
 	}
 	r->req = NULL; /* freed with its connection */

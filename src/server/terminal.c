@@ -125,11 +125,13 @@ static void term_end(struct term *t, unsigned code, const char *reason)
 	aj_close_fd(&t->ctl);
 	bufferevent_disable(t->bev, EV_READ);
 	if (code) {
-		unsigned char p[2 + 123];
-		size_t n = strlen(reason) < 123 ? strlen(reason) : 123;
+		/* A control frame's payload is at most 125 bytes: the code, then the reason (ours
+		 * are ASCII, so cutting one cuts no character). */
+		unsigned char p[2 + 123 + 1];
+		size_t n = strnlen(reason, 123);
 		p[0] = (unsigned char)(code >> 8);
 		p[1] = (unsigned char)code;
-		memcpy(p + 2, reason, n);
+		snprintf((char *)p + 2, sizeof p - 2, "%.*s", (int)n, reason);
 		send_frame(t, AJ_WS_CLOSE, p, 2 + n);
 	}
 	if (!code || evbuffer_get_length(bufferevent_get_output(t->bev)) == 0)

@@ -23,7 +23,9 @@ async function test(name, fn) {
     tap(`ok - ${name}`);
   } catch (e) {
     failed++;
-    tap(`not ok - ${name} (${String(e && e.message ? e.message : e).replace(/\n/g, ' ').slice(0, 500)})`);
+    const waiting = pendingText();
+    tap(`not ok - ${name} (${String(e && e.message ? e.message : e).replace(/\n/g, ' ').slice(0, 500)}` +
+      (waiting ? `; requests unanswered: ${waiting.slice(0, 600)}` : '') + ')');
   }
 }
 
@@ -49,7 +51,14 @@ const browser = await puppeteer.launch({
 });
 const pageErrors = [];
 const cspViolations = [];
+// Requests the pages sent and have no answer to yet, for the failures' messages.
+const pending = new Map();
+const pendingText = () => [...pending.entries()].map(([r, t]) =>
+  r.method() + ' ' + r.url().replace(env.API, '') + ' for ' + ((Date.now() - t) / 1000).toFixed(1) + ' s').join('; ');
 const watch = page => {
+  page.on('request', r => pending.set(r, Date.now()));
+  page.on('requestfinished', r => pending.delete(r));
+  page.on('requestfailed', r => pending.delete(r));
   page.on('pageerror', e => pageErrors.push(String(e.message || e)));
   page.on('console', m => { if (/Content Security Policy|Refused to/.test(m.text())) cspViolations.push(m.text()); });
 };
@@ -97,7 +106,9 @@ try {
       return row && row.textContent.includes('running') && row.textContent.includes('team=console') &&
         row.textContent.includes('network proxy') && /MiB|KiB/.test(row.cells[6].textContent);
     }, {timeout: 30000}, NAME).catch(async () => {
-      throw new Fail('the row reads ' + await page.$eval(`tr[data-sandbox="${NAME}"]`, r => r.textContent));
+      throw new Fail('the row reads ' + await page.$eval(`tr[data-sandbox="${NAME}"]`, r => r.textContent) +
+        '; the page: ' + await page.evaluate(() => JSON.stringify({busy: AJ.list.busy, hidden: document.hidden,
+          timer: AJ.list.timer, status: document.querySelector('#list-status').textContent, hash: location.hash})));
     });
     // Its public port, with the preview URL the daemon gives for it.
     const href = await page.waitForSelector(`tr[data-sandbox="${NAME}"] td.ports a`, {timeout: 10000})
