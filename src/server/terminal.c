@@ -8,9 +8,9 @@
  * connection is not read, so the supervisor holds the command back as for any slow follower.
  *
  * Lifetime: a struct term is made by aj_srv_terminal_start and freed in one place, term_free,
- * run from its `reaper` event once the close frame is written, the client is gone, or five
- * seconds after the end began; the command is killed when the end begins, unless it ended
- * first. Everything here runs on the loop thread.
+ * run from its `reaper` event once the close frame is written (or the client is gone) and the
+ * supervisor has answered the kill sent when the end began (unless the command ended first),
+ * or five seconds after the end began. Everything here runs on the loop thread.
  */
 #include <errno.h>
 #include <signal.h>
@@ -42,7 +42,10 @@ struct term {
 	uint64_t last_rx_ms;
 	bool exited;     /* the command ended */
 	bool ending;     /* the end began: nothing more is read or relayed */
+	bool kill_sent;  /* the kill is out; ctl stays open until the supervisor answers it */
+	bool client_done; /* the close frame is written, or the client is gone */
 	bool ctl_paused; /* the client is behind */
+	bool flushing;   /* counted in the daemon's flushing: a shutdown waits for the close */
 	struct term *next, **pprev;
 };
 
@@ -59,6 +62,8 @@ static void term_free(struct term *t)
 	if ((*t->pprev = t->next))
 		t->next->pprev = t->pprev;
 	n_terms--;
+	if (t->flushing)
+		t->srv->flushing--;
 	if (t->ctl_ev)
 		event_free(t->ctl_ev);
 	if (t->ping)
@@ -99,15 +104,34 @@ static void send_json(struct term *t, json_t *j)
 		send_frame(t, AJ_WS_TEXT, text, strlen(text));
 }
 
-/* The command dies with its terminal (as exec's with its request). */
+/* The command dies with its terminal (as exec's with its request). The connection stays open
+ * until the supervisor answers: closed at once, with the command's output still flowing to
+ * it, the supervisor could find it broken and drop the request unread. */
 static void kill_command(struct term *t)
 {
-	if (!t->exited && t->ctl >= 0) {
-		json_t *k = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec", (json_int_t)t->exec,
-				      "signal", SIGKILL);
-		aj_ctl_send(t->ctl, k, NULL, 0);
-		json_decref(k);
-	}
+	json_t *k;
+
+	if (t->exited || t->ctl < 0)
+		return;
+	k = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec", (json_int_t)t->exec, "signal",
+		      SIGKILL);
+	t->kill_sent = aj_ctl_send(t->ctl, k, NULL, 0) == 0;
+	json_decref(k);
+}
+
+/* Freed once the client is done and the supervisor has answered the kill (or the grace
+ * period of the reaper's timer ran out). */
+static void maybe_free(struct term *t)
+{
+	if (t->client_done && (!t->kill_sent || t->ctl < 0))
+		event_active(t->reaper, EV_TIMEOUT, 0);
+}
+
+static void ctl_done(struct term *t)
+{
+	event_del(t->ctl_ev);
+	aj_close_fd(&t->ctl);
+	maybe_free(t);
 }
 
 /* The end: the command killed (unless it ended), the supervisor let go, a close frame for the
@@ -119,11 +143,17 @@ static void term_end(struct term *t, unsigned code, const char *reason)
 	if (t->ending)
 		return;
 	t->ending = true;
-	kill_command(t);
-	event_del(t->ctl_ev);
+	/* At a shutdown the daemon's drain waits (a little) for the close frame to go out. */
+	if (t->srv->stopping && code) {
+		t->flushing = true;
+		t->srv->flushing++;
+	}
+	event_add(t->reaper, &grace);
 	event_del(t->ping);
-	aj_close_fd(&t->ctl);
+	if (t->ctl_paused) /* the kill's answer must be read */
+		event_add(t->ctl_ev, NULL);
 	bufferevent_disable(t->bev, EV_READ);
+	kill_command(t);
 	if (code) {
 		/* A control frame's payload is at most 125 bytes: the code, then the reason (ours
 		 * are ASCII, so cutting one cuts no character). */
@@ -134,10 +164,11 @@ static void term_end(struct term *t, unsigned code, const char *reason)
 		snprintf((char *)p + 2, sizeof p - 2, "%.*s", (int)n, reason);
 		send_frame(t, AJ_WS_CLOSE, p, 2 + n);
 	}
-	if (!code || evbuffer_get_length(bufferevent_get_output(t->bev)) == 0)
-		event_active(t->reaper, EV_TIMEOUT, 0);
+	t->client_done = !code || evbuffer_get_length(bufferevent_get_output(t->bev)) == 0;
+	if (!t->kill_sent)
+		ctl_done(t);
 	else
-		event_add(t->reaper, &grace);
+		maybe_free(t);
 }
 
 static int ctl_send(struct term *t, json_t *req)
@@ -270,6 +301,25 @@ static void take(struct term *t, json_t *m)
 	}
 }
 
+/* After the end began: the supervisor's messages are dropped until it answers the kill (an
+ * answer is a message without "event") or the command's exit comes; then the connection goes. */
+static void ending_ctl(struct term *t)
+{
+	for (int i = 0; i < 64 && t->ctl >= 0; i++) {
+		_cleanup_json_ json_t *m = NULL;
+		const char *ev;
+		if (aj_ctl_recv(t->ctl, &m, NULL, NULL, 0) < 0) {
+			if (errno != EAGAIN && errno != ETIMEDOUT && errno != EPROTO)
+				ctl_done(t);
+			return;
+		}
+		ev = json_string_value(json_object_get(m, "event"));
+		if (!ev || (!strcmp(ev, "exit") &&
+			    (uint64_t)json_integer_value(json_object_get(m, "exec")) == t->exec))
+			ctl_done(t);
+	}
+}
+
 static bool client_behind(const struct term *t)
 {
 	return evbuffer_get_length(bufferevent_get_output(t->bev)) > AJ_SRV_STREAM_HIGH;
@@ -281,6 +331,10 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (t->ending) {
+		ending_ctl(t);
+		return;
+	}
 	for (int i = 0; i < 64 && !t->ending; i++) {
 		json_t *m = NULL;
 		if (client_behind(t)) {
@@ -312,7 +366,8 @@ static void on_client_write(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	if (t->ending) {
-		event_active(t->reaper, EV_TIMEOUT, 0);
+		t->client_done = true;
+		maybe_free(t);
 	} else if (t->ctl_paused) {
 		t->ctl_paused = false;
 		event_add(t->ctl_ev, NULL);
@@ -326,10 +381,11 @@ static void on_client_event(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
-		if (t->ending)
-			event_active(t->reaper, EV_TIMEOUT, 0);
-		else
+		if (!t->ending)
 			term_end(t, 0, "");
+		t->client_done = true;
+		bufferevent_disable(t->bev, EV_WRITE);
+		maybe_free(t);
 	}
 }
 
