@@ -52,7 +52,7 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 SRC := $(sort $(wildcard src/*/*.c))
 LIB_SRC := $(filter-out src/cli/main.c,$(SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_default.o $(BUILD)/gen/rootfs_rules.o \
-	$(BUILD)/gen/seccomp_tier_rules.o
+	$(BUILD)/gen/seccomp_tier_rules.o $(BUILD)/gen/console_assets.o
 MAIN_OBJ := $(BUILD)/src/cli/main.o
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -100,6 +100,28 @@ $(BUILD)/gen/seccomp_tier_rules.o: $(BUILD)/gen/seccomp_tier_rules.c
 $(BUILD)/gen/seccomp_tier_rules.c: data/seccomp/landlock-tier.rules $(BUILD)/tools/embed
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/embed aj_seccomp_tier_rules $< $@
+
+# The web console (src/server/console.c): data/console/ and xterm.js from npm, pinned by
+# data/console/package-lock.json and installed by scripts/console-deps (npm ci) into
+# CONSOLE_NPM, which the normal and the sanitized builds share.
+CONSOLE_NPM ?= build/npm-console
+CONSOLE_XTERM := $(CONSOLE_NPM)/node_modules/@xterm
+CONSOLE_FILES := index.html=data/console/index.html console.css=data/console/console.css \
+	$(foreach f,$(notdir $(wildcard data/console/*.js)),$(f)=data/console/$(f)) \
+	vendor/xterm.js=$(CONSOLE_XTERM)/xterm/lib/xterm.js \
+	vendor/xterm.css=$(CONSOLE_XTERM)/xterm/css/xterm.css \
+	vendor/addon-fit.js=$(CONSOLE_XTERM)/addon-fit/lib/addon-fit.js \
+	vendor/xterm-LICENSE.txt=$(CONSOLE_XTERM)/xterm/LICENSE
+$(CONSOLE_NPM)/.stamp: data/console/package.json data/console/package-lock.json scripts/console-deps
+	scripts/console-deps $(CONSOLE_NPM)
+
+$(BUILD)/gen/console_assets.o: $(BUILD)/gen/console_assets.c src/server/console_assets.h
+	$(CC) -Isrc -std=c17 -O2 -c -o $@ $<
+
+$(BUILD)/gen/console_assets.c: $(wildcard data/console/*) $(CONSOLE_NPM)/.stamp \
+		$(BUILD)/tools/embed tools/console-assets
+	@mkdir -p $(dir $@)
+	tools/console-assets $(BUILD)/tools/embed $@ $(CONSOLE_FILES)
 
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
@@ -184,17 +206,19 @@ uninstall:
 # tree: the package is built in a copy of the tracked files instead.
 DEB_DIR := $(BUILD)/deb
 DEB_JOBS ?= 2
-deb:
+deb: $(CONSOLE_NPM)/.stamp
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
 	git ls-files -z | xargs -0 tar -cf - | tar -xf - -C $(DEB_DIR)/src
 	cd $(DEB_DIR)/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD -u SAN \
+		CONSOLE_NPM=$(abspath $(CONSOLE_NPM)) \
 		DEB_BUILD_OPTIONS="nocheck parallel=$(DEB_JOBS)" dpkg-buildpackage -b -us -uc
 	ls $(DEB_DIR)/*.deb
 
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 fuzz: $(FUZZ_BIN)
-FUZZ_GEN := build/gen/seccomp_default.c build/gen/rootfs_rules.c build/gen/seccomp_tier_rules.c
+FUZZ_GEN := build/gen/seccomp_default.c build/gen/rootfs_rules.c build/gen/seccomp_tier_rules.c \
+	build/gen/console_assets.c
 build-fuzz/%: tests/fuzz/%.c $(filter-out src/cli/%,$(LIB_SRC)) $(FUZZ_GEN)
 	@mkdir -p build-fuzz
 	clang -std=c17 -g -O1 -D_GNU_SOURCE -Isrc -Ibuild/gen -fsanitize=fuzzer,address,undefined \

@@ -1,4 +1,6 @@
-/* Build-time helper: turns a data file into a C string constant.
+/* Build-time helper: turns a data file into a C string constant (and SYMBOL_len, its length).
+ * Besides quotes and backslashes it escapes '?' (no trigraph such as JavaScript's "??=" may
+ * reach the compiler) and control characters other than newlines.
  * usage: embed SYMBOL IN OUT.c */
 #include <stdio.h>
 
@@ -6,6 +8,7 @@ int main(int argc, char **argv)
 {
 	FILE *in, *out;
 	int c;
+	unsigned long len = 0;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: %s SYMBOL IN OUT.c\n", argv[0]);
@@ -20,13 +23,16 @@ int main(int argc, char **argv)
 	fprintf(out, "/* Generated from %s. Do not edit. */\nconst char %s[] =\n\t\"", argv[2],
 		argv[1]);
 	while ((c = fgetc(in)) != EOF) {
+		len++;
 		if (c == '\n')
 			fputs("\\n\"\n\t\"", out);
-		else if (c == '"' || c == '\\')
+		else if (c == '"' || c == '\\' || c == '?')
 			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\%03o", (unsigned)c);
 		else
 			fputc(c, out);
 	}
-	fputs("\";\n", out);
+	fprintf(out, "\";\nconst unsigned long %s_len = %luUL;\n", argv[1], len);
 	return fclose(out) == 0 ? 0 : 1;
 }

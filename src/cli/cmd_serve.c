@@ -46,6 +46,8 @@ static const struct aj_option serve_options[] = {
 	 .help = "serve preview URLs PORT-SANDBOX.DOMAIN here (with --preview-domain)"},
 	{AJ_OPT("preview-domain", 0, AJ_OPT_STRING), SRV(preview_domain), .metavar = "DOMAIN",
 	 .help = "the domain of preview URLs: *.DOMAIN must resolve to --preview-listen"},
+	{AJ_OPT("console-listen", 0, AJ_OPT_STRING), SRV(console_listen), .metavar = "HOST:PORT",
+	 .help = "serve the web console for the local owner here (loopback only)"},
 	{AJ_OPT("workers", 0, AJ_OPT_COUNT), SRV(workers), .metavar = "N", .min = 1, .max = 256,
 	 .store = AJ_STORE_UINT, .help = "threads for manager calls (default 8)"},
 	{AJ_OPT("max-sandboxes", 0, AJ_OPT_COUNT), SRV(max_sandboxes), .metavar = "N", .min = 1,

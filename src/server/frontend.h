@@ -172,6 +172,7 @@ struct aj_srv_req {
 	struct evhttp_request *req;
 	const struct aj_srv_route *route;
 	bool remote;           /* came over TCP with a token */
+	bool console;          /* came over --console-listen: the local owner, with its token */
 	char ref[256];         /* {ref} of the path: a sandbox id or name */
 	char name[256];        /* {name}: a snapshot */
 	struct evkeyvalq query;

@@ -217,7 +217,7 @@ static int bind_tcp(struct aj_srv *s, struct evhttp *http, const char *opt, cons
 	return add_listener(s, http, aj_steal_fd(&fd), hostport, err);
 }
 
-static struct evhttp *new_http(struct aj_srv *s, bool remote)
+static struct evhttp *new_http(struct aj_srv *s, enum aj_srv_listener kind)
 {
 	const struct aj_srv_config *c = s->cfg;
 	struct evhttp *h = evhttp_new(s->base);
@@ -237,7 +237,7 @@ static struct evhttp *new_http(struct aj_srv *s, bool remote)
 										: c->max_body));
 	evhttp_set_timeout_tv(h, &tv);
 	evhttp_set_default_content_type(h, "application/json");
-	aj_srv_router_install(s, h, remote);
+	aj_srv_router_install(s, h, kind);
 	return h;
 }
 
@@ -296,6 +296,7 @@ static void begin_shutdown(struct aj_srv *s)
 	fprintf(stderr, "agentjail: serve: shutting down\n");
 	remove_listeners(s);
 	aj_srv_streams_shutdown(s);
+	aj_srv_terminals_shutdown(s);
 	drain_deadline_ms = aj_now_monotonic_us() / 1000 + (uint64_t)s->cfg->shutdown_timeout_s * 1000;
 	drain_ev = event_new(s->base, -1, EV_PERSIST, on_drain_tick, s);
 	if (drain_ev)
@@ -378,7 +379,7 @@ static int open_e2b_listeners(struct aj_srv *s, struct aj_err *err)
 
 	if (!c->e2b_listen.n)
 		return 0;
-	s->http_front = new_http(s, true);
+	s->http_front = new_http(s, AJ_SRV_REMOTE);
 	if (!s->http_front)
 		return aj_err_sys(err, AJ_LAYER_API, "set up the %s's HTTP server", c->e2b->name);
 	c->e2b->install(s->front, s->http_front);
@@ -403,7 +404,7 @@ static int open_preview_listener(struct aj_srv *s, struct aj_err *err)
 
 	if (!c->preview_listen)
 		return 0;
-	s->http_preview = new_http(s, true);
+	s->http_preview = new_http(s, AJ_SRV_REMOTE);
 	if (!s->http_preview)
 		return aj_err_sys(err, AJ_LAYER_API, "set up the preview listener");
 	if (aj_srv_preview_install(s, s->http_preview, c->preview_domain, err) < 0 ||
@@ -424,6 +425,28 @@ static int open_preview_listener(struct aj_srv *s, struct aj_err *err)
 	return 0;
 }
 
+/* The web console for the local owner (console.c): loopback only, its token made now. */
+static int open_console_listener(struct aj_srv *s, struct aj_err *err)
+{
+	const struct aj_srv_config *c = s->cfg;
+
+	if (!c->console_listen)
+		return 0;
+	if (aj_srv_console_check_listen(c->console_listen, err) < 0 ||
+	    aj_srv_console_token_init(c->state_dir, c->console_listen, err) < 0)
+		return -1;
+	s->http_console = new_http(s, AJ_SRV_CONSOLE);
+	if (!s->http_console)
+		return aj_err_sys(err, AJ_LAYER_API, "set up the console listener");
+	if (bind_tcp(s, s->http_console, "--console-listen", c->console_listen, err) < 0)
+		return -1;
+	fprintf(stderr,
+		"agentjail: serve: console for the local owner on http://%s/console/ (its login URL "
+		"is in the state directory's console.json)\n",
+		c->console_listen);
+	return 0;
+}
+
 static int open_listeners(struct aj_srv *s, struct aj_err *err)
 {
 	const struct aj_srv_config *c = s->cfg;
@@ -433,8 +456,8 @@ static int open_listeners(struct aj_srv *s, struct aj_err *err)
 		snprintf(path, sizeof path, "%s", c->socket_path);
 	else if (aj_srv_default_socket(path, sizeof path, err) < 0)
 		return -1;
-	s->http_local = new_http(s, false);
-	s->http_remote = c->listen.n ? new_http(s, true) : NULL;
+	s->http_local = new_http(s, AJ_SRV_LOCAL);
+	s->http_remote = c->listen.n ? new_http(s, AJ_SRV_REMOTE) : NULL;
 	if (!s->http_local || (c->listen.n && !s->http_remote))
 		return aj_err_sys(err, AJ_LAYER_API, "set up the HTTP server");
 	if (bind_unix(s, path, c->socket_path == NULL, err) < 0)
@@ -446,7 +469,9 @@ static int open_listeners(struct aj_srv *s, struct aj_err *err)
 		fprintf(stderr, "agentjail: serve: listening on %s (bearer tokens)\n",
 			c->listen.v[i]);
 	}
-	return open_e2b_listeners(s, err) < 0 ? -1 : open_preview_listener(s, err);
+	if (open_e2b_listeners(s, err) < 0 || open_preview_listener(s, err) < 0)
+		return -1;
+	return open_console_listener(s, err);
 }
 
 /* --max-disk weighs disk limits and sizes, which only the state directory's quotas make true:
@@ -531,6 +556,8 @@ static void teardown(struct aj_srv *s)
 		evhttp_free(s->http_front);
 	if (s->http_preview)
 		evhttp_free(s->http_preview);
+	if (s->http_console)
+		evhttp_free(s->http_console);
 	if (s->front)
 		s->cfg->e2b->destroy(s->front);
 	if (drain_ev)

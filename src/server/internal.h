@@ -20,6 +20,7 @@ struct aj_srv {
 	struct evhttp *http_local, *http_remote;
 	struct evhttp *http_front;      /* the front end's listeners (--e2b-listen) */
 	struct evhttp *http_preview;    /* --preview-listen */
+	struct evhttp *http_console;    /* --console-listen */
 	void *front;                    /* the front end's state (cfg->frontend) */
 	struct aj_srv_tokens *tokens;
 	struct aj_srv_pool *pool;
@@ -62,7 +63,50 @@ extern const struct aj_srv_route aj_api_preview_routes[];
 extern const struct aj_srv_route aj_api_exec_routes[];
 extern const struct aj_srv_route aj_api_proc_routes[];
 
-int aj_srv_router_install(struct aj_srv *s, struct evhttp *http, bool remote);
+/* Who a listener's clients are: the unix socket's (the local owner), --listen's (bearer
+ * tokens of --token-file, their owners' restrictions), --console-listen's (the local owner,
+ * with the console's token, loopback Hosts only). */
+enum aj_srv_listener { AJ_SRV_LOCAL, AJ_SRV_REMOTE, AJ_SRV_CONSOLE };
+
+int aj_srv_router_install(struct aj_srv *s, struct evhttp *http, enum aj_srv_listener kind);
+/* The request's owner from its listener and Authorization header; -1 with r's error set. */
+int aj_srv_authenticate(struct aj_srv_req *r);
+
+/* ---- the web console (console.c) ------------------------------------------------------- */
+
+/* /console, /console/..., and / on the console listener: answered (r finished), true. */
+bool aj_srv_console_route(struct aj_srv_req *r, const char *path);
+/* Console listener: the Host must be a loopback name; -1 with r's error set. */
+int aj_srv_console_host_check(struct aj_srv_req *r);
+/* Console listener: the Host, and the console's bearer token; the local owner. */
+int aj_srv_console_auth(struct aj_srv_req *r);
+/* --console-listen must name a loopback address. */
+int aj_srv_console_check_listen(const char *hostport, struct aj_err *err);
+/* A fresh console token, written with its login URL to <state>/console.json (0600). */
+int aj_srv_console_token_init(const char *state_dir, const char *hostport, struct aj_err *err);
+
+/* ---- taking a connection over (portproxy.c) -------------------------------------------- */
+
+/* The client's socket of req, taken from evhttp (which frees req and its connection); bytes
+ * it read past the request go to rest. -1 when the client is gone (req is then still evhttp's
+ * to answer). */
+int aj_srv_take_connection(struct evhttp_request *req, struct evbuffer *rest);
+
+/* ---- the terminal: a shell over a WebSocket (api_terminal.c, terminal.c) --------------- */
+
+extern const struct aj_srv_route aj_api_terminal_routes[];
+/* GET /v1/sandboxes/{ref}/terminal: an upgrade to a WebSocket, with its own authentication
+ * (a ticket, or the listener's): answered or taken over, true; false for other paths. */
+bool aj_srv_terminal_route(struct aj_srv_req *r, const char *path);
+/* Answers the upgrade of Sec-WebSocket-Key `key` with 101 on client (taken; `rest`: bytes
+ * already read from it) and relays the WebSocket and command `exec` of the supervisor
+ * connection ctl (taken) until either ends. */
+void aj_srv_terminal_start(struct aj_srv *s, int client, struct evbuffer *rest, int ctl,
+			   uint64_t exec, int pid, const char *key);
+/* Whether the daemon relays as many terminals as it will (1,024). */
+bool aj_srv_terminals_full(void);
+/* Shutdown: every terminal's command killed, its client told (1001). */
+void aj_srv_terminals_shutdown(struct aj_srv *s);
 
 /* ---- JSON of records (records.c) ------------------------------------------------------ */
 

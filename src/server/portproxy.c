@@ -281,8 +281,8 @@ static void request_head(struct aj_srv_req *r, const struct proxy *px, struct ev
 }
 
 /* The client's socket, taken from evhttp (see the top of the file); bytes evhttp read past
- * the request go to `rest`. -1 when the client is gone. */
-static int take_connection(struct evhttp_request *req, struct evbuffer *rest)
+ * the request go to `rest`. -1 when the client is gone. Also the terminal's (WebSocket). */
+int aj_srv_take_connection(struct evhttp_request *req, struct evbuffer *rest)
 {
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
@@ -347,7 +347,7 @@ static void proxy_done(struct aj_srv_req *r)
 	 * credentials unchecked. An upgrade's bytes flow once the server inside says 101. */
 	gate = is_upgrade(r->req) ? AJ_RELAY_UPGRADE : AJ_RELAY_ONE;
 	request_head(r, px, first);
-	cli = take_connection(r->req, rest);
+	cli = aj_srv_take_connection(r->req, rest);
 	if (cli < 0) {
 		aj_srv_req_free(r); /* the client went away, or the request gets a 500 */
 		return;

@@ -19,7 +19,7 @@ static const struct aj_srv_table *tables(void)
 		AJ_SRV_TABLE(aj_api_event_routes), AJ_SRV_TABLE(aj_api_exec_routes),
 		AJ_SRV_TABLE(aj_api_proc_routes), AJ_SRV_TABLE(aj_api_preview_routes),
 		AJ_SRV_TABLE(aj_api_secret_routes),
-		AJ_SRV_TABLE(aj_api_volume_routes),
+		AJ_SRV_TABLE(aj_api_volume_routes), AJ_SRV_TABLE(aj_api_terminal_routes),
 		AJ_SRV_TABLES_END,
 	};
 	return t;
@@ -27,7 +27,7 @@ static const struct aj_srv_table *tables(void)
 
 struct listener_ctx {
 	struct aj_srv *srv;
-	bool remote;
+	enum aj_srv_listener kind;
 };
 
 static int find_route(struct aj_srv_req *r, const char *path)
@@ -75,10 +75,12 @@ static int parse_query(struct aj_srv_req *r, const char *q)
 	return 0;
 }
 
-static int authenticate(struct aj_srv_req *r)
+int aj_srv_authenticate(struct aj_srv_req *r)
 {
 	const char *auth, *owner;
 
+	if (r->console)
+		return aj_srv_console_auth(r);
 	if (!r->remote)
 		return 0; /* the unix socket is 0600: the local owner, as the CLI */
 	auth = evhttp_find_header(evhttp_request_get_input_headers(r->req), "Authorization");
@@ -127,14 +129,14 @@ struct aj_srv_req *aj_srv_req_new(struct aj_srv *s, struct evhttp_request *req, 
 static bool port_route(struct aj_srv_req *r, const struct evhttp_uri *uri)
 {
 	const char *path = evhttp_uri_get_path(uri), *query = evhttp_uri_get_query(uri), *rest;
-	struct aj_srv_proxy_opts o = {.strip_auth = r->remote};
+	struct aj_srv_proxy_opts o = {.strip_auth = r->remote || r->console};
 	_cleanup_free_ char *target = NULL;
 	unsigned port;
 
 	if (!path || !aj_srv_port_path(path, r->ref, &port, &rest))
 		return false;
 	target = aj_xasprintf("%s%s%s", rest, query ? "?" : "", query ? query : "");
-	if (authenticate(r) < 0 || aj_srv_proxy_start(r, port, target, &o) < 0)
+	if (aj_srv_authenticate(r) < 0 || aj_srv_proxy_start(r, port, target, &o) < 0)
 		aj_srv_req_finish(r);
 	return true;
 }
@@ -144,9 +146,10 @@ static void dispatch(struct aj_srv_req *r)
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(r->req);
 	int rc;
 
-	if (port_route(r, uri))
+	if (aj_srv_console_route(r, evhttp_uri_get_path(uri)) || port_route(r, uri) ||
+	    aj_srv_terminal_route(r, evhttp_uri_get_path(uri)))
 		return;
-	if (authenticate(r) < 0 || find_route(r, evhttp_uri_get_path(uri)) < 0 ||
+	if (aj_srv_authenticate(r) < 0 || find_route(r, evhttp_uri_get_path(uri)) < 0 ||
 	    parse_query(r, evhttp_uri_get_query(uri)) < 0 || aj_srv_read_body(r) < 0) {
 		aj_srv_req_finish(r);
 		return;
@@ -170,16 +173,19 @@ static void on_request(struct evhttp_request *req, void *arg)
 		aj_srv_reply_early(lc->srv, req, &e);
 		return;
 	}
-	dispatch(aj_srv_req_new(lc->srv, req, lc->remote));
+	struct aj_srv_req *r = aj_srv_req_new(lc->srv, req, lc->kind == AJ_SRV_REMOTE);
+
+	r->console = lc->kind == AJ_SRV_CONSOLE;
+	dispatch(r);
 }
 
-int aj_srv_router_install(struct aj_srv *s, struct evhttp *http, bool remote)
+int aj_srv_router_install(struct aj_srv *s, struct evhttp *http, enum aj_srv_listener kind)
 {
 	/* Freed with the process: one per evhttp instance, which lives as long. */
-	static struct listener_ctx ctx[2];
+	static struct listener_ctx ctx[3];
 
-	ctx[remote].srv = s;
-	ctx[remote].remote = remote;
-	evhttp_set_gencb(http, on_request, &ctx[remote]);
+	ctx[kind].srv = s;
+	ctx[kind].kind = kind;
+	evhttp_set_gencb(http, on_request, &ctx[kind]);
 	return 0;
 }

@@ -52,6 +52,9 @@ struct aj_srv_config {
 	/* Preview URLs (preview.c): PORT-SANDBOX.DOMAIN on this listener. */
 	const char *preview_listen;   /* "HOST:PORT", or NULL */
 	const char *preview_domain;   /* needed with preview_listen */
+	/* The web console (console.c) for the local owner on a loopback-only listener; its
+	 * token is made at start and written to <state>/console.json. */
+	const char *console_listen;   /* "127.0.0.1:PORT", or NULL */
 };
 
 /* Defaults for every field but version. */
