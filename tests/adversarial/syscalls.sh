@@ -130,6 +130,10 @@ test_blocked() {
 			nondisc+=("$probe")
 			continue
 		fi
+		if [ "$h" = killed:SIGSEGV ]; then
+			skip "$probe: $want in the sandbox" "this host faults on the entry itself (SIGSEGV without a filter): no system call to filter"
+			continue
+		fi
 		expect_eq "$probe: $want in the sandbox (host without filter: ${h:-?})" \
 			"$got" "$want"
 	done <<<"$BLOCKED"
@@ -146,6 +150,11 @@ test_blocked() {
 # A 32-bit syscall made by the command itself ends the sandbox with SIGSYS, as reported.
 test_int80_kills_command() {
 	adv_setup
+	# A kernel or hypervisor without 32-bit entry faults on int 0x80 before any filter sees it.
+	if [ "$(as_unprivileged "$TRY" --direct int80 </dev/null 2>/dev/null; echo "rc=$?")" = rc=139 ]; then
+		skip "int 0x80 ends the command with SIGSYS" "this host faults on int 0x80 itself (SIGSEGV without a filter): no 32-bit system call to filter"
+		return
+	fi
 	sandbox -- "$TRY" --direct int80
 	expect_not_contains "int 0x80 did not return" "$OUT" "survived"
 	expect_eq "exit code 128+SIGSYS" "$RC" 159
