@@ -16,10 +16,12 @@ adv_setup() {
 
 # sandbox ARGS... -- CMD...: runs agentjail in the workspace with a report; OUT, ERR, RC as
 # aj_run sets them. The helper directory is visible read-only, the way the attacker's own
-# programs would be.
+# programs would be. AJ_ADV_TIER names the tier (the gvisor tier runs the suites so:
+# tier_gvisor_suites.sh).
 sandbox() {
 	rm -f "$REPORT"
-	aj_run run -w "$WS" --report "$REPORT" --ro "$HELPERS" $(rootless_flags) "$@"
+	aj_run run ${AJ_ADV_TIER:+--tier "$AJ_ADV_TIER"} -w "$WS" --report "$REPORT" --ro "$HELPERS" \
+		$(rootless_flags) "$@"
 	if [ "$RC" = 125 ]; then
 		printf '%s\n' "$ERR" | sed 's/^/# agentjail: /'
 	fi
