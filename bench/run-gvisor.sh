@@ -8,7 +8,8 @@
 #   file walk     find over /usr/include (about 9,000 entries), stat'ing every entry
 #   build         cc -O2 of bench/syscall-loop.c into /tmp (a small build: exec, read, write)
 #   runsc exec    what one `runsc exec` into a live runsc sandbox costs (the exec path the
-#                 tier does not take, docs/gvisor.md)
+#                 tier does not take, docs/gvisor.md), and what a fork and exec inside the
+#                 Sentry costs (what the fast path, an init inside the Sentry, would pay)
 #   idle memory   PSS of every process of a sandbox running `sleep` (supervisor, init, runsc,
 #                 gofer, Sentry), median of IDLE_REPS sandboxes
 # Plain runsc (`runsc do`, and `runsc run` on a bundle whose root is the host's /, read-only)
@@ -127,6 +128,17 @@ for _ in $(seq "$EXEC_REPS"); do
 	echo $((($(date +%s%N) - s) / 1000))
 done | sort -n | awk '{v[NR]=$1} END {printf "  median %.1f ms, min %.1f ms, max %.1f ms\n", v[int((NR+1)/2)]/1000, v[1]/1000, v[NR]/1000}'
 "$RUNSC" --root="$WORK/rs" kill bexec KILL >/dev/null 2>&1 || true
+# What the fast path (an init inside the Sentry forking commands) would pay per command: a
+# fork and exec of /bin/true inside the Sentry, timed from inside over 50 of them.
+echo "== fork+exec of /bin/true inside the Sentry (the fast path's own cost; 50 in one run)"
+for t in namespaces gvisor; do
+	if [[ $t == gvisor ]]; then cmd=("${AJG[@]}"); else cmd=("${AJN[@]}"); fi
+	"${cmd[@]}" python3 -c 'import os, subprocess, time
+t = time.monotonic()
+for _ in range(50): subprocess.run(["/bin/true"])
+print("%.2f" % ((time.monotonic() - t) * 1000 / 50))' 2>/dev/null |
+		awk -v t="$t" '{printf "  %-12s %s ms per command\n", t, $1}'
+done
 sleep 0.5
 "$RUNSC" --root="$WORK/rs" delete -force bexec >/dev/null 2>&1 || true
 

@@ -103,7 +103,7 @@ static int landlock(struct aj_plan *p, struct aj_err *err)
 			  "not on runsc: a Landlock domain refuses the mount and pivot_root calls "
 			  "its gofer and Sentry make; the sandbox's file access goes through the "
 			  "gofer, which serves only the root agentjail built");
-	aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_ABSENT,
+	aj_plan_set_layer(p, AJ_PL_LANDLOCK_NET, AJ_LS_OFF,
 			  "not needed: the network namespace holds only the sandbox's loopback%s",
 			  p->policy->net_mode == AJ_NET_PROXY ? " and the proxy's port" : "");
 	aj_plan_set_layer(p, AJ_PL_LANDLOCK_SCOPE, AJ_LS_ABSENT,

@@ -59,20 +59,23 @@ static json_t *process_json(const struct aj_plan *p)
 			 json_array(), "rlimits", rl, "noNewPrivileges", 1);
 }
 
-/* The Sentry's own kernel file systems; the rest of the tree is the root agentjail built,
- * served by the gofer. No /sys, as in the namespaces tier. */
-static json_t *mounts_json(void)
+/* The Sentry's own kernel file systems (runsc adds its own /sys); the rest of the tree is the
+ * root agentjail built, served by the gofer. /dev/shm has the size of the plan's tmpfs. */
+static json_t *mounts_json(const struct aj_plan *p)
 {
+	char shm[48];
+
+	snprintf(shm, sizeof shm, "size=%llu", (unsigned long long)p->policy->limits.tmpfs_size);
 	return json_pack(
 		"[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[s,s,s]}, {s:s, s:s, s:s, s:[s,s,s,s]}, "
-		"{s:s, s:s, s:s, s:[s,s,s,s]}]",
+		"{s:s, s:s, s:s, s:[s,s,s,s,s]}]",
 		"destination", "/proc", "type", "proc", "source", "proc",
 		"destination", "/dev", "type", "tmpfs", "source", "tmpfs", "options", "nosuid",
 		"mode=755", "size=65536k",
 		"destination", "/dev/pts", "type", "devpts", "source", "devpts", "options", "nosuid",
 		"noexec", "newinstance", "ptmxmode=0666",
 		"destination", "/dev/shm", "type", "tmpfs", "source", "shm", "options", "nosuid",
-		"noexec", "nodev", "mode=1777");
+		"noexec", "nodev", "mode=1777", shm);
 }
 
 int aj_plan_gvisor_spec(struct aj_plan *p, struct aj_err *err)
@@ -82,7 +85,7 @@ int aj_plan_gvisor_spec(struct aj_plan *p, struct aj_err *err)
 	spec = json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:{s:[{s:s},{s:s},{s:s},{s:s}]}}",
 			 "ociVersion", "1.0.2", "process", process_json(p), "root", "path",
 			 GV_ROOTFS, "readonly", 0, "hostname", p->policy->hostname, "mounts",
-			 mounts_json(), "linux", "namespaces", "type", "pid", "type", "ipc", "type",
+			 mounts_json(p), "linux", "namespaces", "type", "pid", "type", "ipc", "type",
 			 "uts", "type", "mount");
 	if (!spec)
 		return aj_err_set(err, AJ_LAYER_GVISOR, EINVAL,

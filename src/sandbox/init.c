@@ -237,14 +237,24 @@ static void finish(int ctl_fd, int status, const struct aj_sync_msg *ready)
 	_exit(0);
 }
 
-static void reap(int ctl_fd, pid_t cmd, const struct aj_sync_msg *ready)
+/* runsc ends with 128+N when the command dies of signal N (it cannot die of it itself): the
+ * gvisor tier reports that as the signal, as the other tiers do (a command that exits with
+ * such a code itself is reported the same way; shells cannot tell them apart either). */
+static int runsc_status(int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32)
+		return WEXITSTATUS(status) - 128;
+	return status;
+}
+
+static void reap(int ctl_fd, pid_t cmd, bool gvisor, const struct aj_sync_msg *ready)
 {
 	int status;
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		if (pid == cmd)
-			finish(ctl_fd, status, ready);
+			finish(ctl_fd, gvisor ? runsc_status(status) : status, ready);
 }
 
 static void handle_ctl(int ctl_fd, pid_t target)
@@ -298,6 +308,6 @@ void aj_init_main(const struct aj_plan *plan, int ctl_fd)
 			if (si.ssi_signo != SIGCHLD)
 				kill(target, (int)si.ssi_signo);
 		}
-		reap(ctl_fd, cmd, &ready);
+		reap(ctl_fd, cmd, plan->tier == AJ_TIER_GVISOR, &ready);
 	}
 }

@@ -27,6 +27,13 @@ sandbox() {
 	fi
 }
 
+# tier_is NAME: the suite runs on that tier (AJ_ADV_TIER; tier_gvisor_suites.sh sets gvisor).
+tier_is() { [ "${AJ_ADV_TIER:-namespaces}" = "$1" ]; }
+# want NAMESPACES GVISOR: the answer expected on this tier. gVisor's Sentry is another kernel
+# and refuses some attacks with another errno (it checks permissions before the host sees a
+# read-only mount, it lacks some calls); each value is still exact for its tier.
+want() { if tier_is gvisor; then echo "$2"; else echo "$1"; fi; }
+
 # rep EXPR: a field of the last run's report (Python expression over `d`).
 rep() {
 	if [ ! -s "$REPORT" ]; then

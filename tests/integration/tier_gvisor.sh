@@ -150,12 +150,12 @@ gv --report "$R" --memory 96m -- python3 -c 'x = [bytearray(8 << 20) for _ in ra
 expect_eq "memory limit: exit 122" "$?" 122
 expect_eq "memory limit: report limit_hit" "$(json "$R" 'd["limit_hit"]')" memory
 stdio_kept "a memory kill"
-# runsc ends with 128+N when the command dies of signal N: the exit code is the namespaces
-# tier's, the report's status an exit (docs/gvisor.md).
+# runsc ends with 128+N when the command dies of signal N; init reports it as the signal.
 gv --report "$R" -- sh -c 'kill -9 $$' </dev/null >>"$OUTF" 2>>"$ERRF"
 expect_eq "killed by a signal: exit 137" "$?" 137
-expect_eq "killed by a signal: report" "$(json "$R" '(d["status"]["kind"], d["exit_code"])')" \
-	"('exited', 137)"
+expect_eq "killed by a signal: report" \
+	"$(json "$R" '(d["status"]["kind"], d["status"]["signal_name"], d["exit_code"])')" \
+	"('signaled', 'KILL', 137)"
 stdio_kept "a signal"
 if command -v script >/dev/null; then
 	script -qec "$AJ run --tier gvisor -w $WS -- sh -c 'test -t 0 || echo no-tty'" /dev/null \
@@ -177,6 +177,28 @@ expect_eq "with the workspace's owner" "$(stat -c %u:%g "$WS/made.txt") $(stat -
 	"$OWNER $OWNER"
 check "nothing planted in /usr" test ! -e /usr/planted
 
+# ---- an image's root --------------------------------------------------------------------------
+
+if [ -x /bin/busybox ]; then
+	IMG=$T/img
+	mkdir -p "$IMG/r/bin" "$IMG/r/tmp" "$IMG/r/etc"
+	cp /bin/busybox "$IMG/r/bin/"
+	for c in sh cat id uname echo; do ln -s busybox "$IMG/r/bin/$c"; done
+	echo 'root:x:0:0:root:/root:/bin/sh' >"$IMG/r/etc/passwd"
+	echo 'root:x:0:' >"$IMG/r/etc/group"
+	tar -C "$IMG/r" -cf "$IMG/rootfs.tar" .
+	aj_run --state-dir "$T/state" image import --name gvbox "$IMG/rootfs.tar"
+	expect_eq "image: imported" "$RC" 0
+	aj_run --state-dir "$T/state" run --tier gvisor --image gvbox -w "$WS" -- \
+		sh -c 'uname -r; cat /etc/passwd | head -1; echo from-image > image.txt'
+	expect_eq "image: exit 0" "$RC" 0
+	expect_contains "image: on gVisor's kernel" "$OUT" 4.4.0
+	expect_contains "image: the image's own files" "$OUT" "root:x:0:0:root:/root:/bin/sh"
+	expect_eq "image: the workspace written" "$(cat "$WS/image.txt")" from-image
+else
+	skip "an image's root" "no /bin/busybox (busybox-static) to make an image of"
+fi
+
 # ---- egress through the proxy ----------------------------------------------------------------
 
 PORT=$(free_port)
@@ -194,6 +216,19 @@ expect_contains "another host: refused by the proxy, which says why" "$OUT" \
 	"10.255.255.1:80 is not allowed"
 kill "$SRV" 2>/dev/null
 wait "$SRV" 2>/dev/null
+
+# ---- a published port to a server inside ------------------------------------------------------
+
+PORT=$(free_port)
+"$AJ" run --tier gvisor -w "$WS" -p "$PORT:8000" --timeout 60s -- \
+	python3 -m http.server 8000 --bind 127.0.0.1 </dev/null >"$T/pub.out" 2>"$T/pub.err" &
+PUB=$!
+check "a published port reaches the server on the Sentry's loopback" \
+	wait_until 30 curl -sf -o "$T/pub.html" "http://127.0.0.1:$PORT/"
+expect_contains "a published port: the server's listing" "$(cat "$T/pub.html" 2>/dev/null)" \
+	"Directory listing"
+kill -TERM "$PUB" 2>/dev/null
+wait "$PUB" 2>/dev/null
 
 # ---- what the tier does not offer yet ---------------------------------------------------------
 
