@@ -50,7 +50,8 @@ static json_t *process_json(const struct aj_plan *p)
 		json_array_append_new(groups, json_integer(p->groups[i]));
 	/* An image's root keeps the plan's set; every other user holds none. */
 	caps = aj_plan_caps_json(p->uid == 0 ? p->caps_keep : 0);
-	return json_pack("{s:b, s:{s:I, s:I, s:o}, s:o, s:o, s:s, s:{s:O, s:O, s:O, s:o}, "
+	/* caps goes into three members: two new references, and the one it came with. */
+	return json_pack("{s:b, s:{s:I, s:I, s:o}, s:o, s:o, s:s, s:{s:O, s:O, s:o, s:o}, "
 			 "s:o, s:b}",
 			 "terminal", 0, "user", "uid", (json_int_t)p->uid, "gid",
 			 (json_int_t)p->gid, "additionalGids", groups, "args", strv_json(&p->argv),
