@@ -270,6 +270,9 @@ struct aj_plan {
 	char *gv_runsc, *gv_spec;
 	bool pipes_only;
 };
+/* The gvisor tier's init inside the Sentry, in the sandbox's root (persistent sandboxes). */
+#define AJ_GV_INIT_DIR "/.agentjail"
+#define AJ_GV_INIT "/.agentjail/init"
 
 /* argv is the command to run (copied). */
 /* Whether the sandbox maps ids 0-65535 (privileged, or rootless with subordinate ids), so

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/cleanup.h"
@@ -64,15 +65,37 @@ static int identity(struct aj_plan *p, struct aj_err *err)
 	return 0;
 }
 
+/* A persistent sandbox's init runs inside the Sentry: it is this binary, bound read-only into
+ * the sandbox's root, started by runsc as the sandbox user (`agentjail __gvinit`). It is
+ * linked against the host's libc, which an image root need not have. */
+static int guest_init(struct aj_plan *p, struct aj_err *err)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+	if (p->image)
+		return aj_err_set(err, AJ_LAYER_GVISOR, ENOTSUP,
+				  "a persistent sandbox on an image root is not available in the "
+				  "gvisor tier: its init inside the Sentry is agentjail's own "
+				  "binary, built for the host's libc"),
+		       aj_err_hint(err, "use `agentjail run --tier gvisor --image ...` for one-shot "
+					"runs, or the namespaces tier");
+	if (n < 0)
+		return aj_err_sys(err, AJ_LAYER_GVISOR, "readlink /proc/self/exe");
+	self[n] = '\0';
+	aj_plan_add_op(p, AJ_OP_DIR, AJ_GV_INIT_DIR, NULL, 0, 0,
+		       "the gvisor tier's init inside the Sentry");
+	aj_plan_add_op(p, AJ_OP_BIND, AJ_GV_INIT, self, AJ_OPF_RO, 0,
+		       "agentjail's init for the Sentry (this binary, read-only)");
+	return 0;
+}
+
 /* The namespaces tier's namespaces and root; the layers say who holds what in this tier. */
 static int setup(struct aj_plan *p, const struct aj_workspace_spec *ws, struct aj_err *err)
 {
-	if (ws && ws->persistent)
-		return aj_err_set(err, AJ_LAYER_GVISOR, ENOTSUP,
-				  "persistent sandboxes are not available in the gvisor tier yet"),
-		       aj_err_hint(err, "use `agentjail run --tier gvisor` for one-shot runs, or "
-					"the namespaces tier for persistent sandboxes");
 	if (aj_plan_namespaces_tier.setup(p, ws, err) < 0)
+		return -1;
+	if (p->persistent && guest_init(p, err) < 0)
 		return -1;
 	aj_plan_set_layer(p, AJ_PL_PIDNS, AJ_LS_ENFORCED,
 			  "the Sentry's own process table (host processes invisible), inside "

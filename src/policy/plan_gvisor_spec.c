@@ -37,7 +37,7 @@ static json_t *strv_json(const struct aj_strv *v)
 
 static json_t *process_json(const struct aj_plan *p)
 {
-	json_t *rl = json_array(), *groups = json_array(), *caps;
+	json_t *rl = json_array(), *groups = json_array(), *caps, *args;
 
 	for (size_t i = 0; i < p->n_rlimits; i++) {
 		const char *n = rlimit_name(p->rlimits[i].resource);
@@ -50,11 +50,13 @@ static json_t *process_json(const struct aj_plan *p)
 		json_array_append_new(groups, json_integer(p->groups[i]));
 	/* An image's root keeps the plan's set; every other user holds none. */
 	caps = aj_plan_caps_json(p->uid == 0 ? p->caps_keep : 0);
+	/* A persistent sandbox runs agentjail's init, which serves the supervisor. */
+	args = p->persistent ? json_pack("[s, s]", AJ_GV_INIT, "__gvinit") : strv_json(&p->argv);
 	/* caps goes into three members: two new references, and the one it came with. */
 	return json_pack("{s:b, s:{s:I, s:I, s:o}, s:o, s:o, s:s, s:{s:O, s:O, s:o, s:o}, "
 			 "s:o, s:b}",
 			 "terminal", 0, "user", "uid", (json_int_t)p->uid, "gid",
-			 (json_int_t)p->gid, "additionalGids", groups, "args", strv_json(&p->argv),
+			 (json_int_t)p->gid, "additionalGids", groups, "args", args,
 			 "env", strv_json(&p->env), "cwd", p->cwd ? p->cwd : "/", "capabilities",
 			 "bounding", caps, "effective", caps, "permitted", caps, "inheritable",
 			 json_array(), "rlimits", rl, "noNewPrivileges", 1);

@@ -17,11 +17,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -29,6 +32,7 @@
 #include "common/trace.h"
 #include "common/util.h"
 #include "host/features.h"
+#include "sandbox/init_internal.h"
 #include "sandbox/launch_internal.h"
 #include "sandbox/mount.h"
 #include "sandbox/steps.h"
@@ -191,6 +195,53 @@ static void runsc_command(const struct aj_plan *plan, struct aj_plan *run)
 	run->init_root = false;
 }
 
+/* A persistent sandbox: runsc gets the control socket as its stdin, and the init inside the
+ * Sentry (`agentjail __gvinit`, aj_gvisor_guest_init()) serves the supervisor over it: READY,
+ * then exec and file requests, the client's descriptors received as the Sentry's imports of
+ * them. This process only waits for runsc; runsc's own output (its errors) goes to a pipe of
+ * ours, never to the caller's descriptors. If runsc ends with an error, the supervisor is
+ * told (it may still be waiting for READY). */
+static void __attribute__((noreturn)) serve_persistent(const struct aj_plan *plan)
+{
+	struct aj_plan run;
+	struct aj_err err;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	char out[512];
+	size_t len = 0;
+	ssize_t n;
+	int fds[2], status = 0;
+	pid_t pid;
+
+	aj_err_clear(&err);
+	runsc_command(plan, &run);
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		aj_step_fail(&err, AJ_STEP_CTL_FD);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, AJ_STEP_CTL_FD, 0);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+	if (posix_spawn(&pid, run.argv.v[0], &fa, &attr, run.argv.v, run.env.v) != 0) {
+		aj_err_sys(&err, AJ_LAYER_GVISOR, "start runsc");
+		aj_step_fail(&err, AJ_STEP_CTL_FD);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], out + len, sizeof out - 1 - len)) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0 && (len += (size_t)n) == sizeof out - 1)
+			len = 0; /* keep the end of a long output */
+	out[len] = '\0';
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		aj_err_set(&err, AJ_LAYER_GVISOR, EIO, "runsc ended (status %d): %.400s", status,
+			   len ? out : "no output");
+		aj_step_fail(&err, AJ_STEP_CTL_FD);
+	}
+	_exit(0);
+}
+
 static void __attribute__((noreturn))
 gvisor_child(const struct aj_plan *plan, const struct aj_stdio *io,
 	     const struct aj_cgroup_join *join, int sync_fd)
@@ -203,8 +254,33 @@ gvisor_child(const struct aj_plan *plan, const struct aj_stdio *io,
 	aj_step_die_with_parent(NULL);
 	if (aj_step_join_cgroup(join, &err) < 0 || enter_sandbox(plan, io, sync_fd, &err) < 0)
 		aj_step_fail(&err, sync_fd);
+	if (plan->argv.n == 0)
+		serve_persistent(plan);
 	runsc_command(plan, &run);
 	aj_init_main(&run, AJ_STEP_CTL_FD);
+}
+
+/* ---- init inside the Sentry ----------------------------------------------------------------- */
+
+void aj_gvisor_guest_init(void)
+{
+	static struct aj_plan plan;
+	static char cwd[4096];
+	sigset_t mask;
+	int ctl = fcntl(0, F_DUPFD_CLOEXEC, 3), sfd;
+
+	/* stdin is the control socket (init's own stdio goes to /dev/null below). */
+	if (ctl < 0 || !getcwd(cwd, sizeof cwd))
+		_exit(125);
+	/* Started as the sandbox user, which every command and file operation runs as. */
+	plan.tier = AJ_TIER_GVISOR;
+	plan.uid = (uint32_t)getuid();
+	plan.gid = (uint32_t)getgid();
+	plan.cwd = cwd;
+	/* The sandbox's processes run as the same user: they may not trace or read init. */
+	prctl(PR_SET_DUMPABLE, 0);
+	sfd = aj_init_setup_signals(&mask);
+	aj_init_serve(&plan, ctl, sfd);
 }
 
 /* ---- supervisor side -------------------------------------------------------------------- */

@@ -5,7 +5,9 @@
 # call the Sentry lacks answers ENOSYS); runsc's own processes run as unprivileged host ids;
 # /dev/null and the caller's stdio keep their owner and mode after every kind of run (Debian's
 # runsc changes the owner of the stdio it is handed); exit codes, signals, the timeout and the
-# memory limit as reported; the workspace; egress through the proxy; and what is refused.
+# memory limit as reported; the workspace; an image root; egress through the proxy; a
+# published port; and persistent sandboxes, whose init runs inside the Sentry (exec, stdin,
+# pause, snapshot, fork, diff, stop, start; terminals and file copies refused).
 # rootless: yes
 # timeout: 300
 . "$AJ_ROOT/tests/lib.sh"
@@ -230,8 +232,60 @@ expect_contains "a published port: the server's listing" "$(cat "$T/pub.html" 2>
 kill -TERM "$PUB" 2>/dev/null
 wait "$PUB" 2>/dev/null
 
-# ---- what the tier does not offer yet ---------------------------------------------------------
+# ---- persistent sandboxes: init inside the Sentry ------------------------------------------------
 
-aj_run --state-dir "$T/state" create --tier gvisor --name gv1
-expect_eq "a persistent sandbox: refused (125)" "$RC" 125
-expect_contains "a persistent sandbox: the error says so" "$ERR" "gvisor tier"
+ST=$T/state
+ag() { "$AJ" --state-dir "$ST" "$@"; }
+aj_run --state-dir "$ST" create --tier gvisor --name gv1
+expect_eq "create: exit 0" "$RC" 0
+aj_run --state-dir "$ST" exec gv1 -- sh -c 'uname -r; id -u; echo kept > kept.txt'
+expect_eq "exec: exit 0" "$RC" 0
+expect_contains "exec: on gVisor's kernel" "$OUT" 4.4.0
+expect_contains "exec: as the sandbox user" "$OUT" 1000
+GOT=$(echo piped | ag exec -i gv1 -- cat 2>&1)
+expect_eq "exec -i: stdin reaches the command" "$GOT" piped
+aj_run --state-dir "$ST" exec gv1 -- python3 -c 'import os, stat; print(stat.S_ISFIFO(os.fstat(0).st_mode))'
+expect_eq "exec without -i: stdin is an empty pipe of agentjail's, not /dev/null" "$OUT" True
+aj_run --state-dir "$ST" exec gv1 -- sh -c 'exit 7'
+expect_eq "exec: exit code passed on" "$RC" 7
+# A client may pass devices as stdout (exec-loop passes /dev/null): the Sentry imports them as
+# an unprivileged host id and cannot change them.
+python3 - "$ST" "$AJ" <<'PY' >"$T/devnull.out" 2>&1
+import os, subprocess, sys
+null = os.open("/dev/null", os.O_WRONLY)
+subprocess.run([sys.argv[2], "--state-dir", sys.argv[1], "exec", "gv1", "--", "python3", "-c",
+                "import os\nfor f in (lambda: os.fchown(1, 1000, 1000), lambda: os.fchmod(1, 0o600)):\n"
+                "    try: f()\n    except OSError as e: pass"], stdout=null, stderr=null,
+               stdin=subprocess.DEVNULL)
+PY
+stdio_kept "exec with /dev/null as stdout, chown and chmod tried"
+aj_run --state-dir "$ST" exec -t gv1 -- true
+expect_eq "exec -t: refused (125)" "$RC" 125
+expect_contains "exec -t: the error says why" "$ERR" "not in the gvisor tier yet"
+echo data >"$T/cp.txt"
+aj_run --state-dir "$ST" cp "$T/cp.txt" gv1:/home/user/cp.txt
+expect_eq "cp: refused (125)" "$RC" 125
+expect_contains "cp: the error says why" "$ERR" "Operation not supported"
+aj_run --state-dir "$ST" exec gv1 -- cat cp.txt
+expect_eq "cp: nothing left behind by the refusal" "$RC" 1
+aj_run --state-dir "$ST" pause gv1
+expect_eq "pause: exit 0" "$RC" 0
+aj_run --state-dir "$ST" resume gv1
+expect_eq "resume: exit 0" "$RC" 0
+aj_run --state-dir "$ST" snapshot --name gvs gv1
+expect_eq "snapshot: exit 0" "$RC" 0
+aj_run --state-dir "$ST" diff gv1
+expect_contains "diff: the file the command wrote" "$OUT" "kept.txt"
+aj_run --state-dir "$ST" fork -n gv2 gv1
+expect_eq "fork: exit 0" "$RC" 0
+aj_run --state-dir "$ST" exec gv2 -- cat kept.txt
+expect_eq "fork: the workspace carried over" "$OUT" kept
+aj_run --state-dir "$ST" stop gv1
+expect_eq "stop: exit 0" "$RC" 0
+aj_run --state-dir "$ST" start gv1
+expect_eq "start: exit 0" "$RC" 0
+aj_run --state-dir "$ST" exec gv1 -- cat kept.txt
+expect_eq "stop/start: the workspace kept" "$OUT" kept
+aj_run --state-dir "$ST" rm -f gv1 gv2
+expect_eq "rm: exit 0" "$RC" 0
+stdio_kept "persistent sandboxes"
