@@ -9,7 +9,10 @@
 #   build         cc -O2 of bench/syscall-loop.c into /tmp (a small build: exec, read, write)
 #   runsc exec    what one `runsc exec` into a live runsc sandbox costs (the exec path the
 #                 tier does not take, docs/gvisor.md), and what a fork and exec inside the
-#                 Sentry costs (what the fast path, an init inside the Sentry, would pay)
+#                 Sentry costs
+#   exec          one exec of /bin/true into a live persistent sandbox from a connected
+#                 client (bench/exec-loop): the namespaces tier's init against the gvisor
+#                 tier's init inside the Sentry
 #   idle memory   PSS of every process of a sandbox running `sleep` (supervisor, init, runsc,
 #                 gofer, Sentry), median of IDLE_REPS sandboxes
 # Plain runsc (`runsc do`, and `runsc run` on a bundle whose root is the host's /, read-only)
@@ -141,6 +144,24 @@ print("%.2f" % ((time.monotonic() - t) * 1000 / 50))' 2>/dev/null |
 done
 sleep 0.5
 "$RUNSC" --root="$WORK/rs" delete -force bexec >/dev/null 2>&1 || true
+
+# Exec into a live persistent sandbox, from a client already connected (bench/exec-loop.c):
+# the namespaces tier's init, and the gvisor tier's init inside the Sentry.
+bench_cc exec-loop
+echo "== exec of /bin/true into a live persistent sandbox (exec-loop, $ROUNDS rounds)"
+export AGENTJAIL_STATE_DIR="$WORK/state"
+for t in namespaces gvisor; do
+	"$AJ" create --tier "$t" --name "bx-$t" >/dev/null
+	id=$("$AJ" ls --json | python3 -c 'import json,sys; print([s["id"] for s in json.load(sys.stdin) if s["name"] == sys.argv[1]][0])' "bx-$t")
+	"$BIN/exec-loop" "/run/agentjail/sb/$id.sock" "$ROUNDS" "$WARMUP" /bin/true | python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r["name"] in ("engine-exec", "engine-started", "bare-posix_spawn"):
+        print("  %-12s %-18s median %8.2f ms  p90 %8.2f ms" % (sys.argv[1], r["name"], r["median_ms"], r["p90_ms"]))' "$t"
+	"$AJ" rm -f "bx-$t" >/dev/null
+done
+unset AGENTJAIL_STATE_DIR
 
 # Idle memory: PSS of the process tree under each sandbox's top process.
 tree_pss_kib() {
