@@ -5,7 +5,9 @@
 # (tests/adversarial/common.bash adds --tier gvisor to every sandbox it starts, and `want`
 # picks the gvisor tier's exact answer where the Sentry answers with another errno); its lines
 # are passed on prefixed with the suite's name. Skipped with the reason where the tier cannot
-# run (no runsc, not root).
+# run (no runsc, not root). Main pass only: the suites are long, and the sanitize pass of
+# tier_gvisor.sh runs the same supervisor and launch code under the sanitizers.
+# passes: main
 # timeout: 1500
 . "$AJ_ROOT/tests/lib.sh"
 . "$AJ_ROOT/tests/tier_gvisor.bash"
