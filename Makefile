@@ -52,7 +52,8 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 SRC := $(sort $(wildcard src/*/*.c))
 LIB_SRC := $(filter-out src/cli/main.c,$(SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_default.o $(BUILD)/gen/rootfs_rules.o \
-	$(BUILD)/gen/seccomp_tier_rules.o $(BUILD)/gen/console_assets.o
+	$(BUILD)/gen/seccomp_tier_rules.o $(BUILD)/gen/seccomp_gvisor_rules.o \
+	$(BUILD)/gen/console_assets.o
 MAIN_OBJ := $(BUILD)/src/cli/main.o
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -122,6 +123,14 @@ $(BUILD)/gen/console_assets.c: $(wildcard data/console/*) $(CONSOLE_NPM)/.stamp 
 		$(BUILD)/tools/embed tools/console-assets
 	@mkdir -p $(dir $@)
 	tools/console-assets $(BUILD)/tools/embed $@ $(CONSOLE_FILES)
+
+# The gvisor tier's rules for runsc itself: compiled with nothing else, at plan time.
+$(BUILD)/gen/seccomp_gvisor_rules.o: $(BUILD)/gen/seccomp_gvisor_rules.c
+	$(CC) -std=c17 -O2 -c -o $@ $<
+
+$(BUILD)/gen/seccomp_gvisor_rules.c: data/seccomp/gvisor-tier.rules $(BUILD)/tools/embed
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed aj_seccomp_gvisor_rules $< $@
 
 $(BUILD)/tools/embed: tools/embed.c
 	@mkdir -p $(dir $@)
@@ -218,7 +227,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 fuzz: $(FUZZ_BIN)
 FUZZ_GEN := build/gen/seccomp_default.c build/gen/rootfs_rules.c build/gen/seccomp_tier_rules.c \
-	build/gen/console_assets.c
+	build/gen/console_assets.c build/gen/seccomp_gvisor_rules.c
 build-fuzz/%: tests/fuzz/%.c $(filter-out src/cli/%,$(LIB_SRC)) $(FUZZ_GEN)
 	@mkdir -p build-fuzz
 	clang -std=c17 -g -O1 -D_GNU_SOURCE -Isrc -Ibuild/gen -fsanitize=fuzzer,address,undefined \

@@ -54,6 +54,12 @@ static void features_text(const struct aj_features *f)
 	printf("  seccomp            %s %u default rules%s\n", yes(f->seccomp),
 	       aj_seccomp_default_rules_count, f->seccomp ? "" : f->seccomp_why);
 	printf("  mount API          %s (open_tree, move_mount, mount_setattr)\n", yes(f->mount_api));
+	if (f->runsc.usable)
+		printf("  runsc              yes %s at %s (from %s), platform %s\n",
+		       f->runsc.version[0] ? f->runsc.version : "(unknown version)", f->runsc.path,
+		       f->runsc.from, AJ_RUNSC_PLATFORM);
+	else
+		printf("  runsc              NO  %s\n", f->runsc.why);
 	printf("  cgroup             %s\n", aj_cgroup_mode_name(cg->mode));
 	for (int c = 0; c < AJ_CG__COUNT; c++) {
 		if (cg->mode == AJ_CGROUP_V2 && (c == AJ_CG_CPUACCT || c == AJ_CG_FREEZER))
@@ -115,7 +121,7 @@ static void tiers_text(const struct aj_features *f)
 	const struct aj_tier_row *r = aj_plan_tier_rows(&n);
 
 	printf("  tiers\n");
-	for (int t = AJ_TIER_NAMESPACES; t <= AJ_TIER_LANDLOCK; t++) {
+	for (int t = AJ_TIER_NAMESPACES; t <= AJ_TIER_GVISOR; t++) {
 		bool usable = aj_plan_tier_usable(f, t, detail, sizeof detail);
 		printf("    %-16s %s %s\n", aj_plan_tier_name(t), yes(usable), detail);
 	}

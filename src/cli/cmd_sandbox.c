@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/policy_flags.h"
 #include "common/util.h"
 #include "common/warn.h"
+#include "sandbox/launch.h"
 #include "supervisor/persist.h"
 
 /* ---- create ----------------------------------------------------------------------------- */
@@ -388,6 +390,25 @@ static int cmd_supervise(const struct aj_verb *v, int argc, char **argv)
 		aj_fd_set_cloexec(c.ready_fd, true);
 	return aj_supervise(c.state_dir, args[0], c.ready_fd, &aj_warn_stderr);
 }
+
+/* ---- __gvinit ---------------------------------------------------------------------------- */
+
+static int cmd_gvinit(const struct aj_verb *v, int argc, char **argv)
+{
+	if (argc != 1 || getpid() != 1) {
+		fprintf(stderr, "agentjail: __gvinit is started by runsc in the gvisor tier\n");
+		return 125;
+	}
+	aj_gvisor_guest_init();
+}
+
+const struct aj_verb aj_verb_gvinit = {
+	.name = "__gvinit",
+	.fn = cmd_gvinit,
+	.summary = "the gvisor tier's init inside the Sentry (started by runsc)",
+	.synopsis = "__gvinit",
+	.flags = AJ_VERB_HIDDEN | AJ_VERB_NO_CONFIG,
+};
 
 const struct aj_verb aj_verb_supervise = {
 	.name = "__supervise",

@@ -21,7 +21,8 @@ const struct aj_opt_choice aj_pflags_output_actions[] = {
 const struct aj_opt_choice aj_pflags_networks[] = {
 	{"none", AJ_NET_NONE}, {"host", AJ_NET_HOST}, {"proxy", AJ_NET_PROXY}, {NULL, 0}};
 const struct aj_opt_choice aj_pflags_tiers[] = {
-	{"namespaces", AJ_TIER_NAMESPACES}, {"landlock", AJ_TIER_LANDLOCK}, {NULL, 0}};
+	{"namespaces", AJ_TIER_NAMESPACES}, {"landlock", AJ_TIER_LANDLOCK},
+	{"gvisor", AJ_TIER_GVISOR}, {NULL, 0}};
 
 /* --ro, --rw, --mask: absolute host paths, appended to the list at o->off. */
 int aj_pflags_push_path(void *pol, const struct aj_option *o, const char *v, struct aj_err *e)

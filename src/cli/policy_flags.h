@@ -126,8 +126,8 @@ int aj_pflags_load(const struct aj_pflags *pf, struct aj_policy *pol, struct aj_
 	 .help = "accept running without LAYER (repeatable)"},                                      \
 	{AJ_OPT("tier", 0, AJ_OPT_CHOICE), AJ_PF(tier), .metavar = "TIER",                          \
 	 .choices = aj_pflags_tiers,                                                                \
-	 .help = "namespaces (default) or landlock (no namespaces, for hosts without user "        \
-		 "namespaces)"},                                                                    \
+	 .help = "namespaces (default), landlock (no namespaces, for hosts without user "          \
+		 "namespaces) or gvisor (gVisor's runsc)"},                                         \
 	{AJ_OPT("allow-syscalls", 0, AJ_OPT_LIST), AJ_PF(syscalls_allow), .metavar = "GROUP",      \
 	 .help = "lift a relaxable seccomp group, e.g. ptrace"}
 #define AJ_POLICY_FLAG_OPTIONS \

@@ -15,7 +15,7 @@ static const char *const layer_names[AJ_LAYER__COUNT] = {
 	[AJ_LAYER_PROCESS] = "process",   [AJ_LAYER_EXEC] = "exec",
 	[AJ_LAYER_IO] = "io",             [AJ_LAYER_STATE] = "state",
 	[AJ_LAYER_API] = "api",           [AJ_LAYER_PROXY] = "proxy",
-	[AJ_LAYER_IMAGE] = "image",
+	[AJ_LAYER_IMAGE] = "image",       [AJ_LAYER_GVISOR] = "gvisor",
 };
 
 const char *aj_layer_name(int layer)

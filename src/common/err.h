@@ -33,6 +33,7 @@ enum aj_layer {
 	AJ_LAYER_API,
 	AJ_LAYER_PROXY,
 	AJ_LAYER_IMAGE, /* image store, registries, layers */
+	AJ_LAYER_GVISOR, /* the gvisor tier: runsc and its bundle */
 	AJ_LAYER__COUNT
 };
 

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "cgroup/cgroup.h"
+#include "host/runsc.h"
 #include "host/subids.h"
 
 struct aj_features {
@@ -27,6 +28,7 @@ struct aj_features {
 	struct aj_subids subids; /* rootless: probed by aj_features_probe_all() only */
 	char kernel[96];
 	const struct aj_cgroup_env *cgroup;
+	struct aj_runsc runsc; /* the gvisor tier's runtime; its version by probe_all only */
 };
 
 /* The Landlock ABI version this kernel offers, 0 if Landlock is unavailable (why in buf). */

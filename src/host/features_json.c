@@ -37,6 +37,11 @@ json_t *aj_features_json(const struct aj_features *f, const char *version)
 		abi >= 1 ? "" : f->landlock_why, "seccomp", "available", f->seccomp,
 		"default_rules", (int)aj_seccomp_default_rules_count, "detail", f->seccomp_why,
 		"mount_api", f->mount_api, "cgroup", cgroup_json(f->cgroup));
+	json_object_set_new(j, "runsc",
+			    json_pack("{s:b, s:b, s:s, s:s, s:s, s:s, s:s}", "found", f->runsc.found,
+				      "usable", f->runsc.usable, "path", f->runsc.path, "from",
+				      f->runsc.from, "version", f->runsc.version, "platform",
+				      AJ_RUNSC_PLATFORM, "detail", f->runsc.why));
 	if (!f->privileged)
 		json_object_set_new(
 			j, "subordinate_ids",

@@ -345,7 +345,7 @@ _Static_assert(sizeof(enum aj_ws_mode) == sizeof(int) && sizeof(enum aj_net_mode
 static const char *const ws_modes[] = {"rw", "ro", NULL};
 static const char *const net_modes[] = {"none", "host", "proxy", NULL};
 static const char *const output_actions[] = {"truncate", "kill", NULL};
-static const char *const tiers[] = {"namespaces", "landlock", NULL};
+static const char *const tiers[] = {"namespaces", "landlock", "gvisor", NULL};
 static const char *const preview_modes[] = {"token", "public", NULL};
 
 static const struct aj_jf_field filesystem_fields[] = {

@@ -433,6 +433,7 @@ const struct aj_plan_tier *aj_plan_tier_of(enum aj_tier tier)
 	switch (tier) {
 	case AJ_TIER_NAMESPACES: return &aj_plan_namespaces_tier;
 	case AJ_TIER_LANDLOCK: return &aj_plan_landlock_tier;
+	case AJ_TIER_GVISOR: return &aj_plan_gvisor_tier;
 	}
 	return &aj_plan_namespaces_tier;
 }
@@ -473,7 +474,7 @@ static int build(struct aj_plan *p, const struct aj_plan_tier *t, char *const *a
 	if (t->landlock(p, err) < 0 || t->seccomp(p, err) < 0 || resources(p, t, err) < 0 ||
 	    disk(p, ws, err) < 0)
 		return -1;
-	return 0;
+	return t->finish ? t->finish(p, err) : 0;
 }
 
 int aj_plan_build_ex(struct aj_plan *p, struct aj_policy *pol, const struct aj_features *feat,
@@ -509,6 +510,9 @@ void aj_plan_free(struct aj_plan *p)
 	aj_strv_free(&p->volume_dirs);
 	free(p->scratch);
 	p->scratch = NULL;
+	free(p->gv_runsc);
+	free(p->gv_spec);
+	p->gv_runsc = p->gv_spec = NULL;
 	for (size_t i = 0; i < p->ovl.n_lowers; i++)
 		free(p->ovl.lowers[i]);
 	p->ovl.rw_dir = NULL;

@@ -264,7 +264,15 @@ struct aj_plan {
 	struct aj_plan_egress egress;
 	/* landlock tier: host directory made at launch for HOME and TMPDIR, removed after */
 	char *scratch;
+	/* gvisor tier: runsc's path, and the OCI runtime spec (config.json) it runs the command
+	 * from; stdio handed to the sandbox is always a pipe of agentjail's, never the caller's
+	 * descriptor (runsc changes the owner of its stdio). */
+	char *gv_runsc, *gv_spec;
+	bool pipes_only;
 };
+/* The gvisor tier's init inside the Sentry, in the sandbox's root (persistent sandboxes). */
+#define AJ_GV_INIT_DIR "/.agentjail"
+#define AJ_GV_INIT "/.agentjail/init"
 
 /* argv is the command to run (copied). */
 /* Whether the sandbox maps ids 0-65535 (privileged, or rootless with subordinate ids), so
@@ -321,6 +329,10 @@ const char *aj_plan_layer_state_name(int state);
 /* The plan as JSON (new reference): identity, namespaces, rootfs operations, Landlock,
  * seccomp, limits, environment variable names (never values), and the layers. */
 json_t *aj_plan_to_json(const struct aj_plan *plan);
+/* The gvisor tier's part of the plan's JSON: runsc, its platform, and layer by layer what
+ * gVisor enforces, what agentjail does around it and what the host kernel still sees
+ * (plan_gvisor_spec.c; new reference). */
+json_t *aj_plan_gvisor_json(const struct aj_plan *plan);
 /* The human summary printed by `run -v` and `run --dry-run`. */
 void aj_plan_print(const struct aj_plan *plan, FILE *f);
 

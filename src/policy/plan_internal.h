@@ -59,10 +59,18 @@ struct aj_plan_tier {
 	/* The plan's seccomp profile name (plan JSON), and the first line of the summary. */
 	const char *(*seccomp_profile)(const struct aj_plan *p);
 	void (*print_header)(const struct aj_plan *p, FILE *f);
+	/* Last, once every section is built: what the tier makes of the whole plan (the gvisor
+	 * tier's OCI bundle). NULL: nothing. */
+	int (*finish)(struct aj_plan *p, struct aj_err *err);
 };
 /* The table of `tier` (enum aj_tier). */
 const struct aj_plan_tier *aj_plan_tier_of(enum aj_tier tier);
-extern const struct aj_plan_tier aj_plan_namespaces_tier, aj_plan_landlock_tier;
+extern const struct aj_plan_tier aj_plan_namespaces_tier, aj_plan_landlock_tier,
+	aj_plan_gvisor_tier;
+/* plan_gvisor_spec.c: the gvisor tier's config.json for runsc (p->gv_spec). */
+int aj_plan_gvisor_spec(struct aj_plan *p, struct aj_err *err);
+/* plan_json.c: capability names of a set (1 << CAP_x), as a JSON array (new reference). */
+json_t *aj_plan_caps_json(uint64_t keep);
 /* plan_net.c: the CA files of network.mode "proxy" with credentials (called by
  * aj_plan_rootfs before /etc is sealed), and the proxy's environment, placeholders and
  * layer (after the environment is built). */

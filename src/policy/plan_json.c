@@ -125,7 +125,7 @@ static json_t *egress_json(const struct aj_plan *p)
 }
 
 /* The capabilities held, by name (an image's root); empty otherwise. */
-static json_t *caps_json(uint64_t keep)
+json_t *aj_plan_caps_json(uint64_t keep)
 {
 	static const char *const names[64] = {
 		[CAP_CHOWN] = "CAP_CHOWN",
@@ -208,7 +208,8 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 				      known ? json_integer((json_int_t)host_id(p, p->gid, true))
 					    : json_null()));
 	json_object_set_new(json_object_get(root, "user"), "name", json_string(p->user_name));
-	json_object_set_new(json_object_get(root, "user"), "capabilities", caps_json(p->caps_keep));
+	json_object_set_new(json_object_get(root, "user"), "capabilities",
+			    aj_plan_caps_json(p->caps_keep));
 	json_object_set_new(root, "image", image_json(p));
 	json_object_set_new(root, "policy", redacted_policy(p->policy));
 	json_object_set_new(root, "workspace", json_string(p->policy->workspace));
@@ -223,6 +224,8 @@ json_t *aj_plan_to_json(const struct aj_plan *p)
 	json_object_set_new(root, "landlock_abi", json_integer(p->landlock_abi));
 	json_object_set_new(root, "environment", env);
 	json_object_set_new(root, "egress", egress_json(p));
+	if (p->tier == AJ_TIER_GVISOR)
+		json_object_set_new(root, "gvisor", aj_plan_gvisor_json(p));
 	return root;
 }
 
@@ -246,7 +249,7 @@ static json_t *tiers_json(const struct aj_features *f)
 	size_t n;
 	const struct aj_tier_row *r = aj_plan_tier_rows(&n);
 
-	for (int t = AJ_TIER_NAMESPACES; t <= AJ_TIER_LANDLOCK; t++) {
+	for (int t = AJ_TIER_NAMESPACES; t <= AJ_TIER_GVISOR; t++) {
 		bool usable = aj_plan_tier_usable(f, t, detail, sizeof detail);
 		json_object_set_new(tiers, aj_plan_tier_name(t),
 				    json_pack("{s:b, s:s}", "usable", usable, "detail", detail));

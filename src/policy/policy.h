@@ -25,8 +25,10 @@ enum aj_output_action { AJ_OUTPUT_TRUNCATE = 0, AJ_OUTPUT_KILL };
 /* How the boundary is built. namespaces: the full sandbox (user, mount, pid, ipc, uts, net and
  * cgroup namespaces under Landlock and seccomp). landlock: no namespace at all, for hosts that
  * refuse unprivileged user namespaces; Landlock, seccomp, rlimits and the supervisor hold what
- * they can, and the plan says layer by layer what is lost (docs/threat-model.md). */
-enum aj_tier { AJ_TIER_NAMESPACES = 0, AJ_TIER_LANDLOCK };
+ * they can, and the plan says layer by layer what is lost (docs/threat-model.md). gvisor: the
+ * namespaces tier's root, network namespace and cgroup around gVisor's runsc, whose Sentry (a
+ * kernel in user space) serves the sandbox's system calls (docs/gvisor.md). */
+enum aj_tier { AJ_TIER_NAMESPACES = 0, AJ_TIER_LANDLOCK, AJ_TIER_GVISOR };
 /* network.preview: who may open the sandbox's ports through the daemon's preview URLs. */
 enum aj_preview_access { AJ_PREVIEW_TOKEN = 0, AJ_PREVIEW_PUBLIC };
 

@@ -78,5 +78,7 @@ extern const unsigned aj_seccomp_default_len;
 extern const unsigned aj_seccomp_default_rules_count;
 extern const char aj_seccomp_default_rules[];
 extern const char aj_seccomp_tier_rules[];
+/* The gvisor tier's filter on runsc itself (data/seccomp/gvisor-tier.rules, embedded). */
+extern const char aj_seccomp_gvisor_rules[];
 
 #endif

@@ -237,17 +237,27 @@ static void finish(int ctl_fd, int status, const struct aj_sync_msg *ready)
 	_exit(0);
 }
 
-static void reap(int ctl_fd, pid_t cmd, const struct aj_sync_msg *ready)
+/* runsc ends with 128+N when the command dies of signal N (it cannot die of it itself): the
+ * gvisor tier reports that as the signal, as the other tiers do (a command that exits with
+ * such a code itself is reported the same way; shells cannot tell them apart either). */
+static int runsc_status(int status)
+{
+	if (WIFEXITED(status) && WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 32)
+		return WEXITSTATUS(status) - 128;
+	return status;
+}
+
+static void reap(int ctl_fd, pid_t cmd, bool gvisor, const struct aj_sync_msg *ready)
 {
 	int status;
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		if (pid == cmd)
-			finish(ctl_fd, status, ready);
+			finish(ctl_fd, gvisor ? runsc_status(status) : status, ready);
 }
 
-static void handle_ctl(int ctl_fd, pid_t cmd)
+static void handle_ctl(int ctl_fd, pid_t target)
 {
 	struct aj_sync_msg m;
 
@@ -257,7 +267,7 @@ static void handle_ctl(int ctl_fd, pid_t cmd)
 		return;
 	}
 	if (m.type == AJ_SYNC_SIGNAL && m.status > 0 && m.status < NSIG)
-		kill(-cmd, m.status);
+		kill(target, m.status);
 }
 
 void aj_init_main(const struct aj_plan *plan, int ctl_fd)
@@ -265,7 +275,7 @@ void aj_init_main(const struct aj_plan *plan, int ctl_fd)
 	struct aj_sync_msg ready;
 	sigset_t mask;
 	int sfd = aj_init_setup_signals(&mask);
-	pid_t cmd;
+	pid_t cmd, target;
 
 	if (plan->argv.n == 0)
 		aj_init_serve(plan, ctl_fd, sfd);
@@ -282,6 +292,10 @@ void aj_init_main(const struct aj_plan *plan, int ctl_fd)
 											 : 126)
 			       << 8,
 		       &ready);
+	/* The command's process group; in the gvisor tier runsc alone, which forwards the
+	 * signal to the command inside its Sentry (its gofer, in the same group, would die of
+	 * it and take the sandbox along). */
+	target = plan->tier == AJ_TIER_GVISOR ? cmd : -cmd;
 	for (;;) {
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = ctl_fd, .events = POLLIN}};
 		struct signalfd_siginfo si;
@@ -289,11 +303,11 @@ void aj_init_main(const struct aj_plan *plan, int ctl_fd)
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			_exit(1);
 		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
-			handle_ctl(ctl_fd, cmd);
+			handle_ctl(ctl_fd, target);
 		while (p[0].revents && read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
 			if (si.ssi_signo != SIGCHLD)
-				kill(-cmd, (int)si.ssi_signo);
+				kill(target, (int)si.ssi_signo);
 		}
-		reap(ctl_fd, cmd, &ready);
+		reap(ctl_fd, cmd, plan->tier == AJ_TIER_GVISOR, &ready);
 	}
 }

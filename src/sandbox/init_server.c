@@ -124,8 +124,17 @@ static void reply(int ctl, uint32_t op, uint64_t id, int err, const int *fd)
 	h.op = op;
 	h.id = id;
 	h.err = err;
-	if (aj_init_send(ctl, &h, NULL, fd, fd ? 1 : 0) < 0 && errno == EPIPE)
+	if (aj_init_send(ctl, &h, NULL, fd, fd ? 1 : 0) == 0)
+		return;
+	if (errno == EPIPE)
 		_exit(1);
+	/* A descriptor that cannot cross: in the gvisor tier this init runs inside the Sentry,
+	 * which hands none of its own files to the host (EINVAL). The supervisor gets the
+	 * error instead of waiting for an answer that never comes. */
+	if (fd) {
+		h.err = errno == EINVAL ? EOPNOTSUPP : errno;
+		aj_init_send(ctl, &h, NULL, NULL, 0);
+	}
 }
 
 static int dir_usable(const char *path)
@@ -322,7 +331,11 @@ static void handle_request(int ctl)
 			_exit(1); /* the supervisor is gone: the sandbox ends with it */
 		return;
 	}
-	if (h.op == AJ_IOP_EXEC)
+	/* Inside gVisor's Sentry (the gvisor tier) no descriptor of the Sentry's can reach the
+	 * supervisor: what would answer with one is refused before anything is done. */
+	if (the_plan->tier == AJ_TIER_GVISOR && (h.op == AJ_IOP_OPEN || h.op == AJ_IOP_WATCH))
+		reply(ctl, AJ_IOP_DONE, h.id, EOPNOTSUPP, NULL);
+	else if (h.op == AJ_IOP_EXEC)
 		do_exec(ctl, &h, fds.v, fds.n);
 	else if (h.op == AJ_IOP_SIGNAL)
 		do_signal(&h);

@@ -244,6 +244,7 @@ static const struct aj_launch_ops *launch_ops(const struct aj_plan *plan)
 	switch (plan->tier) {
 	case AJ_TIER_NAMESPACES: return &namespaces_launch;
 	case AJ_TIER_LANDLOCK: return &aj_tier_landlock_launch;
+	case AJ_TIER_GVISOR: return &aj_tier_gvisor_launch;
 	}
 	return &namespaces_launch;
 }

@@ -34,6 +34,6 @@ struct aj_launch_ops {
 	void (*cleanup)(const struct aj_plan *plan, const struct aj_warn *warn);
 };
 
-extern const struct aj_launch_ops aj_tier_landlock_launch;
+extern const struct aj_launch_ops aj_tier_landlock_launch, aj_tier_gvisor_launch;
 
 #endif

@@ -234,9 +234,13 @@ static int owner_userns(struct idmap_cache *cache, const struct aj_plan *plan, c
 static int idmapped_tree(struct aj_plan *plan, struct aj_op *op, struct idmap_cache *cache,
 			 struct aj_err *err)
 {
-	int nsfd = op->flags & AJ_OPF_NOIDMAP	  ? -1
-		   : op->flags & AJ_OPF_CANONICAL ? cached_userns(cache, plan, 0, 0, 65536, false, err)
-						  : owner_userns(cache, plan, op->src, false, err);
+	/* In the gvisor tier runsc's gofer creates files as the sandbox's root and then gives
+	 * them to their owner: its id must be representable, as for overlayfs's work files. */
+	bool with_root = plan->tier == AJ_TIER_GVISOR;
+	int nsfd = op->flags & AJ_OPF_NOIDMAP ? -1
+		   : op->flags & AJ_OPF_CANONICAL
+			   ? cached_userns(cache, plan, 0, 0, 65536, false, err)
+			   : owner_userns(cache, plan, op->src, with_root, err);
 
 	if (nsfd < 0 && !(op->flags & AJ_OPF_NOIDMAP))
 		return -1;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -156,6 +157,23 @@ static int build_exec_payload(struct persist *p, json_t *req, char **buf, size_t
 	return 0;
 }
 
+/* The gvisor tier hands the sandbox only pipes of agentjail's (runsc and the Sentry import
+ * what they are given): a client's device stdin (/dev/null when it sends none) is replaced by
+ * an empty pipe, *own_in, which the caller sends in its place. */
+static int gvisor_stdin(const struct persist *p, const int *fds, size_t nfds, int *own_in)
+{
+	struct stat st;
+	int w = -1;
+
+	if (p->pol.tier != AJ_TIER_GVISOR || nfds != 3 || fstat(fds[0], &st) < 0 ||
+	    !S_ISCHR(st.st_mode))
+		return 0;
+	if (aj_pipe(own_in, &w, O_CLOEXEC) < 0)
+		return -1;
+	close(w);
+	return 0;
+}
+
 struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *req,
 				     const int *fds, size_t nfds, int keep_fd,
 				     struct aj_err *err)
@@ -163,9 +181,13 @@ struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *
 	struct aj_init_hdr h;
 	struct pending *q;
 	_cleanup_free_ char *payload = NULL;
+	_cleanup_close_ int own_in = -1;
+	int sent[3];
 	size_t len = 0;
 
 	memset(&h, 0, sizeof h);
+	if (nfds == 3)
+		memcpy(sent, fds, sizeof sent);
 	if (build_exec_payload(p, req, &payload, &len, &h.argc, &h.envc, err) < 0)
 		return NULL;
 	q = add_pending(p, c, AJ_IOP_EXEC, K_EXEC);
@@ -179,7 +201,13 @@ struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *
 	h.len = (uint32_t)len;
 	h.flags = (nfds == 1 ? AJ_IEXEC_TTY : 0) |
 		  (json_is_string(json_object_get(req, "user")) ? AJ_IEXEC_USER : 0);
-	if (aj_init_send(p->sb.ctl_fd, &h, payload, fds, nfds) < 0) {
+	if (gvisor_stdin(p, fds, nfds, &own_in) < 0) {
+		free_pending(take_pending(p, q->id));
+		return aj_err_sys(err, AJ_LAYER_IO, "pipe for the command's stdin"), NULL;
+	}
+	if (own_in >= 0)
+		sent[0] = own_in;
+	if (aj_init_send(p->sb.ctl_fd, &h, payload, own_in >= 0 ? sent : fds, nfds) < 0) {
 		q->keep_fd = -1; /* the caller's still */
 		free_pending(take_pending(p, q->id));
 		aj_err_sys(err, AJ_LAYER_PROCESS, "hand the command to the sandbox's init");
@@ -193,9 +221,15 @@ struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *
 int aj_persist_start_tty(struct persist *p, struct conn *c, json_t *req, struct aj_err *err)
 {
 	struct aj_init_hdr h;
-	struct pending *q = add_pending(p, c, AJ_IOP_OPEN, K_PTY);
+	struct pending *q;
 	const char path[] = "/dev/ptmx";
 
+	if (p->pol.tier == AJ_TIER_GVISOR)
+		return aj_err_set(err, AJ_LAYER_GVISOR, EOPNOTSUPP,
+				  "a terminal: not in the gvisor tier yet (the Sentry's terminal "
+				  "cannot be handed out of it)"),
+		       aj_err_hint(err, "run the command without -t/--tty");
+	q = add_pending(p, c, AJ_IOP_OPEN, K_PTY);
 	q->ctx = json_incref(req);
 	memset(&h, 0, sizeof h);
 	h.op = AJ_IOP_OPEN;

@@ -358,11 +358,12 @@ static void on_stdin(evutil_socket_t fd, short what, void *arg)
 static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err)
 {
 	/* Privileged sandboxes get their range at launch, after this: any of agentjail's. */
-	struct aj_stdin_ids ids = {c->plan->id_base, c->plan->id_count};
+	struct aj_stdin_ids ids = {c->plan->id_base, c->plan->id_count, false};
 	int *write_end[2] = {&io->out, &io->err};
 
 	if (c->plan->privileged)
-		ids = (struct aj_stdin_ids){AJ_ID_BASE, AJ_ID_RANGES * 65536u};
+		ids = (struct aj_stdin_ids){AJ_ID_BASE, AJ_ID_RANGES * 65536u, false};
+	ids.pipes_only = c->plan->pipes_only;
 
 	/* Read ends in the streams, write ends in io: each closed by its owner's teardown. */
 	for (int i = 0; i < 2; i++) {

@@ -79,12 +79,35 @@ static bool relayable(int fd, bool *always_ready)
 	       S_ISFIFO(st.st_mode);
 }
 
+/* A relay pipe for a terminal, pipe, FIFO, socket or file; an empty pipe for the rest (none,
+ * /dev/null and other devices, a directory): runsc changes the owner of the descriptors it
+ * is handed, so it never gets one of the caller's. */
+static int pipe_only(struct aj_stdin *s, struct aj_err *err)
+{
+	struct stat st;
+	bool readable = fcntl(0, F_GETFD) == 0 && fstat(0, &st) == 0 &&
+			(!S_ISCHR(st.st_mode) || isatty(0)) && relayable(0, &s->src_file);
+
+	if (aj_pipe(&s->child_fd, &s->pipe_w, O_CLOEXEC) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "pipe for stdin");
+	if (!readable) {
+		aj_close_fd(&s->pipe_w);
+		s->owned = true;
+		return 0;
+	}
+	aj_fd_set_nonblock(s->pipe_w, true);
+	s->relay = true;
+	return 0;
+}
+
 int aj_stdin_setup(struct aj_stdin *s, const struct aj_stdin_ids *ids, struct aj_err *err)
 {
 	memset(s, 0, sizeof *s);
 	s->src = 0;
 	s->pipe_w = -1;
 	s->child_fd = -1;
+	if (ids->pipes_only)
+		return pipe_only(s, err);
 	if (fcntl(0, F_GETFD) < 0 || safe_to_share(0, ids)) {
 		s->child_fd = 0;
 		return 0;

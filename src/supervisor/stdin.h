@@ -23,6 +23,7 @@ struct aj_stdin {
 /* The host uids the sandbox's ids map to: files they own are never handed over. */
 struct aj_stdin_ids {
 	uint32_t first, count;
+	bool pipes_only; /* the command gets a pipe whatever stdin is (the gvisor tier) */
 };
 
 int aj_stdin_setup(struct aj_stdin *s, const struct aj_stdin_ids *ids, struct aj_err *err);

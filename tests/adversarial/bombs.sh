@@ -124,7 +124,7 @@ FILL='
 for d in /tmp /dev/shm "$HOME"; do
 	err=$(dd if=/dev/zero of="$d/fill" bs=1M count=64 2>&1)
 	echo "rc:$d $?"
-	echo "size:$d $(stat -c %s "$d/fill")"
+	echo "size:$d $(wc -c <"$d/fill")"
 	case "$err" in *"No space left on device"*) echo "enospc:$d yes" ;; esac
 done
 exit 0

@@ -16,14 +16,23 @@ adv_setup() {
 
 # sandbox ARGS... -- CMD...: runs agentjail in the workspace with a report; OUT, ERR, RC as
 # aj_run sets them. The helper directory is visible read-only, the way the attacker's own
-# programs would be.
+# programs would be. AJ_ADV_TIER names the tier (the gvisor tier runs the suites so:
+# tier_gvisor_suites.sh).
 sandbox() {
 	rm -f "$REPORT"
-	aj_run run -w "$WS" --report "$REPORT" --ro "$HELPERS" $(rootless_flags) "$@"
+	aj_run run ${AJ_ADV_TIER:+--tier "$AJ_ADV_TIER"} -w "$WS" --report "$REPORT" --ro "$HELPERS" \
+		$(rootless_flags) "$@"
 	if [ "$RC" = 125 ]; then
 		printf '%s\n' "$ERR" | sed 's/^/# agentjail: /'
 	fi
 }
+
+# tier_is NAME: the suite runs on that tier (AJ_ADV_TIER; tier_gvisor_suites.sh sets gvisor).
+tier_is() { [ "${AJ_ADV_TIER:-namespaces}" = "$1" ]; }
+# want NAMESPACES GVISOR: the answer expected on this tier. gVisor's Sentry is another kernel
+# and refuses some attacks with another errno (it checks permissions before the host sees a
+# read-only mount, it lacks some calls); each value is still exact for its tier.
+want() { if tier_is gvisor; then echo "$2"; else echo "$1"; fi; }
 
 # rep EXPR: a field of the last run's report (Python expression over `d`).
 rep() {

@@ -133,7 +133,7 @@ static void wrong_types(void)
 	refused("{\"preset\": 3}", "preset", "expected a string, got an integer");
 	refused("{\"limits\": {\"output_action\": \"drop\"}}", "limits.output_action",
 		"expected one of truncate, kill, got \"drop\"");
-	refused("{\"tier\": \"vm\"}", "tier", "expected one of namespaces, landlock, got \"vm\"");
+	refused("{\"tier\": \"vm\"}", "tier", "expected one of namespaces, landlock, gvisor, got \"vm\"");
 }
 
 /* rootfs.image and process.user: the forms docker's --user takes, nothing else. */
