@@ -16,7 +16,9 @@
 #include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
+#include "oci/plan_internal.h"
 #include "oci/seccomp.h"
+#include "rules/caps.h"
 #include "rules/landlock.h"
 
 #define ADD(...)                                                         \
@@ -139,26 +141,6 @@ static int mount_op(struct aj_oci_cplan *c, const struct aj_oci_mount *m, size_t
 	return 0;
 }
 
-static int sysctl_ops(struct aj_oci_cplan *c, struct aj_err *err)
-{
-	for (size_t i = 0; i < c->spec.sysctl.n; i++) {
-		const char *kv = c->spec.sysctl.v[i], *eq = strchr(kv, '=');
-		char path[300];
-		struct aj_op *op;
-
-		snprintf(path, sizeof path, "/proc/sys/%.*s", (int)(eq - kv), kv);
-		for (char *p = path + 10; *p; p++)
-			if (*p == '.')
-				*p = '/';
-		op = aj_plan_add_op(&c->plan, AJ_OP_FILE, path, eq + 1, 0, 0, "linux.sysctl");
-		if (!op)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-		op->len = strlen(eq + 1);
-		op->mode = 0644;
-	}
-	return 0;
-}
-
 static int rootfs_ops(struct aj_oci_cplan *c, struct aj_err *err)
 {
 	bool dev_mounted = false;
@@ -172,7 +154,7 @@ static int rootfs_ops(struct aj_oci_cplan *c, struct aj_err *err)
 	}
 	if (!dev_mounted && dev_defaults(c, false, err) < 0)
 		return -1;
-	if (sysctl_ops(c, err) < 0)
+	if (oci_plan_sysctls(c, err) < 0)
 		return -1;
 	for (size_t i = 0; i < c->spec.masked.n; i++)
 		ADD(&c->plan, AJ_OP_MASK, c->spec.masked.v[i], NULL, AJ_OPF_OPTIONAL, 0,
@@ -184,45 +166,6 @@ static int rootfs_ops(struct aj_oci_cplan *c, struct aj_err *err)
 			  "the bundle's root filesystem (%s), idmapped to the container's ids; "
 			  "%zu operations",
 			  c->spec.root_ro ? "read-only" : "writable", c->plan.n_ops);
-	return 0;
-}
-
-/* ---- namespaces ------------------------------------------------------------------------- */
-
-static void ns_layer(struct aj_oci_cplan *c, int layer, int type, const char *name)
-{
-	const char *path = NULL;
-
-	if (!aj_oci_spec_has_ns(&c->spec, type, &path)) {
-		aj_plan_set_layer(&c->plan, layer, AJ_LS_OFF,
-				  "SHARED WITH THE HOST by the bundle (no %s namespace)", name);
-		return;
-	}
-	if (path) {
-		aj_plan_set_layer(&c->plan, layer, AJ_LS_ENFORCED, "joins %s", path);
-		return;
-	}
-	if (type != CLONE_NEWCGROUP)
-		c->plan.clone_flags |= type;
-	aj_plan_set_layer(&c->plan, layer, AJ_LS_ENFORCED, "a new %s namespace", name);
-}
-
-static int namespaces(struct aj_oci_cplan *c, struct aj_err *err)
-{
-	if (!aj_oci_spec_has_ns(&c->spec, CLONE_NEWPID, NULL))
-		return aj_err_set(err, AJ_LAYER_POLICY, ENOTSUP,
-				  "config.json: linux.namespaces: a pid namespace is required: the "
-				  "container's init must be the ancestor of every process in it");
-	c->plan.clone_flags = CLONE_NEWUSER | CLONE_NEWNS;
-	ns_layer(c, AJ_PL_MOUNTNS, CLONE_NEWNS, "mount");
-	ns_layer(c, AJ_PL_PIDNS, CLONE_NEWPID, "pid");
-	ns_layer(c, AJ_PL_IPCNS, CLONE_NEWIPC, "ipc");
-	ns_layer(c, AJ_PL_UTSNS, CLONE_NEWUTS, "uts");
-	ns_layer(c, AJ_PL_NETNS, CLONE_NEWNET, "network");
-	ns_layer(c, AJ_PL_CGROUPNS, CLONE_NEWCGROUP, "cgroup");
-	if (c->spec.hostname && !(c->plan.clone_flags & CLONE_NEWUTS))
-		return aj_err_set(err, AJ_LAYER_POLICY, EINVAL,
-				  "config.json: hostname: needs a new uts namespace");
 	return 0;
 }
 
@@ -278,17 +221,94 @@ static int landlock_layer(struct aj_oci_cplan *c, struct aj_err *err)
 	return 0;
 }
 
+/* ---- capabilities ------------------------------------------------------------------------ */
+
+static int cap_outside(const char *what, const char *set, uint64_t extra, const char *of,
+		       struct aj_err *err)
+{
+	char names[512];
+
+	aj_cap_format(extra, names, sizeof names);
+	return aj_err_set(err, AJ_LAYER_POLICY, EINVAL,
+			  "%s: process.capabilities.%s: %s not in %s", what, set, names, of);
+}
+
+int aj_oci_caps_check(const struct aj_container_process *p, const char *what,
+		      struct aj_err *err)
+{
+	const uint64_t *k = p->caps;
+
+	/* What capset(2) and PR_CAP_AMBIENT_RAISE would refuse, refused here by field. */
+	if (k[AJ_CAPSET_EFFECTIVE] & ~k[AJ_CAPSET_PERMITTED])
+		return cap_outside(what, "effective", k[AJ_CAPSET_EFFECTIVE] & ~k[AJ_CAPSET_PERMITTED],
+				   "permitted", err);
+	if (k[AJ_CAPSET_INHERITABLE] & ~k[AJ_CAPSET_BOUNDING])
+		return cap_outside(what, "inheritable",
+				   k[AJ_CAPSET_INHERITABLE] & ~k[AJ_CAPSET_BOUNDING], "bounding",
+				   err);
+	if (k[AJ_CAPSET_AMBIENT] & ~(k[AJ_CAPSET_PERMITTED] & k[AJ_CAPSET_INHERITABLE]))
+		return cap_outside(what, "ambient",
+				   k[AJ_CAPSET_AMBIENT] &
+					   ~(k[AJ_CAPSET_PERMITTED] & k[AJ_CAPSET_INHERITABLE]),
+				   "both permitted and inheritable", err);
+	return 0;
+}
+
+void aj_oci_caps_cap(const struct aj_oci_cplan *c, struct aj_container_process *p)
+{
+	for (int s = 0; s < AJ_CAPSET__COUNT; s++)
+		p->caps[s] &= c->cap_ceiling;
+}
+
+/* The bundle's sets, checked, capped by io.agentjail.capabilities. */
+static int capabilities(struct aj_oci_cplan *c, struct aj_err *err)
+{
+	const char *a = aj_oci_annotation(&c->spec, "io.agentjail.capabilities");
+	const uint64_t *k = c->spec.proc.caps;
+	char bad[64], capped[96] = "";
+
+	memcpy(c->caps_asked, k, sizeof c->caps_asked);
+	c->cap_ceiling = aj_cap_all();
+	if (a && aj_cap_parse_list(a, &c->cap_ceiling, bad, sizeof bad) < 0)
+		return aj_err_set(err, AJ_LAYER_POLICY, EINVAL,
+				  "annotations: io.agentjail.capabilities: \"%s\" is not a "
+				  "capability (a list such as \"CAP_CHOWN,CAP_NET_BIND_SERVICE\", or "
+				  "\"none\")",
+				  bad);
+	if (aj_oci_caps_check(&c->spec.proc, "config.json", err) < 0)
+		return -1;
+	aj_oci_caps_cap(c, &c->spec.proc);
+	if (a)
+		snprintf(capped, sizeof capped, "; at most %d (io.agentjail.capabilities)",
+			 __builtin_popcountll(c->cap_ceiling));
+	if (!(k[AJ_CAPSET_BOUNDING] | k[AJ_CAPSET_PERMITTED] | k[AJ_CAPSET_AMBIENT]))
+		aj_plan_set_layer(&c->plan, AJ_PL_CAPS, AJ_LS_ENFORCED,
+				  "every capability dropped (the bundle asks none)%s", capped);
+	else
+		aj_plan_set_layer(&c->plan, AJ_PL_CAPS, AJ_LS_ENFORCED,
+				  "the bundle's, over the container's own user namespace only: "
+				  "bounding %d, effective %d, permitted %d, inheritable %d, ambient "
+				  "%d%s",
+				  __builtin_popcountll(k[AJ_CAPSET_BOUNDING]),
+				  __builtin_popcountll(k[AJ_CAPSET_EFFECTIVE]),
+				  __builtin_popcountll(k[AJ_CAPSET_PERMITTED]),
+				  __builtin_popcountll(k[AJ_CAPSET_INHERITABLE]),
+				  __builtin_popcountll(k[AJ_CAPSET_AMBIENT]), capped);
+	return 0;
+}
+
 static void other_layers(struct aj_oci_cplan *c)
 {
 	struct aj_plan *p = &c->plan;
-	char caps[160] = "";
 
-	if (c->spec.proc.caps.n)
-		snprintf(caps, sizeof caps, "; the bundle asked for %zu, none granted (see "
-			 "oci.capabilities)", c->spec.proc.caps.n);
-	aj_plan_set_layer(p, AJ_PL_CAPS, AJ_LS_ENFORCED, "every capability dropped%s", caps);
-	aj_plan_set_layer(p, AJ_PL_NNP, AJ_LS_ENFORCED, "set%s",
-			  c->spec.proc.no_new_privs ? "" : " (although the bundle did not ask)");
+	if (c->spec.proc.no_new_privs)
+		aj_plan_set_layer(p, AJ_PL_NNP, AJ_LS_ENFORCED,
+				  "set (process.noNewPrivileges): setuid and file capabilities "
+				  "cannot raise privileges");
+	else
+		aj_plan_set_layer(p, AJ_PL_NNP, AJ_LS_OFF,
+				  "not asked by the bundle: setuid and file capabilities work inside, "
+				  "within the container's user namespace and its bounding set");
 	aj_plan_set_layer(p, AJ_PL_SESSION, AJ_LS_ENFORCED, "the process has its own session%s",
 			  c->spec.proc.terminal ? " and the container's own terminal" : "");
 	aj_plan_set_layer(p, AJ_PL_ENV, AJ_LS_ENFORCED, "the bundle's %zu variables only",
@@ -376,15 +396,18 @@ int aj_oci_cplan_build(struct aj_oci_cplan *c, const char *bundle, json_t *confi
 		       const char *id, bool systemd_cgroup, struct aj_err *err)
 {
 	memset(c, 0, sizeof *c);
+	for (size_t i = 0; i < AJ_CONTAINER_MAX_NS; i++)
+		c->ns_fd[i] = -1;
 	snprintf(c->bundle, sizeof c->bundle, "%s", bundle);
 	if (aj_oci_spec_parse(config, &c->spec, err) < 0 || policy(c, err) < 0)
 		return -1;
 	c->plan.policy = &c->pol;
 	c->plan.features = &c->feat;
 	c->have_plan = true;
-	if (aj_plan_base_layers(&c->plan, err) < 0 || namespaces(c, err) < 0 ||
+	if (aj_plan_base_layers(&c->plan, err) < 0 || oci_plan_namespaces(c, err) < 0 ||
 	    cgroup_path(c, id, systemd_cgroup, err) < 0 || rootfs_ops(c, err) < 0 ||
-	    process(c, err) < 0 || landlock_layer(c, err) < 0 || seccomp_layer(c, err) < 0)
+	    process(c, err) < 0 || capabilities(c, err) < 0 || landlock_layer(c, err) < 0 ||
+	    seccomp_layer(c, err) < 0)
 		return -1;
 	other_layers(c);
 	resource_layers(c);
@@ -397,6 +420,7 @@ void aj_oci_cplan_free(struct aj_oci_cplan *c)
 		aj_plan_free(&c->plan);
 	if (c->pol.preset)
 		aj_policy_free(&c->pol);
+	oci_plan_ns_free(c);
 	aj_oci_spec_free(&c->spec);
 	aj_strv_free(&c->notes);
 	free(c->filter);
@@ -406,15 +430,17 @@ void aj_oci_cplan_free(struct aj_oci_cplan *c)
 
 void aj_oci_cplan_launch(struct aj_oci_cplan *c, struct aj_container_launch *l)
 {
+	const char *cgns = NULL;
+
 	memset(l, 0, sizeof *l);
 	l->plan = &c->plan;
 	l->proc = &c->spec.proc;
 	l->filter = c->filter;
 	l->filter_len = c->filter_len;
 	l->root_readonly = c->spec.root_ro;
-	l->hostname = c->spec.hostname;
-	l->new_cgroupns = aj_oci_spec_has_ns(&c->spec, CLONE_NEWCGROUP, NULL);
+	l->new_cgroupns = aj_oci_spec_has_ns(&c->spec, CLONE_NEWCGROUP, &cgns) && !cgns;
 	l->console_fd = l->fifo_fd = -1;
+	oci_plan_ns_launch(c, l);
 }
 
 static json_t *strv_json(const struct aj_strv *v)
@@ -426,6 +452,20 @@ static json_t *strv_json(const struct aj_strv *v)
 	return a;
 }
 
+static json_t *capsets_json(const uint64_t *sets)
+{
+	json_t *o = json_object();
+
+	for (int s = 0; s < AJ_CAPSET__COUNT; s++) {
+		json_t *a = json_array();
+		for (int k = 0; k <= AJ_CAP_LAST; k++)
+			if ((sets[s] >> k) & 1)
+				json_array_append_new(a, json_string(aj_cap_name(k)));
+		json_object_set_new(o, aj_capset_names[s], a);
+	}
+	return o;
+}
+
 json_t *aj_oci_cplan_report(const struct aj_oci_cplan *c)
 {
 	json_t *r = aj_plan_to_json(&c->plan), *oci = json_object(), *caps = json_object();
@@ -433,8 +473,9 @@ json_t *aj_oci_cplan_report(const struct aj_oci_cplan *c)
 
 	for (size_t i = 0; i < c->spec.notes.n; i++)
 		json_array_append_new(notes, json_string(c->spec.notes.v[i]));
-	json_object_set_new(caps, "requested", strv_json(&c->spec.proc.caps));
-	json_object_set_new(caps, "granted", json_array());
+	json_object_set_new(caps, "requested", capsets_json(c->caps_asked));
+	json_object_set_new(caps, "granted", capsets_json(c->spec.proc.caps));
+	json_object_set_new(caps, "user_namespace", json_string("the container's own"));
 	json_object_set_new(oci, "bundle", json_string(c->bundle));
 	json_object_set_new(oci, "rootfs", json_string(c->rootfs));
 	json_object_set_new(oci, "cgroup", json_string(c->cgroup_path));

@@ -319,22 +319,28 @@ static int read_resources(const struct aj_jf_field *f, const char *path, json_t 
 	return json_is_object(v) ? oci_read_sub(resources_rows, v, OCI_CTX(o)->s, path, o, e) : 0;
 }
 
-/* Namespaced sysctls that only affect the container (runc's and Kubernetes' safe set). */
+int aj_oci_sysctl_ns(const char *name)
+{
+	static const char *const ipc[] = {"kernel.shmmax", "kernel.shmmni", "kernel.shmall",
+					  "kernel.shm_rmid_forced", "kernel.msgmax",
+					  "kernel.msgmni", "kernel.msgmnb", "kernel.sem"};
+
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(ipc); i++)
+		if (strcmp(name, ipc[i]) == 0)
+			return CLONE_NEWIPC;
+	if (strncmp(name, "fs.mqueue.", 10) == 0)
+		return CLONE_NEWIPC;
+	return strncmp(name, "net.", 4) == 0 ? CLONE_NEWNET : 0;
+}
+
+/* Namespaced sysctls (runc's and Kubernetes' safe set), only with a namespace of the kind
+ * they belong to in the list (new or joined): never the host's. Whether a joined one is the
+ * host's is checked when it is opened (plan_ns.c). */
 static bool sysctl_allowed(const char *name, const struct aj_oci_spec *s)
 {
-	static const char *const exact[] = {"kernel.shmmax", "kernel.shmmni", "kernel.shmall",
-					    "kernel.shm_rmid_forced", "kernel.msgmax",
-					    "kernel.msgmni", "kernel.msgmnb", "kernel.sem"};
-	const char *netns_path = NULL;
+	int ns = aj_oci_sysctl_ns(name);
 
-	for (size_t i = 0; i < AJ_ARRAY_SIZE(exact); i++)
-		if (strcmp(name, exact[i]) == 0)
-			return true;
-	if (strncmp(name, "fs.mqueue.", 10) == 0)
-		return true;
-	/* net.* belongs to the network namespace: only a container's own. */
-	return strncmp(name, "net.", 4) == 0 && aj_oci_spec_has_ns(s, CLONE_NEWNET, &netns_path) &&
-	       !netns_path;
+	return ns && aj_oci_spec_has_ns(s, ns, NULL);
 }
 
 /* A name that could leave /proc/sys is refused in the words of a bad value, as before. */
@@ -356,8 +362,8 @@ static int add_sysctls(const struct aj_jf_field *f, const char *path, json_t *v,
 	json_object_foreach(v, k, val) {
 		if (!sysctl_allowed(k, s))
 			return OCI_REFUSE(path, "\"%s\" is not a namespaced sysctl agentjail allows "
-						"(kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, net.* "
-						"with a private network namespace)",
+						"(kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.* with an ipc "
+						"namespace, net.* with a network namespace)",
 				      k);
 		aj_strv_pushf(&s->sysctl, "%s=%s", k, json_string_value(val));
 	}

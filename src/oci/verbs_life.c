@@ -101,25 +101,6 @@ static void rfc3339_now(char *buf, size_t len)
 	snprintf(buf, len, "%s.%09ldZ", s, ts.tv_nsec);
 }
 
-static int open_ns_paths(struct create_ctx *x, struct aj_err *err)
-{
-	const struct aj_oci_spec *s = &x->c.spec;
-
-	for (size_t i = 0; i < s->n_ns; i++) {
-		int fd;
-		if (!s->ns[i].path)
-			continue;
-		fd = open(s->ns[i].path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return aj_err_sys(err, AJ_LAYER_NS, "config.json: linux.namespaces[%zu].path: "
-							   "open \"%s\"",
-					  i, s->ns[i].path);
-		x->l.join_fd[x->l.n_join] = fd;
-		x->l.join_type[x->l.n_join++] = s->ns[i].type;
-	}
-	return 0;
-}
-
 static int prepare(struct create_ctx *x, struct aj_err *err)
 {
 	char path[PATH_MAX + 16], fifo[4200];
@@ -128,7 +109,8 @@ static int prepare(struct create_ctx *x, struct aj_err *err)
 
 	snprintf(path, sizeof path, "%s/config.json", x->bundle);
 	if (!(x->config = aj_oci_load_json(path, err)) ||
-	    aj_oci_cplan_build(&x->c, x->bundle, x->config, x->id, x->g->systemd_cgroup, err) < 0)
+	    aj_oci_cplan_build(&x->c, x->bundle, x->config, x->id, x->g->systemd_cgroup, err) < 0 ||
+	    aj_oci_cplan_open_ns(&x->c, err) < 0)
 		return -1;
 	if (x->c.spec.proc.terminal != (x->console != NULL))
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
@@ -159,7 +141,7 @@ static int prepare(struct create_ctx *x, struct aj_err *err)
 		return aj_err_sys(err, AJ_LAYER_STATE, "start fifo \"%s\"", fifo);
 	if (x->console && (x->l.console_fd = aj_oci_connect_console(x->console, err)) < 0)
 		return -1;
-	return open_ns_paths(x, err);
+	return 0;
 }
 
 static int record(struct create_ctx *x, pid_t pid, struct aj_err *err)
@@ -194,8 +176,6 @@ static void create_cleanup(struct create_ctx *x, bool failed)
 		close(x->l.fifo_fd);
 	if (x->l.console_fd >= 0)
 		close(x->l.console_fd);
-	for (size_t i = 0; i < x->l.n_join; i++)
-		close(x->l.join_fd[i]);
 	if (failed && x->have_cg)
 		aj_cgroup_oci_destroy(&x->cg, NULL);
 	if (failed && x->made_dir)

@@ -833,6 +833,9 @@ static int mount_op(const struct aj_op *op, int host, struct aj_err *err)
 
 	if (make_mountpoint(op->dst, true, err) < 0)
 		return -1;
+	/* Made by the creator in a namespace the container joined (container_join.c). */
+	if (op->tree_fd >= 0)
+		return attach(op->tree_fd, op->dst, false, err);
 	if (mount(op->src, op->dst, op->mtype, op->mflags, op->opts) == 0)
 		return 0;
 	/* sysfs belongs to the network namespace: one joined from outside (a pod's) is owned by

@@ -5,6 +5,7 @@
  * The spec is freed after every parse, failed or not, as the OCI verbs do. */
 #include <errno.h>
 #include <jansson.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,8 @@ static const char *const base_text =
 	"    \"options\": [\"rbind\", \"ro\", \"rw\", \"nodev\", \"rprivate\"]}],"
 	" \"annotations\": {\"io.k8s\": \"pod\"},"
 	" \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"},"
-	"   {\"type\": \"network\"}, {\"type\": \"uts\", \"path\": \"/proc/1/ns/uts\"}],"
+	"   {\"type\": \"network\"}, {\"type\": \"uts\", \"path\": \"/proc/1/ns/uts\"},"
+	"   {\"type\": \"ipc\", \"path\": \"/proc/1/ns/ipc\"}],"
 	"   \"resources\": {\"memory\": {\"limit\": 1048576}, \"pids\": {\"limit\": 64},"
 	"                 \"cpu\": {\"quota\": 50000, \"period\": 100000, \"shares\": 512}},"
 	"   \"maskedPaths\": [\"/proc/kcore\"], \"readonlyPaths\": [\"/proc/sys\"],"
@@ -148,9 +150,10 @@ static void valid(void)
 	CHECK(s.proc.uid == 1000 && s.proc.gid == 100 && s.proc.n_groups == 2 &&
 		      s.proc.groups[1] == 6,
 	      "process user and additional groups");
-	CHECK(s.proc.caps.n == 2 && aj_strv_contains(&s.proc.caps, "CAP_KILL") &&
-		      aj_strv_contains(&s.proc.caps, "CAP_CHOWN"),
-	      "capabilities of every set, each once");
+	CHECK(s.proc.caps[AJ_CAPSET_BOUNDING] == ((1u << CAP_KILL) | (1u << CAP_CHOWN)) &&
+		      s.proc.caps[AJ_CAPSET_EFFECTIVE] == (1u << CAP_KILL) &&
+		      !s.proc.caps[AJ_CAPSET_PERMITTED] && !s.proc.caps[AJ_CAPSET_AMBIENT],
+	      "capability sets, each its own mask");
 	CHECK(s.proc.n_rlimits == 1 && s.proc.rlimits[0].resource == RLIMIT_NOFILE &&
 		      s.proc.rlimits[0].soft == 1024 && s.proc.rlimits[0].hard == 4096,
 	      "rlimits by name");
@@ -173,12 +176,13 @@ static void valid(void)
 		      !strcmp(m->src, "/srv/data") && !(m->flags & MS_RDONLY) &&
 		      (m->flags & MS_NODEV),
 	      "rbind without a type is a recursive bind; rw after ro clears it");
-	CHECK(s.n_ns == 4 && aj_oci_spec_has_ns(&s, CLONE_NEWNET, &path) && path == NULL,
+	CHECK(s.n_ns == 5 && aj_oci_spec_has_ns(&s, CLONE_NEWNET, &path) && path == NULL,
 	      "a new network namespace");
 	CHECK(aj_oci_spec_has_ns(&s, CLONE_NEWUTS, &path) && path &&
 		      !strcmp(path, "/proc/1/ns/uts") &&
-		      !aj_oci_spec_has_ns(&s, CLONE_NEWIPC, NULL),
-	      "a joined uts namespace, no ipc one");
+		      aj_oci_spec_has_ns(&s, CLONE_NEWIPC, &path) && path &&
+		      !aj_oci_spec_has_ns(&s, CLONE_NEWCGROUP, NULL),
+	      "joined uts and ipc namespaces, no cgroup one");
 	CHECK(s.res.memory == 1048576 && s.res.pids == 64 && s.res.cpu_quota == 50000 &&
 		      s.res.cpu_period == 100000 && s.res.cpu_shares == 512,
 	      "resources");
@@ -292,6 +296,8 @@ static void process_fields(void)
 	refused("process.capabilities", "[]", EINVAL, "process.capabilities", "object");
 	refused("process.capabilities.bounding", "[\"SYS_ADMIN\"]", EINVAL,
 		"process.capabilities: bounding[0]", "not a capability");
+	refused("process.capabilities.ambient", "[\"CAP_CHOWN\", \"CAP_FLY\"]", EINVAL,
+		"process.capabilities: ambient[1]", "\"CAP_FLY\" is not a capability");
 	refused("process.rlimits", "{}", EINVAL, "rlimits", "array");
 	refused("process.rlimits[0].type", "\"RLIMIT_BOGUS\"", EINVAL, "process.rlimits[0]",
 		"type");
@@ -356,13 +362,15 @@ static void linux_fields(void)
 		"linux.devices", "not supported");
 	refused("linux.sysctl", "{\"kernel.panic\": \"1\"}", EINVAL,
 		"linux.sysctl", "\"kernel.panic\" is not a namespaced sysctl");
+	refused("linux.namespaces", "[{\"type\": \"pid\"}, {\"type\": \"mount\"}]", EINVAL,
+		"linux.sysctl", "\"kernel.shmmax\" is not a namespaced sysctl");
 	refused("linux.sysctl", "{\"kernel.shmmax\": 5}", EINVAL,
 		"linux.sysctl", "string");
 	refused("linux.sysctl", "{\"fs.mqueue/../../x\": \"1\"}", EINVAL, "linux.sysctl",
 		"fs.mqueue/../../x");
 	refused("linux.sysctl", "[]", EINVAL, "linux.sysctl", "object");
-	refused("linux.namespaces[2]", "{\"type\": \"network\", \"path\": \"/proc/1/ns/net\"}",
-		EINVAL, "linux.sysctl", "\"net.ipv4.ip_forward\" is not a namespaced sysctl");
+	refused("linux.namespaces[2]", "{\"type\": \"cgroup\"}", EINVAL, "linux.sysctl",
+		"\"net.ipv4.ip_forward\" is not a namespaced sysctl");
 	refused("linux.maskedPaths", "[\"proc/kcore\"]", EINVAL,
 		"linux.maskedPaths: [0]", "absolute");
 	refused("linux.readonlyPaths", "[\"/ok\", \"sys\"]", EINVAL,
