@@ -50,6 +50,7 @@ static int root_op(struct aj_oci_cplan *c, struct aj_err *err)
 	ADD(&c->plan, AJ_OP_BIND, "/", c->rootfs, AJ_OPF_FROM_PARENT | AJ_OPF_CANONICAL,
 	    c->spec.root_ro ? AJ_LL_RX : AJ_LL_RW,
 	    "the bundle's root filesystem, its ids shown as the container's own");
+	c->plan.ops[0].mprop = c->spec.root_propagation;
 	return 0;
 }
 
@@ -95,12 +96,13 @@ static int bind_op(struct aj_oci_cplan *c, const struct aj_oci_mount *m, size_t 
 	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
 		ADD(&c->plan, AJ_OP_BIND, m->dst, src, AJ_OPF_DEV | ro, AJ_LL_DEV,
 		    "a device node the bundle binds in");
-		return 0;
+	} else {
+		ADD(&c->plan, AJ_OP_BIND, m->dst, src,
+		    AJ_OPF_FROM_PARENT | AJ_OPF_CANONICAL | ro |
+			    (m->flags & MS_NOEXEC ? AJ_OPF_NOEXEC : 0),
+		    ll, "a bind mount of the bundle, ids shown as the container's own");
 	}
-	ADD(&c->plan, AJ_OP_BIND, m->dst, src,
-	    AJ_OPF_FROM_PARENT | AJ_OPF_CANONICAL | ro |
-		    (m->flags & MS_NOEXEC ? AJ_OPF_NOEXEC : 0),
-	    ll, "a bind mount of the bundle, ids shown as the container's own");
+	c->plan.ops[c->plan.n_ops - 1].mprop = m->propagation;
 	return 0;
 }
 
@@ -136,6 +138,7 @@ static int mount_op(struct aj_oci_cplan *c, const struct aj_oci_mount *m, size_t
 		op->opts = aj_xstrdup(m->data);
 	op->mtype = static_type(type);
 	op->mflags = m->flags | (strcmp(m->type, "cgroup") == 0 ? MS_RDONLY : 0);
+	op->mprop = m->propagation;
 	if (strcmp(m->dst, "/dev") == 0 && strcmp(type, "tmpfs") == 0)
 		return dev_defaults(c, true, err);
 	return 0;

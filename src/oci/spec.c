@@ -66,22 +66,25 @@ int oci_note_not_applied(const struct aj_jf_field *f, const char *path, json_t *
 /* Options that are flags of the mount itself; anything else is data for the filesystem. */
 static const struct {
 	const char *name;
-	unsigned long set, clear;
+	unsigned long set, clear, propagation;
 } mount_flags[] = {
-	{"ro", MS_RDONLY, 0},          {"rw", 0, MS_RDONLY},
-	{"nosuid", MS_NOSUID, 0},      {"suid", 0, MS_NOSUID},
-	{"nodev", MS_NODEV, 0},        {"dev", 0, MS_NODEV},
-	{"noexec", MS_NOEXEC, 0},      {"exec", 0, MS_NOEXEC},
-	{"relatime", MS_RELATIME, 0},  {"norelatime", 0, MS_RELATIME},
-	{"strictatime", MS_STRICTATIME, 0}, {"noatime", MS_NOATIME, 0},
-	{"nodiratime", MS_NODIRATIME, 0},   {"sync", MS_SYNCHRONOUS, 0},
-	{"async", 0, MS_SYNCHRONOUS},  {"dirsync", MS_DIRSYNC, 0},
-	{"mand", 0, 0},                {"nomand", 0, 0},
-	{"defaults", 0, 0},
-	/* Propagation: every container mount is private here (nothing propagates to or from
-	 * the host), which is the safe end of what a bundle may ask. */
-	{"private", 0, 0},  {"rprivate", 0, 0}, {"slave", 0, 0}, {"rslave", 0, 0},
-	{"shared", 0, 0},   {"rshared", 0, 0},  {"unbindable", 0, 0}, {"runbindable", 0, 0},
+	{"ro", MS_RDONLY, 0, 0},          {"rw", 0, MS_RDONLY, 0},
+	{"nosuid", MS_NOSUID, 0, 0},      {"suid", 0, MS_NOSUID, 0},
+	{"nodev", MS_NODEV, 0, 0},        {"dev", 0, MS_NODEV, 0},
+	{"noexec", MS_NOEXEC, 0, 0},      {"exec", 0, MS_NOEXEC, 0},
+	{"relatime", MS_RELATIME, 0, 0},  {"norelatime", 0, MS_RELATIME, 0},
+	{"strictatime", MS_STRICTATIME, 0, 0}, {"noatime", MS_NOATIME, 0, 0},
+	{"nodiratime", MS_NODIRATIME, 0, 0},   {"sync", MS_SYNCHRONOUS, 0, 0},
+	{"async", 0, MS_SYNCHRONOUS, 0},  {"dirsync", MS_DIRSYNC, 0, 0},
+	{"mand", 0, 0, 0},                {"nomand", 0, 0, 0},
+	{"defaults", 0, 0, 0},
+	/* Propagation, applied in the container's own mount namespace: every mount starts
+	 * private there (nothing propagates to or from the host), and a peer group made inside
+	 * has only the container's mounts in it. */
+	{"private", 0, 0, MS_PRIVATE},  {"rprivate", 0, 0, MS_PRIVATE | MS_REC},
+	{"slave", 0, 0, MS_SLAVE},      {"rslave", 0, 0, MS_SLAVE | MS_REC},
+	{"shared", 0, 0, MS_SHARED},    {"rshared", 0, 0, MS_SHARED | MS_REC},
+	{"unbindable", 0, 0, MS_UNBINDABLE}, {"runbindable", 0, 0, MS_UNBINDABLE | MS_REC},
 };
 
 const char *const aj_oci_mount_options[] = {
@@ -137,6 +140,8 @@ static int apply_mount_options(const struct aj_jf_field *f, const char *path, js
 			m->recursive = m->recursive || opt[0] == 'r';
 		} else if (k < AJ_ARRAY_SIZE(mount_flags)) {
 			m->flags = (m->flags | mount_flags[k].set) & ~mount_flags[k].clear;
+			if (mount_flags[k].propagation)
+				m->propagation = mount_flags[k].propagation;
 		} else {
 			data = aj_xasprintf("%s%s%s", m->data ? m->data : "", m->data ? "," : "", opt);
 			free(m->data);
@@ -405,6 +410,22 @@ static int refuse_devices(const struct aj_jf_field *f, const char *path, json_t 
 				    "full, random, urandom and tty");
 }
 
+static int read_root_propagation(const struct aj_jf_field *f, const char *path, json_t *v,
+				 void *dst, const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	static const char *const names[] = {"shared", "slave", "private", "unbindable",
+					    "rshared", "rslave", "rprivate", "runbindable"};
+	static const unsigned long flags[] = {MS_SHARED, MS_SLAVE, MS_PRIVATE, MS_UNBINDABLE};
+	const char *s = json_string_value(v);
+
+	for (size_t i = 0; s && i < AJ_ARRAY_SIZE(names); i++)
+		if (strcmp(s, names[i]) == 0) {
+			OCI_CTX(o)->s->root_propagation = flags[i % 4] | (i >= 4 ? MS_REC : 0);
+			return 0;
+		}
+	return s ? OCI_REFUSE(path, "\"%s\" (shared, slave, private or unbindable)", s) : 0;
+}
+
 static int keep_seccomp(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
 			const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
@@ -436,6 +457,8 @@ static const struct aj_jf_field linux_rows[] = {
 	{.name = "sysctl", .type = AJ_JF_MAP, .flags = AJ_JF_ELEMS_APART, .check = check_sysctl_name,
 	 .sub = &sysctl_value, .parse = add_sysctls},
 	{.name = "cgroupsPath", .type = AJ_JF_STRING, .flags = AJ_JF_NULLABLE, .off = S(cgroups_path)},
+	{.name = "rootfsPropagation", .type = AJ_JF_STRING, .flags = AJ_JF_NULLABLE,
+	 .parse = read_root_propagation},
 	{.name = "seccomp", .type = AJ_JF_OBJECT, .parse = keep_seccomp},
 	OCI_END,
 };

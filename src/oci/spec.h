@@ -24,6 +24,7 @@ struct aj_oci_mount {
 	char *src;
 	unsigned long flags; /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, ... */
 	bool bind, recursive;
+	unsigned long propagation; /* MS_SHARED, MS_SLAVE, MS_PRIVATE, MS_UNBINDABLE (| MS_REC) */
 	char *data; /* filesystem options ("mode=755,size=65536k"), NULL if none */
 };
 
@@ -49,6 +50,7 @@ struct aj_oci_spec {
 	struct aj_oci_mount *mounts;
 	size_t n_mounts;
 	char *hostname;
+	unsigned long root_propagation; /* linux.rootfsPropagation as MS_* flags, 0: private */
 	struct aj_oci_ns ns[AJ_CONTAINER_MAX_NS];
 	size_t n_ns;
 	struct aj_oci_resources res;
