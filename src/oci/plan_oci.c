@@ -324,26 +324,30 @@ static void other_layers(struct aj_oci_cplan *c)
 
 static void resource_layers(struct aj_oci_cplan *c)
 {
-	const struct aj_oci_resources *r = &c->spec.res;
+	const struct aj_cgroup_oci_limits *r = &c->spec.res;
 	const char *mode = aj_cgroup_mode_name(c->feat.cgroup->mode);
 
-	if (r->memory)
-		aj_plan_set_layer(&c->plan, AJ_PL_MEMORY, AJ_LS_ENFORCED, "%lu bytes (cgroup %s, %s)",
-				  (unsigned long)r->memory, mode, c->cgroup_path);
+	if (aj_cg_set(r->memory) && r->memory > 0)
+		aj_plan_set_layer(&c->plan, AJ_PL_MEMORY, AJ_LS_ENFORCED, "%lld bytes (cgroup %s, %s)",
+				  (long long)r->memory, mode, c->cgroup_path);
 	else
 		aj_plan_set_layer(&c->plan, AJ_PL_MEMORY, AJ_LS_OFF, "no limit in the bundle");
-	if (r->pids)
-		aj_plan_set_layer(&c->plan, AJ_PL_PIDS, AJ_LS_ENFORCED, "%lu tasks (cgroup %s)",
-				  (unsigned long)r->pids, mode);
+	if (aj_cg_set(r->pids) && r->pids > 0)
+		aj_plan_set_layer(&c->plan, AJ_PL_PIDS, AJ_LS_ENFORCED, "%lld tasks (cgroup %s)",
+				  (long long)r->pids, mode);
 	else
 		aj_plan_set_layer(&c->plan, AJ_PL_PIDS, AJ_LS_OFF, "no limit in the bundle");
-	if (r->cpu_quota > 0)
-		aj_plan_set_layer(&c->plan, AJ_PL_CPU, AJ_LS_ENFORCED, "quota %ld us per %lu us",
-				  (long)r->cpu_quota,
-				  (unsigned long)(r->cpu_period ? r->cpu_period : 100000));
+	if (aj_cg_set(r->cpu_quota) && r->cpu_quota > 0)
+		aj_plan_set_layer(&c->plan, AJ_PL_CPU, AJ_LS_ENFORCED, "quota %lld us per %lld us%s%s",
+				  (long long)r->cpu_quota,
+				  aj_cg_set(r->cpu_period) && r->cpu_period > 0
+					  ? (long long)r->cpu_period
+					  : 100000LL,
+				  r->cpus ? ", CPUs " : "", r->cpus ? r->cpus : "");
 	else
-		aj_plan_set_layer(&c->plan, AJ_PL_CPU, AJ_LS_OFF, "no quota in the bundle%s",
-				  r->cpu_shares ? " (shares set)" : "");
+		aj_plan_set_layer(&c->plan, AJ_PL_CPU, AJ_LS_OFF, "no quota in the bundle%s%s%s",
+				  aj_cg_set(r->cpu_shares) ? " (shares set)" : "",
+				  r->cpus ? "; CPUs " : "", r->cpus ? r->cpus : "");
 }
 
 /* runc's cgroupfs placement; the systemd form "slice:prefix:name" is mapped onto the same

@@ -282,46 +282,12 @@ static int check_abs_path(const char *path, const char *s, struct aj_err *err)
 					    path);
 }
 
-static int note_devices(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
-			const struct aj_jf_opts *o, struct aj_jf_error *e)
-{
-	oci_note(o, path, "not needed: the container can create no device nodes and sees only the "
-			  "harmless ones bound into its /dev");
-	return 0;
-}
-
 #define S(m) offsetof(struct aj_oci_spec, m)
-#define LIMIT(n, m)                                                                            \
-	{.name = (n), .type = AJ_JF_INT, .flags = AJ_JF_NULLABLE, .off = S(m), OCI_NONNEG}
-#define NOT_APPLIED(n) {.name = (n), .type = AJ_JF_ANY, .parse = oci_note_not_applied}
 
-static const struct aj_jf_field memory_rows[] = {LIMIT("limit", res.memory), OCI_END};
-static const struct aj_jf_field pids_rows[] = {LIMIT("limit", res.pids), OCI_END};
-static const struct aj_jf_field cpu_rows[] = {
-	LIMIT("quota", res.cpu_quota),
-	LIMIT("period", res.cpu_period),
-	LIMIT("shares", res.cpu_shares),
-	OCI_END,
-};
-
-static const struct aj_jf_field resources_rows[] = {
-	{.name = "memory", .type = AJ_JF_OBJECT, .flags = AJ_JF_NULLABLE, .sub = memory_rows},
-	{.name = "pids", .type = AJ_JF_OBJECT, .flags = AJ_JF_NULLABLE, .sub = pids_rows},
-	{.name = "cpu", .type = AJ_JF_OBJECT, .flags = AJ_JF_NULLABLE, .sub = cpu_rows},
-	NOT_APPLIED("blockIO"),
-	NOT_APPLIED("hugepageLimits"),
-	NOT_APPLIED("network"),
-	NOT_APPLIED("rdma"),
-	NOT_APPLIED("unified"),
-	{.name = "devices", .type = AJ_JF_ANY, .parse = note_devices},
-	OCI_END,
-};
-
-/* A value that is no object limits nothing, as it always did. */
 static int read_resources(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
 			  const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	return json_is_object(v) ? oci_read_sub(resources_rows, v, OCI_CTX(o)->s, path, o, e) : 0;
+	return oci_read_resources(v, path, o, e);
 }
 
 int aj_oci_sysctl_ns(const char *name)
@@ -544,7 +510,7 @@ int aj_oci_spec_parse(json_t *root, struct aj_oci_spec *s, struct aj_err *err)
 	struct aj_jf_error e;
 
 	memset(s, 0, sizeof *s);
-	s->res.cpu_quota = -1; /* none unless the bundle gives one */
+	aj_cgroup_oci_limits_init(&s->res);
 	if (!json_is_object(root))
 		return OCI_BAD("(document)", "expected a JSON object");
 	if (aj_jf_read(spec_rows, root, s, &o, &e) < 0)
@@ -559,6 +525,7 @@ int aj_oci_spec_parse(json_t *root, struct aj_oci_spec *s, struct aj_err *err)
 void aj_oci_spec_free(struct aj_oci_spec *s)
 {
 	aj_oci_process_free(&s->proc);
+	aj_cgroup_oci_limits_free(&s->res);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		free(s->mounts[i].dst);
 		free(s->mounts[i].type);

@@ -33,13 +33,6 @@ struct aj_oci_ns {
 	char *path; /* join this namespace; NULL: a new one */
 };
 
-struct aj_oci_resources {
-	uint64_t memory;     /* bytes, 0: none */
-	uint64_t pids;       /* 0: none */
-	int64_t cpu_quota;   /* microseconds per period, <= 0: none */
-	uint64_t cpu_period; /* microseconds, 0: 100000 */
-	uint64_t cpu_shares; /* 0: default */
-};
 
 struct aj_oci_spec {
 	char *oci_version;
@@ -53,7 +46,7 @@ struct aj_oci_spec {
 	unsigned long root_propagation; /* linux.rootfsPropagation as MS_* flags, 0: private */
 	struct aj_oci_ns ns[AJ_CONTAINER_MAX_NS];
 	size_t n_ns;
-	struct aj_oci_resources res;
+	struct aj_cgroup_oci_limits res; /* linux.resources (spec_resources.c) */
 	struct aj_strv masked, readonly;
 	struct aj_strv sysctl; /* "name=value", checked against the allowlist */
 	json_t *seccomp;       /* linux.seccomp, NULL if absent */

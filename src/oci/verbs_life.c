@@ -104,8 +104,6 @@ static void rfc3339_now(char *buf, size_t len)
 static int prepare(struct create_ctx *x, struct aj_err *err)
 {
 	char path[PATH_MAX + 16], fifo[4200];
-	const struct aj_oci_resources *r = &x->c.spec.res;
-	struct aj_cgroup_oci_limits lim;
 
 	snprintf(path, sizeof path, "%s/config.json", x->bundle);
 	if (!(x->config = aj_oci_load_json(path, err)) ||
@@ -127,9 +125,7 @@ static int prepare(struct create_ctx *x, struct aj_err *err)
 	if (aj_cgroup_oci_open(&x->cg, x->c.cgroup_path, err) < 0)
 		return -1;
 	x->have_cg = true;
-	lim = (struct aj_cgroup_oci_limits){r->memory, r->pids, r->cpu_quota, r->cpu_period,
-					    r->cpu_shares};
-	if (aj_cgroup_oci_create(&x->cg, &lim, err) < 0)
+	if (aj_cgroup_oci_create(&x->cg, &x->c.spec.res, &x->c.notes, err) < 0)
 		return -1;
 	aj_oci_cplan_launch(&x->c, &x->l);
 	x->l.cg = &x->cg;

@@ -207,8 +207,9 @@ static void defaults(void)
 	struct aj_err err;
 	json_t *j = edited("linux.resources.cpu", "{\"shares\": 2}");
 
-	CHECK(aj_oci_spec_parse(j, &s, &err) == 0 && s.res.cpu_quota == -1,
-	      "no cpu quota is -1, not 0");
+	CHECK(aj_oci_spec_parse(j, &s, &err) == 0 && s.res.cpu_quota == AJ_CG_UNSET &&
+		      s.res.cpu_shares == 2 && s.res.swap == AJ_CG_UNSET,
+	      "a value the bundle does not give is unset, not 0");
 	aj_oci_spec_free(&s);
 	json_decref(j);
 	j = edited("annotations", NULL);
@@ -227,18 +228,16 @@ static void notes(void)
 
 	json_object_set_new(json_object_get(j, "process"), "apparmorProfile", json_string("x"));
 	json_object_set_new(json_object_get(j, "process"), "selinuxLabel", json_string("y"));
-	json_object_set_new(json_object_get(json_object_get(j, "linux"), "resources"), "blockIO",
-			    json_object());
-	json_object_set_new(json_object_get(json_object_get(j, "linux"), "resources"), "devices",
-			    json_array());
-	CHECK(aj_oci_spec_parse(j, &s, &err) == 0 && s.notes.n == 4,
+	json_object_set_new(json_object_get(json_object_get(json_object_get(j, "linux"), "resources"),
+					    "memory"),
+			    "useHierarchy", json_true());
+	CHECK(aj_oci_spec_parse(j, &s, &err) == 0 && s.notes.n == 3,
 	      "fields accepted but not applied are noted (%zu)", s.notes.n);
 	for (size_t i = 0; i < s.notes.n; i++)
 		printf("# note: %s\n", s.notes.v[i]);
-	CHECK(s.notes.n == 4 && strstr(s.notes.v[0], "process.apparmorProfile") &&
+	CHECK(s.notes.n == 3 && strstr(s.notes.v[0], "process.apparmorProfile") &&
 		      strstr(s.notes.v[1], "process.selinuxLabel") &&
-		      strstr(s.notes.v[2], "linux.resources.blockIO") &&
-		      strstr(s.notes.v[3], "linux.resources.devices"),
+		      strstr(s.notes.v[2], "linux.resources.memory.useHierarchy"),
 	      "each note names its field");
 	aj_oci_spec_free(&s);
 	json_decref(j);
@@ -380,12 +379,65 @@ static void linux_fields(void)
 	refused("linux.cgroupsPath", "5", EINVAL, "linux.cgroupsPath", "string");
 	refused("linux.resources.memory", "5", EINVAL,
 		"linux.resources.memory", "object");
-	refused("linux.resources.memory.limit", "-1", EINVAL,
-		"linux.resources.memory.limit", "non-negative");
+	refused("linux.resources.memory.limit", "-2", EINVAL,
+		"linux.resources.memory.limit", "-1 for no limit");
 	refused("linux.resources.cpu.quota", "1.5", EINVAL, "linux.resources.cpu.quota",
-		"non-negative");
+		"integer");
 	refused("linux.resources.pids.limit", "\"64\"", EINVAL, "linux.resources.pids.limit",
-		"non-negative");
+		"integer");
+}
+
+/* linux.resources: every field of the spec read, bad values refused by field. */
+static void resources(void)
+{
+	struct aj_oci_spec s;
+	struct aj_err err;
+	json_t *j = edited("linux.resources",
+			   "{\"memory\": {\"limit\": 100, \"reservation\": 50, \"swap\": -1,"
+			   " \"swappiness\": 10, \"disableOOMKiller\": true},"
+			   " \"cpu\": {\"cpus\": \"0-1\", \"mems\": \"0\", \"realtimeRuntime\": 5},"
+			   " \"devices\": [{\"allow\": false, \"access\": \"rwm\"},"
+			   "  {\"allow\": true, \"type\": \"c\", \"major\": 1, \"minor\": 3, \"access\": \"rw\"}],"
+			   " \"blockIO\": {\"weight\": 300, \"throttleWriteIOPSDevice\":"
+			   "  [{\"major\": 8, \"minor\": 0, \"rate\": 100}]},"
+			   " \"hugepageLimits\": [{\"pageSize\": \"2MB\", \"limit\": 4194304}],"
+			   " \"network\": {\"classID\": 1048577, \"priorities\": [{\"name\": \"eth0\", \"priority\": 5}]},"
+			   " \"unified\": {\"memory.high\": \"1000000\"}}");
+
+	CHECK(aj_oci_spec_parse(j, &s, &err) == 0, "every resource field reads (%s)", err.msg);
+	CHECK(s.res.memory == 100 && s.res.reservation == 50 && s.res.swap == -1 &&
+		      s.res.swappiness == 10 && s.res.disable_oom,
+	      "memory: limit, reservation, swap, swappiness, disableOOMKiller");
+	CHECK(s.res.cpus && !strcmp(s.res.cpus, "0-1") && s.res.mems && !strcmp(s.res.mems, "0") &&
+		      s.res.rt_runtime == 5,
+	      "cpu: cpus, mems, realtimeRuntime");
+	CHECK(s.res.n_devices == 2 && !s.res.devices[0].allow && s.res.devices[0].type == NULL &&
+		      s.res.devices[0].major == AJ_CG_UNSET && s.res.devices[1].allow &&
+		      !strcmp(s.res.devices[1].type, "c") && s.res.devices[1].major == 1 &&
+		      s.res.devices[1].minor == 3 && !strcmp(s.res.devices[1].access, "rw"),
+	      "devices: the allowlist in order, a missing number is any");
+	CHECK(s.res.blkio_weight == 300 && s.res.n_throttle[AJ_CG_THROTTLE_WRITE_IOPS] == 1 &&
+		      s.res.throttle[AJ_CG_THROTTLE_WRITE_IOPS][0].rate == 100 &&
+		      !s.res.n_throttle[AJ_CG_THROTTLE_READ_BPS],
+	      "blockIO: weight and each throttle list on its own");
+	CHECK(s.res.n_huge == 1 && !strcmp(s.res.huge[0].size, "2MB") && s.res.n_prio == 1 &&
+		      s.res.net_classid == 1048577 && s.res.unified.n == 1 &&
+		      !strcmp(s.res.unified.v[0], "memory.high=1000000"),
+	      "hugepageLimits, network, unified");
+	aj_oci_spec_free(&s);
+	json_decref(j);
+	refused("linux.resources.memory.swappiness", "101", EINVAL,
+		"linux.resources.memory.swappiness", "0 to 100");
+	refused("linux.resources.cpu", "{\"cpus\": \"all\"}", EINVAL,
+		"linux.resources.cpu.cpus", "\"all\"");
+	refused("linux.resources.devices", "[{\"allow\": true, \"type\": \"x\"}]", EINVAL,
+		"linux.resources.devices[0].type", "a, b or c");
+	refused("linux.resources.devices", "[{\"type\": \"c\"}]", EINVAL,
+		"linux.resources.devices[0].allow", "required");
+	refused("linux.resources.hugepageLimits", "[{\"pageSize\": \"2M\", \"limit\": 1}]",
+		EINVAL, "linux.resources.hugepageLimits[0].pageSize", "page size");
+	refused("linux.resources.rdma", "{\"mlx5_0\": {\"hcaHandles\": 3}}", ENOTSUP,
+		"linux.resources.rdma", "not supported");
 }
 
 int main(void)
@@ -397,5 +449,6 @@ int main(void)
 	process_fields();
 	mounts();
 	linux_fields();
+	resources();
 	UNIT_EXIT();
 }
