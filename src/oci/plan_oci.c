@@ -144,6 +144,26 @@ static int mount_op(struct aj_oci_cplan *c, const struct aj_oci_mount *m, size_t
 	return 0;
 }
 
+/* linux.devices: the host's node of each (spec.c allows only harmless character devices),
+ * checked to be the device the bundle names. */
+static int devices(struct aj_oci_cplan *c, struct aj_err *err)
+{
+	for (size_t i = 0; i < c->spec.devices.n; i++) {
+		const char *kv = c->spec.devices.v[i], *host = strchr(kv, '=') + 1;
+		char dst[4096];
+		struct stat st;
+
+		snprintf(dst, sizeof dst, "%.*s", (int)(host - 1 - kv), kv);
+		if (stat(host, &st) < 0 || !S_ISCHR(st.st_mode))
+			return aj_err_set(err, AJ_LAYER_POLICY, ENOTSUP,
+					  "config.json: linux.devices: \"%s\": this host has no %s",
+					  dst, host);
+		ADD(&c->plan, AJ_OP_BIND, dst, host, AJ_OPF_DEV, AJ_LL_DEV,
+		    "linux.devices: the host's node, as it is (mode and owner are the host's)");
+	}
+	return 0;
+}
+
 static int rootfs_ops(struct aj_oci_cplan *c, struct aj_err *err)
 {
 	bool dev_mounted = false;
@@ -156,6 +176,8 @@ static int rootfs_ops(struct aj_oci_cplan *c, struct aj_err *err)
 			return -1;
 	}
 	if (!dev_mounted && dev_defaults(c, false, err) < 0)
+		return -1;
+	if (devices(c, err) < 0)
 		return -1;
 	if (oci_plan_sysctls(c, err) < 0)
 		return -1;

@@ -366,15 +366,69 @@ static int refuse_mappings(const struct aj_jf_field *f, const char *path, json_t
 		       : 0;
 }
 
-/* Only a list with entries asks for device nodes. */
-static int refuse_devices(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
-			  const struct aj_jf_opts *o, struct aj_jf_error *e)
+/* linux.devices: the character devices a container may be given, bound from the host
+ * (a user namespace can make no device node, and the kernel would not honour one it made).
+ * Those CRI passes for ordinary workloads; nothing that reaches the host's hardware,
+ * memory, consoles or logs. */
+static const struct {
+	unsigned major, minor;
+	const char *host;
+} safe_devices[] = {
+	{1, 3, "/dev/null"},  {1, 5, "/dev/zero"},    {1, 7, "/dev/full"},
+	{1, 8, "/dev/random"}, {1, 9, "/dev/urandom"}, {5, 0, "/dev/tty"},
+	{10, 229, "/dev/fuse"}, {10, 200, "/dev/net/tun"},
+};
+
+struct device_doc {
+	char *path, *type;
+	int64_t major, minor;
+};
+
+static const struct aj_jf_field device_rows[] = {
+	{.name = "path", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED,
+	 .off = offsetof(struct device_doc, path), .check = check_abs_path},
+	{.name = "type", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED,
+	 .off = offsetof(struct device_doc, type)},
+	{.name = "major", .type = AJ_JF_INT, .flags = AJ_JF_NULLABLE,
+	 .off = offsetof(struct device_doc, major), .min = 0, .max = UINT32_MAX,
+	 .expect = "a device number"},
+	{.name = "minor", .type = AJ_JF_INT, .flags = AJ_JF_NULLABLE,
+	 .off = offsetof(struct device_doc, minor), .min = 0, .max = UINT32_MAX,
+	 .expect = "a device number"},
+	/* fileMode, uid, gid: a node bound from the host keeps the host's. */
+	OCI_END,
+};
+
+static int add_device(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	if (!json_array_size(v))
-		return 0;
-	return unsupported(e, path, "creating device nodes is not supported; /dev holds null, zero, "
-				    "full, random, urandom and tty");
+	struct aj_oci_spec *s = OCI_CTX(o)->s;
+	struct device_doc d = {NULL, NULL, 0, 0};
+	_cleanup_free_ char *dpath = NULL, *type = NULL;
+	int r = oci_read_sub(device_rows, v, &d, path, o, e);
+
+	dpath = d.path;
+	type = d.type;
+	if (r < 0)
+		return -1;
+	if (strcmp(type, "c") != 0 && strcmp(type, "u") != 0)
+		return OCI_REFUSE(path, "type \"%s\" (\"%s\"): only character devices are passed "
+					"into a container (block devices and fifos are not)",
+			      type, dpath);
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(safe_devices); i++)
+		if (safe_devices[i].major == d.major && safe_devices[i].minor == d.minor) {
+			aj_strv_pushf(&s->devices, "%s=%s", dpath, safe_devices[i].host);
+			return 0;
+		}
+	aj_err_set(&e->err, AJ_LAYER_POLICY, ENOTSUP,
+		   "%s: c %lld:%lld (\"%s\") is not a device agentjail passes into a container "
+		   "(null, zero, full, random, urandom, tty, fuse, net/tun)",
+		   path, (long long)d.major, (long long)d.minor, dpath);
+	return -1;
 }
+
+static const struct aj_jf_field device_el = {.name = "", .type = AJ_JF_OBJECT,
+					     .parse = add_device};
 
 static int read_root_propagation(const struct aj_jf_field *f, const char *path, json_t *v,
 				 void *dst, const struct aj_jf_opts *o, struct aj_jf_error *e)
@@ -414,7 +468,8 @@ static const struct aj_jf_field linux_rows[] = {
 	UNSUPPORTED("memoryPolicy"),
 	MAPPINGS("uidMappings"),
 	MAPPINGS("gidMappings"),
-	{.name = "devices", .type = AJ_JF_ANY, .parse = refuse_devices},
+	{.name = "devices", .type = AJ_JF_ARRAY, .flags = AJ_JF_NULLABLE, .sub = &device_el,
+	 .expect = "an array"},
 	{.name = "namespaces", .type = AJ_JF_ARRAY, .flags = AJ_JF_SEES_ABSENT, .sub = &ns_el,
 	 .parse = need_mount_ns, .expect = "an array"},
 	{.name = "resources", .type = AJ_JF_ANY, .parse = read_resources},
@@ -542,6 +597,7 @@ void aj_oci_spec_free(struct aj_oci_spec *s)
 	aj_strv_free(&s->masked);
 	aj_strv_free(&s->readonly);
 	aj_strv_free(&s->sysctl);
+	aj_strv_free(&s->devices);
 	aj_strv_free(&s->notes);
 	json_decref(s->seccomp);
 	json_decref(s->annotations);

@@ -49,6 +49,7 @@ struct aj_oci_spec {
 	struct aj_cgroup_oci_limits res; /* linux.resources (spec_resources.c) */
 	struct aj_strv masked, readonly;
 	struct aj_strv sysctl; /* "name=value", checked against the allowlist */
+	struct aj_strv devices; /* linux.devices: "path=host node" of the safe character devices */
 	json_t *seccomp;       /* linux.seccomp, NULL if absent */
 	char *cgroups_path;
 	json_t *annotations; /* object, never NULL after a successful parse */

@@ -357,8 +357,18 @@ static void linux_fields(void)
 	refused("linux.personality", "{\"domain\": \"LINUX\"}", ENOTSUP, "linux.personality",
 		"not supported");
 	accepted("linux.intelRdt", "null", "a null field is an absent one");
-	refused("linux.devices", "[{\"path\": \"/dev/sda\", \"type\": \"b\"}]", ENOTSUP,
-		"linux.devices", "not supported");
+	refused("linux.devices", "[{\"path\": \"/dev/sda\", \"type\": \"b\"}]", EINVAL,
+		"linux.devices[0]", "only character devices");
+	refused("linux.devices",
+		"[{\"path\": \"/dev/null\", \"type\": \"c\", \"major\": 1, \"minor\": 3},"
+		" {\"path\": \"/dev/mem\", \"type\": \"c\", \"major\": 1, \"minor\": 1}]",
+		ENOTSUP, "linux.devices[1]", "c 1:1 (\"/dev/mem\") is not a device agentjail passes");
+	refused("linux.devices", "[{\"path\": \"dev/x\", \"type\": \"c\"}]", EINVAL,
+		"linux.devices[0].path", "absolute");
+	accepted("linux.devices",
+		 "[{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 10, \"minor\": 229,"
+		 "  \"fileMode\": 438, \"uid\": 0, \"gid\": 0}]",
+		 "a safe character device (fuse) is passed");
 	refused("linux.sysctl", "{\"kernel.panic\": \"1\"}", EINVAL,
 		"linux.sysctl", "\"kernel.panic\" is not a namespaced sysctl");
 	refused("linux.namespaces", "[{\"type\": \"pid\"}, {\"type\": \"mount\"}]", EINVAL,
