@@ -246,6 +246,47 @@ static int landlock_layer(struct aj_oci_cplan *c, struct aj_err *err)
 	return 0;
 }
 
+/* ---- identity -------------------------------------------------------------------------- */
+
+const char *aj_oci_pod_key(const json_t *annotations)
+{
+	static const char *const keys[] = {"io.kubernetes.cri.sandbox-id",
+					   "io.kubernetes.cri-o.SandboxID"};
+
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(keys); i++) {
+		const char *v = json_string_value(json_object_get(annotations, keys[i]));
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}
+
+bool aj_oci_sandbox_container(const json_t *annotations)
+{
+	const char *t = json_string_value(json_object_get(annotations,
+							  "io.kubernetes.cri.container-type"));
+
+	return t && strcmp(t, "sandbox") == 0;
+}
+
+/* The containers of a pod share its host id range (docs/kubernetes.md says why): one user
+ * namespace each, with the same mapping, so that the pod's IPC objects and shared volumes
+ * have the same owners in all of them. */
+static void identity(struct aj_oci_cplan *c)
+{
+	const char *pod = aj_oci_pod_key(c->spec.annotations);
+	struct aj_layer_status *l = &c->plan.layers[AJ_PL_USERNS];
+	size_t n = strlen(l->detail);
+
+	if (!pod)
+		return;
+	snprintf(l->detail + n, sizeof l->detail - n, "; the host id range of its pod, shared by "
+						     "the pod's containers");
+	aj_strv_pushf(&c->notes, "user namespace: the container's own, mapped to the host id range "
+				 "of pod %s, which the pod's containers share",
+		      pod);
+}
+
 /* ---- capabilities ------------------------------------------------------------------------ */
 
 static int cap_outside(const char *what, const char *set, uint64_t extra, const char *of,
@@ -440,6 +481,7 @@ int aj_oci_cplan_build(struct aj_oci_cplan *c, const char *bundle, json_t *confi
 		return -1;
 	other_layers(c);
 	resource_layers(c);
+	identity(c);
 	return 0;
 }
 

@@ -56,6 +56,11 @@ void aj_oci_cplan_free(struct aj_oci_cplan *c);
 int aj_oci_cplan_open_ns(struct aj_oci_cplan *c, struct aj_err *err);
 /* Fills the launch description (everything but descriptors and cgroup). */
 void aj_oci_cplan_launch(struct aj_oci_cplan *c, struct aj_container_launch *l);
+/* The pod a container belongs to (the CRI's sandbox id annotation), whose containers share
+ * one host id range; NULL outside a pod. Borrowed from annotations. */
+const char *aj_oci_pod_key(const json_t *annotations);
+/* Whether the container is its pod's sandbox (the pause container). */
+bool aj_oci_sandbox_container(const json_t *annotations);
 /* The capability sets of a process (the bundle's or an exec's) checked as capset(2) would
  * take them, errors naming the field (what: "config.json", "process.json"); and capped by the
  * container's ceiling. */

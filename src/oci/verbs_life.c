@@ -21,6 +21,7 @@
 #include "oci/plan_oci.h"
 #include "oci/state.h"
 #include "oci/verbs.h"
+#include "sandbox/userns.h"
 
 int aj_oci_one_operand(int argc, char **argv, int first, const char **id, struct aj_err *err)
 {
@@ -129,6 +130,7 @@ static int prepare(struct create_ctx *x, struct aj_err *err)
 		return -1;
 	aj_oci_cplan_launch(&x->c, &x->l);
 	x->l.cg = &x->cg;
+	x->l.id_key = aj_oci_pod_key(x->c.spec.annotations);
 	snprintf(x->scratch, sizeof x->scratch, "%s/rootfs-layers", x->st.dir);
 	x->l.scratch = x->scratch;
 	snprintf(fifo, sizeof fifo, "%s/exec.fifo", x->st.dir);
@@ -371,6 +373,11 @@ static int teardown(struct aj_oci_state *st, struct aj_err *err)
 	/* init is the shim's child, not ours: wait (bounded) until the kernel is done with it. */
 	for (int i = 0; i < 400 && aj_oci_state_alive(st); i++)
 		nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+	/* The pod's sandbox container goes last: its pod's id range need not be found again. */
+	if (r == 0 && aj_oci_pod_key(st->annotations) &&
+	    (strcmp(aj_oci_pod_key(st->annotations), st->id) == 0 ||
+	     aj_oci_sandbox_container(st->annotations)))
+		aj_idrange_forget(aj_oci_pod_key(st->annotations));
 	if (r == 0)
 		r = aj_oci_state_remove(st, err);
 	return r;

@@ -77,6 +77,7 @@ struct aj_container_launch {
 	int console_fd; /* connected --console-socket, or -1 */
 	int fifo_fd;    /* create: read end of the start fifo */
 	struct aj_cgroup_oci *cg;
+	const char *id_key;  /* create: share the host id range of this key (a pod's), or NULL */
 	const char *scratch; /* create: a directory to make (and remove) for rootfs layers */
 	/* exec */
 	pid_t init_pid;

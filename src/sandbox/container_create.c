@@ -238,7 +238,8 @@ int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err
 	int sv[2];
 
 	*pid = -1;
-	if (aj_idrange_acquire(&l->plan->id_base, &lock, err) < 0 ||
+	if ((l->id_key ? aj_idrange_acquire_shared(l->id_key, &l->plan->id_base, &lock, err)
+		       : aj_idrange_acquire(&l->plan->id_base, &lock, err)) < 0 ||
 	    aj_container_rootfs_tree(l->plan, l->scratch, err) < 0 ||
 	    aj_userns_prepare_trees(l->plan, err) < 0 || aj_container_join(l, err) < 0)
 		return create_failed(l, *pid, pidfd);
