@@ -178,6 +178,9 @@ static void create_cleanup(struct create_ctx *x, bool failed)
 		aj_cgroup_oci_destroy(&x->cg, NULL);
 	if (failed && x->made_dir)
 		aj_oci_state_remove(&x->st, NULL);
+	/* A pod whose sandbox container failed to start has no range to find again. */
+	if (failed && x->l.id_key && aj_oci_sandbox_container(x->c.spec.annotations))
+		aj_idrange_forget(x->l.id_key);
 	if (x->have_cg)
 		aj_cgroup_oci_free(&x->cg);
 	aj_oci_cplan_free(&x->c);

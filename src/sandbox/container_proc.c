@@ -155,7 +155,12 @@ int aj_container_oom_score(pid_t pid, int adj, struct aj_err *err)
 
 	snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)pid);
 	snprintf(v, sizeof v, "%d", adj);
-	if (aj_write_file(path, v) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "write %s to %s", v, path);
-	return 0;
+	if (aj_write_file(path, v) >= 0)
+		return 0;
+	aj_err_sys(err, AJ_LAYER_PROCESS, "process.oomScoreAdj: write %s to %s", v, path);
+	if (errno == EACCES)
+		return aj_err_hint(err, "a score below the runtime's own needs CAP_SYS_RESOURCE, which "
+					"this process lacks (containerd's restrict_oom_score_adj keeps "
+					"scores at or above its own)");
+	return -1;
 }
