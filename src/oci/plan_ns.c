@@ -146,8 +146,12 @@ static int open_one(struct aj_oci_cplan *c, size_t i, struct aj_err *err)
 		return aj_err_set(err, AJ_LAYER_NS, EINVAL, "config.json: linux.namespaces[%zu].path: "
 				  "\"%s\" is a %s namespace, not %s",
 				  i, ns->path, kinds[kind_of(t)].name, kinds[k].name);
-	snprintf(host, sizeof host, "/proc/1/ns/%s", kinds[k].proc);
+	/* The host's: this runtime's own (it runs in the host's namespaces, as containerd's
+	 * shim does), or init's where this process may look at init's. */
+	snprintf(host, sizeof host, "/proc/self/ns/%s", kinds[k].proc);
 	c->ns_host[i] = same_file(c->ns_fd[i], host);
+	snprintf(host, sizeof host, "/proc/1/ns/%s", kinds[k].proc);
+	c->ns_host[i] = c->ns_host[i] || same_file(c->ns_fd[i], host);
 	if (c->ns_host[i])
 		aj_plan_set_layer(&c->plan, kinds[k].layer, AJ_LS_OFF,
 				  "SHARED WITH THE HOST: joins the host's own %s namespace (%s)",

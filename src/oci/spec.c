@@ -295,9 +295,10 @@ int aj_oci_sysctl_ns(const char *name)
 	static const char *const ipc[] = {"kernel.shmmax", "kernel.shmmni", "kernel.shmall",
 					  "kernel.shm_rmid_forced", "kernel.msgmax",
 					  "kernel.msgmni", "kernel.msgmnb", "kernel.sem"};
+	size_t n = strcspn(name, "=");
 
 	for (size_t i = 0; i < AJ_ARRAY_SIZE(ipc); i++)
-		if (strcmp(name, ipc[i]) == 0)
+		if (strlen(ipc[i]) == n && strncmp(name, ipc[i], n) == 0)
 			return CLONE_NEWIPC;
 	if (strncmp(name, "fs.mqueue.", 10) == 0)
 		return CLONE_NEWIPC;

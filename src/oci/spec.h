@@ -65,7 +65,8 @@ void aj_oci_spec_free(struct aj_oci_spec *s);
 
 /* True if the namespace of this type is requested (new or joined); *path gets its path. */
 bool aj_oci_spec_has_ns(const struct aj_oci_spec *s, int type, const char **path);
-/* The namespace a sysctl the bundle may set belongs to (CLONE_NEWIPC, CLONE_NEWNET), or 0. */
+/* The namespace a sysctl the bundle may set belongs to (CLONE_NEWIPC, CLONE_NEWNET), or 0;
+ * name may be "name=value". */
 int aj_oci_sysctl_ns(const char *name);
 /* The annotation's value, or NULL. */
 const char *aj_oci_annotation(const struct aj_oci_spec *s, const char *key);

@@ -18,9 +18,12 @@
  * namespaces. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -144,20 +147,82 @@ static void premade_mounts(struct aj_container_launch *l)
 	}
 }
 
+static bool ipc_sysctl(const char *kv)
+{
+	return strncmp(kv, "/proc/sys/kernel/", 17) == 0 || strncmp(kv, "/proc/sys/fs/mqueue/", 20) == 0;
+}
+
+static int write_one(const char *kv, struct aj_err *err)
+{
+	char path[256];
+	const char *eq = strchr(kv, '=');
+
+	if (!eq)
+		return 0;
+	snprintf(path, sizeof path, "%.*s", (int)(eq - kv), kv);
+	if (aj_write_file(path, eq + 1) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "write \"%s\" to %s in the joined namespace",
+				  eq + 1, path);
+	return 0;
+}
+
+/* An IPC namespace's sysctls may be written by its owner's root only (the kernel's
+ * ipc_permissions), whatever capabilities the writer has: a child of ours joins the owning
+ * user namespace as its root and writes them. */
+static int write_ipc_sysctls(const struct aj_container_launch *l, struct aj_err *err)
+{
+	_cleanup_close_ int userns = -1;
+	struct aj_sync_msg m;
+	int sv[2], ipc = -1;
+	pid_t pid;
+
+	for (size_t i = 0; i < l->n_join; i++)
+		if (l->join_type[i] == CLONE_NEWIPC)
+			ipc = l->join_fd[i];
+	userns = ioctl(ipc, NS_GET_USERNS);
+	if (userns < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "the owner of the joined ipc namespace");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "socketpair");
+	pid = fork();
+	if (pid == 0) {
+		memset(&m, 0, sizeof m);
+		m.type = AJ_SYNC_READY;
+		if (setns(userns, CLONE_NEWUSER) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+			aj_err_sys(&m.err, AJ_LAYER_NS, "become root of the joined ipc namespace's owner");
+		for (size_t i = 0; !m.err.msg[0] && l->outside_sysctl && i < l->outside_sysctl->n; i++)
+			if (ipc_sysctl(l->outside_sysctl->v[i]))
+				write_one(l->outside_sysctl->v[i], &m.err);
+		if (m.err.msg[0])
+			m.type = AJ_SYNC_ERROR;
+		_exit(aj_sync_send(sv[1], &m) < 0 ? 1 : 0);
+	}
+	close(sv[1]);
+	if (pid < 0 || aj_sync_recv(sv[0], &m, HELPER_TIMEOUT_MS) < 0)
+		m.type = 0;
+	close(sv[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	if (m.type == AJ_SYNC_READY)
+		return 0;
+	if (m.type == AJ_SYNC_ERROR)
+		*err = m.err;
+	else
+		aj_err_sys(err, AJ_LAYER_NS, "write the joined ipc namespace's sysctls");
+	return -1;
+}
+
 static int write_sysctls(const struct aj_container_launch *l, struct aj_err *err)
 {
-	for (size_t i = 0; l->outside_sysctl && i < l->outside_sysctl->n; i++) {
-		char path[256];
-		const char *kv = l->outside_sysctl->v[i], *eq = strchr(kv, '=');
+	bool ipc = false;
 
-		if (!eq)
-			continue;
-		snprintf(path, sizeof path, "%.*s", (int)(eq - kv), kv);
-		if (aj_write_file(path, eq + 1) < 0)
-			return aj_err_sys(err, AJ_LAYER_NS, "write \"%s\" to %s in the joined namespace",
-					  eq + 1, path);
+	for (size_t i = 0; l->outside_sysctl && i < l->outside_sysctl->n; i++) {
+		if (ipc_sysctl(l->outside_sysctl->v[i]))
+			ipc = true;
+		else if (write_one(l->outside_sysctl->v[i], err) < 0)
+			return -1;
 	}
-	return 0;
+	return ipc ? write_ipc_sysctls(l, err) : 0;
 }
 
 int aj_container_join(struct aj_container_launch *l, struct aj_err *err)
