@@ -385,6 +385,31 @@ static void other_layers(struct aj_oci_cplan *c)
 	aj_plan_set_layer(p, AJ_PL_OUTPUT, AJ_LS_OFF, "the orchestrator's (the shim keeps it)");
 }
 
+/* The devices every container has stay usable whatever the bundle's allowlist says, as the
+ * runtime spec's default devices must: their rules follow the bundle's. ptmx and the
+ * pseudo-terminals are the container's own devpts's. (linux.devices are the bundle's to
+ * allow, as with runc.) */
+static void device_allowlist(struct aj_oci_cplan *c)
+{
+	static const struct {
+		int64_t major, minor;
+	} always[] = {{1, 3}, {1, 5}, {1, 7}, {1, 8}, {1, 9}, {5, 0}, {5, 1}, {5, 2}, {136, AJ_CG_UNSET}};
+	struct aj_cgroup_oci_limits *r = &c->spec.res;
+
+	if (!r->n_devices)
+		return;
+	r->devices = aj_xrealloc(r->devices, (r->n_devices + AJ_ARRAY_SIZE(always)) * sizeof *r->devices);
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(always); i++) {
+		struct aj_cgroup_oci_device *d = &r->devices[r->n_devices++];
+		memset(d, 0, sizeof *d);
+		d->allow = true;
+		d->type = aj_xstrdup("c");
+		d->access = aj_xstrdup("rwm");
+		d->major = always[i].major;
+		d->minor = always[i].minor;
+	}
+}
+
 static void resource_layers(struct aj_oci_cplan *c)
 {
 	const struct aj_cgroup_oci_limits *r = &c->spec.res;
@@ -480,6 +505,7 @@ int aj_oci_cplan_build(struct aj_oci_cplan *c, const char *bundle, json_t *confi
 	    seccomp_layer(c, err) < 0)
 		return -1;
 	other_layers(c);
+	device_allowlist(c);
 	resource_layers(c);
 	identity(c);
 	return 0;

@@ -210,18 +210,26 @@ check "... nothing left of it" nothing_left hostnet
 
 # ---- linux.resources ----------------------------------------------------------------------------
 
-bundle res '["sleep", "30"]' 'd["linux"]["resources"] = {"memory": {"limit": 67108864, "reservation": 33554432, "swappiness": 10, "disableOOMKiller": True, "kernel": 1048576}, "cpu": {"cpus": "0", "mems": "0", "shares": 512}, "devices": [{"allow": False, "access": "rwm"}, {"allow": True, "type": "c", "major": 1, "minor": 3, "access": "rwm"}]}'
+bundle res '["sh", "-c", "sleep 30 </dev/null"]' 'd["linux"]["resources"] = {"memory": {"limit": 67108864, "reservation": 33554432, "swappiness": 10, "disableOOMKiller": True, "kernel": 1048576}, "cpu": {"cpus": "0", "mems": "0", "shares": 512}, "devices": [{"allow": False, "access": "rwm"}, {"allow": True, "type": "c", "major": 1, "minor": 3, "access": "rwm"}]}'
 created res
 v1() { cat "/sys/fs/cgroup/$1$CG/res/$2" 2>/dev/null; }
 expect_eq "memory.reservation is the soft limit" "$(v1 memory memory.soft_limit_in_bytes)" 33554432
 expect_eq "memory.swappiness" "$(v1 memory memory.swappiness)" 10
 expect_contains "memory.disableOOMKiller" "$(v1 memory memory.oom_control)" "oom_kill_disable 1"
 expect_eq "cpu.cpus in the cpuset hierarchy" "$(v1 cpuset cpuset.cpus):$(v1 cpuset cpuset.mems)" 0:0
-expect_eq "devices: the allowlist in order" "$(v1 devices devices.list)" "c 1:3 rwm"
+devs=$(v1 devices devices.list)
+expect_contains "devices: the bundle's allowlist" "$devs" "c 1:3 rwm"
+expect_contains "devices: the default devices stay usable (a pseudo-terminal)" "$devs" "c 136:* rwm"
+expect_not_contains "devices: nothing else" "$devs" "a *:*"
 check "the container is in its cpuset cgroup" grep -q "^[0-9]*:cpuset:$CG/res\$" "/proc/$PID/cgroup"
 expect_contains "what this kernel cannot do is in the report's notes with the reason" \
 	"$("$AJ" oci --root "$ROOT" report res)" "linux.resources.memory.kernel: not applied"
 gone res
+bundle denyall '["sh", "-c", "echo x >/dev/null && echo null-ok; head -c 1 /dev/zero | wc -c"]' \
+	'd["linux"]["resources"] = {"devices": [{"allow": False, "access": "rwm"}]}'
+run denyall
+expect_contains "a deny-all allowlist keeps the default devices usable" "$OUT" null-ok
+gone denyall
 bundle badcpus '["true"]' 'd["linux"]["resources"] = {"cpu": {"cpus": "4095"}}'
 run badcpus
 expect_contains "a cpuset the host lacks is refused by field" "$OUT" "linux.resources.cpu.cpus"
