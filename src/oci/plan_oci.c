@@ -536,7 +536,7 @@ void aj_oci_cplan_launch(struct aj_oci_cplan *c, struct aj_container_launch *l)
 	l->filter_len = c->filter_len;
 	l->root_readonly = c->spec.root_ro;
 	l->new_cgroupns = aj_oci_spec_has_ns(&c->spec, CLONE_NEWCGROUP, &cgns) && !cgns;
-	l->console_fd = l->fifo_fd = -1;
+	l->console_fd = l->fifo_fd = l->own_pidns = -1;
 	oci_plan_ns_launch(c, l);
 }
 

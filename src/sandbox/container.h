@@ -73,6 +73,8 @@ struct aj_container_launch {
 	const struct aj_strv *outside_sysctl; /* "/proc/sys/PATH=value", written once joined */
 	const char *outside_hostname;         /* set in the joined uts namespace */
 	struct aj_strv *notes; /* create: what a joined namespace could not give (the report's) */
+	int own_pidns;         /* create: our pid namespace while a joined one is our children's;
+				* -1 (set by the caller) when none is */
 	bool new_cgroupns;
 	int console_fd; /* connected --console-socket, or -1 */
 	int fifo_fd;    /* create: read end of the start fifo */
@@ -95,6 +97,8 @@ int aj_container_exec(struct aj_container_launch *l, pid_t *pid, int *status, st
  * the sysctls and the hostname that belong to them, and makes the mounts of the bundle that
  * belong to them (mqueue, sysfs, proc) as detached trees of those namespaces. */
 int aj_container_join(struct aj_container_launch *l, struct aj_err *err);
+/* After the clone: back to our own pid namespace for any later child. */
+int aj_container_unjoin(struct aj_container_launch *l, struct aj_err *err);
 
 /* In the creating process, before the clone: when the rootfs (ops[0]) is an overlayfs, sets
  * ops[0].tree_fd to the same overlay rebuilt over idmapped layers (container_rootfs.c); this

@@ -224,6 +224,7 @@ static int handshake(struct aj_container_launch *l, pid_t pid, int sync_fd, stru
  * reaped. Returns -1. */
 static int create_failed(struct aj_container_launch *l, pid_t pid, int pidfd)
 {
+	aj_container_unjoin(l, NULL);
 	aj_userns_close_trees(l->plan);
 	if (pid > 0) {
 		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
@@ -258,6 +259,8 @@ int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err
 	}
 	aj_close_fd(&childs);
 	aj_userns_close_trees(l->plan);
+	if (*pid > 0 && aj_container_unjoin(l, err) < 0)
+		return create_failed(l, *pid, pidfd);
 	if (*pid < 0) {
 		aj_userns_fail(err, errno, "clone into new namespaces");
 		return create_failed(l, *pid, pidfd);

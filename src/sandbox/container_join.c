@@ -36,8 +36,13 @@
 
 #define HELPER_TIMEOUT_MS 10000
 
-static int join_namespaces(const struct aj_container_launch *l, struct aj_err *err)
+static int join_namespaces(struct aj_container_launch *l, struct aj_err *err)
 {
+	/* A joined pid namespace is our children's until we return to our own: the clone's,
+	 * and no later helper's (a sanitizer's at exit must see us). */
+	if ((l->joined & CLONE_NEWPID) &&
+	    (l->own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC)) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "open /proc/self/ns/pid");
 	for (size_t i = 0; i < l->n_join; i++)
 		if (setns(l->join_fd[i], l->join_type[i]) < 0)
 			return aj_err_sys(err, AJ_LAYER_NS, "join the namespace of %s",
@@ -240,4 +245,14 @@ int aj_container_join(struct aj_container_launch *l, struct aj_err *err)
 				  l->outside_hostname);
 	premade_mounts(l);
 	return 0;
+}
+
+int aj_container_unjoin(struct aj_container_launch *l, struct aj_err *err)
+{
+	int r = 0;
+
+	if (l->own_pidns >= 0 && setns(l->own_pidns, CLONE_NEWPID) < 0)
+		r = aj_err_sys(err, AJ_LAYER_NS, "return to our own pid namespace");
+	aj_close_fd(&l->own_pidns);
+	return r;
 }
