@@ -17,6 +17,7 @@
 #include "oci/seccomp.h"
 #include "oci/state.h"
 #include "oci/verbs.h"
+#include "rules/caps.h"
 
 /* ---- exec ------------------------------------------------------------------------------- */
 
@@ -312,11 +313,16 @@ int aj_oci_features_verb(const struct aj_oci_globals *g, int argc, char **argv, 
 	(void)argc;
 	(void)argv;
 	snprintf(abi, sizeof abi, "%d", aj_features_landlock_abi(why, sizeof why));
-	f = json_pack("{s:s, s:s, s:[], s:o, s:{s:o, s:[], s:{s:b, s:b, s:b, s:b}, "
-		      "s:{s:b, s:o, s:o, s:o}, s:{s:b}, s:{s:b}, s:{s:b}}, s:{s:s, s:s, s:s, s:s}}",
+	const char *caps[AJ_CAP_LAST + 2];
+
+	for (int c = 0; c <= AJ_CAP_LAST; c++)
+		caps[c] = aj_cap_name(c);
+	caps[AJ_CAP_LAST + 1] = NULL;
+	f = json_pack("{s:s, s:s, s:[], s:o, s:{s:o, s:o, s:{s:b, s:b, s:b, s:b}, "
+		      "s:{s:b, s:o, s:o, s:o}, s:{s:b}, s:{s:b}, s:{s:b}}, s:{s:s, s:s, s:s, s:s, s:s}}",
 		      "ociVersionMin", "1.0.0", "ociVersionMax", "1.1.0", "hooks", "mountOptions",
 		      names_json(aj_oci_mount_options), "linux", "namespaces",
-		      names_json(aj_oci_ns_names), "capabilities", "cgroup", "v1", 1, "v2", 1,
+		      names_json(aj_oci_ns_names), "capabilities", names_json(caps), "cgroup", "v1", 1, "v2", 1,
 		      "systemd", 0, "systemdUser", 0, "seccomp", "enabled", 1, "actions",
 		      names_json(aj_oci_seccomp_actions), "operators",
 		      names_json(aj_oci_seccomp_operators), "archs", names_json(archs), "apparmor",
@@ -324,7 +330,8 @@ int aj_oci_features_verb(const struct aj_oci_globals *g, int argc, char **argv, 
 		      "annotations", "io.agentjail.version", AJ_VERSION, "io.agentjail.landlock.abi",
 		      abi, "io.agentjail.landlock", "on (\"off\" disables it)",
 		      "io.agentjail.seccomp", "agentjail's deny list + the bundle's (\"bundle\": "
-					      "the bundle's only)");
+					      "the bundle's only)",
+		      "io.agentjail.capabilities", "the bundle's (a list, or \"none\", caps them)");
 	s = f ? json_dumps(f, JSON_INDENT(2)) : NULL;
 	if (!s)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "features");

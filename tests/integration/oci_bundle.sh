@@ -81,6 +81,10 @@ caps_of() { grep -E "^Cap$1:" <<<"$OUT" | awk '{print $2}'; }
 
 # ---- capabilities ------------------------------------------------------------------------------
 
+f=$("$AJ" oci features)
+expect_contains "features: the capabilities a bundle may name" "$f" '"CAP_CHECKPOINT_RESTORE"'
+expect_contains "features: the annotation that caps them" "$f" '"io.agentjail.capabilities"'
+
 bundle caps '["sh", "-c", "grep -E \"^(Cap|NoNewPrivs)\" /proc/self/status; (nc -l -p 80 -e echo bound80 &); sleep 0.3; echo | nc 127.0.0.1 80; chown 0 /dev/null; echo chown=$?; cat /proc/self/uid_map"]'
 run caps
 expect_eq "containerd's capability set: the bounding set" "$(caps_of Bnd)" 00000000a80425fb
