@@ -25,6 +25,7 @@
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,6 +102,9 @@ static int detached_proc(const struct aj_op *op, struct aj_err *err)
 	if (pid < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "fork into the joined pid namespace");
 	if (pid == 0) {
+		/* It lives in the joined pid namespace, visible to the pod: nothing of it may
+		 * be read from there. */
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 		memset(&m, 0, sizeof m);
 		m.type = AJ_SYNC_READY;
 		fd = detached_fs(op, &m.err);
@@ -191,6 +195,9 @@ static int write_ipc_sysctls(const struct aj_container_launch *l, struct aj_err 
 		return aj_err_sys(err, AJ_LAYER_NS, "socketpair");
 	pid = fork();
 	if (pid == 0) {
+		/* Root of the pod's owner from here: whatever suid_dumpable says, nothing of
+		 * this process (the creator's copy) may be read by the pod's processes. */
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 		memset(&m, 0, sizeof m);
 		m.type = AJ_SYNC_READY;
 		if (setns(userns, CLONE_NEWUSER) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
