@@ -44,9 +44,8 @@ static void v1_hierarchy(struct aj_cgroup_oci *o, const char *mnt, const char *o
 {
 	char dir[512];
 	bool mine = false;
+	struct aj_cgroup_oci_hier *h;
 
-	if (has_opt(opts, "cpuset"))
-		return;
 	snprintf(dir, sizeof dir, "%s%s", mnt, path);
 	for (int c = 0; c < AJ_CG__COUNT; c++)
 		if (has_opt(opts, known[c])) {
@@ -54,8 +53,23 @@ static void v1_hierarchy(struct aj_cgroup_oci *o, const char *mnt, const char *o
 			if (!o->cg.used[c])
 				set_path(o, c, dir);
 		}
-	if (!mine && o->n_extra < AJ_CG_OCI_EXTRA)
-		snprintf(o->extra[o->n_extra++], sizeof o->extra[0], "%s", dir);
+	if (mine || o->n_extra == AJ_CG_OCI_EXTRA)
+		return;
+	h = &o->extra[o->n_extra++];
+	snprintf(h->dir, sizeof h->dir, "%s", dir);
+	h->mnt_len = strlen(mnt);
+	/* The controllers, without the mount's other options (rw, relatime, ...). */
+	h->ctl[0] = '\0';
+	for (const char *p = opts; p && *p;) {
+		size_t n = strcspn(p, ",");
+		if (strncmp(p, "rw", n) != 0 && strncmp(p, "ro", n) != 0 &&
+		    strncmp(p, "relatime", n) != 0 && strncmp(p, "noatime", n) != 0 &&
+		    strncmp(p, "nosuid", n) != 0 && strncmp(p, "nodev", n) != 0 &&
+		    strncmp(p, "noexec", n) != 0)
+			snprintf(h->ctl + strlen(h->ctl), sizeof h->ctl - strlen(h->ctl), "%s%.*s",
+				 h->ctl[0] ? "," : "", (int)n, p);
+		p = p[n] ? p + n + 1 : NULL;
+	}
 }
 
 static int scan_v1(struct aj_cgroup_oci *o, const char *path, struct aj_err *err)
@@ -100,101 +114,95 @@ int aj_cgroup_oci_open(struct aj_cgroup_oci *o, const char *path, struct aj_err 
 	return 0;
 }
 
+/* v1 cpuset: every level made gets its parent's CPUs and memory nodes, or nothing could
+ * join it ("No space left on device"). */
+static int cpuset_levels(const struct aj_cgroup_oci_hier *h, struct aj_err *err)
+{
+	char path[512], parent[512];
+
+	snprintf(path, sizeof path, "%s", h->dir);
+	for (char *p = path + h->mnt_len; p && *p;) {
+		char *slash = strchr(p + 1, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(parent, sizeof parent, "%.*s", (int)(strrchr(path, '/') - path), path);
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", path);
+		for (int i = 0; i < 2; i++) {
+			const char *f = i ? "cpuset.mems" : "cpuset.cpus";
+			char file[600];
+			_cleanup_free_ char *mine = NULL, *theirs = NULL;
+			snprintf(file, sizeof file, "%s/%s", path, f);
+			mine = aj_read_file(file, 4096, NULL);
+			if (mine && mine[0] != '\n' && mine[0])
+				continue;
+			snprintf(file, sizeof file, "%s/%s", parent, f);
+			theirs = aj_read_file(file, 4096, NULL);
+			if (theirs && aj_cgroup_write(path, f, theirs, err) < 0)
+				return -1;
+		}
+		if (slash)
+			*slash = '/';
+		p = slash;
+	}
+	return 0;
+}
+
 static int mkdir_all(struct aj_cgroup_oci *o, struct aj_err *err)
 {
 	for (int c = 0; c < AJ_CG__COUNT; c++)
 		if (o->cg.used[c] && aj_mkdir_p(o->cg.path[c], 0755) < 0)
 			return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", o->cg.path[c]);
-	for (size_t i = 0; i < o->n_extra; i++)
-		if (aj_mkdir_p(o->extra[i], 0755) < 0)
-			return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", o->extra[i]);
+	for (size_t i = 0; i < o->n_extra; i++) {
+		const struct aj_cgroup_oci_hier *h = &o->extra[i];
+		if (has_opt(h->ctl, "cpuset") ? cpuset_levels(h, err) < 0
+					      : aj_mkdir_p(h->dir, 0755) < 0 &&
+							aj_err_sys(err, AJ_LAYER_CGROUP,
+								   "create cgroup \"%s\"", h->dir) < 0)
+			return -1;
+	}
 	return 0;
+}
+
+const char *aj_cgroup_oci_dir(const struct aj_cgroup_oci *o, const char *ctl)
+{
+	for (int c = 0; c < AJ_CG__COUNT; c++)
+		if (o->cg.used[c] && strcmp(known[c], ctl) == 0)
+			return o->cg.path[c];
+	for (size_t i = 0; i < o->n_extra; i++)
+		if (has_opt(o->extra[i].ctl, ctl))
+			return o->extra[i].dir;
+	return NULL;
 }
 
 /* v2: a controller reaches the container only if every ancestor enables it for its
  * children. Levels that do not offer one (a delegated subtree) are left as they are. */
 static void v2_enable(const struct aj_cgroup_oci *o)
 {
+	static const char *const ctl[] = {"+memory", "+pids", "+cpu", "+cpuset", "+io", "+hugetlb"};
 	char path[512];
 	size_t mlen = strlen(o->env.v2_mount);
 
+	/* From the root down; one controller per write, so that one this host lacks does not
+	 * keep the others off. */
 	snprintf(path, sizeof path, "%s", o->cg.path[0]);
-	for (char *p = path + mlen; (p = strchr(p + 1, '/'));) {
+	for (char *p = path + mlen; p; p = strchr(p + 1, '/')) {
 		*p = '\0';
-		aj_cgroup_write(path, "cgroup.subtree_control", "+memory +pids +cpu", NULL);
+		for (size_t i = 0; i < AJ_ARRAY_SIZE(ctl); i++)
+			aj_cgroup_write(path, "cgroup.subtree_control", ctl[i], NULL);
 		*p = '/';
 	}
-	aj_cgroup_write(o->env.v2_mount, "cgroup.subtree_control", "+memory +pids +cpu", NULL);
-}
-
-static int write_u64(const char *dir, const char *file, uint64_t v, struct aj_err *err)
-{
-	char s[32];
-
-	snprintf(s, sizeof s, "%lu", (unsigned long)v);
-	return aj_cgroup_write(dir, file, s, err);
-}
-
-static int v1_limits(struct aj_cgroup_oci *o, const struct aj_cgroup_oci_limits *l,
-		     struct aj_err *err)
-{
-	const char *mem = o->cg.path[AJ_CG_MEMORY], *cpu = o->cg.path[AJ_CG_CPU];
-	char memsw[600];
-
-	if (l->memory && mem) {
-		if (write_u64(mem, "memory.limit_in_bytes", l->memory, err) < 0)
-			return -1;
-		/* A limit that can be escaped into swap is not a limit. */
-		snprintf(memsw, sizeof memsw, "%s/memory.memsw.limit_in_bytes", mem);
-		if (access(memsw, F_OK) == 0 &&
-		    write_u64(mem, "memory.memsw.limit_in_bytes", l->memory, err) < 0)
-			return -1;
-	}
-	if (l->pids && o->cg.path[AJ_CG_PIDS] &&
-	    write_u64(o->cg.path[AJ_CG_PIDS], "pids.max", l->pids, err) < 0)
-		return -1;
-	if (cpu && l->cpu_shares && write_u64(cpu, "cpu.shares", l->cpu_shares, err) < 0)
-		return -1;
-	if (cpu && l->cpu_quota > 0 &&
-	    (write_u64(cpu, "cpu.cfs_period_us", l->cpu_period ? l->cpu_period : 100000, err) < 0 ||
-	     write_u64(cpu, "cpu.cfs_quota_us", (uint64_t)l->cpu_quota, err) < 0))
-		return -1;
-	return 0;
-}
-
-static int v2_limits(struct aj_cgroup_oci *o, const struct aj_cgroup_oci_limits *l,
-		     struct aj_err *err)
-{
-	const char *p = o->cg.path[0];
-	char v[64];
-
-	if (l->memory) {
-		if (write_u64(p, "memory.max", l->memory, err) < 0)
-			return -1;
-		/* absent without swap accounting; a limit escaped into swap is no limit */
-		aj_cgroup_write(p, "memory.swap.max", "0", NULL);
-	}
-	if (l->pids && write_u64(p, "pids.max", l->pids, err) < 0)
-		return -1;
-	if (l->cpu_shares) /* runc's conversion of cgroup v1 shares to v2 weight */
-		write_u64(p, "cpu.weight", 1 + ((l->cpu_shares - 2) * 9999) / 262142, NULL);
-	if (l->cpu_quota > 0) {
-		snprintf(v, sizeof v, "%ld %lu", (long)l->cpu_quota,
-			 (unsigned long)(l->cpu_period ? l->cpu_period : 100000));
-		if (aj_cgroup_write(p, "cpu.max", v, err) < 0)
-			return -1;
-	}
-	return 0;
 }
 
 int aj_cgroup_oci_create(struct aj_cgroup_oci *o, const struct aj_cgroup_oci_limits *lim,
-			 struct aj_err *err)
+			 struct aj_strv *notes, struct aj_err *err)
 {
 	if (o->env.mode == AJ_CGROUP_V2)
 		v2_enable(o);
 	if (mkdir_all(o, err) < 0)
 		return -1;
-	return o->env.mode == AJ_CGROUP_V2 ? v2_limits(o, lim, err) : v1_limits(o, lim, err);
+	return o->env.mode == AJ_CGROUP_V2 ? aj_cgroup_oci_v2_limits(o, lim, notes, err)
+					   : aj_cgroup_oci_v1_limits(o, lim, notes, err);
 }
 
 int aj_cgroup_oci_attach(struct aj_cgroup_oci *o, pid_t pid, struct aj_err *err)
@@ -206,7 +214,7 @@ int aj_cgroup_oci_attach(struct aj_cgroup_oci *o, pid_t pid, struct aj_err *err)
 		if (o->cg.used[c] && aj_cgroup_write(o->cg.path[c], "cgroup.procs", v, err) < 0)
 			return -1;
 	for (size_t i = 0; i < o->n_extra; i++)
-		if (aj_cgroup_write(o->extra[i], "cgroup.procs", v, err) < 0)
+		if (aj_cgroup_write(o->extra[i].dir, "cgroup.procs", v, err) < 0)
 			return -1;
 	return 0;
 }
@@ -217,7 +225,7 @@ static const char *procs_dir(const struct aj_cgroup_oci *o)
 	for (int c = 0; c < AJ_CG__COUNT; c++)
 		if (o->cg.used[c])
 			return o->cg.path[c];
-	return o->n_extra ? o->extra[0] : NULL;
+	return o->n_extra ? o->extra[0].dir : NULL;
 }
 
 int aj_cgroup_oci_pids(struct aj_cgroup_oci *o, pid_t **pids, size_t *n, struct aj_err *err)
@@ -278,7 +286,7 @@ int aj_cgroup_oci_destroy(struct aj_cgroup_oci *o, struct aj_err *err)
 	    aj_cgroup_kill_procs(procs_dir(o), err) < 0)
 		return -1;
 	for (size_t i = 0; i < o->n_extra; i++)
-		if (aj_cgroup_rmdir(o->extra[i], err) < 0)
+		if (aj_cgroup_rmdir(o->extra[i].dir, err) < 0)
 			r = -1;
 	for (int c = AJ_CG__COUNT; c-- > 0;) {
 		bool dup = false;

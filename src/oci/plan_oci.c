@@ -16,7 +16,9 @@
 #include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/util.h"
+#include "oci/plan_internal.h"
 #include "oci/seccomp.h"
+#include "rules/caps.h"
 #include "rules/landlock.h"
 
 #define ADD(...)                                                         \
@@ -48,6 +50,7 @@ static int root_op(struct aj_oci_cplan *c, struct aj_err *err)
 	ADD(&c->plan, AJ_OP_BIND, "/", c->rootfs, AJ_OPF_FROM_PARENT | AJ_OPF_CANONICAL,
 	    c->spec.root_ro ? AJ_LL_RX : AJ_LL_RW,
 	    "the bundle's root filesystem, its ids shown as the container's own");
+	c->plan.ops[0].mprop = c->spec.root_propagation;
 	return 0;
 }
 
@@ -93,12 +96,13 @@ static int bind_op(struct aj_oci_cplan *c, const struct aj_oci_mount *m, size_t 
 	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
 		ADD(&c->plan, AJ_OP_BIND, m->dst, src, AJ_OPF_DEV | ro, AJ_LL_DEV,
 		    "a device node the bundle binds in");
-		return 0;
+	} else {
+		ADD(&c->plan, AJ_OP_BIND, m->dst, src,
+		    AJ_OPF_FROM_PARENT | AJ_OPF_CANONICAL | ro |
+			    (m->flags & MS_NOEXEC ? AJ_OPF_NOEXEC : 0),
+		    ll, "a bind mount of the bundle, ids shown as the container's own");
 	}
-	ADD(&c->plan, AJ_OP_BIND, m->dst, src,
-	    AJ_OPF_FROM_PARENT | AJ_OPF_CANONICAL | ro |
-		    (m->flags & MS_NOEXEC ? AJ_OPF_NOEXEC : 0),
-	    ll, "a bind mount of the bundle, ids shown as the container's own");
+	c->plan.ops[c->plan.n_ops - 1].mprop = m->propagation;
 	return 0;
 }
 
@@ -134,27 +138,28 @@ static int mount_op(struct aj_oci_cplan *c, const struct aj_oci_mount *m, size_t
 		op->opts = aj_xstrdup(m->data);
 	op->mtype = static_type(type);
 	op->mflags = m->flags | (strcmp(m->type, "cgroup") == 0 ? MS_RDONLY : 0);
+	op->mprop = m->propagation;
 	if (strcmp(m->dst, "/dev") == 0 && strcmp(type, "tmpfs") == 0)
 		return dev_defaults(c, true, err);
 	return 0;
 }
 
-static int sysctl_ops(struct aj_oci_cplan *c, struct aj_err *err)
+/* linux.devices: the host's node of each (spec.c allows only harmless character devices),
+ * checked to be the device the bundle names. */
+static int devices(struct aj_oci_cplan *c, struct aj_err *err)
 {
-	for (size_t i = 0; i < c->spec.sysctl.n; i++) {
-		const char *kv = c->spec.sysctl.v[i], *eq = strchr(kv, '=');
-		char path[300];
-		struct aj_op *op;
+	for (size_t i = 0; i < c->spec.devices.n; i++) {
+		const char *kv = c->spec.devices.v[i], *host = strchr(kv, '=') + 1;
+		char dst[4096];
+		struct stat st;
 
-		snprintf(path, sizeof path, "/proc/sys/%.*s", (int)(eq - kv), kv);
-		for (char *p = path + 10; *p; p++)
-			if (*p == '.')
-				*p = '/';
-		op = aj_plan_add_op(&c->plan, AJ_OP_FILE, path, eq + 1, 0, 0, "linux.sysctl");
-		if (!op)
-			return aj_err_sys(err, AJ_LAYER_POLICY, "plan");
-		op->len = strlen(eq + 1);
-		op->mode = 0644;
+		snprintf(dst, sizeof dst, "%.*s", (int)(host - 1 - kv), kv);
+		if (stat(host, &st) < 0 || !S_ISCHR(st.st_mode))
+			return aj_err_set(err, AJ_LAYER_POLICY, ENOTSUP,
+					  "config.json: linux.devices: \"%s\": this host has no %s",
+					  dst, host);
+		ADD(&c->plan, AJ_OP_BIND, dst, host, AJ_OPF_DEV, AJ_LL_DEV,
+		    "linux.devices: the host's node, as it is (mode and owner are the host's)");
 	}
 	return 0;
 }
@@ -172,7 +177,9 @@ static int rootfs_ops(struct aj_oci_cplan *c, struct aj_err *err)
 	}
 	if (!dev_mounted && dev_defaults(c, false, err) < 0)
 		return -1;
-	if (sysctl_ops(c, err) < 0)
+	if (devices(c, err) < 0)
+		return -1;
+	if (oci_plan_sysctls(c, err) < 0)
 		return -1;
 	for (size_t i = 0; i < c->spec.masked.n; i++)
 		ADD(&c->plan, AJ_OP_MASK, c->spec.masked.v[i], NULL, AJ_OPF_OPTIONAL, 0,
@@ -184,45 +191,6 @@ static int rootfs_ops(struct aj_oci_cplan *c, struct aj_err *err)
 			  "the bundle's root filesystem (%s), idmapped to the container's ids; "
 			  "%zu operations",
 			  c->spec.root_ro ? "read-only" : "writable", c->plan.n_ops);
-	return 0;
-}
-
-/* ---- namespaces ------------------------------------------------------------------------- */
-
-static void ns_layer(struct aj_oci_cplan *c, int layer, int type, const char *name)
-{
-	const char *path = NULL;
-
-	if (!aj_oci_spec_has_ns(&c->spec, type, &path)) {
-		aj_plan_set_layer(&c->plan, layer, AJ_LS_OFF,
-				  "SHARED WITH THE HOST by the bundle (no %s namespace)", name);
-		return;
-	}
-	if (path) {
-		aj_plan_set_layer(&c->plan, layer, AJ_LS_ENFORCED, "joins %s", path);
-		return;
-	}
-	if (type != CLONE_NEWCGROUP)
-		c->plan.clone_flags |= type;
-	aj_plan_set_layer(&c->plan, layer, AJ_LS_ENFORCED, "a new %s namespace", name);
-}
-
-static int namespaces(struct aj_oci_cplan *c, struct aj_err *err)
-{
-	if (!aj_oci_spec_has_ns(&c->spec, CLONE_NEWPID, NULL))
-		return aj_err_set(err, AJ_LAYER_POLICY, ENOTSUP,
-				  "config.json: linux.namespaces: a pid namespace is required: the "
-				  "container's init must be the ancestor of every process in it");
-	c->plan.clone_flags = CLONE_NEWUSER | CLONE_NEWNS;
-	ns_layer(c, AJ_PL_MOUNTNS, CLONE_NEWNS, "mount");
-	ns_layer(c, AJ_PL_PIDNS, CLONE_NEWPID, "pid");
-	ns_layer(c, AJ_PL_IPCNS, CLONE_NEWIPC, "ipc");
-	ns_layer(c, AJ_PL_UTSNS, CLONE_NEWUTS, "uts");
-	ns_layer(c, AJ_PL_NETNS, CLONE_NEWNET, "network");
-	ns_layer(c, AJ_PL_CGROUPNS, CLONE_NEWCGROUP, "cgroup");
-	if (c->spec.hostname && !(c->plan.clone_flags & CLONE_NEWUTS))
-		return aj_err_set(err, AJ_LAYER_POLICY, EINVAL,
-				  "config.json: hostname: needs a new uts namespace");
 	return 0;
 }
 
@@ -278,17 +246,135 @@ static int landlock_layer(struct aj_oci_cplan *c, struct aj_err *err)
 	return 0;
 }
 
+/* ---- identity -------------------------------------------------------------------------- */
+
+const char *aj_oci_pod_key(const json_t *annotations)
+{
+	static const char *const keys[] = {"io.kubernetes.cri.sandbox-id",
+					   "io.kubernetes.cri-o.SandboxID"};
+
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(keys); i++) {
+		const char *v = json_string_value(json_object_get(annotations, keys[i]));
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}
+
+bool aj_oci_sandbox_container(const json_t *annotations)
+{
+	const char *t = json_string_value(json_object_get(annotations,
+							  "io.kubernetes.cri.container-type"));
+
+	return t && strcmp(t, "sandbox") == 0;
+}
+
+/* The containers of a pod share its host id range (docs/kubernetes.md says why): one user
+ * namespace each, with the same mapping, so that the pod's IPC objects and shared volumes
+ * have the same owners in all of them. */
+static void identity(struct aj_oci_cplan *c)
+{
+	const char *pod = aj_oci_pod_key(c->spec.annotations);
+	struct aj_layer_status *l = &c->plan.layers[AJ_PL_USERNS];
+	size_t n = strlen(l->detail);
+
+	if (!pod)
+		return;
+	snprintf(l->detail + n, sizeof l->detail - n, "; the host id range of its pod, shared by "
+						     "the pod's containers");
+	aj_strv_pushf(&c->notes, "user namespace: the container's own, mapped to the host id range "
+				 "of pod %s, which the pod's containers share",
+		      pod);
+}
+
+/* ---- capabilities ------------------------------------------------------------------------ */
+
+static int cap_outside(const char *what, const char *set, uint64_t extra, const char *of,
+		       struct aj_err *err)
+{
+	char names[512];
+
+	aj_cap_format(extra, names, sizeof names);
+	return aj_err_set(err, AJ_LAYER_POLICY, EINVAL,
+			  "%s: process.capabilities.%s: %s not in %s", what, set, names, of);
+}
+
+int aj_oci_caps_check(const struct aj_container_process *p, const char *what,
+		      struct aj_err *err)
+{
+	const uint64_t *k = p->caps;
+
+	/* What capset(2) and PR_CAP_AMBIENT_RAISE would refuse, refused here by field. */
+	if (k[AJ_CAPSET_EFFECTIVE] & ~k[AJ_CAPSET_PERMITTED])
+		return cap_outside(what, "effective", k[AJ_CAPSET_EFFECTIVE] & ~k[AJ_CAPSET_PERMITTED],
+				   "permitted", err);
+	if (k[AJ_CAPSET_INHERITABLE] & ~k[AJ_CAPSET_BOUNDING])
+		return cap_outside(what, "inheritable",
+				   k[AJ_CAPSET_INHERITABLE] & ~k[AJ_CAPSET_BOUNDING], "bounding",
+				   err);
+	if (k[AJ_CAPSET_AMBIENT] & ~(k[AJ_CAPSET_PERMITTED] & k[AJ_CAPSET_INHERITABLE]))
+		return cap_outside(what, "ambient",
+				   k[AJ_CAPSET_AMBIENT] &
+					   ~(k[AJ_CAPSET_PERMITTED] & k[AJ_CAPSET_INHERITABLE]),
+				   "both permitted and inheritable", err);
+	return 0;
+}
+
+void aj_oci_caps_cap(const struct aj_oci_cplan *c, struct aj_container_process *p)
+{
+	for (int s = 0; s < AJ_CAPSET__COUNT; s++)
+		p->caps[s] &= c->cap_ceiling;
+}
+
+/* The bundle's sets, checked, capped by io.agentjail.capabilities. */
+static int capabilities(struct aj_oci_cplan *c, struct aj_err *err)
+{
+	const char *a = aj_oci_annotation(&c->spec, "io.agentjail.capabilities");
+	const uint64_t *k = c->spec.proc.caps;
+	char bad[64], capped[96] = "";
+
+	memcpy(c->caps_asked, k, sizeof c->caps_asked);
+	c->cap_ceiling = aj_cap_all();
+	if (a && aj_cap_parse_list(a, &c->cap_ceiling, bad, sizeof bad) < 0)
+		return aj_err_set(err, AJ_LAYER_POLICY, EINVAL,
+				  "annotations: io.agentjail.capabilities: \"%s\" is not a "
+				  "capability (a list such as \"CAP_CHOWN,CAP_NET_BIND_SERVICE\", or "
+				  "\"none\")",
+				  bad);
+	if (aj_oci_caps_check(&c->spec.proc, "config.json", err) < 0)
+		return -1;
+	aj_oci_caps_cap(c, &c->spec.proc);
+	if (a)
+		snprintf(capped, sizeof capped, "; at most %d (io.agentjail.capabilities)",
+			 __builtin_popcountll(c->cap_ceiling));
+	if (!(k[AJ_CAPSET_BOUNDING] | k[AJ_CAPSET_PERMITTED] | k[AJ_CAPSET_AMBIENT]))
+		aj_plan_set_layer(&c->plan, AJ_PL_CAPS, AJ_LS_ENFORCED,
+				  "every capability dropped (the bundle asks none)%s", capped);
+	else
+		aj_plan_set_layer(&c->plan, AJ_PL_CAPS, AJ_LS_ENFORCED,
+				  "the bundle's, over the container's own user namespace only: "
+				  "bounding %d, effective %d, permitted %d, inheritable %d, ambient "
+				  "%d%s",
+				  __builtin_popcountll(k[AJ_CAPSET_BOUNDING]),
+				  __builtin_popcountll(k[AJ_CAPSET_EFFECTIVE]),
+				  __builtin_popcountll(k[AJ_CAPSET_PERMITTED]),
+				  __builtin_popcountll(k[AJ_CAPSET_INHERITABLE]),
+				  __builtin_popcountll(k[AJ_CAPSET_AMBIENT]), capped);
+	return 0;
+}
+
 static void other_layers(struct aj_oci_cplan *c)
 {
 	struct aj_plan *p = &c->plan;
-	char caps[160] = "";
 
-	if (c->spec.proc.caps.n)
-		snprintf(caps, sizeof caps, "; the bundle asked for %zu, none granted (see "
-			 "oci.capabilities)", c->spec.proc.caps.n);
-	aj_plan_set_layer(p, AJ_PL_CAPS, AJ_LS_ENFORCED, "every capability dropped%s", caps);
-	aj_plan_set_layer(p, AJ_PL_NNP, AJ_LS_ENFORCED, "set%s",
-			  c->spec.proc.no_new_privs ? "" : " (although the bundle did not ask)");
+	if (c->spec.proc.no_new_privs)
+		aj_plan_set_layer(p, AJ_PL_NNP, AJ_LS_ENFORCED,
+				  "set (process.noNewPrivileges): setuid and file capabilities "
+				  "cannot raise privileges");
+	else
+		aj_plan_set_layer(p, AJ_PL_NNP, AJ_LS_OFF,
+				  "not asked by the bundle: setuid and file capabilities work inside, "
+				  "within the container's user namespace and its bounding set");
 	aj_plan_set_layer(p, AJ_PL_SESSION, AJ_LS_ENFORCED, "the process has its own session%s",
 			  c->spec.proc.terminal ? " and the container's own terminal" : "");
 	aj_plan_set_layer(p, AJ_PL_ENV, AJ_LS_ENFORCED, "the bundle's %zu variables only",
@@ -299,28 +385,57 @@ static void other_layers(struct aj_oci_cplan *c)
 	aj_plan_set_layer(p, AJ_PL_OUTPUT, AJ_LS_OFF, "the orchestrator's (the shim keeps it)");
 }
 
+/* The devices every container has stay usable whatever the bundle's allowlist says, as the
+ * runtime spec's default devices must: their rules follow the bundle's. ptmx and the
+ * pseudo-terminals are the container's own devpts's. (linux.devices are the bundle's to
+ * allow, as with runc.) */
+static void device_allowlist(struct aj_oci_cplan *c)
+{
+	static const struct {
+		int64_t major, minor;
+	} always[] = {{1, 3}, {1, 5}, {1, 7}, {1, 8}, {1, 9}, {5, 0}, {5, 1}, {5, 2}, {136, AJ_CG_UNSET}};
+	struct aj_cgroup_oci_limits *r = &c->spec.res;
+
+	if (!r->n_devices)
+		return;
+	r->devices = aj_xrealloc(r->devices, (r->n_devices + AJ_ARRAY_SIZE(always)) * sizeof *r->devices);
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(always); i++) {
+		struct aj_cgroup_oci_device *d = &r->devices[r->n_devices++];
+		memset(d, 0, sizeof *d);
+		d->allow = true;
+		d->type = aj_xstrdup("c");
+		d->access = aj_xstrdup("rwm");
+		d->major = always[i].major;
+		d->minor = always[i].minor;
+	}
+}
+
 static void resource_layers(struct aj_oci_cplan *c)
 {
-	const struct aj_oci_resources *r = &c->spec.res;
+	const struct aj_cgroup_oci_limits *r = &c->spec.res;
 	const char *mode = aj_cgroup_mode_name(c->feat.cgroup->mode);
 
-	if (r->memory)
-		aj_plan_set_layer(&c->plan, AJ_PL_MEMORY, AJ_LS_ENFORCED, "%lu bytes (cgroup %s, %s)",
-				  (unsigned long)r->memory, mode, c->cgroup_path);
+	if (aj_cg_set(r->memory) && r->memory > 0)
+		aj_plan_set_layer(&c->plan, AJ_PL_MEMORY, AJ_LS_ENFORCED, "%lld bytes (cgroup %s, %s)",
+				  (long long)r->memory, mode, c->cgroup_path);
 	else
 		aj_plan_set_layer(&c->plan, AJ_PL_MEMORY, AJ_LS_OFF, "no limit in the bundle");
-	if (r->pids)
-		aj_plan_set_layer(&c->plan, AJ_PL_PIDS, AJ_LS_ENFORCED, "%lu tasks (cgroup %s)",
-				  (unsigned long)r->pids, mode);
+	if (aj_cg_set(r->pids) && r->pids > 0)
+		aj_plan_set_layer(&c->plan, AJ_PL_PIDS, AJ_LS_ENFORCED, "%lld tasks (cgroup %s)",
+				  (long long)r->pids, mode);
 	else
 		aj_plan_set_layer(&c->plan, AJ_PL_PIDS, AJ_LS_OFF, "no limit in the bundle");
-	if (r->cpu_quota > 0)
-		aj_plan_set_layer(&c->plan, AJ_PL_CPU, AJ_LS_ENFORCED, "quota %ld us per %lu us",
-				  (long)r->cpu_quota,
-				  (unsigned long)(r->cpu_period ? r->cpu_period : 100000));
+	if (aj_cg_set(r->cpu_quota) && r->cpu_quota > 0)
+		aj_plan_set_layer(&c->plan, AJ_PL_CPU, AJ_LS_ENFORCED, "quota %lld us per %lld us%s%s",
+				  (long long)r->cpu_quota,
+				  aj_cg_set(r->cpu_period) && r->cpu_period > 0
+					  ? (long long)r->cpu_period
+					  : 100000LL,
+				  r->cpus ? ", CPUs " : "", r->cpus ? r->cpus : "");
 	else
-		aj_plan_set_layer(&c->plan, AJ_PL_CPU, AJ_LS_OFF, "no quota in the bundle%s",
-				  r->cpu_shares ? " (shares set)" : "");
+		aj_plan_set_layer(&c->plan, AJ_PL_CPU, AJ_LS_OFF, "no quota in the bundle%s%s%s",
+				  aj_cg_set(r->cpu_shares) ? " (shares set)" : "",
+				  r->cpus ? "; CPUs " : "", r->cpus ? r->cpus : "");
 }
 
 /* runc's cgroupfs placement; the systemd form "slice:prefix:name" is mapped onto the same
@@ -376,18 +491,23 @@ int aj_oci_cplan_build(struct aj_oci_cplan *c, const char *bundle, json_t *confi
 		       const char *id, bool systemd_cgroup, struct aj_err *err)
 {
 	memset(c, 0, sizeof *c);
+	for (size_t i = 0; i < AJ_CONTAINER_MAX_NS; i++)
+		c->ns_fd[i] = -1;
 	snprintf(c->bundle, sizeof c->bundle, "%s", bundle);
 	if (aj_oci_spec_parse(config, &c->spec, err) < 0 || policy(c, err) < 0)
 		return -1;
 	c->plan.policy = &c->pol;
 	c->plan.features = &c->feat;
 	c->have_plan = true;
-	if (aj_plan_base_layers(&c->plan, err) < 0 || namespaces(c, err) < 0 ||
+	if (aj_plan_base_layers(&c->plan, err) < 0 || oci_plan_namespaces(c, err) < 0 ||
 	    cgroup_path(c, id, systemd_cgroup, err) < 0 || rootfs_ops(c, err) < 0 ||
-	    process(c, err) < 0 || landlock_layer(c, err) < 0 || seccomp_layer(c, err) < 0)
+	    process(c, err) < 0 || capabilities(c, err) < 0 || landlock_layer(c, err) < 0 ||
+	    seccomp_layer(c, err) < 0)
 		return -1;
 	other_layers(c);
+	device_allowlist(c);
 	resource_layers(c);
+	identity(c);
 	return 0;
 }
 
@@ -397,6 +517,7 @@ void aj_oci_cplan_free(struct aj_oci_cplan *c)
 		aj_plan_free(&c->plan);
 	if (c->pol.preset)
 		aj_policy_free(&c->pol);
+	oci_plan_ns_free(c);
 	aj_oci_spec_free(&c->spec);
 	aj_strv_free(&c->notes);
 	free(c->filter);
@@ -406,15 +527,17 @@ void aj_oci_cplan_free(struct aj_oci_cplan *c)
 
 void aj_oci_cplan_launch(struct aj_oci_cplan *c, struct aj_container_launch *l)
 {
+	const char *cgns = NULL;
+
 	memset(l, 0, sizeof *l);
 	l->plan = &c->plan;
 	l->proc = &c->spec.proc;
 	l->filter = c->filter;
 	l->filter_len = c->filter_len;
 	l->root_readonly = c->spec.root_ro;
-	l->hostname = c->spec.hostname;
-	l->new_cgroupns = aj_oci_spec_has_ns(&c->spec, CLONE_NEWCGROUP, NULL);
-	l->console_fd = l->fifo_fd = -1;
+	l->new_cgroupns = aj_oci_spec_has_ns(&c->spec, CLONE_NEWCGROUP, &cgns) && !cgns;
+	l->console_fd = l->fifo_fd = l->own_pidns = -1;
+	oci_plan_ns_launch(c, l);
 }
 
 static json_t *strv_json(const struct aj_strv *v)
@@ -426,6 +549,20 @@ static json_t *strv_json(const struct aj_strv *v)
 	return a;
 }
 
+static json_t *capsets_json(const uint64_t *sets)
+{
+	json_t *o = json_object();
+
+	for (int s = 0; s < AJ_CAPSET__COUNT; s++) {
+		json_t *a = json_array();
+		for (int k = 0; k <= AJ_CAP_LAST; k++)
+			if ((sets[s] >> k) & 1)
+				json_array_append_new(a, json_string(aj_cap_name(k)));
+		json_object_set_new(o, aj_capset_names[s], a);
+	}
+	return o;
+}
+
 json_t *aj_oci_cplan_report(const struct aj_oci_cplan *c)
 {
 	json_t *r = aj_plan_to_json(&c->plan), *oci = json_object(), *caps = json_object();
@@ -433,8 +570,9 @@ json_t *aj_oci_cplan_report(const struct aj_oci_cplan *c)
 
 	for (size_t i = 0; i < c->spec.notes.n; i++)
 		json_array_append_new(notes, json_string(c->spec.notes.v[i]));
-	json_object_set_new(caps, "requested", strv_json(&c->spec.proc.caps));
-	json_object_set_new(caps, "granted", json_array());
+	json_object_set_new(caps, "requested", capsets_json(c->caps_asked));
+	json_object_set_new(caps, "granted", capsets_json(c->spec.proc.caps));
+	json_object_set_new(caps, "user_namespace", json_string("the container's own"));
 	json_object_set_new(oci, "bundle", json_string(c->bundle));
 	json_object_set_new(oci, "rootfs", json_string(c->rootfs));
 	json_object_set_new(oci, "cgroup", json_string(c->cgroup_path));

@@ -66,22 +66,25 @@ int oci_note_not_applied(const struct aj_jf_field *f, const char *path, json_t *
 /* Options that are flags of the mount itself; anything else is data for the filesystem. */
 static const struct {
 	const char *name;
-	unsigned long set, clear;
+	unsigned long set, clear, propagation;
 } mount_flags[] = {
-	{"ro", MS_RDONLY, 0},          {"rw", 0, MS_RDONLY},
-	{"nosuid", MS_NOSUID, 0},      {"suid", 0, MS_NOSUID},
-	{"nodev", MS_NODEV, 0},        {"dev", 0, MS_NODEV},
-	{"noexec", MS_NOEXEC, 0},      {"exec", 0, MS_NOEXEC},
-	{"relatime", MS_RELATIME, 0},  {"norelatime", 0, MS_RELATIME},
-	{"strictatime", MS_STRICTATIME, 0}, {"noatime", MS_NOATIME, 0},
-	{"nodiratime", MS_NODIRATIME, 0},   {"sync", MS_SYNCHRONOUS, 0},
-	{"async", 0, MS_SYNCHRONOUS},  {"dirsync", MS_DIRSYNC, 0},
-	{"mand", 0, 0},                {"nomand", 0, 0},
-	{"defaults", 0, 0},
-	/* Propagation: every container mount is private here (nothing propagates to or from
-	 * the host), which is the safe end of what a bundle may ask. */
-	{"private", 0, 0},  {"rprivate", 0, 0}, {"slave", 0, 0}, {"rslave", 0, 0},
-	{"shared", 0, 0},   {"rshared", 0, 0},  {"unbindable", 0, 0}, {"runbindable", 0, 0},
+	{"ro", MS_RDONLY, 0, 0},          {"rw", 0, MS_RDONLY, 0},
+	{"nosuid", MS_NOSUID, 0, 0},      {"suid", 0, MS_NOSUID, 0},
+	{"nodev", MS_NODEV, 0, 0},        {"dev", 0, MS_NODEV, 0},
+	{"noexec", MS_NOEXEC, 0, 0},      {"exec", 0, MS_NOEXEC, 0},
+	{"relatime", MS_RELATIME, 0, 0},  {"norelatime", 0, MS_RELATIME, 0},
+	{"strictatime", MS_STRICTATIME, 0, 0}, {"noatime", MS_NOATIME, 0, 0},
+	{"nodiratime", MS_NODIRATIME, 0, 0},   {"sync", MS_SYNCHRONOUS, 0, 0},
+	{"async", 0, MS_SYNCHRONOUS, 0},  {"dirsync", MS_DIRSYNC, 0, 0},
+	{"mand", 0, 0, 0},                {"nomand", 0, 0, 0},
+	{"defaults", 0, 0, 0},
+	/* Propagation, applied in the container's own mount namespace: every mount starts
+	 * private there (nothing propagates to or from the host), and a peer group made inside
+	 * has only the container's mounts in it. */
+	{"private", 0, 0, MS_PRIVATE},  {"rprivate", 0, 0, MS_PRIVATE | MS_REC},
+	{"slave", 0, 0, MS_SLAVE},      {"rslave", 0, 0, MS_SLAVE | MS_REC},
+	{"shared", 0, 0, MS_SHARED},    {"rshared", 0, 0, MS_SHARED | MS_REC},
+	{"unbindable", 0, 0, MS_UNBINDABLE}, {"runbindable", 0, 0, MS_UNBINDABLE | MS_REC},
 };
 
 const char *const aj_oci_mount_options[] = {
@@ -137,6 +140,8 @@ static int apply_mount_options(const struct aj_jf_field *f, const char *path, js
 			m->recursive = m->recursive || opt[0] == 'r';
 		} else if (k < AJ_ARRAY_SIZE(mount_flags)) {
 			m->flags = (m->flags | mount_flags[k].set) & ~mount_flags[k].clear;
+			if (mount_flags[k].propagation)
+				m->propagation = mount_flags[k].propagation;
 		} else {
 			data = aj_xasprintf("%s%s%s", m->data ? m->data : "", m->data ? "," : "", opt);
 			free(m->data);
@@ -277,64 +282,37 @@ static int check_abs_path(const char *path, const char *s, struct aj_err *err)
 					    path);
 }
 
-static int note_devices(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
-			const struct aj_jf_opts *o, struct aj_jf_error *e)
-{
-	oci_note(o, path, "not needed: the container can create no device nodes and sees only the "
-			  "harmless ones bound into its /dev");
-	return 0;
-}
-
 #define S(m) offsetof(struct aj_oci_spec, m)
-#define LIMIT(n, m)                                                                            \
-	{.name = (n), .type = AJ_JF_INT, .flags = AJ_JF_NULLABLE, .off = S(m), OCI_NONNEG}
-#define NOT_APPLIED(n) {.name = (n), .type = AJ_JF_ANY, .parse = oci_note_not_applied}
 
-static const struct aj_jf_field memory_rows[] = {LIMIT("limit", res.memory), OCI_END};
-static const struct aj_jf_field pids_rows[] = {LIMIT("limit", res.pids), OCI_END};
-static const struct aj_jf_field cpu_rows[] = {
-	LIMIT("quota", res.cpu_quota),
-	LIMIT("period", res.cpu_period),
-	LIMIT("shares", res.cpu_shares),
-	OCI_END,
-};
-
-static const struct aj_jf_field resources_rows[] = {
-	{.name = "memory", .type = AJ_JF_OBJECT, .flags = AJ_JF_NULLABLE, .sub = memory_rows},
-	{.name = "pids", .type = AJ_JF_OBJECT, .flags = AJ_JF_NULLABLE, .sub = pids_rows},
-	{.name = "cpu", .type = AJ_JF_OBJECT, .flags = AJ_JF_NULLABLE, .sub = cpu_rows},
-	NOT_APPLIED("blockIO"),
-	NOT_APPLIED("hugepageLimits"),
-	NOT_APPLIED("network"),
-	NOT_APPLIED("rdma"),
-	NOT_APPLIED("unified"),
-	{.name = "devices", .type = AJ_JF_ANY, .parse = note_devices},
-	OCI_END,
-};
-
-/* A value that is no object limits nothing, as it always did. */
 static int read_resources(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
 			  const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	return json_is_object(v) ? oci_read_sub(resources_rows, v, OCI_CTX(o)->s, path, o, e) : 0;
+	return oci_read_resources(v, path, o, e);
 }
 
-/* Namespaced sysctls that only affect the container (runc's and Kubernetes' safe set). */
+int aj_oci_sysctl_ns(const char *name)
+{
+	static const char *const ipc[] = {"kernel.shmmax", "kernel.shmmni", "kernel.shmall",
+					  "kernel.shm_rmid_forced", "kernel.msgmax",
+					  "kernel.msgmni", "kernel.msgmnb", "kernel.sem"};
+	size_t n = strcspn(name, "=");
+
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(ipc); i++)
+		if (strlen(ipc[i]) == n && strncmp(name, ipc[i], n) == 0)
+			return CLONE_NEWIPC;
+	if (strncmp(name, "fs.mqueue.", 10) == 0)
+		return CLONE_NEWIPC;
+	return strncmp(name, "net.", 4) == 0 ? CLONE_NEWNET : 0;
+}
+
+/* Namespaced sysctls (runc's and Kubernetes' safe set), only with a namespace of the kind
+ * they belong to in the list (new or joined): never the host's. Whether a joined one is the
+ * host's is checked when it is opened (plan_ns.c). */
 static bool sysctl_allowed(const char *name, const struct aj_oci_spec *s)
 {
-	static const char *const exact[] = {"kernel.shmmax", "kernel.shmmni", "kernel.shmall",
-					    "kernel.shm_rmid_forced", "kernel.msgmax",
-					    "kernel.msgmni", "kernel.msgmnb", "kernel.sem"};
-	const char *netns_path = NULL;
+	int ns = aj_oci_sysctl_ns(name);
 
-	for (size_t i = 0; i < AJ_ARRAY_SIZE(exact); i++)
-		if (strcmp(name, exact[i]) == 0)
-			return true;
-	if (strncmp(name, "fs.mqueue.", 10) == 0)
-		return true;
-	/* net.* belongs to the network namespace: only a container's own. */
-	return strncmp(name, "net.", 4) == 0 && aj_oci_spec_has_ns(s, CLONE_NEWNET, &netns_path) &&
-	       !netns_path;
+	return ns && aj_oci_spec_has_ns(s, ns, NULL);
 }
 
 /* A name that could leave /proc/sys is refused in the words of a bad value, as before. */
@@ -356,8 +334,8 @@ static int add_sysctls(const struct aj_jf_field *f, const char *path, json_t *v,
 	json_object_foreach(v, k, val) {
 		if (!sysctl_allowed(k, s))
 			return OCI_REFUSE(path, "\"%s\" is not a namespaced sysctl agentjail allows "
-						"(kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, net.* "
-						"with a private network namespace)",
+						"(kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.* with an ipc "
+						"namespace, net.* with a network namespace)",
 				      k);
 		aj_strv_pushf(&s->sysctl, "%s=%s", k, json_string_value(val));
 	}
@@ -389,14 +367,84 @@ static int refuse_mappings(const struct aj_jf_field *f, const char *path, json_t
 		       : 0;
 }
 
-/* Only a list with entries asks for device nodes. */
-static int refuse_devices(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
-			  const struct aj_jf_opts *o, struct aj_jf_error *e)
+/* linux.devices: the character devices a container may be given, bound from the host
+ * (a user namespace can make no device node, and the kernel would not honour one it made).
+ * Those CRI passes for ordinary workloads; nothing that reaches the host's hardware,
+ * memory, consoles or logs. */
+static const struct {
+	unsigned major, minor;
+	const char *host;
+} safe_devices[] = {
+	{1, 3, "/dev/null"},  {1, 5, "/dev/zero"},    {1, 7, "/dev/full"},
+	{1, 8, "/dev/random"}, {1, 9, "/dev/urandom"}, {5, 0, "/dev/tty"},
+	{10, 229, "/dev/fuse"}, {10, 200, "/dev/net/tun"},
+};
+
+struct device_doc {
+	char *path, *type;
+	int64_t major, minor;
+};
+
+static const struct aj_jf_field device_rows[] = {
+	{.name = "path", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED,
+	 .off = offsetof(struct device_doc, path), .check = check_abs_path},
+	{.name = "type", .type = AJ_JF_STRING, .flags = AJ_JF_REQUIRED,
+	 .off = offsetof(struct device_doc, type)},
+	{.name = "major", .type = AJ_JF_INT, .flags = AJ_JF_NULLABLE,
+	 .off = offsetof(struct device_doc, major), .min = 0, .max = UINT32_MAX,
+	 .expect = "a device number"},
+	{.name = "minor", .type = AJ_JF_INT, .flags = AJ_JF_NULLABLE,
+	 .off = offsetof(struct device_doc, minor), .min = 0, .max = UINT32_MAX,
+	 .expect = "a device number"},
+	/* fileMode, uid, gid: a node bound from the host keeps the host's. */
+	OCI_END,
+};
+
+static int add_device(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
+		      const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	if (!json_array_size(v))
-		return 0;
-	return unsupported(e, path, "creating device nodes is not supported; /dev holds null, zero, "
-				    "full, random, urandom and tty");
+	struct aj_oci_spec *s = OCI_CTX(o)->s;
+	struct device_doc d = {NULL, NULL, 0, 0};
+	_cleanup_free_ char *dpath = NULL, *type = NULL;
+	int r = oci_read_sub(device_rows, v, &d, path, o, e);
+
+	dpath = d.path;
+	type = d.type;
+	if (r < 0)
+		return -1;
+	if (strcmp(type, "c") != 0 && strcmp(type, "u") != 0)
+		return OCI_REFUSE(path, "type \"%s\" (\"%s\"): only character devices are passed "
+					"into a container (block devices and fifos are not)",
+			      type, dpath);
+	for (size_t i = 0; i < AJ_ARRAY_SIZE(safe_devices); i++)
+		if (safe_devices[i].major == d.major && safe_devices[i].minor == d.minor) {
+			aj_strv_pushf(&s->devices, "%s=%s", dpath, safe_devices[i].host);
+			return 0;
+		}
+	aj_err_set(&e->err, AJ_LAYER_POLICY, ENOTSUP,
+		   "%s: c %lld:%lld (\"%s\") is not a device agentjail passes into a container "
+		   "(null, zero, full, random, urandom, tty, fuse, net/tun)",
+		   path, (long long)d.major, (long long)d.minor, dpath);
+	return -1;
+}
+
+static const struct aj_jf_field device_el = {.name = "", .type = AJ_JF_OBJECT,
+					     .parse = add_device};
+
+static int read_root_propagation(const struct aj_jf_field *f, const char *path, json_t *v,
+				 void *dst, const struct aj_jf_opts *o, struct aj_jf_error *e)
+{
+	static const char *const names[] = {"shared", "slave", "private", "unbindable",
+					    "rshared", "rslave", "rprivate", "runbindable"};
+	static const unsigned long flags[] = {MS_SHARED, MS_SLAVE, MS_PRIVATE, MS_UNBINDABLE};
+	const char *s = json_string_value(v);
+
+	for (size_t i = 0; s && i < AJ_ARRAY_SIZE(names); i++)
+		if (strcmp(s, names[i]) == 0) {
+			OCI_CTX(o)->s->root_propagation = flags[i % 4] | (i >= 4 ? MS_REC : 0);
+			return 0;
+		}
+	return s ? OCI_REFUSE(path, "\"%s\" (shared, slave, private or unbindable)", s) : 0;
 }
 
 static int keep_seccomp(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
@@ -421,7 +469,8 @@ static const struct aj_jf_field linux_rows[] = {
 	UNSUPPORTED("memoryPolicy"),
 	MAPPINGS("uidMappings"),
 	MAPPINGS("gidMappings"),
-	{.name = "devices", .type = AJ_JF_ANY, .parse = refuse_devices},
+	{.name = "devices", .type = AJ_JF_ARRAY, .flags = AJ_JF_NULLABLE, .sub = &device_el,
+	 .expect = "an array"},
 	{.name = "namespaces", .type = AJ_JF_ARRAY, .flags = AJ_JF_SEES_ABSENT, .sub = &ns_el,
 	 .parse = need_mount_ns, .expect = "an array"},
 	{.name = "resources", .type = AJ_JF_ANY, .parse = read_resources},
@@ -430,6 +479,8 @@ static const struct aj_jf_field linux_rows[] = {
 	{.name = "sysctl", .type = AJ_JF_MAP, .flags = AJ_JF_ELEMS_APART, .check = check_sysctl_name,
 	 .sub = &sysctl_value, .parse = add_sysctls},
 	{.name = "cgroupsPath", .type = AJ_JF_STRING, .flags = AJ_JF_NULLABLE, .off = S(cgroups_path)},
+	{.name = "rootfsPropagation", .type = AJ_JF_STRING, .flags = AJ_JF_NULLABLE,
+	 .parse = read_root_propagation},
 	{.name = "seccomp", .type = AJ_JF_OBJECT, .parse = keep_seccomp},
 	OCI_END,
 };
@@ -515,7 +566,7 @@ int aj_oci_spec_parse(json_t *root, struct aj_oci_spec *s, struct aj_err *err)
 	struct aj_jf_error e;
 
 	memset(s, 0, sizeof *s);
-	s->res.cpu_quota = -1; /* none unless the bundle gives one */
+	aj_cgroup_oci_limits_init(&s->res);
 	if (!json_is_object(root))
 		return OCI_BAD("(document)", "expected a JSON object");
 	if (aj_jf_read(spec_rows, root, s, &o, &e) < 0)
@@ -530,6 +581,7 @@ int aj_oci_spec_parse(json_t *root, struct aj_oci_spec *s, struct aj_err *err)
 void aj_oci_spec_free(struct aj_oci_spec *s)
 {
 	aj_oci_process_free(&s->proc);
+	aj_cgroup_oci_limits_free(&s->res);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		free(s->mounts[i].dst);
 		free(s->mounts[i].type);
@@ -546,6 +598,7 @@ void aj_oci_spec_free(struct aj_oci_spec *s)
 	aj_strv_free(&s->masked);
 	aj_strv_free(&s->readonly);
 	aj_strv_free(&s->sysctl);
+	aj_strv_free(&s->devices);
 	aj_strv_free(&s->notes);
 	json_decref(s->seccomp);
 	json_decref(s->annotations);

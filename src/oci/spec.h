@@ -24,6 +24,7 @@ struct aj_oci_mount {
 	char *src;
 	unsigned long flags; /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, ... */
 	bool bind, recursive;
+	unsigned long propagation; /* MS_SHARED, MS_SLAVE, MS_PRIVATE, MS_UNBINDABLE (| MS_REC) */
 	char *data; /* filesystem options ("mode=755,size=65536k"), NULL if none */
 };
 
@@ -32,13 +33,6 @@ struct aj_oci_ns {
 	char *path; /* join this namespace; NULL: a new one */
 };
 
-struct aj_oci_resources {
-	uint64_t memory;     /* bytes, 0: none */
-	uint64_t pids;       /* 0: none */
-	int64_t cpu_quota;   /* microseconds per period, <= 0: none */
-	uint64_t cpu_period; /* microseconds, 0: 100000 */
-	uint64_t cpu_shares; /* 0: default */
-};
 
 struct aj_oci_spec {
 	char *oci_version;
@@ -49,11 +43,13 @@ struct aj_oci_spec {
 	struct aj_oci_mount *mounts;
 	size_t n_mounts;
 	char *hostname;
+	unsigned long root_propagation; /* linux.rootfsPropagation as MS_* flags, 0: private */
 	struct aj_oci_ns ns[AJ_CONTAINER_MAX_NS];
 	size_t n_ns;
-	struct aj_oci_resources res;
+	struct aj_cgroup_oci_limits res; /* linux.resources (spec_resources.c) */
 	struct aj_strv masked, readonly;
 	struct aj_strv sysctl; /* "name=value", checked against the allowlist */
+	struct aj_strv devices; /* linux.devices: "path=host node" of the safe character devices */
 	json_t *seccomp;       /* linux.seccomp, NULL if absent */
 	char *cgroups_path;
 	json_t *annotations; /* object, never NULL after a successful parse */
@@ -69,6 +65,9 @@ void aj_oci_spec_free(struct aj_oci_spec *s);
 
 /* True if the namespace of this type is requested (new or joined); *path gets its path. */
 bool aj_oci_spec_has_ns(const struct aj_oci_spec *s, int type, const char **path);
+/* The namespace a sysctl the bundle may set belongs to (CLONE_NEWIPC, CLONE_NEWNET), or 0;
+ * name may be "name=value". */
+int aj_oci_sysctl_ns(const char *name);
 /* The annotation's value, or NULL. */
 const char *aj_oci_annotation(const struct aj_oci_spec *s, const char *key);
 

@@ -50,6 +50,9 @@ void oci_note(const struct aj_jf_opts *o, const char *path, const char *why);
 int oci_note_not_applied(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
 			 const struct aj_jf_opts *o, struct aj_jf_error *e);
 
+/* spec_resources.c: linux.resources into the spec's res. */
+int oci_read_resources(json_t *v, const char *path, const struct aj_jf_opts *o,
+		       struct aj_jf_error *e);
 /* spec_process.c: the process object at path into ctx->p (zeroed by the caller). */
 int oci_read_process(json_t *obj, const char *path, struct oci_read *ctx, struct aj_jf_error *e);
 

@@ -2,7 +2,7 @@
  * bundle's own (config.json's "process", from spec.c) and `exec --process`'s process.json
  * (aj_oci_process_parse). The user, the console size and each rlimit are read into a struct
  * of their own and checked as a whole (ids below 65536, a size a terminal can have); the
- * capability sets become one list of names. Errors and paths are config.json's
+ * capability sets become masks, every name checked. Errors and paths are config.json's
  * (spec_internal.h). */
 #include <errno.h>
 #include <stddef.h>
@@ -81,34 +81,35 @@ static int read_user(const struct aj_jf_field *f, const char *path, json_t *v, v
 
 static int check_cap_name(const char *path, const char *s, struct aj_err *err)
 {
-	if (strncmp(s, "CAP_", 4) == 0)
+	if (aj_cap_from_name(s) >= 0)
 		return 0;
-	return aj_err_set(err, AJ_LAYER_POLICY, EINVAL, "%s: \"%s\" is not a capability name", path,
-			  s);
+	return aj_err_set(err, AJ_LAYER_POLICY, EINVAL,
+			  "%s: \"%s\" is not a capability (CAP_CHOWN, CAP_NET_BIND_SERVICE, ...)",
+			  path, s);
 }
 
-/* Every set's names go into one list, each once; dst is the process's caps. */
+/* A set's names into its mask; dst is the set's. */
 static int add_caps(const struct aj_jf_field *f, const char *path, json_t *v, void *dst,
 		    const struct aj_jf_opts *o, struct aj_jf_error *e)
 {
-	struct aj_strv *caps = dst;
+	uint64_t *set = dst;
 	size_t i;
 	json_t *c;
 
 	json_array_foreach(v, i, c)
-		if (!aj_strv_contains(caps, json_string_value(c)))
-			aj_strv_push(caps, json_string_value(c));
+		*set |= UINT64_C(1) << aj_cap_from_name(json_string_value(c));
 	return 0;
 }
 
-#define CAP_SET(n)                                                                             \
+#define CAP_SET(n, s)                                                                          \
 	{.name = (n), .type = AJ_JF_ARRAY, .flags = AJ_JF_NULLABLE | AJ_JF_NAMED_APART,          \
-	 .off = offsetof(struct aj_container_process, caps), .check = check_cap_name,          \
-	 .parse = add_caps}
+	 .off = offsetof(struct aj_container_process, caps) + (s) * sizeof(uint64_t),           \
+	 .check = check_cap_name, .parse = add_caps}
 
 static const struct aj_jf_field caps_rows[] = {
-	CAP_SET("bounding"), CAP_SET("effective"), CAP_SET("inheritable"), CAP_SET("permitted"),
-	CAP_SET("ambient"),  OCI_END,
+	CAP_SET("bounding", AJ_CAPSET_BOUNDING),       CAP_SET("effective", AJ_CAPSET_EFFECTIVE),
+	CAP_SET("inheritable", AJ_CAPSET_INHERITABLE), CAP_SET("permitted", AJ_CAPSET_PERMITTED),
+	CAP_SET("ambient", AJ_CAPSET_AMBIENT),	      OCI_END,
 };
 
 static const char *const rlimit_names[] = {
@@ -279,7 +280,6 @@ void aj_oci_process_free(struct aj_container_process *p)
 {
 	aj_strv_free(&p->args);
 	aj_strv_free(&p->env);
-	aj_strv_free(&p->caps);
 	free(p->cwd);
 	p->cwd = NULL;
 }

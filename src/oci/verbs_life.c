@@ -21,6 +21,7 @@
 #include "oci/plan_oci.h"
 #include "oci/state.h"
 #include "oci/verbs.h"
+#include "sandbox/userns.h"
 
 int aj_oci_one_operand(int argc, char **argv, int first, const char **id, struct aj_err *err)
 {
@@ -101,34 +102,14 @@ static void rfc3339_now(char *buf, size_t len)
 	snprintf(buf, len, "%s.%09ldZ", s, ts.tv_nsec);
 }
 
-static int open_ns_paths(struct create_ctx *x, struct aj_err *err)
-{
-	const struct aj_oci_spec *s = &x->c.spec;
-
-	for (size_t i = 0; i < s->n_ns; i++) {
-		int fd;
-		if (!s->ns[i].path)
-			continue;
-		fd = open(s->ns[i].path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return aj_err_sys(err, AJ_LAYER_NS, "config.json: linux.namespaces[%zu].path: "
-							   "open \"%s\"",
-					  i, s->ns[i].path);
-		x->l.join_fd[x->l.n_join] = fd;
-		x->l.join_type[x->l.n_join++] = s->ns[i].type;
-	}
-	return 0;
-}
-
 static int prepare(struct create_ctx *x, struct aj_err *err)
 {
 	char path[PATH_MAX + 16], fifo[4200];
-	const struct aj_oci_resources *r = &x->c.spec.res;
-	struct aj_cgroup_oci_limits lim;
 
 	snprintf(path, sizeof path, "%s/config.json", x->bundle);
 	if (!(x->config = aj_oci_load_json(path, err)) ||
-	    aj_oci_cplan_build(&x->c, x->bundle, x->config, x->id, x->g->systemd_cgroup, err) < 0)
+	    aj_oci_cplan_build(&x->c, x->bundle, x->config, x->id, x->g->systemd_cgroup, err) < 0 ||
+	    aj_oci_cplan_open_ns(&x->c, err) < 0)
 		return -1;
 	if (x->c.spec.proc.terminal != (x->console != NULL))
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
@@ -145,12 +126,11 @@ static int prepare(struct create_ctx *x, struct aj_err *err)
 	if (aj_cgroup_oci_open(&x->cg, x->c.cgroup_path, err) < 0)
 		return -1;
 	x->have_cg = true;
-	lim = (struct aj_cgroup_oci_limits){r->memory, r->pids, r->cpu_quota, r->cpu_period,
-					    r->cpu_shares};
-	if (aj_cgroup_oci_create(&x->cg, &lim, err) < 0)
+	if (aj_cgroup_oci_create(&x->cg, &x->c.spec.res, &x->c.notes, err) < 0)
 		return -1;
 	aj_oci_cplan_launch(&x->c, &x->l);
 	x->l.cg = &x->cg;
+	x->l.id_key = aj_oci_pod_key(x->c.spec.annotations);
 	snprintf(x->scratch, sizeof x->scratch, "%s/rootfs-layers", x->st.dir);
 	x->l.scratch = x->scratch;
 	snprintf(fifo, sizeof fifo, "%s/exec.fifo", x->st.dir);
@@ -159,7 +139,7 @@ static int prepare(struct create_ctx *x, struct aj_err *err)
 		return aj_err_sys(err, AJ_LAYER_STATE, "start fifo \"%s\"", fifo);
 	if (x->console && (x->l.console_fd = aj_oci_connect_console(x->console, err)) < 0)
 		return -1;
-	return open_ns_paths(x, err);
+	return 0;
 }
 
 static int record(struct create_ctx *x, pid_t pid, struct aj_err *err)
@@ -194,12 +174,13 @@ static void create_cleanup(struct create_ctx *x, bool failed)
 		close(x->l.fifo_fd);
 	if (x->l.console_fd >= 0)
 		close(x->l.console_fd);
-	for (size_t i = 0; i < x->l.n_join; i++)
-		close(x->l.join_fd[i]);
 	if (failed && x->have_cg)
 		aj_cgroup_oci_destroy(&x->cg, NULL);
 	if (failed && x->made_dir)
 		aj_oci_state_remove(&x->st, NULL);
+	/* A pod whose sandbox container failed to start has no range to find again. */
+	if (failed && x->l.id_key && aj_oci_sandbox_container(x->c.spec.annotations))
+		aj_idrange_forget(x->l.id_key);
 	if (x->have_cg)
 		aj_cgroup_oci_free(&x->cg);
 	aj_oci_cplan_free(&x->c);
@@ -395,6 +376,11 @@ static int teardown(struct aj_oci_state *st, struct aj_err *err)
 	/* init is the shim's child, not ours: wait (bounded) until the kernel is done with it. */
 	for (int i = 0; i < 400 && aj_oci_state_alive(st); i++)
 		nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+	/* The pod's sandbox container goes last: its pod's id range need not be found again. */
+	if (r == 0 && aj_oci_pod_key(st->annotations) &&
+	    (strcmp(aj_oci_pod_key(st->annotations), st->id) == 0 ||
+	     aj_oci_sandbox_container(st->annotations)))
+		aj_idrange_forget(aj_oci_pod_key(st->annotations));
 	if (r == 0)
 		r = aj_oci_state_remove(st, err);
 	return r;

@@ -17,12 +17,13 @@
 #include "oci/seccomp.h"
 #include "oci/state.h"
 #include "oci/verbs.h"
+#include "rules/caps.h"
 
 /* ---- exec ------------------------------------------------------------------------------- */
 
 struct exec_opts {
 	const char *process, *console, *pidfile, *cwd, *user, *env;
-	bool detach, tty, ignore_paused;
+	bool detach, tty, ignore_paused, no_new_privs;
 };
 
 /* runc exec's flag form: the container's process with the command (and --cwd, --user,
@@ -36,6 +37,8 @@ static int flag_process(const struct exec_opts *o, const struct aj_container_pro
 	p->uid = base->uid;
 	p->gid = base->gid;
 	p->terminal = o->tty;
+	memcpy(p->caps, base->caps, sizeof p->caps);
+	p->no_new_privs = base->no_new_privs || o->no_new_privs;
 	aj_strv_copy(&p->env, &base->env);
 	p->cwd = aj_xstrdup(o->cwd ? o->cwd : base->cwd);
 	for (int i = 0; i < argc; i++)
@@ -66,10 +69,14 @@ static int exec_process(const struct exec_opts *o, const struct aj_oci_cplan *c,
 	if (!o->process)
 		return flag_process(o, &c->spec.proc, argc, argv, p, err);
 	if (!(j = aj_oci_load_json(o->process, err)) ||
-	    aj_oci_process_parse(j, "process.json", p, NULL, err) < 0)
+	    aj_oci_process_parse(j, "process.json", p, NULL, err) < 0 ||
+	    aj_oci_caps_check(p, "process.json", err) < 0)
 		return -1;
+	aj_oci_caps_cap(c, p);
 	if (o->tty)
 		p->terminal = true;
+	if (o->no_new_privs)
+		p->no_new_privs = true;
 	return 0;
 }
 
@@ -120,14 +127,13 @@ int aj_oci_exec_verb(const struct aj_oci_globals *g, int argc, char **argv, stru
 {
 	struct exec_opts o = {0};
 	const char *ignored = NULL;
-	bool bignored = false;
 	const struct aj_oci_opt opts[] = {
 		{"process", 'p', true, &o.process, NULL},  {"console-socket", 0, true, &o.console, NULL},
 		{"pid-file", 0, true, &o.pidfile, NULL},   {"detach", 'd', false, NULL, &o.detach},
 		{"tty", 't', false, NULL, &o.tty},         {"cwd", 0, true, &o.cwd, NULL},
 		{"user", 'u', true, &o.user, NULL},        {"env", 'e', true, &o.env, NULL},
 		{"ignore-paused", 0, false, NULL, &o.ignore_paused},
-		{"no-new-privs", 0, false, NULL, &bignored}, {"cap", 'c', true, &ignored, NULL},
+		{"no-new-privs", 0, false, NULL, &o.no_new_privs}, {"cap", 'c', true, &ignored, NULL},
 		{"process-label", 0, true, &ignored, NULL}, {"apparmor", 0, true, &ignored, NULL},
 		{"preserve-fds", 0, true, &ignored, NULL},  {"cgroup", 0, true, &ignored, NULL},
 		{NULL, 0, false, NULL, NULL},
@@ -307,11 +313,16 @@ int aj_oci_features_verb(const struct aj_oci_globals *g, int argc, char **argv, 
 	(void)argc;
 	(void)argv;
 	snprintf(abi, sizeof abi, "%d", aj_features_landlock_abi(why, sizeof why));
-	f = json_pack("{s:s, s:s, s:[], s:o, s:{s:o, s:[], s:{s:b, s:b, s:b, s:b}, "
-		      "s:{s:b, s:o, s:o, s:o}, s:{s:b}, s:{s:b}, s:{s:b}}, s:{s:s, s:s, s:s, s:s}}",
+	const char *caps[AJ_CAP_LAST + 2];
+
+	for (int c = 0; c <= AJ_CAP_LAST; c++)
+		caps[c] = aj_cap_name(c);
+	caps[AJ_CAP_LAST + 1] = NULL;
+	f = json_pack("{s:s, s:s, s:[], s:o, s:{s:o, s:o, s:{s:b, s:b, s:b, s:b}, "
+		      "s:{s:b, s:o, s:o, s:o}, s:{s:b}, s:{s:b}, s:{s:b}}, s:{s:s, s:s, s:s, s:s, s:s}}",
 		      "ociVersionMin", "1.0.0", "ociVersionMax", "1.1.0", "hooks", "mountOptions",
 		      names_json(aj_oci_mount_options), "linux", "namespaces",
-		      names_json(aj_oci_ns_names), "capabilities", "cgroup", "v1", 1, "v2", 1,
+		      names_json(aj_oci_ns_names), "capabilities", names_json(caps), "cgroup", "v1", 1, "v2", 1,
 		      "systemd", 0, "systemdUser", 0, "seccomp", "enabled", 1, "actions",
 		      names_json(aj_oci_seccomp_actions), "operators",
 		      names_json(aj_oci_seccomp_operators), "archs", names_json(archs), "apparmor",
@@ -319,7 +330,8 @@ int aj_oci_features_verb(const struct aj_oci_globals *g, int argc, char **argv, 
 		      "annotations", "io.agentjail.version", AJ_VERSION, "io.agentjail.landlock.abi",
 		      abi, "io.agentjail.landlock", "on (\"off\" disables it)",
 		      "io.agentjail.seccomp", "agentjail's deny list + the bundle's (\"bundle\": "
-					      "the bundle's only)");
+					      "the bundle's only)",
+		      "io.agentjail.capabilities", "the bundle's (a list, or \"none\", caps them)");
 	s = f ? json_dumps(f, JSON_INDENT(2)) : NULL;
 	if (!s)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "features");

@@ -78,6 +78,9 @@ struct aj_op {
 	int tree_fd;       /* AJ_OPF_FROM_PARENT: set by the launcher */
 	const char *mtype;    /* AJ_OP_MOUNT: filesystem type (static string) */
 	unsigned long mflags; /* AJ_OP_MOUNT: MS_* flags */
+	unsigned long mprop;  /* AJ_OP_MOUNT and an OCI bundle's binds: MS_SHARED, MS_SLAVE,
+			       * MS_UNBINDABLE (with MS_REC), within the sandbox's own mount
+			       * namespace; 0: private */
 };
 
 enum aj_layer_id {

@@ -29,6 +29,7 @@
 #include "common/err.h"
 #include "common/strv.h"
 #include "policy/plan.h"
+#include "rules/caps.h"
 
 #define AJ_CONTAINER_MAX_GROUPS 32
 #define AJ_CONTAINER_MAX_RLIMITS 16
@@ -49,7 +50,7 @@ struct aj_container_process {
 	size_t n_groups;
 	struct aj_strv args, env;
 	char *cwd;
-	struct aj_strv caps; /* every capability named in any of the sets */
+	uint64_t caps[AJ_CAPSET__COUNT]; /* the sets as given (1 << CAP_x) */
 	bool no_new_privs;
 	struct aj_container_rlimit rlimits[AJ_CONTAINER_MAX_RLIMITS];
 	size_t n_rlimits;
@@ -66,11 +67,19 @@ struct aj_container_launch {
 	const char *hostname;  /* NULL: keep the (new) UTS namespace's */
 	int join_fd[AJ_CONTAINER_MAX_NS]; /* namespaces to join (opened by the caller) */
 	int join_type[AJ_CONTAINER_MAX_NS];
+	const char *join_path[AJ_CONTAINER_MAX_NS]; /* for messages */
 	size_t n_join;
+	int joined; /* the CLONE_NEW* bits of join_type */
+	const struct aj_strv *outside_sysctl; /* "/proc/sys/PATH=value", written once joined */
+	const char *outside_hostname;         /* set in the joined uts namespace */
+	struct aj_strv *notes; /* create: what a joined namespace could not give (the report's) */
+	int own_pidns;         /* create: our pid namespace while a joined one is our children's;
+				* -1 (set by the caller) when none is */
 	bool new_cgroupns;
 	int console_fd; /* connected --console-socket, or -1 */
 	int fifo_fd;    /* create: read end of the start fifo */
 	struct aj_cgroup_oci *cg;
+	const char *id_key;  /* create: share the host id range of this key (a pod's), or NULL */
 	const char *scratch; /* create: a directory to make (and remove) for rootfs layers */
 	/* exec */
 	pid_t init_pid;
@@ -84,6 +93,13 @@ int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err
  * in the shell's convention). */
 int aj_container_exec(struct aj_container_launch *l, pid_t *pid, int *status, struct aj_err *err);
 
+/* In the creating process, before the clone (container_join.c): joins the namespaces, writes
+ * the sysctls and the hostname that belong to them, and makes the mounts of the bundle that
+ * belong to them (mqueue, sysfs, proc) as detached trees of those namespaces. */
+int aj_container_join(struct aj_container_launch *l, struct aj_err *err);
+/* After the clone: back to our own pid namespace for any later child. */
+int aj_container_unjoin(struct aj_container_launch *l, struct aj_err *err);
+
 /* In the creating process, before the clone: when the rootfs (ops[0]) is an overlayfs, sets
  * ops[0].tree_fd to the same overlay rebuilt over idmapped layers (container_rootfs.c); this
  * process moves to a private mount namespace for it. */
@@ -93,10 +109,12 @@ int aj_container_rootfs_tree(struct aj_plan *plan, const char *scratch, struct a
 int aj_container_console(const struct aj_container_process *p, int console_fd, int *tty, struct aj_err *err);
 int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *err);
 int aj_container_oom_score(pid_t pid, int adj, struct aj_err *err);
-/* Capabilities (all dropped), groups and user; no_new_privs; Landlock; agentjail's filter. */
+/* The bounding set, user and groups, the capabilities the setup needs, no_new_privs as the
+ * process asks, Landlock, agentjail's filter. */
 int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
 		   struct aj_err *err);
-/* In the process that is about to exec: session, terminal, bundle filter, cwd, execve.
+/* In the process that is about to exec: session, terminal, cwd, the bundle's filter and the
+ * process's own capability sets (in the order no_new_privs requires), execve.
  * Returns only on failure, with an exit code for it. */
 int aj_container_exec_process(const struct aj_container_process *p, int tty, const struct sock_filter *filter,
 			size_t filter_len, struct aj_err *err);

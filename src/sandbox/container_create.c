@@ -220,21 +220,11 @@ static int handshake(struct aj_container_launch *l, pid_t pid, int sync_fd, stru
 	return 0;
 }
 
-static int join_namespaces(const struct aj_container_launch *l, struct aj_err *err)
-{
-	/* Before the clone, by the caller itself: joined namespaces (a pod's network) belong
-	 * to the host's user namespace, which the container's init will no longer be in. */
-	for (size_t i = 0; i < l->n_join; i++)
-		if (setns(l->join_fd[i], l->join_type[i]) < 0)
-			return aj_err_sys(err, AJ_LAYER_NS, "join namespace (type 0x%x)",
-					  (unsigned)l->join_type[i]);
-	return 0;
-}
-
 /* What a create that failed undoes: the trees not attached yet, and the child, killed and
  * reaped. Returns -1. */
 static int create_failed(struct aj_container_launch *l, pid_t pid, int pidfd)
 {
+	aj_container_unjoin(l, NULL);
 	aj_userns_close_trees(l->plan);
 	if (pid > 0) {
 		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
@@ -249,9 +239,10 @@ int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err
 	int sv[2];
 
 	*pid = -1;
-	if (aj_idrange_acquire(&l->plan->id_base, &lock, err) < 0 ||
+	if ((l->id_key ? aj_idrange_acquire_shared(l->id_key, &l->plan->id_base, &lock, err)
+		       : aj_idrange_acquire(&l->plan->id_base, &lock, err)) < 0 ||
 	    aj_container_rootfs_tree(l->plan, l->scratch, err) < 0 ||
-	    aj_userns_prepare_trees(l->plan, err) < 0 || join_namespaces(l, err) < 0)
+	    aj_userns_prepare_trees(l->plan, err) < 0 || aj_container_join(l, err) < 0)
 		return create_failed(l, *pid, pidfd);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		aj_err_sys(err, AJ_LAYER_PROCESS, "socketpair");
@@ -268,6 +259,8 @@ int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err
 	}
 	aj_close_fd(&childs);
 	aj_userns_close_trees(l->plan);
+	if (*pid > 0 && aj_container_unjoin(l, err) < 0)
+		return create_failed(l, *pid, pidfd);
 	if (*pid < 0) {
 		aj_userns_fail(err, errno, "clone into new namespaces");
 		return create_failed(l, *pid, pidfd);

@@ -3,6 +3,7 @@
  * (steps.h) where they are the same as every sandbox's. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -14,6 +15,7 @@
 #include "common/cleanup.h"
 #include "common/fdpass.h"
 #include "common/util.h"
+#include "sandbox/caps.h"
 #include "sandbox/container.h"
 #include "sandbox/steps.h"
 
@@ -67,18 +69,49 @@ int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *er
 	return 0;
 }
 
-/* The shared steps from the user switch to agentjail's filter (steps.h says why each sits
- * where it does). */
-int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
-		   struct aj_err *err)
+/* The capability sets the process runs with until its own are installed: the bundle's
+ * permitted set, plus CAP_SYS_ADMIN over the container's user namespace where no_new_privs
+ * is off, because Landlock and seccomp filters may then only be installed with it. */
+static uint64_t setup_caps(const struct aj_container_process *p)
 {
-	if (aj_step_become_user(p->uid, p->gid, p->groups, p->n_groups, true, 0, err) < 0)
+	return p->caps[AJ_CAPSET_PERMITTED] |
+	       (p->no_new_privs ? 0 : UINT64_C(1) << CAP_SYS_ADMIN);
+}
+
+/* The bounding set, the user, the capabilities the setup needs, no_new_privs as the bundle
+ * asks, Landlock, agentjail's filter. Every capability here is one of the container's own
+ * user namespace: none reaches a namespace the container does not own. */
+int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
+			 struct aj_err *err)
+{
+	uint64_t setup = setup_caps(p);
+
+	/* 1. The bounding set first: it needs CAP_SETPCAP, which the bundle may not keep. */
+	if (aj_caps_bound(p->caps[AJ_CAPSET_BOUNDING], err) < 0)
 		return -1;
-	/* Always, whatever process.noNewPrivileges says: Landlock and seccomp need it from an
-	 * unprivileged process, and setuid binaries stay inert. */
-	if (aj_step_no_new_privs(err) < 0 || aj_step_landlock(plan, err) < 0)
+	/* 2. The user, keeping the permitted set across the switch away from uid 0. */
+	if (aj_caps_switch_user(p->uid, p->gid, p->groups, p->n_groups, err) < 0 ||
+	    aj_caps_set(setup, setup, p->caps[AJ_CAPSET_INHERITABLE], err) < 0)
+		return -1;
+	/* 3. no_new_privs where the bundle asks (then setuid and file capabilities stay inert);
+	 * without it they work as on any system, within the container's user namespace and
+	 * bounded by its bounding set. */
+	if (p->no_new_privs && aj_step_no_new_privs(err) < 0)
+		return -1;
+	/* 4. Landlock and agentjail's filter, inherited by everything the container runs. */
+	if (aj_step_landlock(plan, err) < 0)
 		return -1;
 	return aj_step_seccomp(plan->sc_insns, plan->sc_len, err);
+}
+
+/* The process's own sets, exactly as the bundle gives them (the ambient ones last: each
+ * must be permitted and inheritable by then). */
+static int final_caps(const struct aj_container_process *p, struct aj_err *err)
+{
+	if (aj_caps_set(p->caps[AJ_CAPSET_EFFECTIVE], p->caps[AJ_CAPSET_PERMITTED],
+			p->caps[AJ_CAPSET_INHERITABLE], err) < 0)
+		return -1;
+	return aj_caps_ambient(p->caps[AJ_CAPSET_AMBIENT], err);
 }
 
 int aj_container_exec_process(const struct aj_container_process *p, int tty, const struct sock_filter *filter,
@@ -99,9 +132,15 @@ int aj_container_exec_process(const struct aj_container_process *p, int tty, con
 	}
 	if (chdir(p->cwd) < 0)
 		return aj_err_sys(err, AJ_LAYER_EXEC, "chdir \"%s\"", p->cwd), 126;
-	/* The bundle's filter last of all: it constrains the process, not agentjail's setup
-	 * (execve must be allowed by it, as with any OCI runtime). */
+	/* The bundle's filter constrains the process, not agentjail's setup (execve must be
+	 * allowed by it, as with any OCI runtime). With no_new_privs it comes last; without,
+	 * it needs CAP_SYS_ADMIN, so it comes before the process's own sets (which the filter
+	 * must then let it install: capset and prctl, as runc requires too). */
+	if (p->no_new_privs && final_caps(p, err) < 0)
+		return 125;
 	if (aj_step_seccomp(filter, filter_len, err) < 0)
+		return 125;
+	if (!p->no_new_privs && final_caps(p, err) < 0)
 		return 125;
 	/* execvpe searches the PATH of the current environment: install the process's. */
 	environ = envp;
@@ -116,7 +155,12 @@ int aj_container_oom_score(pid_t pid, int adj, struct aj_err *err)
 
 	snprintf(path, sizeof path, "/proc/%d/oom_score_adj", (int)pid);
 	snprintf(v, sizeof v, "%d", adj);
-	if (aj_write_file(path, v) < 0)
-		return aj_err_sys(err, AJ_LAYER_PROCESS, "write %s to %s", v, path);
-	return 0;
+	if (aj_write_file(path, v) >= 0)
+		return 0;
+	aj_err_sys(err, AJ_LAYER_PROCESS, "process.oomScoreAdj: write %s to %s", v, path);
+	if (errno == EACCES)
+		return aj_err_hint(err, "a score below the runtime's own needs CAP_SYS_RESOURCE, which "
+					"this process lacks (containerd's restrict_oom_score_adj keeps "
+					"scores at or above its own)");
+	return -1;
 }

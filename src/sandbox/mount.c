@@ -833,6 +833,9 @@ static int mount_op(const struct aj_op *op, int host, struct aj_err *err)
 
 	if (make_mountpoint(op->dst, true, err) < 0)
 		return -1;
+	/* Made by the creator in a namespace the container joined (container_join.c). */
+	if (op->tree_fd >= 0)
+		return attach(op->tree_fd, op->dst, false, err);
 	if (mount(op->src, op->dst, op->mtype, op->mflags, op->opts) == 0)
 		return 0;
 	/* sysfs belongs to the network namespace: one joined from outside (a pod's) is owned by
@@ -865,8 +868,23 @@ static int device_bind(const struct aj_op *op, int host, struct aj_err *err)
 	return set_flags(op->dst, false, op->flags & AJ_OPF_RO, true, false, err);
 }
 
-static int tree_op(const struct aj_plan *plan, const struct aj_op *op, int host,
-		   struct aj_err *err)
+/* A tree the parent made (before any mount of the container) attached at dst, then
+ * replaced by a copy of itself: the kernel lists a namespace's mounts in the order they were
+ * made, and the bundle's order is the one its mounts must show in /proc/self/mountinfo. */
+static int attach_in_order(int tree, const char *dst, struct aj_err *err)
+{
+	_cleanup_close_ int copy = -1;
+
+	if (attach(tree, dst, false, err) < 0)
+		return -1;
+	copy = (int)open_tree(AT_FDCWD, dst, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (copy < 0 || umount2(dst, MNT_DETACH) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "copy the mount at \"%s\"", dst);
+	return attach(copy, dst, false, err);
+}
+
+static int bundle_op(const struct aj_plan *plan, const struct aj_op *op, int host,
+		     struct aj_err *err)
 {
 	struct stat st;
 
@@ -877,12 +895,23 @@ static int tree_op(const struct aj_plan *plan, const struct aj_op *op, int host,
 	if (!(op->flags & AJ_OPF_FROM_PARENT))
 		return device_bind(op, host, err);
 	if (make_mountpoint(op->dst, fstat(op->tree_fd, &st) < 0 || S_ISDIR(st.st_mode), err) < 0 ||
-	    attach(op->tree_fd, op->dst, false, err) < 0)
+	    attach_in_order(op->tree_fd, op->dst, err) < 0)
 		return -1;
 	/* The parent made it nosuid, nodev and read-only as asked; noexec is the bundle's. */
 	return op->flags & AJ_OPF_NOEXEC ? set_flags(op->dst, true, op->flags & AJ_OPF_RO, true,
 						     true, err)
 					 : 0;
+}
+
+/* An operation of the bundle, then the propagation its mount asks for. */
+static int tree_op(const struct aj_plan *plan, const struct aj_op *op, int host,
+		   struct aj_err *err)
+{
+	if (bundle_op(plan, op, host, err) < 0)
+		return -1;
+	if (op->mprop && mount(NULL, op->dst, NULL, op->mprop, NULL) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "propagation of \"%s\"", op->dst);
+	return 0;
 }
 
 static int enter_tree(const struct aj_plan *plan, const char **base, struct aj_err *err)
@@ -932,5 +961,8 @@ int aj_mount_build_tree_root(const struct aj_plan *plan, bool readonly, struct a
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "detach the host root");
 	if (readonly && mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof ro) < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "make the root filesystem read-only");
+	/* linux.rootfsPropagation, within the container's own mount namespace. */
+	if (plan->ops[0].mprop && mount(NULL, "/", NULL, plan->ops[0].mprop, NULL) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "propagation of the root filesystem");
 	return 0;
 }

@@ -23,6 +23,12 @@
  * kernel even if we crash). *lock_fd keeps the range; close it to release. */
 int aj_idrange_acquire(uint32_t *base, int *lock_fd, struct aj_err *err);
 
+/* The same range for every sandbox that gives the same key (the containers of one pod),
+ * held with a shared lock by each (idrange_pod.c). A key is [A-Za-z0-9._-], at most 128. */
+int aj_idrange_acquire_shared(const char *key, uint32_t *base, int *lock_fd, struct aj_err *err);
+/* Forgets the key's range once its pod is gone (members still holding it keep it). */
+void aj_idrange_forget(const char *key);
+
 /* Writes uid_map/gid_map (and setgroups when rootless) for the freshly cloned sandbox. */
 int aj_userns_write_maps(pid_t pid, const struct aj_plan *plan, struct aj_err *err);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "oci/spec.h"
+#include "rules/caps.h"
 
 static void check_spec(const struct aj_oci_spec *s)
 {
@@ -28,6 +29,24 @@ static void check_spec(const struct aj_oci_spec *s)
 	}
 	for (size_t i = 0; i < s->proc.env.n; i++)
 		if (!strchr(s->proc.env.v[i], '='))
+			abort();
+	for (int k = 0; k < AJ_CAPSET__COUNT; k++)
+		if (s->proc.caps[k] & ~aj_cap_all())
+			abort(); /* only capabilities that have a name */
+	for (size_t i = 0; i < s->sysctl.n; i++)
+		if (!aj_oci_sysctl_ns(s->sysctl.v[i]))
+			abort(); /* every sysctl belongs to a namespace the container has */
+	for (size_t i = 0; i < s->devices.n; i++)
+		if (s->devices.v[i][0] != '/' || !strstr(s->devices.v[i], "=/dev/"))
+			abort(); /* linux.devices: an absolute path and a host node of the safe set */
+	for (size_t i = 0; i < s->res.n_devices; i++)
+		if (s->res.devices[i].type && !strchr("abc", s->res.devices[i].type[0]))
+			abort();
+	if ((s->res.cpus && strspn(s->res.cpus, "0123456789,-") != strlen(s->res.cpus)) ||
+	    (s->res.mems && strspn(s->res.mems, "0123456789,-") != strlen(s->res.mems)))
+		abort(); /* cpuset lists are written to cgroupfs as they are */
+	for (size_t i = 0; i < s->res.unified.n; i++)
+		if (!strchr(s->res.unified.v[i], '='))
 			abort();
 	(void)aj_oci_annotation(s, "io.kubernetes.cri.container-type");
 }

@@ -3,7 +3,8 @@
 one uncompressed layer tar (owners 0:0, mtime 0), the image config, the manifest and the
 index, each blob named by its sha256 digest; for `ctr images import`.
 
-usage: oci_image.py ROOTFS_DIR OUT.tar REF"""
+usage: oci_image.py ROOTFS_DIR OUT.tar REF [CMD_JSON]
+  CMD_JSON: the config's Cmd (default ["/bin/sh"])"""
 import hashlib, io, json, os, sys, tarfile
 
 
@@ -32,10 +33,11 @@ def digest(data):
 
 def main():
     rootfs, out, ref = sys.argv[1:4]
+    cmd = json.loads(sys.argv[4]) if len(sys.argv) > 4 else ["/bin/sh"]
     layer = layer_tar(rootfs)
     config = json.dumps({
         "architecture": "amd64", "os": "linux",
-        "config": {"Env": ["PATH=/bin"], "Cmd": ["/bin/sh"]},
+        "config": {"Env": ["PATH=/bin"], "Cmd": cmd},
         "rootfs": {"type": "layers", "diff_ids": [digest(layer)]},
     }).encode()
     manifest = json.dumps({

@@ -5,6 +5,7 @@
  * The spec is freed after every parse, failed or not, as the OCI verbs do. */
 #include <errno.h>
 #include <jansson.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,8 @@ static const char *const base_text =
 	"    \"options\": [\"rbind\", \"ro\", \"rw\", \"nodev\", \"rprivate\"]}],"
 	" \"annotations\": {\"io.k8s\": \"pod\"},"
 	" \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"},"
-	"   {\"type\": \"network\"}, {\"type\": \"uts\", \"path\": \"/proc/1/ns/uts\"}],"
+	"   {\"type\": \"network\"}, {\"type\": \"uts\", \"path\": \"/proc/1/ns/uts\"},"
+	"   {\"type\": \"ipc\", \"path\": \"/proc/1/ns/ipc\"}],"
 	"   \"resources\": {\"memory\": {\"limit\": 1048576}, \"pids\": {\"limit\": 64},"
 	"                 \"cpu\": {\"quota\": 50000, \"period\": 100000, \"shares\": 512}},"
 	"   \"maskedPaths\": [\"/proc/kcore\"], \"readonlyPaths\": [\"/proc/sys\"],"
@@ -148,9 +150,10 @@ static void valid(void)
 	CHECK(s.proc.uid == 1000 && s.proc.gid == 100 && s.proc.n_groups == 2 &&
 		      s.proc.groups[1] == 6,
 	      "process user and additional groups");
-	CHECK(s.proc.caps.n == 2 && aj_strv_contains(&s.proc.caps, "CAP_KILL") &&
-		      aj_strv_contains(&s.proc.caps, "CAP_CHOWN"),
-	      "capabilities of every set, each once");
+	CHECK(s.proc.caps[AJ_CAPSET_BOUNDING] == ((1u << CAP_KILL) | (1u << CAP_CHOWN)) &&
+		      s.proc.caps[AJ_CAPSET_EFFECTIVE] == (1u << CAP_KILL) &&
+		      !s.proc.caps[AJ_CAPSET_PERMITTED] && !s.proc.caps[AJ_CAPSET_AMBIENT],
+	      "capability sets, each its own mask");
 	CHECK(s.proc.n_rlimits == 1 && s.proc.rlimits[0].resource == RLIMIT_NOFILE &&
 		      s.proc.rlimits[0].soft == 1024 && s.proc.rlimits[0].hard == 4096,
 	      "rlimits by name");
@@ -173,12 +176,13 @@ static void valid(void)
 		      !strcmp(m->src, "/srv/data") && !(m->flags & MS_RDONLY) &&
 		      (m->flags & MS_NODEV),
 	      "rbind without a type is a recursive bind; rw after ro clears it");
-	CHECK(s.n_ns == 4 && aj_oci_spec_has_ns(&s, CLONE_NEWNET, &path) && path == NULL,
+	CHECK(s.n_ns == 5 && aj_oci_spec_has_ns(&s, CLONE_NEWNET, &path) && path == NULL,
 	      "a new network namespace");
 	CHECK(aj_oci_spec_has_ns(&s, CLONE_NEWUTS, &path) && path &&
 		      !strcmp(path, "/proc/1/ns/uts") &&
-		      !aj_oci_spec_has_ns(&s, CLONE_NEWIPC, NULL),
-	      "a joined uts namespace, no ipc one");
+		      aj_oci_spec_has_ns(&s, CLONE_NEWIPC, &path) && path &&
+		      !aj_oci_spec_has_ns(&s, CLONE_NEWCGROUP, NULL),
+	      "joined uts and ipc namespaces, no cgroup one");
 	CHECK(s.res.memory == 1048576 && s.res.pids == 64 && s.res.cpu_quota == 50000 &&
 		      s.res.cpu_period == 100000 && s.res.cpu_shares == 512,
 	      "resources");
@@ -203,8 +207,9 @@ static void defaults(void)
 	struct aj_err err;
 	json_t *j = edited("linux.resources.cpu", "{\"shares\": 2}");
 
-	CHECK(aj_oci_spec_parse(j, &s, &err) == 0 && s.res.cpu_quota == -1,
-	      "no cpu quota is -1, not 0");
+	CHECK(aj_oci_spec_parse(j, &s, &err) == 0 && s.res.cpu_quota == AJ_CG_UNSET &&
+		      s.res.cpu_shares == 2 && s.res.swap == AJ_CG_UNSET,
+	      "a value the bundle does not give is unset, not 0");
 	aj_oci_spec_free(&s);
 	json_decref(j);
 	j = edited("annotations", NULL);
@@ -223,18 +228,16 @@ static void notes(void)
 
 	json_object_set_new(json_object_get(j, "process"), "apparmorProfile", json_string("x"));
 	json_object_set_new(json_object_get(j, "process"), "selinuxLabel", json_string("y"));
-	json_object_set_new(json_object_get(json_object_get(j, "linux"), "resources"), "blockIO",
-			    json_object());
-	json_object_set_new(json_object_get(json_object_get(j, "linux"), "resources"), "devices",
-			    json_array());
-	CHECK(aj_oci_spec_parse(j, &s, &err) == 0 && s.notes.n == 4,
+	json_object_set_new(json_object_get(json_object_get(json_object_get(j, "linux"), "resources"),
+					    "memory"),
+			    "useHierarchy", json_true());
+	CHECK(aj_oci_spec_parse(j, &s, &err) == 0 && s.notes.n == 3,
 	      "fields accepted but not applied are noted (%zu)", s.notes.n);
 	for (size_t i = 0; i < s.notes.n; i++)
 		printf("# note: %s\n", s.notes.v[i]);
-	CHECK(s.notes.n == 4 && strstr(s.notes.v[0], "process.apparmorProfile") &&
+	CHECK(s.notes.n == 3 && strstr(s.notes.v[0], "process.apparmorProfile") &&
 		      strstr(s.notes.v[1], "process.selinuxLabel") &&
-		      strstr(s.notes.v[2], "linux.resources.blockIO") &&
-		      strstr(s.notes.v[3], "linux.resources.devices"),
+		      strstr(s.notes.v[2], "linux.resources.memory.useHierarchy"),
 	      "each note names its field");
 	aj_oci_spec_free(&s);
 	json_decref(j);
@@ -292,6 +295,8 @@ static void process_fields(void)
 	refused("process.capabilities", "[]", EINVAL, "process.capabilities", "object");
 	refused("process.capabilities.bounding", "[\"SYS_ADMIN\"]", EINVAL,
 		"process.capabilities: bounding[0]", "not a capability");
+	refused("process.capabilities.ambient", "[\"CAP_CHOWN\", \"CAP_FLY\"]", EINVAL,
+		"process.capabilities: ambient[1]", "\"CAP_FLY\" is not a capability");
 	refused("process.rlimits", "{}", EINVAL, "rlimits", "array");
 	refused("process.rlimits[0].type", "\"RLIMIT_BOGUS\"", EINVAL, "process.rlimits[0]",
 		"type");
@@ -352,17 +357,29 @@ static void linux_fields(void)
 	refused("linux.personality", "{\"domain\": \"LINUX\"}", ENOTSUP, "linux.personality",
 		"not supported");
 	accepted("linux.intelRdt", "null", "a null field is an absent one");
-	refused("linux.devices", "[{\"path\": \"/dev/sda\", \"type\": \"b\"}]", ENOTSUP,
-		"linux.devices", "not supported");
+	refused("linux.devices", "[{\"path\": \"/dev/sda\", \"type\": \"b\"}]", EINVAL,
+		"linux.devices[0]", "only character devices");
+	refused("linux.devices",
+		"[{\"path\": \"/dev/null\", \"type\": \"c\", \"major\": 1, \"minor\": 3},"
+		" {\"path\": \"/dev/mem\", \"type\": \"c\", \"major\": 1, \"minor\": 1}]",
+		ENOTSUP, "linux.devices[1]", "c 1:1 (\"/dev/mem\") is not a device agentjail passes");
+	refused("linux.devices", "[{\"path\": \"dev/x\", \"type\": \"c\"}]", EINVAL,
+		"linux.devices[0].path", "absolute");
+	accepted("linux.devices",
+		 "[{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 10, \"minor\": 229,"
+		 "  \"fileMode\": 438, \"uid\": 0, \"gid\": 0}]",
+		 "a safe character device (fuse) is passed");
 	refused("linux.sysctl", "{\"kernel.panic\": \"1\"}", EINVAL,
 		"linux.sysctl", "\"kernel.panic\" is not a namespaced sysctl");
+	refused("linux.namespaces", "[{\"type\": \"pid\"}, {\"type\": \"mount\"}]", EINVAL,
+		"linux.sysctl", "\"kernel.shmmax\" is not a namespaced sysctl");
 	refused("linux.sysctl", "{\"kernel.shmmax\": 5}", EINVAL,
 		"linux.sysctl", "string");
 	refused("linux.sysctl", "{\"fs.mqueue/../../x\": \"1\"}", EINVAL, "linux.sysctl",
 		"fs.mqueue/../../x");
 	refused("linux.sysctl", "[]", EINVAL, "linux.sysctl", "object");
-	refused("linux.namespaces[2]", "{\"type\": \"network\", \"path\": \"/proc/1/ns/net\"}",
-		EINVAL, "linux.sysctl", "\"net.ipv4.ip_forward\" is not a namespaced sysctl");
+	refused("linux.namespaces[2]", "{\"type\": \"cgroup\"}", EINVAL, "linux.sysctl",
+		"\"net.ipv4.ip_forward\" is not a namespaced sysctl");
 	refused("linux.maskedPaths", "[\"proc/kcore\"]", EINVAL,
 		"linux.maskedPaths: [0]", "absolute");
 	refused("linux.readonlyPaths", "[\"/ok\", \"sys\"]", EINVAL,
@@ -372,12 +389,65 @@ static void linux_fields(void)
 	refused("linux.cgroupsPath", "5", EINVAL, "linux.cgroupsPath", "string");
 	refused("linux.resources.memory", "5", EINVAL,
 		"linux.resources.memory", "object");
-	refused("linux.resources.memory.limit", "-1", EINVAL,
-		"linux.resources.memory.limit", "non-negative");
+	refused("linux.resources.memory.limit", "-2", EINVAL,
+		"linux.resources.memory.limit", "-1 for no limit");
 	refused("linux.resources.cpu.quota", "1.5", EINVAL, "linux.resources.cpu.quota",
-		"non-negative");
+		"integer");
 	refused("linux.resources.pids.limit", "\"64\"", EINVAL, "linux.resources.pids.limit",
-		"non-negative");
+		"integer");
+}
+
+/* linux.resources: every field of the spec read, bad values refused by field. */
+static void resources(void)
+{
+	struct aj_oci_spec s;
+	struct aj_err err;
+	json_t *j = edited("linux.resources",
+			   "{\"memory\": {\"limit\": 100, \"reservation\": 50, \"swap\": -1,"
+			   " \"swappiness\": 10, \"disableOOMKiller\": true},"
+			   " \"cpu\": {\"cpus\": \"0-1\", \"mems\": \"0\", \"realtimeRuntime\": 5},"
+			   " \"devices\": [{\"allow\": false, \"access\": \"rwm\"},"
+			   "  {\"allow\": true, \"type\": \"c\", \"major\": 1, \"minor\": 3, \"access\": \"rw\"}],"
+			   " \"blockIO\": {\"weight\": 300, \"throttleWriteIOPSDevice\":"
+			   "  [{\"major\": 8, \"minor\": 0, \"rate\": 100}]},"
+			   " \"hugepageLimits\": [{\"pageSize\": \"2MB\", \"limit\": 4194304}],"
+			   " \"network\": {\"classID\": 1048577, \"priorities\": [{\"name\": \"eth0\", \"priority\": 5}]},"
+			   " \"unified\": {\"memory.high\": \"1000000\"}}");
+
+	CHECK(aj_oci_spec_parse(j, &s, &err) == 0, "every resource field reads (%s)", err.msg);
+	CHECK(s.res.memory == 100 && s.res.reservation == 50 && s.res.swap == -1 &&
+		      s.res.swappiness == 10 && s.res.disable_oom,
+	      "memory: limit, reservation, swap, swappiness, disableOOMKiller");
+	CHECK(s.res.cpus && !strcmp(s.res.cpus, "0-1") && s.res.mems && !strcmp(s.res.mems, "0") &&
+		      s.res.rt_runtime == 5,
+	      "cpu: cpus, mems, realtimeRuntime");
+	CHECK(s.res.n_devices == 2 && !s.res.devices[0].allow && s.res.devices[0].type == NULL &&
+		      s.res.devices[0].major == AJ_CG_UNSET && s.res.devices[1].allow &&
+		      !strcmp(s.res.devices[1].type, "c") && s.res.devices[1].major == 1 &&
+		      s.res.devices[1].minor == 3 && !strcmp(s.res.devices[1].access, "rw"),
+	      "devices: the allowlist in order, a missing number is any");
+	CHECK(s.res.blkio_weight == 300 && s.res.n_throttle[AJ_CG_THROTTLE_WRITE_IOPS] == 1 &&
+		      s.res.throttle[AJ_CG_THROTTLE_WRITE_IOPS][0].rate == 100 &&
+		      !s.res.n_throttle[AJ_CG_THROTTLE_READ_BPS],
+	      "blockIO: weight and each throttle list on its own");
+	CHECK(s.res.n_huge == 1 && !strcmp(s.res.huge[0].size, "2MB") && s.res.n_prio == 1 &&
+		      s.res.net_classid == 1048577 && s.res.unified.n == 1 &&
+		      !strcmp(s.res.unified.v[0], "memory.high=1000000"),
+	      "hugepageLimits, network, unified");
+	aj_oci_spec_free(&s);
+	json_decref(j);
+	refused("linux.resources.memory.swappiness", "101", EINVAL,
+		"linux.resources.memory.swappiness", "0 to 100");
+	refused("linux.resources.cpu", "{\"cpus\": \"all\"}", EINVAL,
+		"linux.resources.cpu.cpus", "\"all\"");
+	refused("linux.resources.devices", "[{\"allow\": true, \"type\": \"x\"}]", EINVAL,
+		"linux.resources.devices[0].type", "a, b or c");
+	refused("linux.resources.devices", "[{\"type\": \"c\"}]", EINVAL,
+		"linux.resources.devices[0].allow", "required");
+	refused("linux.resources.hugepageLimits", "[{\"pageSize\": \"2M\", \"limit\": 1}]",
+		EINVAL, "linux.resources.hugepageLimits[0].pageSize", "page size");
+	refused("linux.resources.rdma", "{\"mlx5_0\": {\"hcaHandles\": 3}}", ENOTSUP,
+		"linux.resources.rdma", "not supported");
 }
 
 int main(void)
@@ -389,5 +459,6 @@ int main(void)
 	process_fields();
 	mounts();
 	linux_fields();
+	resources();
 	UNIT_EXIT();
 }
