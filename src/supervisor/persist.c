@@ -118,6 +118,8 @@ static int set_secret_dir(struct persist *p, int r, struct aj_err *err)
 
 	if (r < 0)
 		return -1;
+	if (!aj_policy_uses_secret_store(&p->pol))
+		return 0;
 	if (aj_secret_dir(p->state_dir, p->rec.owner, dir, sizeof dir) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the secret store's path");
 	p->plan.egress.secret_dir = aj_xstrdup(dir);
