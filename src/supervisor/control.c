@@ -534,6 +534,7 @@ static void lifetime_op(struct persist *p, struct conn *c, json_t *req)
 	}
 	aj_persist_event(p, "lifetime", json_pack("{s:I}", "max_lifetime_ms",
 						  (json_int_t)p->rec.max_lifetime_ms));
+	aj_persist_rearm(p);
 	reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
 }
 
@@ -709,6 +710,8 @@ static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_
 		}
 	} else if (!strcmp(op, "lifetime")) {
 		lifetime_op(p, c, req);
+	} else if (!strcmp(op, "claim")) {
+		aj_persist_claim_op(p, c, req);
 	} else if (!strcmp(op, "update")) {
 		aj_persist_update_op(p, c, req);
 	} else if (!strcmp(op, "metrics")) {

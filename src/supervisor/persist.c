@@ -54,6 +54,11 @@ static void flush_events(evutil_socket_t fd, short what, void *arg)
 		aj_store_rollback(p->store);
 }
 
+void aj_persist_flush_events(struct persist *p)
+{
+	flush_events(-1, 0, p);
+}
+
 void aj_persist_event(struct persist *p, const char *type, json_t *data)
 {
 	struct pevent *e = aj_xcalloc(1, sizeof *e);
@@ -83,6 +88,14 @@ void aj_persist_touch(struct persist *p)
 		p->next_sample_us = 0;
 		evtimer_add(p->ev_tick, &soon);
 	}
+}
+
+void aj_persist_rearm(struct persist *p)
+{
+	struct timeval soon = {0, 1000};
+
+	if (p->ev_tick)
+		evtimer_add(p->ev_tick, &soon);
 }
 
 /* An image sandbox's root: the image's layers, then the sandbox's own (its snapshots), under
