@@ -613,6 +613,9 @@ static void ports_op(struct persist *p, struct conn *c, const char *op, json_t *
 		reply_err(c, AJ_LAYER_USAGE, EINVAL, "socket: \"family\" must be 4 or 6");
 		return;
 	}
+	if (p->dialer.fd < 0 && !p->dialer.why && p->sb.net_fd >= 0 &&
+	    aj_dialer_start(&p->dialer, p->sb.net_fd, &err) < 0)
+		p->dialer.why = err.errnum ? err.errnum : EIO; /* said below, and to every later try */
 	if (p->dialer.fd < 0) {
 		if (p->dialer.why)
 			reply_err(c, AJ_LAYER_NET, p->dialer.why,

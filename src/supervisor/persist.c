@@ -529,7 +529,11 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 	aj_ports_set_touch(p->ports, touch_ports, p);
 	if (aj_sv_host_ports_start(&p->sb, p->base, emit_egress, p, &p->host_ports, err) < 0)
 		return -1;
-	return aj_sv_ports_start(p->ports, &p->dialer, p->sb.net_fd, p->base, emit_egress, p, err);
+	/* Without published ports the dialer waits for the first "socket" operation (a
+	 * port-forward, the daemon's port proxy): most sandboxes never need one, and an idle
+	 * one would cost every sandbox a process (control.c). */
+	return aj_sv_ports_start(p->ports, &p->dialer, p->ports ? p->sb.net_fd : -1, p->base,
+				 emit_egress, p, err);
 }
 
 static void report_ready(int fd, const struct aj_err *err)
