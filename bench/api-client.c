@@ -4,6 +4,8 @@
  *   api-client SOCKET OP N CONCURRENCY [ARGS]
  *     cycle POLICY_JSON        POST /v1/sandboxes {"name": "bench-T-I", "policy": ...} then
  *                              DELETE ...?force=true; one sample per create+delete pair
+ *     create POLICY_JSON [MS]  the same, the sample the create alone, then MS milliseconds
+ *                              of pause (a warm pool's refill)
  *     get NAME                 GET /v1/sandboxes/NAME
  *     read NAME PATH           GET /v1/sandboxes/NAME/files?path=PATH
  *     health                   GET /v1/health
@@ -118,10 +120,22 @@ static int request(int fd, const char *method, const char *path, const char *bod
 	return read_response(fd) == want ? 0 : -1;
 }
 
-static int one(int fd, struct worker *w, int i)
+static int one(int fd, struct worker *w, int i, double *t_end)
 {
 	char path[4300], body[4096];
 
+	if (!strcmp(op, "create")) {
+		snprintf(body, sizeof body, "{\"name\": \"bench-%d-%d\", \"policy\": %s}", w->id, i,
+			 arg1);
+		if (request(fd, "POST", "/v1/sandboxes", body, 201) < 0)
+			return -1;
+		*t_end = now_ms();
+		snprintf(path, sizeof path, "/v1/sandboxes/bench-%d-%d?force=true", w->id, i);
+		if (request(fd, "DELETE", path, NULL, 204) < 0)
+			return -1;
+		usleep((useconds_t)(atoi(arg2) * 1000));
+		return 0;
+	}
 	if (!strcmp(op, "cycle")) {
 		snprintf(body, sizeof body, "{\"name\": \"bench-%d-%d\", \"policy\": %s}", w->id, i,
 			 arg1);
@@ -162,14 +176,14 @@ static void *run(void *varg)
 	int fd = dial();
 
 	for (int i = 0; i < per_thread; i++) {
-		double t0 = now_ms();
-		if (one(fd, w, i) < 0) {
+		double t0 = now_ms(), t1 = 0;
+		if (one(fd, w, i, &t1) < 0) {
 			w->errors++;
 			close(fd);
 			fd = dial();
 			continue;
 		}
-		w->lat[w->n++] = now_ms() - t0;
+		w->lat[w->n++] = (t1 ? t1 : now_ms()) - t0;
 	}
 	close(fd);
 	return NULL;

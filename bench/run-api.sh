@@ -10,10 +10,15 @@
 #   read    GET .../files?path=... of a 4 KiB file in a warm sandbox: through the supervisor and
 #           the sandbox's init, sent with sendfile
 #   health  GET /v1/health: answered on the event loop, no worker: the HTTP floor
+#   create  POST /v1/sandboxes alone (then an untimed DELETE and a CREATE_PAUSE_MS pause):
+#           with WARM_POOL set, from the daemon's warm pool of the same policy
 #
-# usage: bench/run-api.sh [SECTION...]       (default: cycle exec get read health)
+# usage: bench/run-api.sh [SECTION...]       (default: cycle exec get read health create)
 # environment: CYCLES (200), CONCURRENCY (8), WARM_N (5000), WARM_CONCURRENCY (1 and this, 8),
-#              WORKERS (--workers of the daemon, 8); BUILD, CC, AGENTJAIL as for the others.
+#              WORKERS (--workers of the daemon, 8); WARM_POOL (N: serve --warm-pool of the
+#              benchmark's policy, N started sandboxes; 0: none), CREATE_N (40),
+#              CREATE_PAUSE_MS (200: time for the pool to refill); BUILD, CC, AGENTJAIL as for
+#              the others.
 # The daemon runs on a private socket and state directory under the scratch directory; every
 # sandbox is removed at exit. Prints figures only.
 set -euo pipefail
@@ -23,8 +28,11 @@ CONCURRENCY=${CONCURRENCY:-8}
 WARM_N=${WARM_N:-5000}
 WARM_CONCURRENCY=${WARM_CONCURRENCY:-8}
 WORKERS=${WORKERS:-8}
+WARM_POOL=${WARM_POOL:-0}
+CREATE_N=${CREATE_N:-40}
+CREATE_PAUSE_MS=${CREATE_PAUSE_MS:-200}
 SECTIONS=("$@")
-((${#SECTIONS[@]})) || SECTIONS=(cycle exec get read health)
+((${#SECTIONS[@]})) || SECTIONS=(cycle exec get read health create)
 
 # shellcheck source=bench/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -36,7 +44,10 @@ STATE=$WORK/state
 POLICY=$(bench_serve_policy)
 trap bench_serve_cleanup EXIT
 
-"$AJ" serve --socket "$SOCK" --state-dir "$STATE" --workers "$WORKERS" 2>"$WORK/serve.log" &
+printf '%s\n' "$POLICY" >"$WORK/policy.json"
+WARM=()
+((WARM_POOL > 0)) && WARM=(--warm-pool "$WORK/policy.json=$WARM_POOL")
+"$AJ" serve --socket "$SOCK" --state-dir "$STATE" --workers "$WORKERS" "${WARM[@]}" 2>"$WORK/serve.log" &
 SERVE_PID=$!
 for _ in $(seq 100); do
 	curl -sf --unix-socket "$SOCK" http://aj/v1/health >/dev/null 2>&1 && break
@@ -45,7 +56,7 @@ done
 curl -sf --unix-socket "$SOCK" http://aj/v1/health >/dev/null || bench_die "serve did not start: $(cat "$WORK/serve.log")"
 
 echo "# agentjail serve: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), uid $(id -u)"
-echo "# binary: $AJ ($(sha256sum "$AJ" | cut -c1-12)), --workers $WORKERS, policy $POLICY"
+echo "# binary: $AJ ($(sha256sum "$AJ" | cut -c1-12)), --workers $WORKERS, policy $POLICY, warm pool: $WARM_POOL"
 printf '%-34s %8s %10s %9s %9s %9s %9s %6s\n' operation n "ops/s" "p50 ms" "p90 ms" "p99 ms" "max ms" errors
 RAW=()
 row() { # LABEL ARGS... (api-client arguments after SOCKET)
@@ -89,6 +100,16 @@ for section in "${SECTIONS[@]}"; do
 			health) row "GET /v1/health, $c clients" health "$WARM_N" "$c" ;;
 			esac
 		done
+		;;
+	create)
+		if ((WARM_POOL > 0)); then # until the pool is full
+			for _ in $(seq 600); do
+				n=$("$AJ" ls --json --state-dir "$STATE" | python3 -c 'import json,sys; print(sum(s["owner"] == ":pool" and s["state"] == "running" for s in json.load(sys.stdin)))')
+				((n >= WARM_POOL)) && break
+				sleep 0.1
+			done
+		fi
+		row "create (warm pool $WARM_POOL), 1 client" create "$CREATE_N" 1 "$POLICY" "$CREATE_PAUSE_MS"
 		;;
 	*) bench_die "unknown section $section" ;;
 	esac

@@ -17,6 +17,8 @@
 #
 # usage: bench/run-e2b.sh [-n ITERATIONS] [-w WARMUP]      (default 30 and 3)
 # environment: ITERATIONS, WARMUP (the same), WORKERS (--workers of the daemon, 8);
+#              WARM_POOL (N: the daemon keeps N sandboxes of each side's policy started,
+#              --warm-pool e2b:base=N and the API's policy file =N; 0, the default: none);
 #              E2B_SDK_DIR (node_modules holding e2b; default: what tests/e2b/setup.sh
 #              installed into build/npm-e2b, installing it if need be); BUILD, CC, AGENTJAIL as
 #              for the others.
@@ -25,6 +27,7 @@ set -euo pipefail
 ITERATIONS=${ITERATIONS:-30}
 WARMUP=${WARMUP:-3}
 WORKERS=${WORKERS:-8}
+WARM_POOL=${WARM_POOL:-0}
 while (($#)); do
 	case $1 in
 	-n | --iterations) ITERATIONS=${2:?$1 needs a number}; shift 2 ;;
@@ -65,11 +68,16 @@ printf '%s bench\n' "$TOKEN" >"$WORK/tokens"
 printf '%s bench\n' "$KEY" >"$WORK/e2b-keys"
 chmod 600 "$WORK/tokens" "$WORK/e2b-keys"
 printf '{"base": %s}\n' "$POLICY" >"$WORK/templates.json"
+printf '%s\n' "$POLICY" >"$WORK/policy.json"
+WARM=()
+if ((WARM_POOL > 0)); then
+	WARM=(--warm-pool "e2b:base=$WARM_POOL" --warm-pool "$WORK/policy.json=$WARM_POOL")
+fi
 
 "$AJ" serve --socket "$WORK/api.sock" --state-dir "$STATE" --workers "$WORKERS" \
 	--listen "127.0.0.1:$API_PORT" --token-file "$WORK/tokens" \
 	--e2b-listen "127.0.0.1:$E2B_PORT" --e2b-keys "$WORK/e2b-keys" \
-	--e2b-templates "$WORK/templates.json" 2>"$WORK/serve.log" &
+	--e2b-templates "$WORK/templates.json" "${WARM[@]}" 2>"$WORK/serve.log" &
 SERVE_PID=$!
 for _ in $(seq 100); do
 	curl -sf "http://127.0.0.1:$E2B_PORT/health" >/dev/null 2>&1 && break
@@ -77,9 +85,16 @@ for _ in $(seq 100); do
 done
 curl -sf "http://127.0.0.1:$E2B_PORT/health" >/dev/null ||
 	bench_die "serve did not start: $(cat "$WORK/serve.log")"
+if ((WARM_POOL > 0)); then # until both pools are full
+	for _ in $(seq 600); do
+		n=$("$AJ" ls --json --state-dir "$STATE" | python3 -c 'import json,sys; print(sum(s["owner"] == ":pool" and s["state"] == "running" for s in json.load(sys.stdin)))')
+		((n >= 2 * WARM_POOL)) && break
+		sleep 0.1
+	done
+fi
 
 echo "# agentjail serve, E2B API vs HTTP API: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), uid $(id -u)"
-echo "# binary: $AJ ($(sha256sum "$AJ" | cut -c1-12)), --workers $WORKERS, policy $POLICY (template \"base\" the same)"
+echo "# binary: $AJ ($(sha256sum "$AJ" | cut -c1-12)), --workers $WORKERS, policy $POLICY (template \"base\" the same), warm pools: $WARM_POOL sandboxes each"
 echo "# client: node $("$NODE" --version), e2b SDK $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$E2B_SDK_DIR/e2b/package.json"); $ITERATIONS cycles per row after $WARMUP warm-up, rows alternating; p99 is nearest-rank (with 30 cycles: the slowest)"
 raw=$(E2B_SDK_DIR=$E2B_SDK_DIR E2B_API_URL="http://127.0.0.1:$E2B_PORT" \
 	E2B_SANDBOX_URL="http://127.0.0.1:$E2B_PORT" E2B_API_KEY=$KEY \

@@ -138,6 +138,8 @@ static int set_secret_dir(struct aj_plan *plan, struct aj_err *err)
 {
 	char state[4096], dir[4200];
 
+	if (!aj_policy_uses_secret_store(plan->policy))
+		return 0;
 	if (aj_cli_state_path(state, sizeof state) < 0)
 		return 0; /* no store: a from_secret is refused by the proxy, naming it */
 	if (aj_secret_dir(state, "", dir, sizeof dir) < 0)

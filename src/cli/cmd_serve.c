@@ -42,6 +42,9 @@ static const struct aj_option serve_options[] = {
 	{AJ_OPT("e2b-max-timeout", 0, AJ_OPT_DURATION), SRV(e2b_max_timeout_s),
 	 .metavar = "DURATION", .min = 1000, .max = 30ull * 86400000, .scale = 1000,
 	 .store = AJ_STORE_INT, .help = "largest E2B sandbox timeout (24h)"},
+	{AJ_OPT("warm-pool", 0, AJ_OPT_LIST), SRV(warm_pools), .metavar = "SPEC=N",
+	 .help = "keep N started sandboxes ready for creates with SPEC's policy: a preset, a "
+		 "policy file, image:REF or e2b:TEMPLATE (repeatable)"},
 	{AJ_OPT("preview-listen", 0, AJ_OPT_STRING), SRV(preview_listen), .metavar = "HOST:PORT",
 	 .help = "serve preview URLs PORT-SANDBOX.DOMAIN here (with --preview-domain)"},
 	{AJ_OPT("preview-domain", 0, AJ_OPT_STRING), SRV(preview_domain), .metavar = "DOMAIN",
@@ -104,6 +107,7 @@ static int cmd_serve(const struct aj_verb *v, int argc, char **argv)
 	}
 	aj_strv_free(&c.cfg.listen);
 	aj_strv_free(&c.cfg.e2b_listen);
+	aj_strv_free(&c.cfg.warm_pools);
 	return rc > 0 ? 0 : rc < 0 ? aj_cli_fail(aj_cli.json, &err) : 0;
 }
 

@@ -2,12 +2,42 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/alloc.h"
 #include "common/fdpass.h"
+
+/* The receive buffer, one per thread (the HTTP daemon receives on several worker threads at
+ * once), made at a thread's first message and freed with the thread. Not a static
+ * thread-local array: the C library zeroes every thread's static TLS when the thread starts,
+ * so 256 KiB of it cost every process 64 page faults at start, whether it ever used the
+ * control socket or not. */
+static pthread_key_t buf_key;
+static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
+
+static void buf_key_make(void)
+{
+	if (pthread_key_create(&buf_key, free) != 0)
+		abort();
+}
+
+static char *recv_buffer(void)
+{
+	char *buf;
+
+	pthread_once(&buf_once, buf_key_make);
+	buf = pthread_getspecific(buf_key);
+	if (!buf) {
+		buf = aj_xmalloc(AJ_CTL_MAX_MSG + 1);
+		if (pthread_setspecific(buf_key, buf) != 0)
+			abort();
+	}
+	return buf;
+}
 
 int aj_ctl_send(int fd, json_t *msg, const int *fds, size_t nfds)
 {
@@ -33,8 +63,7 @@ int aj_ctl_send(int fd, json_t *msg, const int *fds, size_t nfds)
 
 int aj_ctl_recv(int fd, json_t **msg, int *fds, size_t *nfds, int timeout_ms)
 {
-	/* Per thread: the HTTP daemon calls this from several worker threads at once. */
-	static _Thread_local char buf[AJ_CTL_MAX_MSG + 1];
+	char *buf = recv_buffer();
 	struct iovec iov = {buf, AJ_CTL_MAX_MSG};
 	char cbuf[CMSG_SPACE(sizeof(int) * (AJ_CTL_MAX_FDS + 4))];
 	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,

@@ -305,19 +305,22 @@ static int volume_mounts(struct aj_srv_req *r, struct create *c)
 	return 0;
 }
 
-static int create_policy(struct aj_srv_req *r, struct create *c,
-			 const struct aj_snapshot_rec *snap)
+/* The policy any create of template_id starts from, before the request's fields: the
+ * template's; for a name no template has, "base"'s on the image of that name, with E2B's home
+ * as the workspace and its user (whether the image exists is known at create); for a
+ * snapshot, "base"'s, on the image of the snapshot's source if it had one (the manager adopts
+ * it). Ports are public, as on E2B, unless the template's policy says. -2: no such template
+ * or image name usable. */
+static int template_policy(const struct aj_e2b *e, const char *template_id,
+			   const struct aj_snapshot_rec *snap, struct aj_policy *pol,
+			   struct aj_err *err)
 {
-	json_t *pol = snap ? NULL : e2b_template(e2b_of(r)->e2b, c->template_id), *v;
-	const char *preset = NULL, *k;
+	json_t *tpl = snap ? NULL : e2b_template(e, template_id);
+	const char *preset = NULL;
 	_cleanup_json_ json_t *image = NULL;
-	struct aj_err err;
 
-	/* A name no template has names an image of the owner's store: "base"'s policy on it,
-	 * with E2B's home as the workspace and its user. Whether the image exists is known at
-	 * create (400 then, naming the template). A snapshot: "base"'s policy, on the image of
-	 * the snapshot's source if it had one (the manager adopts it). */
-	if (!pol) {
+	if (!tpl) {
+		json_t *base = e2b_template(e, "base");
 		if (snap && snap->image[0])
 			image = json_pack("{s:{s:s}, s:{s:s}}", "filesystem", "mount", "/home/user",
 					  "process", "user", "user");
@@ -325,21 +328,51 @@ static int create_policy(struct aj_srv_req *r, struct create *c,
 			image = json_object();
 		else
 			image = json_pack("{s:{s:s}, s:{s:s}, s:{s:s}}", "rootfs", "image",
-					  c->template_id, "filesystem", "mount", "/home/user",
+					  template_id, "filesystem", "mount", "/home/user",
 					  "process", "user", "user");
-		if (aj_policy_json_preset(e2b_template(e2b_of(r)->e2b, "base"), &preset, &err) < 0 ||
-		    aj_policy_apply_preset(&c->pol, preset ? preset : "workspace-write", &err) < 0 ||
-		    aj_policy_apply_json(&c->pol, e2b_template(e2b_of(r)->e2b, "base"), &err) < 0 ||
-		    aj_policy_apply_json(&c->pol, image, &err) < 0)
-			return e2b_fail(r, 400, "template '%s' is not available: it is neither a "
-						"template (\"base\" and those of --e2b-templates) nor "
-						"an image name (docs/e2b.md)",
-					c->template_id);
-	} else if (aj_policy_json_preset(pol, &preset, &err) < 0 ||
-		   aj_policy_apply_preset(&c->pol, preset ? preset : "workspace-write", &err) < 0 ||
-		   aj_policy_apply_json(&c->pol, pol, &err) < 0) {
-		return fail_mgr(r, &err);
+		if (aj_policy_json_preset(base, &preset, err) < 0 ||
+		    aj_policy_apply_preset(pol, preset ? preset : "workspace-write", err) < 0 ||
+		    aj_policy_apply_json(pol, base, err) < 0 || aj_policy_apply_json(pol, image, err) < 0)
+			return -2;
+	} else if (aj_policy_json_preset(tpl, &preset, err) < 0 ||
+		   aj_policy_apply_preset(pol, preset ? preset : "workspace-write", err) < 0 ||
+		   aj_policy_apply_json(pol, tpl, err) < 0) {
+		return -1;
 	}
+	if (!json_object_get(json_object_get(tpl ? tpl : e2b_template(e, "base"), "network"),
+			     "preview"))
+		pol->net_preview = AJ_PREVIEW_PUBLIC;
+	return 0;
+}
+
+/* For `serve --warm-pool e2b:NAME=N`: what Sandbox.create(NAME) with no other option gets. */
+int e2b_warm_policy(void *state, const char *name, struct aj_policy *pol, struct aj_err *err)
+{
+	int rc = template_policy(state, name, NULL, pol, err);
+
+	if (rc == -2)
+		aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
+			   "template '%s' is neither a template (\"base\" and those of "
+			   "--e2b-templates) nor an image name",
+			   name);
+	return rc < 0 ? -1 : 0;
+}
+
+static int create_policy(struct aj_srv_req *r, struct create *c,
+			 const struct aj_snapshot_rec *snap)
+{
+	json_t *v;
+	const char *k;
+	struct aj_err err;
+	int rc = template_policy(e2b_of(r)->e2b, c->template_id, snap, &c->pol, &err);
+
+	if (rc == -2)
+		return e2b_fail(r, 400, "template '%s' is not available: it is neither a "
+					"template (\"base\" and those of --e2b-templates) nor "
+					"an image name (docs/e2b.md)",
+				c->template_id);
+	if (rc < 0)
+		return fail_mgr(r, &err);
 	if (json_is_false(c->internet))
 		c->pol.net_mode = AJ_NET_NONE;
 	else if (json_is_true(c->internet) && c->pol.net_mode == AJ_NET_NONE)
@@ -363,14 +396,9 @@ static int create_policy(struct aj_srv_req *r, struct create *c,
 		aj_strv_setenv(&c->pol.env_set, k, json_string_value(v));
 	if (volume_mounts(r, c) < 0)
 		return -1;
-	/* Ports are public, as on E2B, unless the request or the template's policy says
-	 * "token": a request may narrow what its template allows, never widen it. */
+	/* A request may narrow what its template allows, never widen it. */
 	if (json_is_false(json_object_get(c->network, "allowPublicTraffic")))
 		c->pol.net_preview = AJ_PREVIEW_TOKEN;
-	else if (!json_object_get(json_object_get(pol ? pol : e2b_template(e2b_of(r)->e2b, "base"),
-						  "network"),
-				  "preview"))
-		c->pol.net_preview = AJ_PREVIEW_PUBLIC;
 	return 0;
 }
 
@@ -426,7 +454,7 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 	claim = aj_srv_claim_sandboxes(1, c->pol.limits.memory, c->pol.limits.disk);
 	if (aj_srv_quota_claim(r, m, &claim) < 0)
 		return;
-	if (aj_mgr_create(m, &c->o, &rec, &err) < 0) {
+	if (aj_srv_warm_create(r->srv, m, &c->o, &rec, &err) < 0) {
 		if (err.cls == AJ_ERRC_NOT_FOUND && strstr(err.msg, "no image"))
 			e2b_fail(r, 400, "template '%s' is not available: it is neither a template "
 					 "(\"base\" and those of --e2b-templates) nor an image of "

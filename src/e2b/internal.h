@@ -150,6 +150,9 @@ void e2b_upload_signature(const struct aj_e2b *e, const char *owner, const char 
 int e2b_templates_load(struct aj_e2b *e, const char *path, struct aj_err *err);
 /* The policy object of a template (borrowed), NULL if there is none of that name. */
 json_t *e2b_template(const struct aj_e2b *e, const char *name);
+/* control.c: the policy of a plain Sandbox.create(name), for the daemon's warm pools
+ * (struct aj_srv_frontend's warm_policy; state is the front end's struct aj_e2b). */
+int e2b_warm_policy(void *state, const char *name, struct aj_policy *pol, struct aj_err *err);
 
 /* ---- template builds and starts (template_build.c, template_start.c) ------------------- */
 

@@ -419,4 +419,10 @@ static int create(struct aj_srv *s, void **state, struct aj_err *err)
 	return 0;
 }
 
-const struct aj_srv_frontend aj_e2b_frontend = {"E2B API", create, install, destroy};
+const struct aj_srv_frontend aj_e2b_frontend = {
+	.name = "E2B API",
+	.create = create,
+	.install = install,
+	.destroy = destroy,
+	.warm_policy = e2b_warm_policy,
+};

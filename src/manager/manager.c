@@ -447,6 +447,31 @@ static int check_volumes(struct aj_mgr *m, const struct aj_policy *pol, struct a
 	return 0;
 }
 
+int aj_mgr_policy_text(struct aj_mgr *m, const struct aj_policy *pol, char **out,
+			struct aj_err *err)
+{
+	_cleanup_policy_ struct aj_policy cp;
+	_cleanup_json_ json_t *j = aj_policy_to_json(pol);
+	_cleanup_free_ char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	struct aj_images im = {.layers_dir = -1, .lock_fd = -1, .blobs.dir = -1};
+	int rc;
+
+	*out = NULL;
+	aj_policy_init(&cp);
+	if (!text)
+		return aj_err_set(err, AJ_LAYER_POLICY, ENOMEM, "copy the policy");
+	if (aj_policy_load_text(&cp, text, err) < 0)
+		return -1;
+	cp.managed = pol->managed;
+	default_disk(m, &cp);
+	rc = pin_image(m, &cp, &im, err);
+	aj_images_close(&im);
+	if (rc < 0)
+		return -1;
+	*out = materialize_policy(&cp, err);
+	return *out ? 0 : -1;
+}
+
 static int create_locked(struct aj_mgr *m, const struct aj_create_opts *o,
 			 struct aj_sandbox_rec *r, struct aj_err *err)
 {

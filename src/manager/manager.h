@@ -63,6 +63,19 @@ void aj_mgr_resolve_disk(struct aj_mgr *m, struct aj_policy *pol);
 /* The bytes a sandbox's writable layers hold, as its quota directory counts them; 0 where it
  * has none. */
 uint64_t aj_mgr_disk_used(struct aj_mgr *m, const char *id);
+/* The policy a create of `pol` would store (its image pinned to a digest, the variables the
+ * allowlist lets in captured, validated), computed on a copy: *out is a new string. */
+int aj_mgr_policy_text(struct aj_mgr *m, const struct aj_policy *pol, char **out,
+		       struct aj_err *err);
+/* Warm pools (`serve --warm-pool`, claim.c): gives the running sandbox `pool_id`, made for
+ * the pool (owner AJ_POOL_OWNER) with the policy `policy_text` (aj_mgr_policy_text()'s), to
+ * m's owner as a create with `o` would have made it: its name (o->name, else the one it
+ * has), labels and timers, its record's times and history starting now. 1 when it is
+ * claimed (*out filled), 0 when it cannot be (no longer running, another policy, o asks for
+ * what a pool's sandbox cannot give: a snapshot, no start), nothing changed; -1 with err (a
+ * name taken: AJ_ERRC_EXISTS, the sandbox still the pool's). */
+int aj_mgr_claim(struct aj_mgr *m, const char *pool_id, const char *policy_text,
+		 const struct aj_create_opts *o, struct aj_sandbox_rec *out, struct aj_err *err);
 int aj_mgr_start(struct aj_mgr *m, const char *ref, struct aj_err *err);
 int aj_mgr_stop(struct aj_mgr *m, const char *ref, struct aj_err *err);
 int aj_mgr_pause(struct aj_mgr *m, const char *ref, bool pause, struct aj_err *err);

@@ -27,6 +27,14 @@ static void cred_free(struct aj_credential *c)
 	memset(c, 0, sizeof *c);
 }
 
+bool aj_policy_uses_secret_store(const struct aj_policy *p)
+{
+	for (size_t i = 0; i < p->n_creds; i++)
+		if (p->creds[i].from_secret)
+			return true;
+	return false;
+}
+
 void aj_policy_creds_free(struct aj_policy *p)
 {
 	for (size_t i = 0; i < p->n_creds; i++)

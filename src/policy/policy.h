@@ -180,5 +180,8 @@ int aj_policy_creds_apply_json(struct aj_policy *p, const char *path, json_t *v,
 			       struct aj_err *err);
 json_t *aj_policy_creds_to_json(const struct aj_policy *p);
 void aj_policy_creds_free(struct aj_policy *p);
+/* Whether a credential comes from the secret store: only then does a launch need the store's
+ * directory (whose name is a digest of the owner, and the digest starts OpenSSL up). */
+bool aj_policy_uses_secret_store(const struct aj_policy *p);
 
 #endif

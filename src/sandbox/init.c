@@ -30,6 +30,33 @@ static void noop_handler(int sig)
 	(void)sig;
 }
 
+/* The signals a command must get back at their default action: execve resets caught signals
+ * by itself, so only those init ignores (inherited from agentjail's caller, as nohup leaves
+ * SIGHUP) need it. One read of SigIgn instead of a sigaction call per signal in every spawn;
+ * all of them where it cannot be read. */
+static sigset_t reset_on_spawn;
+static bool reset_known; /* set by aj_init_setup_signals() */
+
+static void find_ignored(sigset_t *set)
+{
+	_cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	char buf[4096], *p;
+	unsigned long long ign;
+	ssize_t n;
+
+	sigfillset(set);
+	if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
+		return;
+	buf[n] = '\0';
+	p = strstr(buf, "\nSigIgn:");
+	if (!p || sscanf(p + 8, "%llx", &ign) != 1)
+		return;
+	sigemptyset(set);
+	for (int sig = 1; sig <= 64 && sig < NSIG; sig++)
+		if (ign & (1ULL << (sig - 1)))
+			sigaddset(set, sig);
+}
+
 /* PID 1 only receives signals it has a handler for; with handlers installed and the signals
  * blocked, they queue for the signalfd. */
 int aj_init_setup_signals(sigset_t *mask)
@@ -46,6 +73,8 @@ int aj_init_setup_signals(sigset_t *mask)
 	}
 	sigaction(SIGCHLD, &sa, NULL);
 	sigprocmask(SIG_BLOCK, mask, NULL);
+	find_ignored(&reset_on_spawn);
+	reset_known = true;
 	return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
@@ -74,7 +103,8 @@ static void __attribute__((noreturn)) child(const struct aj_spawn *sp, int fail_
 	int in[3];
 
 	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &dfl, NULL);
+		if (sigismember(&reset_on_spawn, sig) == 1)
+			sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (setsid() < 0)
@@ -144,20 +174,21 @@ int aj_init_spawn(const struct aj_spawn *sp, pid_t *pid, int *stage)
 	extern char **environ;
 	posix_spawnattr_t attr;
 	posix_spawn_file_actions_t fa;
-	sigset_t all, none;
+	sigset_t none;
 	char tty[64];
 	int r;
 
 	*stage = AJ_ISTAGE_EXEC;
+	if (!reset_known)
+		sigfillset(&reset_on_spawn);
 	if (sp->as_user)
 		return spawn_as(sp, pid, stage);
-	sigfillset(&all);
 	sigemptyset(&none);
 	posix_spawnattr_init(&attr);
 	posix_spawn_file_actions_init(&fa);
 	/* Dispositions and the mask survive execve: give the command a clean slate, in a session
 	 * (and process group) of its own so that signals reach all of it. */
-	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setsigdefault(&attr, &reset_on_spawn);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
 						POSIX_SPAWN_SETSID);

@@ -273,7 +273,7 @@ static void create_work(struct aj_srv_req *r, struct aj_mgr *m)
 	claim = aj_srv_claim_sandboxes(1, d->pol.limits.memory, d->pol.limits.disk);
 	if (aj_srv_quota_claim(r, m, &claim) < 0)
 		return;
-	if (aj_mgr_create(m, &d->o, &rec, &err) < 0) {
+	if (aj_srv_warm_create(r->srv, m, &d->o, &rec, &err) < 0) {
 		if (err.errnum == ENOENT && d->o.from_snapshot && strstr(err.msg, "no snapshot"))
 			aj_srv_fail(r, 400, "invalid_value", "from_snapshot", "%s", err.msg);
 		else if (err.errnum == ENOENT && d->pol.rootfs_image && strstr(err.msg, "no image"))

@@ -74,6 +74,10 @@ struct aj_srv_frontend {
 	int (*create)(struct aj_srv *s, void **state, struct aj_err *err);
 	void (*install)(void *state, struct evhttp *http);
 	void (*destroy)(void *state);
+	/* The policy a plain create of `name` (a template) gets from this front end, for
+	 * `serve --warm-pool FRONT:NAME=N` (warm.c); NULL if it has no templates. */
+	int (*warm_policy)(void *state, const char *name, struct aj_policy *pol,
+			   struct aj_err *err);
 };
 
 /* ---- worker pool (jobs.c) ------------------------------------------------------------- */
@@ -89,6 +93,13 @@ struct aj_srv_job {
 };
 
 void aj_srv_pool_submit(struct aj_srv *s, struct aj_srv_job *j);
+
+/* A create, on a worker: from a warm pool (warm.c) when one holds a sandbox with the policy
+ * o would store and o asks for nothing a pool's sandbox cannot give (a snapshot, no start),
+ * else aj_mgr_create(). Same results as aj_mgr_create(); the caller has reserved the owner's
+ * quotas either way. */
+int aj_srv_warm_create(struct aj_srv *s, struct aj_mgr *m, const struct aj_create_opts *o,
+		       struct aj_sandbox_rec *out, struct aj_err *err);
 
 /* ---- requests and routes (router.c, reply.c) ------------------------------------------ */
 

@@ -540,13 +540,16 @@ static int setup(struct aj_srv *s, struct aj_err *err)
 	if (recover(c, err) < 0 || probe_features(s, err) < 0 || open_listeners(s, err) < 0 ||
 	    add_signal(s, 0, SIGTERM, err) < 0 || add_signal(s, 1, SIGINT, err) < 0)
 		return -1;
-	return aj_srv_pool_start(s, err) < 0 ? -1 : aj_srv_gc_start(s, err);
+	return aj_srv_pool_start(s, err) < 0 || aj_srv_gc_start(s, err) < 0
+		       ? -1
+		       : aj_srv_warm_start(s, err);
 }
 
 static void teardown(struct aj_srv *s)
 {
 	aj_srv_pool_stop(s);
 	aj_srv_gc_stop(s);
+	aj_srv_warm_stop(s);
 	remove_listeners(s);
 	if (s->http_local)
 		evhttp_free(s->http_local);

@@ -33,6 +33,7 @@ struct aj_srv {
 	unsigned flushing;      /* replies handed to libevent, not yet written out */
 	struct aj_srv_stream *streams; /* stream.c: open streamed responses */
 	struct aj_srv_gc *gc;           /* gc.c */
+	struct aj_srv_warm *warm;       /* warm.c: --warm-pool, NULL without */
 };
 
 /* ---- worker pool (jobs.c) ------------------------------------------------------------- */
@@ -48,6 +49,15 @@ void aj_srv_pool_stop(struct aj_srv *s);
 struct aj_srv_gc;
 int aj_srv_gc_start(struct aj_srv *s, struct aj_err *err);
 void aj_srv_gc_stop(struct aj_srv *s);
+
+/* ---- warm pools (warm.c) ------------------------------------------------------------------ */
+
+struct aj_srv_warm;
+/* The pools of cfg->warm_pools (refused at start when a spec is bad): the last run's
+ * leftovers removed, then filled in the background. */
+int aj_srv_warm_start(struct aj_srv *s, struct aj_err *err);
+/* After the worker pool has stopped: removes the pools' sandboxes, frees everything. */
+void aj_srv_warm_stop(struct aj_srv *s);
 
 /* ---- requests and routes (router.c) --------------------------------------------------- */
 

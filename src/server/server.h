@@ -49,6 +49,9 @@ struct aj_srv_config {
 	const char *e2b_keys;         /* "KEY OWNER" lines; NULL: loopback only, any key */
 	const char *e2b_templates;    /* template name -> policy (JSON); NULL: "base" only */
 	int e2b_max_timeout_s;        /* the largest sandbox timeout a client may ask for */
+	/* Warm pools (warm.c): "SPEC=N" each, SPEC a preset, a policy file, an image
+	 * ("image:REF") or a front end's template ("e2b:NAME"). */
+	struct aj_strv warm_pools;
 	/* Preview URLs (preview.c): PORT-SANDBOX.DOMAIN on this listener. */
 	const char *preview_listen;   /* "HOST:PORT", or NULL */
 	const char *preview_domain;   /* needed with preview_listen */

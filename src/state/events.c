@@ -21,6 +21,17 @@ int aj_store_event_add(struct aj_store *s, const char *sandbox_id, const char *t
 	return state_run(s, st, "record an event", err);
 }
 
+int aj_store_events_delete(struct aj_store *s, const char *sandbox_id, struct aj_err *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "DELETE FROM events WHERE sandbox_id = ?1", err);
+
+	if (!st)
+		return -1;
+	state_bind_text(st, 1, sandbox_id);
+	return state_run(s, st, "remove a sandbox's events", err);
+}
+
 int aj_store_events(struct aj_store *s, const char *sandbox_id, int64_t after,
 		    int (*fn)(void *arg, int64_t seq, int64_t time_ms, const char *sandbox,
 			      const char *type, const char *data),

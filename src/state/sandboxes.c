@@ -225,6 +225,20 @@ int aj_store_sandbox_update(struct aj_store *s, const struct aj_sandbox_rec *r,
 	return state_stack_save(s, "sandbox", r->id, &r->layers, err);
 }
 
+int aj_store_sandbox_set_labels(struct aj_store *s, const struct aj_sandbox_rec *r,
+				struct aj_err *err)
+{
+	_cleanup_stmt_ sqlite3_stmt *st =
+		state_prep(s, "DELETE FROM labels WHERE sandbox_id = ?1", err);
+
+	if (!st)
+		return -1;
+	state_bind_text(st, 1, r->id);
+	if (state_run(s, st, "replace the labels", err) < 0)
+		return -1;
+	return insert_labels(s, r, err);
+}
+
 int aj_store_sandbox_touch(struct aj_store *s, const char *id, int64_t now_ms,
 			   struct aj_err *err)
 {

@@ -113,6 +113,9 @@ int aj_store_sandbox_list(struct aj_store *s, const char *owner, const struct aj
  * policy) and its layer stack; labels are not changed. */
 int aj_store_sandbox_update(struct aj_store *s, const struct aj_sandbox_rec *r,
 			    struct aj_err *err);
+/* Replaces the labels of r->id with r->labels (update leaves the labels as they are). */
+int aj_store_sandbox_set_labels(struct aj_store *s, const struct aj_sandbox_rec *r,
+				struct aj_err *err);
 int aj_store_sandbox_touch(struct aj_store *s, const char *id, int64_t now_ms,
 			   struct aj_err *err);
 int aj_store_sandbox_delete(struct aj_store *s, const char *id, struct aj_err *err);
@@ -140,6 +143,9 @@ void aj_snapshot_recs_free(struct aj_snapshot_rec *r, size_t n);
  * goes out of scope: initialise them to AJ_REC_INIT; a lookup that fails leaves the record
  * freeable. */
 #define AJ_REC_INIT {.id = ""}
+/* The owner of a warm pool's sandboxes (`serve --warm-pool`) until one is claimed: no token or
+ * API key owner can be it (':' is outside an owner's alphabet), so no front end lists them. */
+#define AJ_POOL_OWNER ":pool"
 #define _cleanup_sandbox_rec_ __attribute__((cleanup(aj_sandbox_rec_free)))
 #define _cleanup_snapshot_rec_ __attribute__((cleanup(aj_snapshot_rec_free)))
 
@@ -207,6 +213,9 @@ int aj_store_restore_intents(struct aj_store *s, struct aj_strv *sandbox_ids,
 /* Events: appended by supervisors and verbs, read by `agentjail events`. */
 int aj_store_event_add(struct aj_store *s, const char *sandbox_id, const char *type,
 		       const char *data_json, struct aj_err *err);
+/* Removes every event of one sandbox (a warm pool's sandbox at its claim: its history starts
+ * there). */
+int aj_store_events_delete(struct aj_store *s, const char *sandbox_id, struct aj_err *err);
 /* Calls fn for each event with seq > after (sandbox_id NULL: all), in order. */
 int aj_store_events(struct aj_store *s, const char *sandbox_id, int64_t after,
 		    int (*fn)(void *arg, int64_t seq, int64_t time_ms, const char *sandbox,

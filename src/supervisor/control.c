@@ -568,6 +568,7 @@ static void lifetime_op(struct persist *p, struct conn *c, json_t *req)
 	}
 	aj_persist_event(p, "lifetime", json_pack("{s:I}", "max_lifetime_ms",
 						  (json_int_t)p->rec.max_lifetime_ms));
+	aj_persist_rearm(p);
 	reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
 }
 
@@ -646,6 +647,9 @@ static void ports_op(struct persist *p, struct conn *c, const char *op, json_t *
 		reply_err(c, AJ_LAYER_USAGE, EINVAL, "socket: \"family\" must be 4 or 6");
 		return;
 	}
+	if (p->dialer.fd < 0 && !p->dialer.why && p->sb.net_fd >= 0 &&
+	    aj_dialer_start(&p->dialer, p->sb.net_fd, &err) < 0)
+		p->dialer.why = err.errnum ? err.errnum : EIO; /* said below, and to every later try */
 	if (p->dialer.fd < 0) {
 		if (p->dialer.why)
 			reply_err(c, AJ_LAYER_NET, p->dialer.why,
@@ -743,6 +747,8 @@ static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_
 		}
 	} else if (!strcmp(op, "lifetime")) {
 		lifetime_op(p, c, req);
+	} else if (!strcmp(op, "claim")) {
+		aj_persist_claim_op(p, c, req);
 	} else if (!strcmp(op, "update")) {
 		aj_persist_update_op(p, c, req);
 	} else if (!strcmp(op, "metrics")) {

@@ -54,6 +54,11 @@ static void flush_events(evutil_socket_t fd, short what, void *arg)
 		aj_store_rollback(p->store);
 }
 
+void aj_persist_flush_events(struct persist *p)
+{
+	flush_events(-1, 0, p);
+}
+
 void aj_persist_event(struct persist *p, const char *type, json_t *data)
 {
 	struct pevent *e = aj_xcalloc(1, sizeof *e);
@@ -83,6 +88,14 @@ void aj_persist_touch(struct persist *p)
 		p->next_sample_us = 0;
 		evtimer_add(p->ev_tick, &soon);
 	}
+}
+
+void aj_persist_rearm(struct persist *p)
+{
+	struct timeval soon = {0, 1000};
+
+	if (p->ev_tick)
+		evtimer_add(p->ev_tick, &soon);
 }
 
 /* An image sandbox's root: the image's layers, then the sandbox's own (its snapshots), under
@@ -118,6 +131,8 @@ static int set_secret_dir(struct persist *p, int r, struct aj_err *err)
 
 	if (r < 0)
 		return -1;
+	if (!aj_policy_uses_secret_store(&p->pol))
+		return 0;
 	if (aj_secret_dir(p->state_dir, p->rec.owner, dir, sizeof dir) < 0)
 		return aj_err_set(err, AJ_LAYER_STATE, ENAMETOOLONG, "the secret store's path");
 	p->plan.egress.secret_dir = aj_xstrdup(dir);
@@ -514,7 +529,11 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 	aj_ports_set_touch(p->ports, touch_ports, p);
 	if (aj_sv_host_ports_start(&p->sb, p->base, emit_egress, p, &p->host_ports, err) < 0)
 		return -1;
-	return aj_sv_ports_start(p->ports, &p->dialer, p->sb.net_fd, p->base, emit_egress, p, err);
+	/* Without published ports the dialer waits for the first "socket" operation (a
+	 * port-forward, the daemon's port proxy): most sandboxes never need one, and an idle
+	 * one would cost every sandbox a process (control.c). */
+	return aj_sv_ports_start(p->ports, &p->dialer, p->ports ? p->sb.net_fd : -1, p->base,
+				 emit_egress, p, err);
 }
 
 static void report_ready(int fd, const struct aj_err *err)

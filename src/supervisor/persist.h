@@ -141,6 +141,12 @@ int aj_persist_set_paused(struct persist *p, bool paused, struct aj_err *err);
 /* Writes p->rec to the store in one transaction. */
 int aj_persist_save(struct persist *p, struct aj_err *err);
 void aj_persist_event(struct persist *p, const char *type, json_t *data);
+/* Writes the queued events to the store now. */
+void aj_persist_flush_events(struct persist *p);
 void aj_persist_touch(struct persist *p);
+/* The timers computed again at once (a lifetime or timeout that changed). */
+void aj_persist_rearm(struct persist *p);
+/* claim.c: the "claim" operation (a warm pool's sandbox given to an owner) */
+void aj_persist_claim_op(struct persist *p, struct conn *c, json_t *req);
 
 #endif

@@ -52,6 +52,7 @@ struct run_ctx {
 	struct aj_ports *host_ports; /* network.host_ports */
 	struct aj_dialer dialer;  /* the ports' sockets inside */
 	struct event_base *base;
+	struct event *ctl_ev; /* the sync socket's; dropped at its end-of-file */
 	struct stream streams[2];
 	struct aj_stdin in;
 	struct event *in_read, *in_write;
@@ -279,7 +280,15 @@ static void on_ctl(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (aj_sync_recv(c->sb.ctl_fd, &m, 0) < 0 || m.type != AJ_SYNC_EXIT)
+	if (aj_sync_recv(c->sb.ctl_fd, &m, 0) < 0) {
+		/* init closed its end (it is exiting): the socket stays readable until init's
+		 * pidfd says it is gone, and polling it meanwhile would take the CPU init's exit
+		 * needs. */
+		if (errno == EPIPE && c->ctl_ev)
+			event_del(c->ctl_ev);
+		return;
+	}
+	if (m.type != AJ_SYNC_EXIT)
 		return;
 	c->got_exit = true;
 	aj_trace("exit message");
@@ -423,6 +432,7 @@ static int arm_loop(struct run_ctx *c, struct event **evs, const struct timeval 
 	    add_event(c, &evs[1], c->sb.pidfd, EV_READ, on_init_exit, c, NULL, err) < 0 ||
 	    (timeout && add_event(c, &evs[2], -1, 0, on_timeout, c, tv, err) < 0))
 		return -1;
+	c->ctl_ev = evs[0];
 	for (size_t i = 0; i < 3; i++)
 		if (add_event(c, &evs[3 + i], interrupt_sigs[i], EV_SIGNAL | EV_PERSIST, on_signal,
 			      c, NULL, err) < 0)
@@ -455,6 +465,7 @@ static int arm_loop(struct run_ctx *c, struct event **evs, const struct timeval 
 static void disarm_loop(struct run_ctx *c, struct event **evs, size_t n_evs)
 {
 	aj_gitwatch_unhook(&c->git);
+	c->ctl_ev = NULL; /* one of evs */
 	for (size_t i = 0; i < n_evs; i++)
 		if (evs[i])
 			event_free(evs[i]);

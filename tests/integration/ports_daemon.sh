@@ -40,10 +40,19 @@ pj_create web2
 ID2=$(pj_field web2 'd["id"]')
 U="http://aj/v1/sandboxes/web/ports"
 
+# dialers: the processes below a supervisor named aj-dialer (made at a sandbox's first port use)
+dialers() {
+	local sup
+	sup=$("$AJ" --state-dir "$STATE" inspect --json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["supervisor_pid"])')
+	for c in $(pgrep -P "$sup"); do [ "$(cat "/proc/$c/comm" 2>/dev/null)" = aj-dialer ] && echo "$c"; done | grep -c .
+}
+expect_eq "an idle sandbox without published ports has no dialer process" "$(dialers web)" 0
+
 # ---- the API path ----------------------------------------------------------------------------
 
 expect_eq "unix socket: GET .../ports/8000/index.txt reaches http.server inside" \
 	"$(curl -sS -m 10 --unix-socket "$SOCK" "$U/8000/index.txt")" "served-inside"
+expect_eq "its first port use made one" "$(dialers web)" 1
 expect_eq "by id as well" \
 	"$(curl -sS -m 10 --unix-socket "$SOCK" "http://aj/v1/sandboxes/$ID/ports/8000/index.txt")" "served-inside"
 head=$(curl -sS -m 10 --unix-socket "$SOCK" -H 'Cookie: app=1' "$U/8001/a/b?x=1&y=2")

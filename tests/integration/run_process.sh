@@ -33,6 +33,12 @@ expect_eq "report: status kind" "$(json "$R" 'd["status"]["kind"]')" signaled
 expect_eq "report: status signal" "$(json "$R" 'd["status"]["signal"]')" 10
 expect_eq "report: status signal_name" "$(json "$R" 'd["status"]["signal_name"]')" USR1
 
+# Signals the caller ignores (nohup, a shell's trap '') are not ignored by the command: only
+# what it sets itself is. Bits 1 (SIGHUP) and 13 (SIGPIPE) of SigIgn.
+ign=$( (trap '' HUP PIPE; "$AJ" run $RL -- sh -c 'sed -n "s/^SigIgn:[[:space:]]*//p" /proc/self/status') </dev/null)
+check "signals the caller ignored are at their default in the command (SigIgn $ign)" \
+	python3 -c 'import sys; sys.exit(int(sys.argv[1], 16) & ((1 << 0) | (1 << 12)) != 0)' "${ign:-1}"
+
 # ---- streams -----------------------------------------------------------------------------
 
 out=$(echo "hello from stdin" | "$AJ" run $RL -- cat)
