@@ -100,7 +100,7 @@ test_policy_file_and_dry_run() {
 	tl_run run --tier chroot -- true
 	expect_eq "--tier with an unknown value: exit 125" "$RC" 125
 	expect_contains "--tier with an unknown value: says what is expected" "$ERR" \
-		"--tier: expected namespaces or landlock"
+		"--tier: expected namespaces, landlock or gvisor"
 }
 
 test_exit_codes() {
