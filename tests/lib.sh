@@ -70,8 +70,40 @@ aj_run() {
 	rm -f "$o" "$e"
 }
 
+# The test's Python evaluations (json, serve.bash's bj and its OpenAPI check) go to one
+# interpreter started here in the background (tests/helpers/pysvc.py, on a loopback port that
+# bash reaches through /dev/tcp), not one per call. Until it listens, or where it cannot, each
+# call starts its own interpreter as before.
+_py_port_file=$_aj_tmproot/pysvc.port
+python3 "$AJ_ROOT/tests/helpers/pysvc.py" "$_py_port_file" </dev/null >/dev/null 2>&1 &
+_py_port=
+
+# py_call OP ARGS...: the service's answer (see pysvc.py): what it printed on stdout and on
+# stderr, and its status; 255 without printing anything where there is no service.
+py_call() {
+	local fd reply out
+	if [ -z "$_py_port" ]; then
+		[ -s "$_py_port_file" ] || return 255
+		read -r _py_port <"$_py_port_file" || return 255
+	fi
+	{ exec {fd}<>"/dev/tcp/127.0.0.1/$_py_port"; } 2>/dev/null || return 255
+	printf '%s\0' $(($# + 1)) "$@" >&"$fd"
+	IFS= read -r -d '' reply <&"$fd"
+	exec {fd}>&-
+	case "$reply" in [0-9]*$'\n'*$'\x1e'*) ;; *) return 255 ;; esac
+	out=${reply#*$'\n'}
+	printf '%s' "${out%%$'\x1e'*}"
+	out=${out#*$'\x1e'}
+	[ -z "$out" ] || printf '%s' "$out" >&2
+	return "${reply%%$'\n'*}"
+}
+
 # json FILE EXPR: evaluates a Python expression over the JSON document as `d`.
 json() {
+	local rc
+	py_call eval "$2" "$1"
+	rc=$?
+	[ "$rc" = 255 ] || return "$rc"
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
@@ -85,6 +117,15 @@ wait_until() {
 		[ $(($(date +%s%N) / 1000000)) -ge "$end" ] && return 1
 		sleep 0.1
 	done
+}
+
+# never_reads SECONDS: a caller that reads nothing of its stdin (a pipe left to fill up) and
+# ends once every writer has closed it, or after SECONDS: the writer's end, not a fixed sleep.
+never_reads() {
+	python3 -c 'import select, sys
+p = select.poll()
+p.register(0, 0)
+p.poll(int(sys.argv[1]) * 1000)' "$1"
 }
 
 # pid_gone PID: the process has ended (for wait_until).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Crash safety of persistent sandboxes (root): a supervisor killed with SIGKILL (reaped at once,
 # or left a zombie by a parent that does not reap), and the CLI killed with SIGKILL in the
-# middle of `snapshot`, `fork` and `create` -- at timed delays over a 200 MB workspace and, when
+# middle of `snapshot`, `fork` and `create` -- at timed delays over a 64 MB workspace and, when
 # strace is available, exactly at chosen system calls. After each, `gc` must leave the state
 # consistent: no sandbox or snapshot stuck "creating", no layers/.tmp-*, no layer directory
 # nobody references and none referenced but missing, every sandbox able to run (not left
@@ -12,7 +12,7 @@
 pj_setup
 
 if ! is_root; then
-	skip "crash safety of persistent sandboxes" "run as root (kills supervisors, 200 MB workspaces)"
+	skip "crash safety of persistent sandboxes" "run as root (kills supervisors, 64 MB workspaces)"
 	exit 0
 fi
 
@@ -141,13 +141,13 @@ aj_run rm -f zombie
 
 consistent "after the supervisor kills"
 
-# ---- the CLI killed during snapshot and fork of a 200 MB running sandbox -----------------
+# ---- the CLI killed during snapshot and fork of a 64 MB running sandbox ------------------
 
 pj_create big
-pj_x big sh -c 'dd if=/dev/urandom of=big.bin bs=1M count=200 status=none &&
+pj_x big sh -c 'dd if=/dev/urandom of=big.bin bs=1M count=64 status=none &&
 	for i in $(seq 1 200); do echo "$i" >"small-$i"; done && mkdir -p a/b && echo nested >a/b/c &&
 	cat big.bin small-* a/b/c | sha256sum | cut -d" " -f1 >sum'
-expect_eq "a 200 MB workspace" "$RC" 0
+expect_eq "a 64 MB workspace" "$RC" 0
 SUM=$("$AJ" exec big -- cat sum)
 data_ok() { # NAME: the data in NAME is what big had
 	[ "$("$AJ" exec "$1" -- sh -c 'cat big.bin small-* a/b/c | sha256sum | cut -d" " -f1' 2>/dev/null)" = "$SUM" ]
@@ -155,7 +155,7 @@ data_ok() { # NAME: the data in NAME is what big had
 t0=$(date +%s%N)
 aj_run snapshot big --name timing
 t1=$(date +%s%N)
-expect_eq "a full snapshot of the 200 MB workspace" "$RC" 0
+expect_eq "a full snapshot of the 64 MB workspace" "$RC" 0
 FULL_MS=$(((t1 - t0) / 1000000))
 echo "# a full snapshot takes $FULL_MS ms"
 aj_run snapshots rm timing
