@@ -9,12 +9,20 @@
  *     get NAME                 GET /v1/sandboxes/NAME
  *     read NAME PATH           GET /v1/sandboxes/NAME/files?path=PATH
  *     health                   GET /v1/health
+ *     exec NAME                POST /v1/sandboxes/NAME/exec of /bin/true, the stream read to
+ *                              its exit line
+ *     exec-paired NAME         the same, each one followed by a bare posix_spawn + waitpid of
+ *                              /bin/true on the host (stdio /dev/null): adds anchor_p50_ms
+ *                              (the bare spawn's median) and ratio_p50 (the median over rounds
+ *                              of exec / bare in the same round); one client only
  *
  * Prints one JSON line: op, n, concurrency, errors, per_s (operations per second of wall time),
  * p50_ms, p90_ms, p99_ms, max_ms. Exit status 1 if any request failed.
  */
 #define _GNU_SOURCE /* strcasestr */
 #include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -24,6 +32,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +41,7 @@ static int per_thread;
 
 struct worker {
 	int id;
-	double *lat;
+	double *lat, *anchor, *ratio;
 	int n, errors;
 	pthread_t t;
 };
@@ -155,7 +164,7 @@ static int one(int fd, struct worker *w, int i, double *t_end)
 		snprintf(path, sizeof path, "/v1/sandboxes/bench-%d-%d?force=true", w->id, i);
 		return request(fd, "DELETE", path, NULL, 204);
 	}
-	if (!strcmp(op, "exec")) {
+	if (!strcmp(op, "exec") || !strcmp(op, "exec-paired")) {
 		snprintf(path, sizeof path, "/v1/sandboxes/%s/exec", arg1);
 		return request(fd, "POST", path, "{\"argv\": [\"/bin/true\"]}", 200);
 	}
@@ -168,6 +177,30 @@ static int one(int fd, struct worker *w, int i, double *t_end)
 		return request(fd, "GET", path, NULL, 200);
 	}
 	return request(fd, "GET", "/v1/health", NULL, 200);
+}
+
+extern char **environ;
+
+/* posix_spawn + waitpid of /bin/true with /dev/null as stdio: the anchor of exec-paired. */
+static double bare_true_ms(void)
+{
+	char *argv[] = {"/bin/true", NULL};
+	posix_spawn_file_actions_t fa;
+	double t0;
+	pid_t pid;
+	int st, null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	posix_spawn_file_actions_init(&fa);
+	for (int i = 0; i < 3; i++)
+		posix_spawn_file_actions_adddup2(&fa, null, i);
+	t0 = now_ms();
+	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0 ||
+	    waitpid(pid, &st, 0) != pid || st != 0)
+		t0 = -1;
+	t0 = t0 < 0 ? -1 : now_ms() - t0;
+	posix_spawn_file_actions_destroy(&fa);
+	close(null);
+	return t0;
 }
 
 static void *run(void *varg)
@@ -183,7 +216,17 @@ static void *run(void *varg)
 			fd = dial();
 			continue;
 		}
-		w->lat[w->n++] = (t1 ? t1 : now_ms()) - t0;
+		w->lat[w->n] = (t1 ? t1 : now_ms()) - t0;
+		if (w->anchor) {
+			double b = bare_true_ms();
+			if (b <= 0) {
+				w->errors++;
+				continue;
+			}
+			w->anchor[w->n] = b;
+			w->ratio[w->n] = w->lat[w->n] / b;
+		}
+		w->n++;
 	}
 	close(fd);
 	return NULL;
@@ -224,6 +267,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < conc; i++) {
 		w[i].id = i;
 		w[i].lat = calloc((size_t)per_thread, sizeof(double));
+		if (!strcmp(op, "exec-paired")) {
+			w[i].anchor = calloc((size_t)per_thread, sizeof(double));
+			w[i].ratio = calloc((size_t)per_thread, sizeof(double));
+		}
 		pthread_create(&w[i].t, NULL, run, &w[i]);
 	}
 	for (int i = 0; i < conc; i++) {
@@ -235,8 +282,15 @@ int main(int argc, char **argv)
 	wall = now_ms() - t0;
 	qsort(all, (size_t)total, sizeof *all, cmp);
 	printf("{\"op\": \"%s\", \"n\": %d, \"concurrency\": %d, \"errors\": %d, \"per_s\": %.1f, "
-	       "\"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f}\n",
+	       "\"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f",
 	       op, total, conc, errors, total / (wall / 1e3), pct(all, total, 0.5),
 	       pct(all, total, 0.9), pct(all, total, 0.99), total ? all[total - 1] : 0);
+	if (w[0].anchor) { /* one client: its arrays are the whole sample */
+		qsort(w[0].anchor, (size_t)w[0].n, sizeof(double), cmp);
+		qsort(w[0].ratio, (size_t)w[0].n, sizeof(double), cmp);
+		printf(", \"anchor_p50_ms\": %.3f, \"ratio_p50\": %.3f", pct(w[0].anchor, w[0].n, 0.5),
+		       pct(w[0].ratio, w[0].n, 0.5));
+	}
+	printf("}\n");
 	return errors ? 1 : 0;
 }

@@ -25,7 +25,9 @@
 #              DENSITY_CPU_SECONDS (60: the window of the idle sandboxes' CPU, each
 #              supervisor's metrics sampling included), DENSITY_CPU_AFTER (0: seconds to
 #              wait before it, for the sampling of idle sandboxes to slow to its minute),
-#              RM_PARALLEL (32); BUILD, CC, AGENTJAIL as for the other benchmarks.
+#              RM_PARALLEL (32); DENSITY_VIA (cli: `agentjail create`; serve: POST
+#              /v1/sandboxes to an `agentjail serve` of the state directory, whose zygote forks
+#              the supervisors); BUILD, CC, AGENTJAIL as for the other benchmarks.
 # Every sandbox lives in a private state directory under the scratch directory and is removed
 # at exit. Prints figures only; the exit status says whether the benchmark ran.
 set -euo pipefail
@@ -43,6 +45,7 @@ DENSITY_SECONDS=${DENSITY_SECONDS:-600}
 DENSITY_CPU_SECONDS=${DENSITY_CPU_SECONDS:-60}
 DENSITY_CPU_AFTER=${DENSITY_CPU_AFTER:-0}
 RM_PARALLEL=${RM_PARALLEL:-32}
+DENSITY_VIA=${DENSITY_VIA:-cli}
 SECTIONS=("$@")
 ((${#SECTIONS[@]})) || SECTIONS=(exec latency memory density)
 
@@ -67,6 +70,7 @@ IDS_SEEN="$WORK/ids"
 cleanup() {
 	local names
 	set +e
+	[[ -n ${DENSITY_SERVE:-} ]] && kill -TERM "$DENSITY_SERVE" 2>/dev/null && wait "$DENSITY_SERVE"
 	if [[ -e $STATE_DB ]]; then
 		sqlite3 "$STATE_DB" 'select id from sandboxes' >>"$IDS_SEEN" 2>/dev/null
 		names=$("$AJ" ls --json 2>/dev/null | python3 -c \
@@ -439,12 +443,40 @@ avail_of() {
 	tr ' ' '\n' <<<"$1" | awk -F= '$1 == "MemAvailable" {print $2}'
 }
 
+# density_create NAME: one idle sandbox; prints the create's milliseconds (start included).
+density_create() {
+	local t
+	if [[ $DENSITY_VIA == serve ]]; then
+		t=$(curl -sf -o /dev/null -w '%{time_total}' --unix-socket "$WORK/api.sock" \
+			-H 'Content-Type: application/json' \
+			-d "{\"name\": \"$1\", \"policy\": $(bench_serve_policy)}" \
+			http://aj/v1/sandboxes) || return 1
+		awk -v t="$t" 'BEGIN {printf "%.3f\n", t * 1000}'
+	else
+		"$BIN/timeit" "$AJ" create --name "$1"
+	fi
+}
+
+# density_serve: with DENSITY_VIA=serve, a daemon on the private state directory (and its
+# zygote), until the end of the section.
+density_serve() {
+	[[ $DENSITY_VIA == serve ]] || return 0
+	"$AJ" serve --socket "$WORK/api.sock" --workers 2 2>"$WORK/serve.log" &
+	DENSITY_SERVE=$!
+	for _ in $(seq 100); do
+		curl -sf --unix-socket "$WORK/api.sock" http://aj/v1/health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	bench_die "serve did not start: $(cat "$WORK/serve.log")"
+}
+
 section_density() {
 	local i=0 reason="reached DENSITY_MAX=$DENSITY_MAX" avail t0 before after left sups=() ids=()
 	local min_kb=$((DENSITY_MIN_AVAIL_MIB * 1024)) t_rm
 	echo
 	echo "== 4. density: idle sandboxes until $DENSITY_MAX, MemAvailable < $DENSITY_MIN_AVAIL_MIB" \
-		"MiB or $DENSITY_SECONDS s"
+		"MiB or $DENSITY_SECONDS s, created through $DENSITY_VIA"
+	density_serve
 	sync
 	sleep 1
 	before=$(meminfo)
@@ -459,7 +491,7 @@ section_density() {
 			reason="time limit ${DENSITY_SECONDS}s"
 			break
 		fi
-		if ! "$BIN/timeit" "$AJ" create --name "d-$((i + 1))" >>"$WORK/samples/density-create" \
+		if ! density_create "d-$((i + 1))" >>"$WORK/samples/density-create" \
 			2>"$WORK/density-err"; then
 			reason="create d-$((i + 1)) failed: $(head -c 400 "$WORK/density-err")"
 			break
@@ -494,6 +526,10 @@ PY
 	echo "host MemAvailable before / after: $(avail_of "$before") / $(avail_of "$after") KiB" \
 		"(anything else running on the host counts too)"
 	python3 "$ROOT/bench/sandbox-mem.py" sum "${sups[@]}"
+	if [[ -n ${DENSITY_SERVE:-} ]]; then
+		echo "the daemon and its zygote (one for all the sandboxes; not in the sums above):"
+		python3 "$ROOT/bench/sandbox-mem.py" detail "serve:$DENSITY_SERVE" | sed 's/^/  /'
+	fi
 	echo "idle CPU (supervisors and what runs below them; the metrics sampling is all a" \
 		"supervisor does while idle; goal: under 1 % of one CPU for 1,000), after" \
 		"${DENSITY_CPU_AFTER}s:"
@@ -533,6 +569,10 @@ print("median %.3f ms, p99 %.3f ms; bare posix_spawn median %.3f ms; paired rati
 	echo "  supervisor processes: $(for s in "${sups[@]}"; do
 		grep -qs __supervise "/proc/$s/cmdline" && echo "$s"; done | wc -l)"
 	echo "  MemAvailable after removal: $(awk '/^MemAvailable:/ {print $2}' /proc/meminfo) KiB"
+	if [[ -n ${DENSITY_SERVE:-} ]]; then
+		kill -TERM "$DENSITY_SERVE" && wait "$DENSITY_SERVE" || true
+		DENSITY_SERVE=
+	fi
 	echo "commands: $BIN/timeit $AJ create --name d-N (N = 1, 2, ...);"
 	echo "  sqlite3 STATE/state.db \"select name from sandboxes where name like 'd-%'\" |" \
 		"xargs -P $RM_PARALLEL -n 1 $AJ rm -f"

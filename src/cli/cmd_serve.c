@@ -9,9 +9,12 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/config.h"
+#include "cli/zygote.h"
 #include "e2b/e2b.h"
+#include "manager/manager.h"
 #include "policy/policy.h"
 #include "server/server.h"
+#include "state/store.h"
 
 struct serve_cli {
 	struct aj_srv_config cfg;
@@ -87,6 +90,25 @@ static const struct aj_option serve_options[] = {
 #undef SIZE_RANGE
 #undef SECONDS
 
+/* The supervisors of the daemon's sandboxes are forked by the zygote (cmd_zygote.c), which
+ * must be started before the daemon makes its first thread. Without it they are forked and
+ * exec'd as by the CLI: slower and each with its own copy of the relocated binary, but the
+ * same supervisors, so a failure here only warns. */
+static void start_zygote(const char *state_dir)
+{
+	char dir[4096];
+	struct aj_err err;
+	int fd;
+
+	if (!state_dir && aj_state_dir_default(dir, sizeof dir) == 0)
+		state_dir = dir;
+	fd = state_dir ? aj_zygote_start(state_dir, &err) : -1;
+	if (fd >= 0)
+		aj_mgr_set_zygote(fd);
+	else if (state_dir)
+		aj_cli_log(AJ_LOG_WARN, "%s (supervisors are started without the zygote)", err.msg);
+}
+
 static int cmd_serve(const struct aj_verb *v, int argc, char **argv)
 {
 	struct serve_cli c;
@@ -103,6 +125,7 @@ static int cmd_serve(const struct aj_verb *v, int argc, char **argv)
 				args[0]);
 	if (rc == 0) {
 		c.cfg.state_dir = aj_cli_state_dir(NULL);
+		start_zygote(c.cfg.state_dir);
 		rc = aj_srv_run(&c.cfg, &err);
 	}
 	aj_strv_free(&c.cfg.listen);

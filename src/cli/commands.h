@@ -12,7 +12,7 @@
 
 extern const struct aj_verb aj_verb_run, aj_verb_changes, aj_verb_create, aj_verb_start,
 	aj_verb_stop, aj_verb_pause, aj_verb_resume, aj_verb_rm, aj_verb_ls, aj_verb_inspect,
-	aj_verb_supervise, aj_verb_gvinit, aj_verb_build_job, aj_verb_update, aj_verb_stats, aj_verb_exec, aj_verb_snapshot, aj_verb_snapshots, aj_verb_restore,
+	aj_verb_supervise, aj_verb_zygote, aj_verb_gvinit, aj_verb_build_job, aj_verb_update, aj_verb_stats, aj_verb_exec, aj_verb_snapshot, aj_verb_snapshots, aj_verb_restore,
 	aj_verb_fork, aj_verb_diff, aj_verb_events, aj_verb_gc, aj_verb_cp, aj_verb_mcp,
 	aj_verb_serve, aj_verb_oci, aj_verb_policy, aj_verb_features, aj_verb_version,
 	aj_verb_help, aj_verb_ps, aj_verb_logs, aj_verb_top, aj_verb_config,

@@ -30,5 +30,5 @@ const struct aj_verb *const aj_verbs[] = {
 	&aj_verb_image,     &aj_verb_build,     &aj_verb_secret,     &aj_verb_storage,    &aj_verb_volume,     &aj_verb_config,    &aj_verb_oci,
 	&aj_verb_policy,
 	&aj_verb_features,  &aj_verb_version,   &aj_verb_completion, &aj_verb_help,
-	&aj_verb_supervise, &aj_verb_gvinit, &aj_verb_build_job, &aj_verb_complete,  &aj_verb_man,        NULL,
+	&aj_verb_supervise, &aj_verb_zygote, &aj_verb_gvinit, &aj_verb_build_job, &aj_verb_complete,  &aj_verb_man,        NULL,
 };

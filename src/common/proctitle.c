@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "common/alloc.h"
+
 static char *area;
 static size_t area_len;
 static char *env_area;
@@ -41,5 +43,24 @@ void aj_proctitle_wipe_environment(void)
 	clearenv();
 	if (env_area && env_len)
 		memset(env_area, 0, env_len);
+	env_area = NULL;
+}
+
+void aj_proctitle_take_environment(void)
+{
+	extern char **environ;
+	size_t n = 0;
+	char **copy;
+
+	while (environ && environ[n])
+		n++;
+	copy = aj_xcalloc(n + 1, sizeof *copy);
+	for (size_t i = 0; i < n; i++)
+		copy[i] = aj_xstrdup(environ[i]);
+	environ = copy; /* the strings of the old area are no longer anyone's */
+	/* The kernel shows the argument area and, when its last byte is no longer a NUL, what
+	 * follows it: the environment's strings, contiguous after the arguments. */
+	if (area && env_area && env_area == area + area_len + 1)
+		area_len += 1 + env_len;
 	env_area = NULL;
 }

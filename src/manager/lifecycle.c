@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
 #include "common/util.h"
 #include "control/client.h"
 #include "manager/internal.h"
@@ -92,6 +93,26 @@ static void exec_supervisor(const struct spawn_prep *s)
 	_exit(127);
 }
 
+/* serve's zygote (cli/cmd_zygote.c): the daemon's end of its socket, set once before any
+ * thread exists; -1: every supervisor is forked and exec'd here. */
+static int zygote_fd = -1;
+
+void aj_mgr_set_zygote(int fd)
+{
+	zygote_fd = fd;
+}
+
+/* Asks the zygote to fork the supervisor: "STATE\0ID\0" with the ready pipe and the log (or
+ * /dev/null) attached; it answers on the ready pipe as the supervisor would. -1 when the
+ * zygote cannot be asked (it is gone: then the caller forks and execs itself). */
+static int zygote_spawn(struct aj_mgr *m, const char *id, const struct spawn_prep *s)
+{
+	struct iovec iov[2] = {{m->state, strlen(m->state) + 1}, {(char *)id, strlen(id) + 1}};
+	int fds[2] = {s->ready_fd, s->log_fd >= 0 ? s->log_fd : s->null_fd};
+
+	return zygote_fd < 0 || aj_fdpass_send(zygote_fd, iov, 2, fds, 2) < 0 ? -1 : 0;
+}
+
 static int read_ready(int fd, struct aj_err *err)
 {
 	char buf[4096];
@@ -153,6 +174,7 @@ int aj_mgr_spawn(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_e
 {
 	__attribute__((cleanup(close_prep))) struct spawn_prep prep = {.null_fd = -1, .log_fd = -1};
 	_cleanup_close_ int rd = -1, wr = -1;
+	bool via_zygote;
 	int rc;
 	pid_t pid;
 
@@ -170,15 +192,16 @@ int aj_mgr_spawn(struct aj_mgr *m, const struct aj_sandbox_rec *rec, struct aj_e
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "pipe");
 	if (prepare_spawn(m, rec->id, wr, &prep, err) < 0)
 		return -1;
-	pid = fork();
-	if (pid == 0)
+	via_zygote = zygote_spawn(m, rec->id, &prep) == 0;
+	pid = via_zygote ? 0 : fork();
+	if (pid == 0 && !via_zygote)
 		exec_supervisor(&prep);
 	/* Our copies go before the wait: the report ends at the supervisor's end of file. */
 	close_prep(&prep);
 	aj_close_fd(&wr);
 	if (pid < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "fork");
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+	while (!via_zygote && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	rc = read_ready(rd, err);
 	if (rc < 0)

@@ -45,6 +45,10 @@ struct aj_create_opts {
 int aj_mgr_open(struct aj_mgr *m, const char *state_dir, const char *owner,
 		struct aj_err *err);
 void aj_mgr_close(struct aj_mgr *m);
+/* From now on every manager of this process has its supervisors forked by the zygote at the
+ * other end of fd (serve's, cli/cmd_zygote.c) rather than forking and exec'ing them itself;
+ * a zygote that is gone is passed by. Called once, before any thread exists. */
+void aj_mgr_set_zygote(int fd);
 #define _cleanup_mgr_ __attribute__((cleanup(aj_mgr_close)))
 
 /* Reads a sandbox and brings its state up to date: a running sandbox whose supervisor died

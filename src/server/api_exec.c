@@ -27,6 +27,8 @@ void aj_srv_pdata_free(void *p)
 {
 	struct aj_srv_pdata *d = p;
 
+	if (d->ev)
+		event_free(d->ev);
 	if (d->ctl >= 0)
 		close(d->ctl);
 	json_decref(d->spawn);
@@ -394,8 +396,26 @@ int aj_srv_proc_connect(struct aj_srv_req *r, struct aj_mgr *m, struct aj_srv_pd
 	d->ctl = aj_mgr_connect(m, r->ref, &rec, &err);
 	if (d->ctl < 0)
 		return aj_srv_fail_err(r, &err, NULL);
+	snprintf(d->socket, sizeof d->socket, "%s", rec.socket);
 	aj_sandbox_rec_free(&rec);
 	return 0;
+}
+
+/* The request failed with the supervisor's error err: a command that could not start, a
+ * sandbox gone or paused, or anything else. Returns -1. */
+int aj_srv_proc_fail(struct aj_srv_req *r, struct aj_srv_pdata *d, const struct aj_err *err)
+{
+	if (err->cls == AJ_ERRC_NO_COMMAND || err->cls == AJ_ERRC_NO_EXEC) {
+		d->start_failed = err->cls == AJ_ERRC_NO_COMMAND ? AJ_EXIT_NOTFOUND : AJ_EXIT_NOEXEC;
+		return aj_srv_fail(r, 400, d->start_failed == AJ_EXIT_NOTFOUND ? "command_not_found"
+										 : "cannot_execute",
+				   "argv", "%s", err->msg);
+	}
+	if (err->errnum == ESRCH)
+		return aj_srv_fail(r, 404, "not_found", NULL, "%s", err->msg);
+	if (err->errnum == EAGAIN && err->layer == AJ_LAYER_STATE)
+		return aj_srv_fail(r, 409, "wrong_state", NULL, "%s", err->msg);
+	return aj_srv_fail_err(r, err, NULL);
 }
 
 /* A call on d->ctl; the answer in *reply if wanted. -1 with the request failed. */
@@ -403,21 +423,8 @@ int aj_srv_proc_call(struct aj_srv_req *r, struct aj_srv_pdata *d, json_t *req, 
 {
 	struct aj_err err;
 
-	if (aj_ctl_call(d->ctl, req, NULL, 0, reply, NULL, NULL, AJ_SRV_CALL_MS, &err) < 0) {
-		if (err.cls == AJ_ERRC_NO_COMMAND || err.cls == AJ_ERRC_NO_EXEC) {
-			d->start_failed = err.cls == AJ_ERRC_NO_COMMAND ? AJ_EXIT_NOTFOUND
-									: AJ_EXIT_NOEXEC;
-			return aj_srv_fail(r, 400, d->start_failed == AJ_EXIT_NOTFOUND
-							   ? "command_not_found"
-							   : "cannot_execute",
-					   "argv", "%s", err.msg);
-		}
-		if (err.errnum == ESRCH)
-			return aj_srv_fail(r, 404, "not_found", NULL, "%s", err.msg);
-		if (err.errnum == EAGAIN && err.layer == AJ_LAYER_STATE)
-			return aj_srv_fail(r, 409, "wrong_state", NULL, "%s", err.msg);
-		return aj_srv_fail_err(r, &err, NULL);
-	}
+	if (aj_ctl_call(d->ctl, req, NULL, 0, reply, NULL, NULL, AJ_SRV_CALL_MS, &err) < 0)
+		return aj_srv_proc_fail(r, d, &err);
 	return 0;
 }
 
@@ -441,10 +448,12 @@ static int exec_prepare(struct aj_srv_req *r)
 
 	if (!r->body)
 		return aj_srv_fail(r, 400, "missing_field", "argv", "a JSON body is required");
-	return aj_srv_check_fields(r, exec_fields) < 0 || aj_srv_build_spawn(r, d, true) < 0 ||
-			       aj_srv_spawn_stdin(r, d) < 0
-		       ? -1
-		       : 0;
+	if (aj_srv_check_fields(r, exec_fields) < 0 || aj_srv_build_spawn(r, d, true) < 0 ||
+	    aj_srv_spawn_stdin(r, d) < 0)
+		return -1;
+	/* A sandbox this daemon ran a command in before is asked straight from the loop
+	 * (exec_direct.c); otherwise, or if that way is closed, a worker looks it up. */
+	return aj_srv_exec_direct(r, d) == 0 ? 1 : 0;
 }
 
 static void exec_work(struct aj_srv_req *r, struct aj_mgr *m)
@@ -453,11 +462,11 @@ static void exec_work(struct aj_srv_req *r, struct aj_mgr *m)
 
 	if (aj_srv_proc_spawn(r, m, d) == 0)
 		aj_fd_set_nonblock(d->ctl, true);
-	else if (d->start_failed) /* answered by exec_done as the command's end */
+	else if (d->start_failed) /* answered by aj_srv_exec_started as the command's end */
 		r->failed = false;
 }
 
-static void exec_done(struct aj_srv_req *r)
+void aj_srv_exec_started(struct aj_srv_req *r)
 {
 	struct aj_srv_pdata *d = r->data;
 
@@ -473,6 +482,8 @@ static void exec_done(struct aj_srv_req *r)
 		aj_srv_req_finish(r);
 		return;
 	}
+	if (d->socket[0])
+		aj_srv_socks_put(r, d->socket);
 	aj_srv_proc_stream(r, d, true,
 		       json_pack("{s:s, s:I, s:i}", "type", "start", "process",
 				 (json_int_t)d->exec, "pid", d->pid),
@@ -481,6 +492,6 @@ static void exec_done(struct aj_srv_req *r)
 
 const struct aj_srv_route aj_api_exec_routes[] = {
 	AJ_SRV_ROUTE(EVHTTP_REQ_POST, "/v1/sandboxes/{ref}/exec", AJ_SRV_BODY_JSON, NULL, exec_prepare,
-		     exec_work, exec_done),
+		     exec_work, aj_srv_exec_started),
 	AJ_SRV_ROUTES_END,
 };

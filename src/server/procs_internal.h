@@ -25,6 +25,8 @@ struct aj_srv_pdata {
 	bool follow, from_given;
 	int start_failed; /* 126 or 127 when the command could not be started */
 	json_t *attach;   /* the supervisor's answer to attach */
+	char socket[108]; /* the supervisor's control socket, once a worker found it */
+	struct event *ev; /* exec_direct.c: waiting for the supervisor's answer */
 };
 
 /* A new r->data for r (ctl -1). */
@@ -59,6 +61,8 @@ int aj_srv_spawn_stdin(struct aj_srv_req *r, struct aj_srv_pdata *d);
  * failed. */
 int aj_srv_proc_connect(struct aj_srv_req *r, struct aj_mgr *m, struct aj_srv_pdata *d);
 int aj_srv_proc_call(struct aj_srv_req *r, struct aj_srv_pdata *d, json_t *req, json_t **reply);
+/* The request failed with the supervisor's err (start failures kept in d). Returns -1. */
+int aj_srv_proc_fail(struct aj_srv_req *r, struct aj_srv_pdata *d, const struct aj_err *err);
 int aj_srv_proc_spawn(struct aj_srv_req *r, struct aj_mgr *m, struct aj_srv_pdata *d);
 
 /* Loop thread: takes r over as a stream of JSON lines following command d->exec on d->ctl,
@@ -66,5 +70,16 @@ int aj_srv_proc_spawn(struct aj_srv_req *r, struct aj_mgr *m, struct aj_srv_pdat
  * command dies with the client (exec). */
 void aj_srv_proc_stream(struct aj_srv_req *r, struct aj_srv_pdata *d, bool kill_on_close,
 			json_t *first, bool only);
+
+/* ---- exec straight from the loop thread (exec_direct.c) ------------------------------------ */
+
+/* Loop thread: sends d->spawn to the supervisor of r's sandbox when the daemon knows its
+ * socket for r's owner and reference, and takes r over (0). -1: not known, or that socket
+ * does not answer (forgotten): the caller lets a worker look the sandbox up. */
+int aj_srv_exec_direct(struct aj_srv_req *r, struct aj_srv_pdata *d);
+/* Remembers (loop thread) that r's owner reaches r's sandbox at socket. */
+void aj_srv_socks_put(const struct aj_srv_req *r, const char *socket);
+/* Loop thread, exec's done: the supervisor answered the spawn (or the request failed). */
+void aj_srv_exec_started(struct aj_srv_req *r);
 
 #endif

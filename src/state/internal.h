@@ -6,8 +6,9 @@
  * and their labels), snapshots.c, stacks.c (layers, the stacks that order them, restore
  * intents) and events.c each own their tables' SQL.
  *
- * Statements are prepared per call into a _cleanup_stmt_ variable of the function that
- * prepared them, which finalizes them when it returns. A record read into a caller's struct
+ * Statements come from state_prep into a _cleanup_stmt_ variable of the function that asked
+ * for them, which hands them back when it returns (stmtcache.c keeps them compiled for the
+ * next call: SQL given to state_prep must be a string literal). A record read into a caller's struct
  * owns its pointers from then on, also after a later step fails: the failing function frees
  * it before it returns, so a caller never frees after an error.
  */
@@ -26,9 +27,15 @@ struct aj_store {
 	char dir[4096];
 };
 
+/* Hands a statement of state_prep back: reset for its next use, or finalized (stmtcache.c).
+ * A no-op on NULL. */
+void state_stmt_done(sqlite3_stmt *st);
+/* Finalizes the statements kept for db, before it is closed. */
+void state_stmt_forget(sqlite3 *db);
+
 static inline void state_finalizep(sqlite3_stmt **st)
 {
-	sqlite3_finalize(*st); /* a no-op on NULL */
+	state_stmt_done(*st);
 }
 
 #define _cleanup_stmt_ __attribute__((cleanup(state_finalizep)))
@@ -37,7 +44,8 @@ static inline void state_finalizep(sqlite3_stmt **st)
  * EBUSY for a lock that outlasted the busy timeout, EIO otherwise. Returns -1. */
 int state_db_error(struct aj_store *s, struct aj_err *err, const char *what);
 int state_exec(struct aj_store *s, const char *sql, struct aj_err *err);
-/* NULL with err set if the statement does not compile. */
+/* The statement of sql (a string literal), compiled once per connection; NULL with err set
+ * if it does not compile. Its _cleanup_stmt_ variable hands it back. */
 sqlite3_stmt *state_prep(struct aj_store *s, const char *sql, struct aj_err *err);
 /* NULL binds as "": every text column is NOT NULL. */
 void state_bind_text(sqlite3_stmt *st, int i, const char *v);

@@ -1,6 +1,6 @@
 /* The store itself: opening the database, its schema migrations, transactions, the
  * statement helpers and the generic record lookups every table's file uses (internal.h), and
- * the default state directory. */
+ * the default state directory. state_prep is stmtcache.c's. */
 #include "state/store.h"
 
 #include <errno.h>
@@ -159,6 +159,7 @@ void aj_store_close(struct aj_store *s)
 {
 	if (!s)
 		return;
+	state_stmt_forget(s->db);
 	sqlite3_close(s->db);
 	free(s);
 }
@@ -188,17 +189,6 @@ void aj_store_rollback(struct aj_store *s)
 }
 
 /* ---- statement helpers ---------------------------------------------------------------- */
-
-sqlite3_stmt *state_prep(struct aj_store *s, const char *sql, struct aj_err *err)
-{
-	sqlite3_stmt *st = NULL;
-
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		state_db_error(s, err, "prepare");
-		return NULL;
-	}
-	return st;
-}
 
 void state_bind_text(sqlite3_stmt *st, int i, const char *v)
 {

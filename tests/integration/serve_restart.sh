@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The daemon holds no sandbox: kill -9 of agentjail serve leaves every running sandbox running
-# (their supervisors are separate processes), and a restarted daemon replaces the stale socket
+# (their supervisors are separate processes, forked by the daemon's zygote, which dies with
+# the daemon; without a zygote the daemon forks and execs them), and a restarted daemon
+# replaces the stale socket
 # and serves them again (state, files, events, actions). A socket another daemon listens on,
 # or a path that is not a socket, is not taken over. SIGTERM stops accepting at once, lets the
 # request in flight finish, exits 0, and leaves the sandboxes running.
@@ -17,12 +19,21 @@ api PUT '/v1/sandboxes/r1/files?path=kept.txt' -H 'Content-Type: application/oct
 SUP1=$(pj_field r1 'd["supervisor_pid"]')
 SUP2=$(pj_field r2 'd["supervisor_pid"]')
 check "the supervisors are not the daemon's children" [ "$(ps -o ppid= -p "$SUP1" | tr -d ' ')" != "$SV_PID" ]
+# gone, or a zombie nobody reaped yet
+dead() { ! [ -e "/proc/$1" ] || grep -q '^[0-9]* (.*) Z' "/proc/$1/stat"; }
+ZYGOTE=$(pgrep -P "$SV_PID" -f '__zygote')
+expect_eq "the daemon has one zygote, its child" "$(wc -w <<<"$ZYGOTE")" 1
+expect_eq "the zygote forked the supervisors (its title for them)" \
+	"$(tr '\0' ' ' <"/proc/$SUP1/cmdline" | sed 's/ *$//')" "agentjail __supervise $(pj_id r1)"
+check "... which run in a session of their own, not the zygote's" \
+	[ "$(ps -o sid= -p "$SUP1" | tr -d ' ')" != "$(ps -o sid= -p "$ZYGOTE" | tr -d ' ')" ]
 
 # ---- kill -9 and restart ------------------------------------------------------------------------
 
 kill -9 "$SV_PID"
 wait "$SV_PID" 2>/dev/null
 check "kill -9: the daemon is gone" pid_gone "$SV_PID"
+check "kill -9: its zygote is gone with it" pj_wait 10 dead "$ZYGOTE"
 check "kill -9: the stale socket file is left behind" test -S "$SOCK"
 sleep 0.3
 check "kill -9: r1's supervisor still runs" kill -0 "$SUP1"
@@ -48,6 +59,15 @@ expect_eq "restart: actions work (stop)" "$(bj 'd["state"]')" stopped
 check "restart: r2's old supervisor is gone after the stop" pj_wait 10 pid_gone "$SUP2"
 api GET /v1/sandboxes/r1/events
 expect_eq "restart: the events from before the crash" "$(bj '[e["event"] for e in d["events"]][:2]')" "['create', 'start']"
+
+# A zygote that died leaves the daemon starting supervisors itself (fork and exec).
+kill -9 "$(pgrep -P "$SV_PID" -f '__zygote')"
+sv_create r3
+expect_eq "without its zygote the daemon still starts sandboxes" "$(pj_state r3)" running
+expect_contains "... whose supervisor it forked and exec'd" \
+	"$(tr '\0' ' ' <"/proc/$(pj_field r3 'd["supervisor_pid"]')/cmdline")" "__supervise --state-dir"
+api DELETE '/v1/sandboxes/r3?force=true'
+expect_api "... and removes them" 204
 
 # ---- sockets that are not taken over --------------------------------------------------------------
 
