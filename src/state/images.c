@@ -126,7 +126,7 @@ int aj_store_image_get(struct aj_store *s, const char *owner, const char *ref,
 	state_bind_text(st, 2, owner);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && n++ == 0)
 		read_image(st, out);
-	sqlite3_finalize(st);
+	state_stmt_done(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return state_db_error(s, err, "find the image");
 	if (n == 0)
@@ -167,7 +167,7 @@ int aj_store_image_list(struct aj_store *s, const char *owner, struct aj_image_r
 		}
 		read_image(st, &v[(*n)++]);
 	}
-	sqlite3_finalize(st);
+	state_stmt_done(st);
 	if (rc != SQLITE_DONE) {
 		aj_image_recs_free(v, *n);
 		return state_db_error(s, err, "list the images");

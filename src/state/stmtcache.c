@@ -10,7 +10,8 @@
  * (_cleanup_stmt_) sees only the statement, not the store it came from, and the daemon's
  * worker threads each use a connection of their own at the same time. An entry is out from
  * state_prep until its cleanup, which resets it and clears its bindings (an unbound parameter
- * must read as NULL again: the owner filter of the lookups relies on it). A statement asked
+ * must read as NULL again: the owner filter of the lookups relies on it); whoever took it
+ * hands it back so, never with sqlite3_finalize. A statement asked
  * for while its entry is out (a nested use) or with the table full of entries in use is
  * prepared afresh and finalized by its cleanup, as before. aj_store_close finalizes the
  * connection's entries before closing it.
@@ -46,16 +47,18 @@ static struct entry *find(sqlite3 *db, const char *sql)
 	return NULL;
 }
 
-/* A free entry, or the least recently used one not out (its statement finalized), or NULL.
- * Under mu. */
-static struct entry *slot(void)
+/* A free entry, or the least recently used one of db not out (its statement finalized), or
+ * NULL. Only db's own: its connection is the calling thread's, and a connection opened
+ * without SQLite's mutex must not see another thread finalize one of its statements. Under
+ * mu. */
+static struct entry *slot(sqlite3 *db)
 {
 	struct entry *lru = NULL;
 
 	for (size_t i = 0; i < CACHE_SLOTS; i++) {
 		if (!cache[i].db)
 			return &cache[i];
-		if (!cache[i].out && (!lru || cache[i].used < lru->used))
+		if (cache[i].db == db && !cache[i].out && (!lru || cache[i].used < lru->used))
 			lru = &cache[i];
 	}
 	if (lru) {
@@ -87,7 +90,7 @@ sqlite3_stmt *state_prep(struct aj_store *s, const char *sql, struct aj_err *err
 	if (e) /* in use further up the stack: this one is finalized after its use */
 		return st;
 	pthread_mutex_lock(&mu);
-	if (!find(s->db, sql) && (e = slot())) {
+	if (!find(s->db, sql) && (e = slot(s->db))) {
 		*e = (struct entry){.db = s->db, .sql = sql, .st = st, .used = ++clock_, .out = true};
 	}
 	pthread_mutex_unlock(&mu);
