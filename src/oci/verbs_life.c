@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,8 +175,10 @@ static void create_cleanup(struct create_ctx *x, bool failed)
 		close(x->l.fifo_fd);
 	if (x->l.console_fd >= 0)
 		close(x->l.console_fd);
+	/* Only what create made: the container's processes are already ended (create's
+	 * own child, killed and reaped), and a cgroup that was there before is not ours. */
 	if (failed && x->have_cg)
-		aj_cgroup_oci_destroy(&x->cg, NULL);
+		aj_cgroup_oci_undo(&x->cg);
 	if (failed && x->made_dir)
 		aj_oci_state_remove(&x->st, NULL);
 	/* A pod whose sandbox container failed to start has no range to find again. */
@@ -213,8 +216,10 @@ int aj_oci_create_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 	r = prepare(&x, err);
 	if (r == 0)
 		r = aj_container_create(&x.l, &pid, err);
-	if (r == 0 && (r = record(&x, pid, err)) < 0)
-		kill(pid, SIGKILL);
+	if (r == 0 && (r = record(&x, pid, err)) < 0) {
+		kill(pid, SIGKILL); /* our child until we exit */
+		waitpid(pid, NULL, 0);
+	}
 	create_cleanup(&x, r < 0);
 	return r < 0 ? -1 : 0;
 }
