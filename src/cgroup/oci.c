@@ -288,6 +288,11 @@ static const char *procs_dir(const struct aj_cgroup_oci *o)
 	return o->n_extra ? o->extra[0].dir : NULL;
 }
 
+const char *aj_cgroup_oci_procs_dir(const struct aj_cgroup_oci *o)
+{
+	return procs_dir(o);
+}
+
 int aj_cgroup_oci_pids(struct aj_cgroup_oci *o, pid_t **pids, size_t *n, struct aj_err *err)
 {
 	const char *dir = procs_dir(o);

@@ -122,6 +122,8 @@ int aj_cgroup_oci_open(struct aj_cgroup_oci *o, const char *path, struct aj_err 
 int aj_cgroup_oci_create(struct aj_cgroup_oci *o, const struct aj_cgroup_oci_limits *lim,
 			 struct aj_strv *notes, struct aj_err *err);
 int aj_cgroup_oci_attach(struct aj_cgroup_oci *o, pid_t pid, struct aj_err *err);
+/* The directory whose cgroup.procs lists every process of the container (NULL if none). */
+const char *aj_cgroup_oci_procs_dir(const struct aj_cgroup_oci *o);
 /* The host pids of every process in the container (malloc'd array). */
 int aj_cgroup_oci_pids(struct aj_cgroup_oci *o, pid_t **pids, size_t *n, struct aj_err *err);
 int aj_cgroup_oci_freeze(struct aj_cgroup_oci *o, bool frozen, struct aj_err *err);

@@ -364,9 +364,13 @@ int aj_oci_kill_verb(const struct aj_oci_globals *g, int argc, char **argv, stru
 	if ((argc - first == 2 && parse_signal(argv[first + 1], &sig, err) < 0) ||
 	    aj_oci_state_load(&st, g->root, argv[first], err) < 0)
 		return -1;
+	/* --all reaches what is left in the container's cgroup after its init, as runc's: the
+	 * shim sends it when init of a container without a pid namespace of its own exits. */
+	if (all)
+		return signal_all(&st, sig, err);
 	if (!aj_oci_state_alive(&st))
 		return aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "container not running");
-	return all ? signal_all(&st, sig, err) : signal_init(&st, sig, err);
+	return signal_init(&st, sig, err);
 }
 
 static int teardown(struct aj_oci_state *st, struct aj_err *err)

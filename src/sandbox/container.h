@@ -109,10 +109,14 @@ int aj_container_rootfs_tree(struct aj_plan *plan, const char *scratch, struct a
 int aj_container_console(const struct aj_container_process *p, int console_fd, int *tty, struct aj_err *err);
 int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *err);
 int aj_container_oom_score(pid_t pid, int adj, struct aj_err *err);
-/* The bounding set, user and groups, the capabilities the setup needs, no_new_privs as the
- * process asks, Landlock, agentjail's filter. */
+/* The bounding set, user and groups, the capabilities the setup needs (and `extra`, kept
+ * beyond them), no_new_privs as the process asks, Landlock, agentjail's filter. */
 int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
-		   struct aj_err *err);
+			 uint64_t extra, struct aj_err *err);
+/* init, once it started the process: every capability dropped but CAP_KILL over the
+ * container's own user namespace (to pass signals on to the process and its children, and
+ * to end what is left of the container in a joined pid namespace). */
+int aj_container_init_caps(struct aj_err *err);
 /* In the process that is about to exec: session, terminal, cwd, the bundle's filter and the
  * process's own capability sets (in the order no_new_privs requires), execve.
  * Returns only on failure, with an exit code for it. */

@@ -38,13 +38,17 @@ int aj_idrange_acquire(uint32_t *base, int *lock_fd, struct aj_err *err)
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0)
 			return aj_err_sys(err, AJ_LAYER_USERNS, "open \"%s\"", path);
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			*base = AJ_ID_BASE + slot * 65536u;
-			*lock_fd = aj_steal_fd(&fd);
-			return 0;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK)
+				return aj_err_sys(err, AJ_LAYER_USERNS, "lock \"%s\"", path);
+			continue;
 		}
-		if (errno != EWOULDBLOCK)
-			return aj_err_sys(err, AJ_LAYER_USERNS, "lock \"%s\"", path);
+		/* Free, unless a container's processes still run in it (idrange_pod.c). */
+		if (aj_idrange_left_behind(fd))
+			continue;
+		*base = AJ_ID_BASE + slot * 65536u;
+		*lock_fd = aj_steal_fd(&fd);
+		return 0;
 	}
 	return aj_err_set(err, AJ_LAYER_USERNS, EBUSY, "all %u host id ranges are in use",
 			  AJ_ID_RANGES);

@@ -193,6 +193,34 @@ bundle mntns '["true"]' "d['linux']['namespaces'][1] = {'type': 'mount', 'path':
 run mntns
 expect_contains "joining a mount namespace is refused by design" "$OUT" \
 	"joining an existing mount namespace is not supported"
+# init keeps nothing of the bundle's capabilities once the process runs: CAP_KILL only.
+init_caps() { grep -E '^Cap(Eff|Prm|Inh|Amb):' "/proc/$1/status" | awk '{print $2}' | tr '\n' ' '; }
+want="0000000000000000 0000000000000020 0000000000000020 0000000000000000 "
+for _ in $(seq 50); do [ "$(init_caps "$POD")" = "$want" ] && break; sleep 0.02; done
+expect_eq "the container's init keeps CAP_KILL only (inheritable permitted effective ambient)" \
+	"$(init_caps "$POD")" "$want"
+# A container in the pod's pid namespace without the pod's key: what outlives its init (it
+# is killed here) keeps the id range from being handed out again; delete ends it.
+bundle linger '["sh", "-c", "cat /proc/self/uid_map; exec sleep 300"]' "d['linux']['namespaces'] = $join[:1] + d['linux']['namespaces'][1:]"
+created linger
+"$AJ" --root "$ROOT" start linger
+for _ in $(seq 50); do grep -q ' 0 ' "$T/linger.out" && break; sleep 0.02; done
+base=$(awk '{print $2}' "$T/linger.out")
+kill -9 "$PID"
+for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.02; done
+lcg=$(ls -d /sys/fs/cgroup/*$CG/linger /sys/fs/cgroup$CG/linger 2>/dev/null | head -1)
+check "init killed in a joined pid namespace: its process outlives it" [ -n "$(cat "$lcg/cgroup.procs" 2>/dev/null)" ]
+check "... and the id range's slot names the container's cgroup while it runs" \
+	grep -q "^cgroup .*$CG/linger\$" "/run/agentjail/ids/$(((${base:-0} - 0x70000000) / 65536))"
+"$AJ" --root "$ROOT" kill --all linger KILL
+gone linger
+check "kill --all and delete end what outlived init" nothing_left linger
+bundle orphan '["sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo started"]' "d['linux']['namespaces'] = $join[:1] + d['linux']['namespaces'][1:]"
+run orphan
+ocg=$(ls -d /sys/fs/cgroup/*$CG/orphan /sys/fs/cgroup$CG/orphan 2>/dev/null | head -1)
+check "in a joined pid namespace what the process left running ends with init" \
+	[ "$RES" = "exit 0" ] && [ -z "$(cat "$ocg/cgroup.procs" 2>/dev/null)" ]
+gone orphan
 gone pod
 check "deleting the pod's sandbox container forgets the pod's id range" \
 	[ ! -e "/run/agentjail/ids/pod-ajtestpod$$" ]
