@@ -85,7 +85,10 @@ f=$("$AJ" oci features)
 expect_contains "features: the capabilities a bundle may name" "$f" '"CAP_CHECKPOINT_RESTORE"'
 expect_contains "features: the annotation that caps them" "$f" '"io.agentjail.capabilities"'
 
-bundle caps '["sh", "-c", "grep -E \"^(Cap|NoNewPrivs)\" /proc/self/status; (nc -l -p 80 -e echo bound80 &); sleep 0.3; echo | nc 127.0.0.1 80; chown 0 /dev/null; echo chown=$?; cat /proc/self/uid_map"]'
+# A read-only root: a writable one is a host directory (the set without SETFCAP and FSETID
+# is checked with the host binds below).
+bundle caps '["sh", "-c", "grep -E \"^(Cap|NoNewPrivs)\" /proc/self/status; (nc -l -p 80 -e echo bound80 &); sleep 0.3; echo | nc 127.0.0.1 80; chown 0 /dev/null; echo chown=$?; cat /proc/self/uid_map"]' \
+	'd["root"]["readonly"] = True'
 run caps
 expect_eq "containerd's capability set: the bounding set" "$(caps_of Bnd)" 00000000a80425fb
 expect_eq "... effective and permitted" "$(caps_of Eff):$(caps_of Prm)" 00000000a80425fb:00000000a80425fb
@@ -294,4 +297,21 @@ expect_contains "mounts listed in the bundle's order" "$OUT" "/mnt /mnt/sub "
 expect_contains "linux.rootfsPropagation shared" "$OUT" shared
 expect_contains "process.rlimits" "$OUT" 123
 gone mnt
+# A writable bind of a host directory: the container's root writes there as host uid 0, so
+# nothing it does may leave a set-ID or capability-bearing file there (a host user running
+# it would be root); also under the bundle's own seccomp profile.
+mkdir -p "$T/vol"
+cp "$T/rootfs/bin/busybox" "$T/rootfs/bin/suid" && chmod 4755 "$T/rootfs/bin/suid"
+printf '#!/bin/sh\n' >"$T/vol/planted" && chmod 6755 "$T/vol/planted"
+for sc in agentjail bundle; do
+	bundle "setid-$sc" '["sh", "-c", "grep ^CapEff /proc/self/status; cd /mnt/vol; touch f; chmod u+s f; chmod g+s f; mkdir -m 2755 d; cp -p /bin/suid c; echo >>planted; ls -ln"]' \
+		"d['mounts'] += [{'destination': '/mnt/vol', 'type': 'bind', 'source': '$T/vol', 'options': ['rbind', 'rw']}]; d['annotations'] = {'io.agentjail.seccomp': '$sc'} if '$sc' == 'bundle' else {}; d['linux']['seccomp'] = {'defaultAction': 'SCMP_ACT_ALLOW'}"
+	run "setid-$sc"
+	expect_eq "a rw host bind ($sc seccomp): SETFCAP and FSETID withheld" "$(caps_of Eff)" 00000000280425eb
+	expect_eq "... no set-ID file is left on the host (chmod, mkdir -m, cp -p, a write)" \
+		"$(find "$T/vol" -perm /6000 -printf '%P %m\n')" ""
+	check "... the files it made are there" [ -e "$T/vol/f" ] && [ -e "$T/vol/c" ]
+	gone "setid-$sc"
+	rm -rf "${T:?}/vol/"* && printf '#!/bin/sh\n' >"$T/vol/planted" && chmod 6755 "$T/vol/planted"
+done
 check "no state left" [ -z "$(ls "$ROOT" 2>/dev/null)" ]
