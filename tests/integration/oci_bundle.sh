@@ -189,6 +189,12 @@ bundle nopath '["true"]' "d['linux']['namespaces'][2] = {'type': 'ipc', 'path': 
 run nopath
 expect_contains "a missing namespace path is refused by field" "$OUT" "linux.namespaces[2].path: \"$T/no-such-ns\""
 check "... nothing left of it" nothing_left nopath
+mkfifo "$T/fifo-ns"
+bundle nsfifo '["true"]' "d['linux']['namespaces'][4] = {'type': 'network', 'path': '$T/fifo-ns'}"
+run nsfifo
+expect_contains "a FIFO as a namespace path is refused by field, without blocking" "$OUT" \
+	"linux.namespaces[4].path: \"$T/fifo-ns\" is not a namespace file"
+check "... nothing left of it" nothing_left nsfifo
 bundle notns '["true"]' "d['linux']['namespaces'][3] = {'type': 'uts', 'path': '$T/host/sub/file'}"
 run notns
 expect_contains "a file that is no namespace is refused" "$OUT" "is not a namespace file"
