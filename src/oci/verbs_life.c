@@ -186,6 +186,7 @@ static void create_cleanup(struct create_ctx *x, bool failed)
 		aj_idrange_forget(x->l.id_key);
 	if (x->have_cg)
 		aj_cgroup_oci_free(&x->cg);
+	aj_strv_free(&x->l.undo_sysctl);
 	aj_oci_cplan_free(&x->c);
 	aj_oci_state_free(&x->st);
 	json_decref(x->config);
@@ -219,6 +220,7 @@ int aj_oci_create_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 	if (r == 0 && (r = record(&x, pid, err)) < 0) {
 		kill(pid, SIGKILL); /* our child until we exit */
 		waitpid(pid, NULL, 0);
+		aj_container_join_undo(&x.l);
 	}
 	create_cleanup(&x, r < 0);
 	return r < 0 ? -1 : 0;

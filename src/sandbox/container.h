@@ -72,6 +72,8 @@ struct aj_container_launch {
 	int joined; /* the CLONE_NEW* bits of join_type */
 	const struct aj_strv *outside_sysctl; /* "/proc/sys/PATH=value", written once joined */
 	const char *outside_hostname;         /* set in the joined uts namespace */
+	struct aj_strv undo_sysctl; /* create: "PATH=value" as found before outside_sysctl */
+	char undo_hostname[72];     /* create: the joined uts namespace's name, if changed */
 	struct aj_strv *notes; /* create: what a joined namespace could not give (the report's) */
 	int own_pidns;         /* create: our pid namespace while a joined one is our children's;
 				* -1 (set by the caller) when none is */
@@ -97,6 +99,8 @@ int aj_container_exec(struct aj_container_launch *l, pid_t *pid, int *status, st
  * the sysctls and the hostname that belong to them, and makes the mounts of the bundle that
  * belong to them (mqueue, sysfs, proc) as detached trees of those namespaces. */
 int aj_container_join(struct aj_container_launch *l, struct aj_err *err);
+/* A create that failed: the joined namespaces' sysctls and hostname as join found them. */
+void aj_container_join_undo(struct aj_container_launch *l);
 /* After the clone: back to our own pid namespace for any later child. */
 int aj_container_unjoin(struct aj_container_launch *l, struct aj_err *err);
 

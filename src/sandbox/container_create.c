@@ -319,10 +319,11 @@ static int open_procs(const struct aj_cgroup_oci *cg, struct aj_err *err)
 	return fd;
 }
 
-/* What a create that failed undoes: the trees not attached yet, and the child, killed and
- * reaped. Returns -1. */
+/* What a create that failed undoes: what it wrote in joined namespaces, the trees not
+ * attached yet, and the child, killed and reaped. Returns -1. */
 static int create_failed(struct aj_container_launch *l, pid_t pid, int pidfd)
 {
+	aj_container_join_undo(l);
 	aj_container_unjoin(l, NULL);
 	aj_userns_close_trees(l->plan);
 	if (pid > 0) {

@@ -173,6 +173,14 @@ done
 check "the pod sees the member's message queue" ls "/proc/$POD/root/dev/mqueue/q1"
 expect_eq "and the hostname it set" "$(nsenter -t "$POD" -u hostname)" podname
 gone member
+# A create that fails after it wrote the joined namespaces' hostname and sysctls (the child's
+# rlimit is refused) puts them back.
+bundle failjoin '["true"]' "d['linux']['namespaces'] = $join; d['hostname'] = 'failname'; d['linux']['sysctl'] = {'kernel.shmmni': '777'}; d['process']['rlimits'] = [{'type': 'RLIMIT_NOFILE', 'soft': 1, 'hard': 1 << 40}]; $POD_ANN"
+run failjoin
+expect_eq "a create failing late in a pod: refused" "$RES" "create failed 1"
+expect_eq "... the pod's hostname and ipc sysctl as they were" \
+	"$(nsenter -t "$POD" -u hostname):$(nsenter -t "$POD" -i cat /proc/sys/kernel/shmmni)" podname:1234
+check "... nothing left of it" nothing_left failjoin
 # Outside the pod's id range, IPC objects of the pod's owners are not the container's: why a
 # pod's containers share one range.
 bundle stranger '["sh", "-c", "touch /dev/mqueue/q2; echo mq=$?"]' "d['linux']['namespaces'] = $join"
@@ -233,6 +241,16 @@ gone orphan
 gone pod
 check "deleting the pod's sandbox container forgets the pod's id range" \
 	[ ! -e "/run/agentjail/ids/pod-ajtestpod$$" ]
+
+# An ipc namespace the host made (owned by the host's user namespace): its sysctls written.
+unshare -i sleep 60 &
+HOSTIPC=$!
+for _ in $(seq 50); do [ "$(readlink /proc/$HOSTIPC/ns/ipc)" != "$(readlink /proc/self/ns/ipc)" ] && break; sleep 0.02; done
+bundle hostmade '["cat", "/proc/sys/kernel/shmmni"]' "d['linux']['namespaces'][2] = {'type': 'ipc', 'path': '/proc/$HOSTIPC/ns/ipc'}; d['linux']['sysctl'] = {'kernel.shmmni': '4321'}"
+run hostmade
+expect_eq "an ipc namespace owned by the host's user namespace: its sysctl written" "$RES:$OUT" "exit 0:4321"
+kill "$HOSTIPC"; wait "$HOSTIPC" 2>/dev/null
+gone hostmade
 
 # The host's own namespaces: nothing of the bundle is done to them.
 host_name=$(hostname)
