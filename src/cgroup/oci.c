@@ -96,6 +96,7 @@ int aj_cgroup_oci_open(struct aj_cgroup_oci *o, const char *path, struct aj_err 
 	char dir[512];
 
 	memset(o, 0, sizeof *o);
+	o->rel_len = strlen(path);
 	if (!aj_path_is_clean_abs(path) || strcmp(path, "/") == 0)
 		return aj_err_set(err, AJ_LAYER_CGROUP, EINVAL,
 				  "cgroup path \"%s\" is not a clean absolute path below the root",
@@ -114,9 +115,38 @@ int aj_cgroup_oci_open(struct aj_cgroup_oci *o, const char *path, struct aj_err 
 	return 0;
 }
 
+/* Makes one level of a container's cgroup path, recording it if it is new. */
+static int make_level(struct aj_cgroup_oci *o, const char *path, struct aj_err *err)
+{
+	if (mkdir(path, 0755) == 0)
+		aj_strv_push(&o->made, path);
+	else if (errno != EEXIST)
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", path);
+	return 0;
+}
+
+/* Every level of dir below its hierarchy's mount (dir[0..mnt_len)). */
+static int make_levels(struct aj_cgroup_oci *o, const char *dir, size_t mnt_len,
+		       struct aj_err *err)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s", dir);
+	for (char *p = strchr(path + mnt_len + 1, '/');; p = strchr(p + 1, '/')) {
+		if (p)
+			*p = '\0';
+		if (make_level(o, path, err) < 0)
+			return -1;
+		if (!p)
+			return 0;
+		*p = '/';
+	}
+}
+
 /* v1 cpuset: every level made gets its parent's CPUs and memory nodes, or nothing could
  * join it ("No space left on device"). */
-static int cpuset_levels(const struct aj_cgroup_oci_hier *h, struct aj_err *err)
+static int cpuset_levels(struct aj_cgroup_oci *o, const struct aj_cgroup_oci_hier *h,
+			 struct aj_err *err)
 {
 	char path[512], parent[512];
 
@@ -126,8 +156,8 @@ static int cpuset_levels(const struct aj_cgroup_oci_hier *h, struct aj_err *err)
 		if (slash)
 			*slash = '\0';
 		snprintf(parent, sizeof parent, "%.*s", (int)(strrchr(path, '/') - path), path);
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", path);
+		if (make_level(o, path, err) < 0)
+			return -1;
 		for (int i = 0; i < 2; i++) {
 			const char *f = i ? "cpuset.mems" : "cpuset.cpus";
 			char file[600];
@@ -151,16 +181,44 @@ static int cpuset_levels(const struct aj_cgroup_oci_hier *h, struct aj_err *err)
 static int mkdir_all(struct aj_cgroup_oci *o, struct aj_err *err)
 {
 	for (int c = 0; c < AJ_CG__COUNT; c++)
-		if (o->cg.used[c] && aj_mkdir_p(o->cg.path[c], 0755) < 0)
-			return aj_err_sys(err, AJ_LAYER_CGROUP, "create cgroup \"%s\"", o->cg.path[c]);
+		if (o->cg.used[c] &&
+		    make_levels(o, o->cg.path[c], strlen(o->cg.path[c]) - o->rel_len, err) < 0)
+			return -1;
 	for (size_t i = 0; i < o->n_extra; i++) {
 		const struct aj_cgroup_oci_hier *h = &o->extra[i];
-		if (has_opt(h->ctl, "cpuset") ? cpuset_levels(h, err) < 0
-					      : aj_mkdir_p(h->dir, 0755) < 0 &&
-							aj_err_sys(err, AJ_LAYER_CGROUP,
-								   "create cgroup \"%s\"", h->dir) < 0)
+		if (has_opt(h->ctl, "cpuset") ? cpuset_levels(o, h, err) < 0
+					      : make_levels(o, h->dir, h->mnt_len, err) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* A directory of the container's path that exists and holds processes belongs to someone
+ * else: joining it would mix the container with them, and a failed create or a delete
+ * would end them. */
+static int check_unused(const char *dir, struct aj_err *err)
+{
+	_cleanup_free_ char *s = NULL;
+	char path[600];
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	s = aj_read_file(path, 4096, NULL);
+	if (!s || !s[0])
+		return 0;
+	return aj_err_set(err, AJ_LAYER_CGROUP, EBUSY,
+			  "linux.cgroupsPath: cgroup \"%s\" already has processes (pid %ld...): "
+			  "a container's cgroup must be its own",
+			  dir, strtol(s, NULL, 10));
+}
+
+static int check_all_unused(const struct aj_cgroup_oci *o, struct aj_err *err)
+{
+	for (int c = 0; c < AJ_CG__COUNT; c++)
+		if (o->cg.used[c] && check_unused(o->cg.path[c], err) < 0)
+			return -1;
+	for (size_t i = 0; i < o->n_extra; i++)
+		if (check_unused(o->extra[i].dir, err) < 0)
+			return -1;
 	return 0;
 }
 
@@ -197,6 +255,8 @@ static void v2_enable(const struct aj_cgroup_oci *o)
 int aj_cgroup_oci_create(struct aj_cgroup_oci *o, const struct aj_cgroup_oci_limits *lim,
 			 struct aj_strv *notes, struct aj_err *err)
 {
+	if (check_all_unused(o, err) < 0)
+		return -1;
 	if (o->env.mode == AJ_CGROUP_V2)
 		v2_enable(o);
 	if (mkdir_all(o, err) < 0)
@@ -226,6 +286,11 @@ static const char *procs_dir(const struct aj_cgroup_oci *o)
 		if (o->cg.used[c])
 			return o->cg.path[c];
 	return o->n_extra ? o->extra[0].dir : NULL;
+}
+
+const char *aj_cgroup_oci_procs_dir(const struct aj_cgroup_oci *o)
+{
+	return procs_dir(o);
 }
 
 int aj_cgroup_oci_pids(struct aj_cgroup_oci *o, pid_t **pids, size_t *n, struct aj_err *err)
@@ -303,7 +368,15 @@ int aj_cgroup_oci_destroy(struct aj_cgroup_oci *o, struct aj_err *err)
 	return r;
 }
 
+void aj_cgroup_oci_undo(struct aj_cgroup_oci *o)
+{
+	for (size_t i = o->made.n; i-- > 0;)
+		aj_cgroup_rmdir(o->made.v[i], NULL);
+	aj_strv_free(&o->made);
+}
+
 void aj_cgroup_oci_free(struct aj_cgroup_oci *o)
 {
 	aj_cgroup_free(&o->cg);
+	aj_strv_free(&o->made);
 }

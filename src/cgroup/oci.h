@@ -110,21 +110,29 @@ struct aj_cgroup_oci {
 	struct aj_cgroup cg;
 	struct aj_cgroup_oci_hier extra[AJ_CG_OCI_EXTRA];
 	size_t n_extra;
+	size_t rel_len;      /* length of the path below each hierarchy's root */
+	struct aj_strv made; /* the directories _create made, in the order made */
 };
 
 /* `path` is absolute (below each hierarchy's root). */
 int aj_cgroup_oci_open(struct aj_cgroup_oci *o, const char *path, struct aj_err *err);
 /* Makes the directories and applies lim; what is not applied goes to notes
- * ("linux.resources.memory.kernel: not applied: ..."). */
+ * ("linux.resources.memory.kernel: not applied: ..."). A directory that already holds
+ * processes is refused (EBUSY): it is someone else's, and a container's cgroup is its own. */
 int aj_cgroup_oci_create(struct aj_cgroup_oci *o, const struct aj_cgroup_oci_limits *lim,
 			 struct aj_strv *notes, struct aj_err *err);
 int aj_cgroup_oci_attach(struct aj_cgroup_oci *o, pid_t pid, struct aj_err *err);
+/* The directory whose cgroup.procs lists every process of the container (NULL if none). */
+const char *aj_cgroup_oci_procs_dir(const struct aj_cgroup_oci *o);
 /* The host pids of every process in the container (malloc'd array). */
 int aj_cgroup_oci_pids(struct aj_cgroup_oci *o, pid_t **pids, size_t *n, struct aj_err *err);
 int aj_cgroup_oci_freeze(struct aj_cgroup_oci *o, bool frozen, struct aj_err *err);
 bool aj_cgroup_oci_frozen(struct aj_cgroup_oci *o);
 /* Kills what is left, then removes every directory (missing ones are fine). */
 int aj_cgroup_oci_destroy(struct aj_cgroup_oci *o, struct aj_err *err);
+/* After a create that failed (its processes already ended by their creator): removes the
+ * directories _create made, deepest first, and nothing else; kills nothing. */
+void aj_cgroup_oci_undo(struct aj_cgroup_oci *o);
 void aj_cgroup_oci_free(struct aj_cgroup_oci *o);
 
 /* oci_limits.c, for aj_cgroup_oci_create: the directory of the hierarchy with controller

@@ -11,12 +11,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "common/cleanup.h"
 #include "oci/plan_internal.h"
@@ -133,11 +135,20 @@ static int open_one(struct aj_oci_cplan *c, size_t i, struct aj_err *err)
 	char host[64];
 	int t;
 
-	c->ns_fd[i] = open(ns->path, O_RDONLY | O_CLOEXEC);
-	if (c->ns_fd[i] < 0)
+	/* O_PATH first: opening a FIFO or a device for reading could block or act on it.
+	 * Only a file of nsfs is opened for real, through the descriptor (the same file). */
+	_cleanup_close_ int path_fd = open(ns->path, O_PATH | O_CLOEXEC);
+	struct statfs sfs;
+	char self[64];
+
+	if (path_fd < 0)
 		return aj_err_sys(err, AJ_LAYER_NS, "config.json: linux.namespaces[%zu].path: \"%s\"",
 				  i, ns->path);
-	t = ioctl(c->ns_fd[i], NS_GET_NSTYPE);
+	if (fstatfs(path_fd, &sfs) == 0 && sfs.f_type == NSFS_MAGIC) {
+		snprintf(self, sizeof self, "/proc/self/fd/%d", path_fd);
+		c->ns_fd[i] = open(self, O_RDONLY | O_CLOEXEC);
+	}
+	t = c->ns_fd[i] < 0 ? -1 : ioctl(c->ns_fd[i], NS_GET_NSTYPE);
 	if (t < 0)
 		return aj_err_set(err, AJ_LAYER_NS, EINVAL, "config.json: linux.namespaces[%zu].path: "
 				  "\"%s\" is not a namespace file (/proc/PID/ns/%s or a bind mount of one)",

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,10 @@ static int root_op(struct aj_oci_cplan *c, struct aj_err *err)
 	ADD(&c->plan, AJ_OP_BIND, "/", c->rootfs, AJ_OPF_FROM_PARENT | AJ_OPF_CANONICAL,
 	    c->spec.root_ro ? AJ_LL_RX : AJ_LL_RW,
 	    "the bundle's root filesystem, its ids shown as the container's own");
+	/* A plain directory, or an overlay whose upper directory is one: either way a host
+	 * directory, written with the image's ids (its root's as host uid 0). */
+	if (!c->spec.root_ro)
+		snprintf(c->host_write, sizeof c->host_write, "root.path");
 	c->plan.ops[0].mprop = c->spec.root_propagation;
 	return 0;
 }
@@ -101,6 +106,8 @@ static int bind_op(struct aj_oci_cplan *c, const struct aj_oci_mount *m, size_t 
 		    AJ_OPF_FROM_PARENT | AJ_OPF_CANONICAL | ro |
 			    (m->flags & MS_NOEXEC ? AJ_OPF_NOEXEC : 0),
 		    ll, "a bind mount of the bundle, ids shown as the container's own");
+		if (!ro && !c->host_write[0])
+			snprintf(c->host_write, sizeof c->host_write, "mounts[%zu] (%s)", i, m->dst);
 	}
 	c->plan.ops[c->plan.n_ops - 1].mprop = m->propagation;
 	return 0;
@@ -212,7 +219,18 @@ static int seccomp_layer(struct aj_oci_cplan *c, struct aj_err *err)
 					"bundle needs the bundle's own linux.seccomp profile");
 	snprintf(detail, sizeof detail, "; the bundle's profile stacked on it (%zu unknown "
 		 "syscall names skipped)", c->filter_unknown);
-	if (a) {
+	if (a && c->host_write[0]) {
+		/* A set-ID file made in a host directory would be host root's; a nested user
+		 * namespace would give back CAP_SETFCAP over it. These two groups stay. */
+		if (aj_oci_seccomp_host_guard(&c->plan.sc_owned, &c->plan.sc_len, err) < 0)
+			return -1;
+		c->plan.sc_insns = c->plan.sc_owned;
+		aj_plan_set_layer(&c->plan, AJ_PL_SECCOMP, AJ_LS_ENFORCED,
+				  "the bundle's profile (io.agentjail.seccomp=bundle) and, of "
+				  "agentjail's deny list, only its setid and namespaces groups: the "
+				  "container writes into a host directory (%s)",
+				  c->host_write);
+	} else if (a) {
 		c->plan.sc_insns = NULL;
 		aj_plan_set_layer(&c->plan, AJ_PL_SECCOMP, AJ_LS_ENFORCED,
 				  "the bundle's profile only (io.agentjail.seccomp=bundle); "
@@ -326,12 +344,38 @@ void aj_oci_caps_cap(const struct aj_oci_cplan *c, struct aj_container_process *
 		p->caps[s] &= c->cap_ceiling;
 }
 
-/* The bundle's sets, checked, capped by io.agentjail.capabilities. */
+/* Where the container writes into a host directory, its root writes there as host uid 0
+ * (the canonical idmap: disk ids are the container's), so a file capability set there is
+ * stored without a root id (the kernel's v2 form) and a set-ID bit is host root's: both
+ * would hold for any host user who runs the file. CAP_SETFCAP and CAP_FSETID are withheld
+ * from every set there, as from an image root's sandbox that writes into a host directory;
+ * set-ID modes are refused by agentjail's seccomp "setid" group (seccomp_layer keeps it). */
+static void host_write_caps(struct aj_oci_cplan *c, char *detail, size_t len)
+{
+	const uint64_t fs = (UINT64_C(1) << CAP_SETFCAP) | (UINT64_C(1) << CAP_FSETID);
+	uint64_t asked = 0;
+
+	if (!c->host_write[0])
+		return;
+	c->cap_ceiling &= ~fs;
+	for (int s = 0; s < AJ_CAPSET__COUNT; s++)
+		asked |= c->caps_asked[s];
+	snprintf(detail, len, "; CAP_SETFCAP and CAP_FSETID withheld (writes into a host "
+			      "directory: %s)", c->host_write);
+	if (asked & fs)
+		aj_strv_pushf(&c->notes, "process.capabilities: CAP_SETFCAP and CAP_FSETID not "
+					 "granted: the container writes into a host directory "
+					 "(%s) as host uid 0, where a file capability or a set-ID "
+					 "file it made would hold on the host",
+			      c->host_write);
+}
+
+/* The bundle's sets, checked, capped by io.agentjail.capabilities and host_write_caps(). */
 static int capabilities(struct aj_oci_cplan *c, struct aj_err *err)
 {
 	const char *a = aj_oci_annotation(&c->spec, "io.agentjail.capabilities");
 	const uint64_t *k = c->spec.proc.caps;
-	char bad[64], capped[96] = "";
+	char bad[64], capped[96] = "", hw[192] = "";
 
 	memcpy(c->caps_asked, k, sizeof c->caps_asked);
 	c->cap_ceiling = aj_cap_all();
@@ -343,10 +387,11 @@ static int capabilities(struct aj_oci_cplan *c, struct aj_err *err)
 				  bad);
 	if (aj_oci_caps_check(&c->spec.proc, "config.json", err) < 0)
 		return -1;
-	aj_oci_caps_cap(c, &c->spec.proc);
 	if (a)
 		snprintf(capped, sizeof capped, "; at most %d (io.agentjail.capabilities)",
 			 __builtin_popcountll(c->cap_ceiling));
+	host_write_caps(c, hw, sizeof hw);
+	aj_oci_caps_cap(c, &c->spec.proc);
 	if (!(k[AJ_CAPSET_BOUNDING] | k[AJ_CAPSET_PERMITTED] | k[AJ_CAPSET_AMBIENT]))
 		aj_plan_set_layer(&c->plan, AJ_PL_CAPS, AJ_LS_ENFORCED,
 				  "every capability dropped (the bundle asks none)%s", capped);
@@ -354,12 +399,12 @@ static int capabilities(struct aj_oci_cplan *c, struct aj_err *err)
 		aj_plan_set_layer(&c->plan, AJ_PL_CAPS, AJ_LS_ENFORCED,
 				  "the bundle's, over the container's own user namespace only: "
 				  "bounding %d, effective %d, permitted %d, inheritable %d, ambient "
-				  "%d%s",
+				  "%d%s%s",
 				  __builtin_popcountll(k[AJ_CAPSET_BOUNDING]),
 				  __builtin_popcountll(k[AJ_CAPSET_EFFECTIVE]),
 				  __builtin_popcountll(k[AJ_CAPSET_PERMITTED]),
 				  __builtin_popcountll(k[AJ_CAPSET_INHERITABLE]),
-				  __builtin_popcountll(k[AJ_CAPSET_AMBIENT]), capped);
+				  __builtin_popcountll(k[AJ_CAPSET_AMBIENT]), capped, hw);
 	return 0;
 }
 

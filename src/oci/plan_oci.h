@@ -37,7 +37,12 @@ struct aj_oci_cplan {
 	char cgroup_path[512];
 	struct aj_strv notes; /* what the report says about the bundle beyond the plan */
 	uint64_t caps_asked[AJ_CAPSET__COUNT]; /* process.capabilities as the bundle gave them */
-	uint64_t cap_ceiling; /* the most any process gets (io.agentjail.capabilities) */
+	uint64_t cap_ceiling; /* the most any process gets (io.agentjail.capabilities, and
+			       * no SETFCAP or FSETID where host_write is set) */
+	/* The first field through which the container writes into a host directory (a
+	 * writable root, "root.path", or a writable bind, "mounts[3] (/data)"), where its
+	 * root writes as host uid 0; empty if none. */
+	char host_write[128];
 	/* Joined namespaces (create only, aj_oci_cplan_open_ns): descriptors by spec.ns index
 	 * (-1: new or not opened), whether each is the host's own, and what is done in them. */
 	int ns_fd[AJ_CONTAINER_MAX_NS];

@@ -327,3 +327,26 @@ int aj_oci_seccomp_compile(json_t *sc, struct sock_filter **insns, size_t *n_ins
 		return -1;
 	return aj_seccomp_export(filter, insns, n_insns, err);
 }
+
+int aj_oci_seccomp_host_guard(struct sock_filter **insns, size_t *n_insns, struct aj_err *err)
+{
+	static const char *const keep[] = {"setid", "namespaces"};
+	_cleanup_strv_ struct aj_strv relax = AJ_STRV_INIT;
+	struct aj_sc_profile prof;
+	size_t skipped = 0;
+	int r;
+
+	if (aj_seccomp_parse(aj_seccomp_default_rules, &prof, err) < 0)
+		return -1;
+	for (size_t i = 0; i < prof.n; i++) {
+		const char *g = prof.rules[i].group;
+		bool kept = false;
+		for (size_t k = 0; k < AJ_ARRAY_SIZE(keep); k++)
+			kept = kept || strcmp(g, keep[k]) == 0;
+		if (!kept && !aj_strv_contains(&relax, g))
+			aj_strv_push(&relax, g);
+	}
+	r = aj_seccomp_compile(&prof, &relax, insns, n_insns, &skipped, err);
+	aj_seccomp_profile_free(&prof);
+	return r;
+}

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,8 +175,10 @@ static void create_cleanup(struct create_ctx *x, bool failed)
 		close(x->l.fifo_fd);
 	if (x->l.console_fd >= 0)
 		close(x->l.console_fd);
+	/* Only what create made: the container's processes are already ended (create's
+	 * own child, killed and reaped), and a cgroup that was there before is not ours. */
 	if (failed && x->have_cg)
-		aj_cgroup_oci_destroy(&x->cg, NULL);
+		aj_cgroup_oci_undo(&x->cg);
 	if (failed && x->made_dir)
 		aj_oci_state_remove(&x->st, NULL);
 	/* A pod whose sandbox container failed to start has no range to find again. */
@@ -183,6 +186,7 @@ static void create_cleanup(struct create_ctx *x, bool failed)
 		aj_idrange_forget(x->l.id_key);
 	if (x->have_cg)
 		aj_cgroup_oci_free(&x->cg);
+	aj_strv_free(&x->l.undo_sysctl);
 	aj_oci_cplan_free(&x->c);
 	aj_oci_state_free(&x->st);
 	json_decref(x->config);
@@ -213,8 +217,11 @@ int aj_oci_create_verb(const struct aj_oci_globals *g, int argc, char **argv, st
 	r = prepare(&x, err);
 	if (r == 0)
 		r = aj_container_create(&x.l, &pid, err);
-	if (r == 0 && (r = record(&x, pid, err)) < 0)
-		kill(pid, SIGKILL);
+	if (r == 0 && (r = record(&x, pid, err)) < 0) {
+		kill(pid, SIGKILL); /* our child until we exit */
+		waitpid(pid, NULL, 0);
+		aj_container_join_undo(&x.l);
+	}
 	create_cleanup(&x, r < 0);
 	return r < 0 ? -1 : 0;
 }
@@ -359,9 +366,13 @@ int aj_oci_kill_verb(const struct aj_oci_globals *g, int argc, char **argv, stru
 	if ((argc - first == 2 && parse_signal(argv[first + 1], &sig, err) < 0) ||
 	    aj_oci_state_load(&st, g->root, argv[first], err) < 0)
 		return -1;
+	/* --all reaches what is left in the container's cgroup after its init, as runc's: the
+	 * shim sends it when init of a container without a pid namespace of its own exits. */
+	if (all)
+		return signal_all(&st, sig, err);
 	if (!aj_oci_state_alive(&st))
 		return aj_err_set(err, AJ_LAYER_PROCESS, ESRCH, "container not running");
-	return all ? signal_all(&st, sig, err) : signal_init(&st, sig, err);
+	return signal_init(&st, sig, err);
 }
 
 static int teardown(struct aj_oci_state *st, struct aj_err *err)

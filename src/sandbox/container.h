@@ -72,6 +72,8 @@ struct aj_container_launch {
 	int joined; /* the CLONE_NEW* bits of join_type */
 	const struct aj_strv *outside_sysctl; /* "/proc/sys/PATH=value", written once joined */
 	const char *outside_hostname;         /* set in the joined uts namespace */
+	struct aj_strv undo_sysctl; /* create: "PATH=value" as found before outside_sysctl */
+	char undo_hostname[72];     /* create: the joined uts namespace's name, if changed */
 	struct aj_strv *notes; /* create: what a joined namespace could not give (the report's) */
 	int own_pidns;         /* create: our pid namespace while a joined one is our children's;
 				* -1 (set by the caller) when none is */
@@ -97,6 +99,8 @@ int aj_container_exec(struct aj_container_launch *l, pid_t *pid, int *status, st
  * the sysctls and the hostname that belong to them, and makes the mounts of the bundle that
  * belong to them (mqueue, sysfs, proc) as detached trees of those namespaces. */
 int aj_container_join(struct aj_container_launch *l, struct aj_err *err);
+/* A create that failed: the joined namespaces' sysctls and hostname as join found them. */
+void aj_container_join_undo(struct aj_container_launch *l);
 /* After the clone: back to our own pid namespace for any later child. */
 int aj_container_unjoin(struct aj_container_launch *l, struct aj_err *err);
 
@@ -109,10 +113,14 @@ int aj_container_rootfs_tree(struct aj_plan *plan, const char *scratch, struct a
 int aj_container_console(const struct aj_container_process *p, int console_fd, int *tty, struct aj_err *err);
 int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *err);
 int aj_container_oom_score(pid_t pid, int adj, struct aj_err *err);
-/* The bounding set, user and groups, the capabilities the setup needs, no_new_privs as the
- * process asks, Landlock, agentjail's filter. */
+/* The bounding set, user and groups, the capabilities the setup needs (and `extra`, kept
+ * beyond them), no_new_privs as the process asks, Landlock, agentjail's filter. */
 int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
-		   struct aj_err *err);
+			 uint64_t extra, struct aj_err *err);
+/* init, once it started the process: every capability dropped but CAP_KILL over the
+ * container's own user namespace (to pass signals on to the process and its children, and
+ * to end what is left of the container in a joined pid namespace). */
+int aj_container_init_caps(struct aj_err *err);
 /* In the process that is about to exec: session, terminal, cwd, the bundle's filter and the
  * process's own capability sets (in the order no_new_privs requires), execve.
  * Returns only on failure, with an exit code for it. */

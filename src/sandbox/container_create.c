@@ -1,16 +1,20 @@
 /* `create` of an OCI container: the clone, the child's enforcement sequence, and the
  * container's init (see oci.h for the process shape and why there is no monitor). */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -22,8 +26,9 @@
 #include "sandbox/userns.h"
 
 #define SETUP_TIMEOUT_MS 30000
-/* Where the child keeps what it needs after every other descriptor is closed. */
-enum { FD_SYNC = 3, FD_FIFO, FD_LOCK, FD_TTY, FD_FIRST_FREE };
+/* Where the child keeps what it needs after every other descriptor is closed. FD_PROCS,
+ * the container's cgroup.procs, only with a joined pid namespace. */
+enum { FD_SYNC = 3, FD_FIFO, FD_LOCK, FD_TTY, FD_PROCS, FD_FIRST_FREE };
 
 /* Signals init passes to the process: all that a caller can send and a process may handle.
  * The synchronous ones (SEGV, BUS, ...) concern init itself; KILL and STOP cannot be caught. */
@@ -105,20 +110,96 @@ static void start_process(const struct aj_container_launch *l, int sfd, int tty)
 	_exit(code);
 }
 
+/* The pids cgroup.procs lists (in our pid namespace), without ours; how many. */
+static size_t listed(pid_t *pids, size_t max)
+{
+	static char buf[65536];
+	ssize_t n = lseek(FD_PROCS, 0, SEEK_SET) < 0 ? -1 : read(FD_PROCS, buf, sizeof buf - 1);
+	size_t k = 0;
+
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *p = buf, *end; k < max; p = end) {
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (v > 0 && v != getpid())
+			pids[k++] = (pid_t)v;
+	}
+	return k;
+}
+
+/* One round: SIGKILL to each of init's children among the processes of the container's
+ * cgroup (what else is there, exec'd processes, is in another Landlock domain, beyond
+ * init's signals: the shim's `kill --all` and `delete` end those). A pidfd pins each;
+ * waitid() tells a child (ECHILD: not ours). How many children were found. */
+static size_t kill_children(void)
+{
+	static pid_t pids[4096];
+	size_t n = listed(pids, AJ_ARRAY_SIZE(pids)), found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
+		siginfo_t si;
+
+		if (fd < 0)
+			continue;
+		memset(&si, 0, sizeof si);
+		if (waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG | WNOWAIT) == 0) {
+			syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+			found++;
+		}
+		close(fd);
+	}
+	return found;
+}
+
+/* In a joined pid namespace the kernel ends nothing when init exits. init, a child
+ * subreaper, ends its children (orphans come to it) until none is left, reaping them, so
+ * that what the process started goes with it, as in a pid namespace of its own. Bounded. */
+static void end_all(void)
+{
+	for (int round = 0; round < 1000; round++) {
+		size_t n = kill_children();
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (n == 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+			return;
+		nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
+	}
+}
+
+static void __attribute__((noreturn)) init_exit(const struct aj_container_launch *l, int code)
+{
+	if (l->joined & CLONE_NEWPID)
+		end_all();
+	_exit(code);
+}
+
 static void __attribute__((noreturn)) init_main(const struct aj_container_launch *l, int tty)
 {
 	int sfd = init_signals(), sig;
+	struct aj_err err;
 	pid_t cmd;
 
 	if (sfd < 0)
 		_exit(125);
 	if ((sig = wait_start(sfd)) != 0)
 		_exit(128 + sig);
+	/* Orphans come to init, not to the joined namespace's own init (the kernel does it
+	 * for a pid namespace of the container's own). */
+	if ((l->joined & CLONE_NEWPID) && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		_exit(125);
 	cmd = fork();
 	if (cmd == 0)
 		start_process(l, sfd, tty);
 	if (cmd < 0)
 		_exit(125);
+	/* init needs nothing of the bundle's capabilities any more (the process has them). */
+	aj_err_clear(&err);
+	if (aj_container_init_caps(&err) < 0) {
+		kill(cmd, SIGKILL);
+		init_exit(l, 125);
+	}
 	if (tty >= 0)
 		close(tty);
 	close(FD_FIFO);
@@ -134,18 +215,18 @@ static void __attribute__((noreturn)) init_main(const struct aj_container_launch
 			if (si.ssi_signo != SIGCHLD)
 				kill(cmd, (int)si.ssi_signo);
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-			if (pid == cmd)
-				_exit(exit_code(status)); /* the kernel ends the rest of the namespace */
+			if (pid == cmd) /* the kernel ends the rest of a new pid namespace */
+				init_exit(l, exit_code(status));
 	}
 }
 
 /* The enforcement sequence, in the order of docs/architecture.md: the shared steps of
  * steps.h, whose comments say why each sits where it does, and the container's own. */
-static int child_setup(struct aj_container_launch *l, int sync_fd, int lock, int *tty,
-		       struct aj_err *err)
+static int child_setup(struct aj_container_launch *l, int sync_fd, int lock, int procs,
+		       int *tty, struct aj_err *err)
 {
 	/* Stdio stays 0-2 (the shim's); what init keeps goes to fixed numbers. */
-	int keep[FD_FIRST_FREE - FD_SYNC] = {sync_fd, l->fifo_fd, lock, -1};
+	int keep[FD_FIRST_FREE - FD_SYNC] = {sync_fd, l->fifo_fd, lock, -1, procs};
 
 	/* 1. The id maps and the cgroup come from the parent. */
 	if (aj_step_wait_go(sync_fd, "runtime", err) < 0)
@@ -178,17 +259,19 @@ static int child_setup(struct aj_container_launch *l, int sync_fd, int lock, int
 	/* 5. init has no controlling terminal; the process gets its own session. */
 	if (aj_step_new_session(err) < 0)
 		return -1;
-	return aj_container_confine(l->plan, l->proc, err);
+	/* 6. init keeps CAP_KILL beyond the bundle's sets (aj_container_init_caps). */
+	return aj_container_confine(l->plan, l->proc, UINT64_C(1) << CAP_KILL, err);
 }
 
-static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, int sync_fd, int lock)
+static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, int sync_fd, int lock,
+						 int procs)
 {
 	struct aj_sync_msg msg;
 	int tty = -1;
 
 	memset(&msg, 0, sizeof msg);
 	aj_step_die_with_parent(NULL);
-	if (child_setup(l, sync_fd, lock, &tty, &msg.err) < 0)
+	if (child_setup(l, sync_fd, lock, procs, &tty, &msg.err) < 0)
 		aj_step_fail(&msg.err, sync_fd);
 	/* From here the container outlives its creator by design: no parent-death signal. */
 	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
@@ -220,10 +303,27 @@ static int handshake(struct aj_container_launch *l, pid_t pid, int sync_fd, stru
 	return 0;
 }
 
-/* What a create that failed undoes: the trees not attached yet, and the child, killed and
- * reaped. Returns -1. */
+/* The container's cgroup.procs, for init in a joined pid namespace (end_all). */
+static int open_procs(const struct aj_cgroup_oci *cg, struct aj_err *err)
+{
+	const char *dir = aj_cgroup_oci_procs_dir(cg);
+	char path[600];
+	int fd;
+
+	if (!dir)
+		return aj_err_set(err, AJ_LAYER_CGROUP, ENOENT, "the container has no cgroup");
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "open \"%s\"", path);
+	return fd;
+}
+
+/* What a create that failed undoes: what it wrote in joined namespaces, the trees not
+ * attached yet, and the child, killed and reaped. Returns -1. */
 static int create_failed(struct aj_container_launch *l, pid_t pid, int pidfd)
 {
+	aj_container_join_undo(l);
 	aj_container_unjoin(l, NULL);
 	aj_userns_close_trees(l->plan);
 	if (pid > 0) {
@@ -235,12 +335,18 @@ static int create_failed(struct aj_container_launch *l, pid_t pid, int pidfd)
 
 int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err *err)
 {
-	_cleanup_close_ int lock = -1, pidfd = -1, ours = -1, childs = -1;
+	_cleanup_close_ int lock = -1, pidfd = -1, ours = -1, childs = -1, procs = -1;
 	int sv[2];
 
 	*pid = -1;
+	if ((l->joined & CLONE_NEWPID) && (procs = open_procs(l->cg, err)) < 0)
+		return -1;
 	if ((l->id_key ? aj_idrange_acquire_shared(l->id_key, &l->plan->id_base, &lock, err)
 		       : aj_idrange_acquire(&l->plan->id_base, &lock, err)) < 0 ||
+	    /* What may outlive init in a joined pid namespace keeps the range (a pod's
+	     * members keep theirs through the pod's own pid namespace). */
+	    ((l->joined & CLONE_NEWPID) && !l->id_key &&
+	     aj_idrange_note_cgroup(lock, aj_cgroup_oci_procs_dir(l->cg), err) < 0) ||
 	    aj_container_rootfs_tree(l->plan, l->scratch, err) < 0 ||
 	    aj_userns_prepare_trees(l->plan, err) < 0 || aj_container_join(l, err) < 0)
 		return create_failed(l, *pid, pidfd);
@@ -255,7 +361,7 @@ int aj_container_create(struct aj_container_launch *l, pid_t *pid, struct aj_err
 	if (*pid == 0) { /* the child: never returns, so no cleanup runs here */
 		aj_close_fd(&ours);
 		/* It keeps the id range's lock for the container's life. */
-		child_main(l, childs, lock);
+		child_main(l, childs, lock, procs);
 	}
 	aj_close_fd(&childs);
 	aj_userns_close_trees(l->plan);

@@ -54,7 +54,7 @@ static int child_setup(struct aj_container_launch *l, int pidfd, int go, int *re
 		*tty = FD_TTY;
 	if (aj_container_rlimits(l->proc, err) < 0)
 		return -1;
-	return aj_container_confine(l->plan, l->proc, err);
+	return aj_container_confine(l->plan, l->proc, 0, err);
 }
 
 static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, int pidfd, int go,

@@ -14,6 +14,7 @@
  *     and net.ipv4.ip_unprivileged_port_start when CAP_NET_BIND_SERVICE is granted over a
  *     network namespace the container does not own);
  *   - the hostname of a joined UTS namespace is set in it.
+ * A create that fails after that puts back the values it found (aj_container_join_undo).
  * The plan (src/oci/plan_oci.c) has already refused what must not happen to the host's own
  * namespaces. */
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +38,15 @@
 #include "sandbox/sync.h"
 
 #define HELPER_TIMEOUT_MS 10000
+
+/* Whether the user namespace `fd` is the caller's. */
+static bool same_userns(int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
 
 static int join_namespaces(struct aj_container_launch *l, struct aj_err *err)
 {
@@ -178,7 +189,8 @@ static int write_one(const char *kv, struct aj_err *err)
 /* An IPC namespace's sysctls may be written by its owner's root only (the kernel's
  * ipc_permissions), whatever capabilities the writer has: a child of ours joins the owning
  * user namespace as its root and writes them. */
-static int write_ipc_sysctls(const struct aj_container_launch *l, struct aj_err *err)
+static int write_ipc_sysctls(const struct aj_container_launch *l, const struct aj_strv *kvs,
+			     struct aj_err *err)
 {
 	_cleanup_close_ int userns = -1;
 	struct aj_sync_msg m;
@@ -200,11 +212,14 @@ static int write_ipc_sysctls(const struct aj_container_launch *l, struct aj_err 
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 		memset(&m, 0, sizeof m);
 		m.type = AJ_SYNC_READY;
-		if (setns(userns, CLONE_NEWUSER) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		/* An owner that is our own user namespace (an ipc namespace the host made):
+		 * setns() into it is EINVAL, and we are its root already. */
+		if ((!same_userns(userns) && setns(userns, CLONE_NEWUSER) < 0) ||
+		    setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 			aj_err_sys(&m.err, AJ_LAYER_NS, "become root of the joined ipc namespace's owner");
-		for (size_t i = 0; !m.err.msg[0] && l->outside_sysctl && i < l->outside_sysctl->n; i++)
-			if (ipc_sysctl(l->outside_sysctl->v[i]))
-				write_one(l->outside_sysctl->v[i], &m.err);
+		for (size_t i = 0; !m.err.msg[0] && i < kvs->n; i++)
+			if (ipc_sysctl(kvs->v[i]))
+				write_one(kvs->v[i], &m.err);
 		if (m.err.msg[0])
 			m.type = AJ_SYNC_ERROR;
 		_exit(aj_sync_send(sv[1], &m) < 0 ? 1 : 0);
@@ -224,34 +239,84 @@ static int write_ipc_sysctls(const struct aj_container_launch *l, struct aj_err 
 	return -1;
 }
 
-static int write_sysctls(const struct aj_container_launch *l, struct aj_err *err)
+static int write_sysctls(const struct aj_container_launch *l, const struct aj_strv *kvs,
+			 struct aj_err *err)
 {
 	bool ipc = false;
 
-	for (size_t i = 0; l->outside_sysctl && i < l->outside_sysctl->n; i++) {
-		if (ipc_sysctl(l->outside_sysctl->v[i]))
+	for (size_t i = 0; i < kvs->n; i++) {
+		if (ipc_sysctl(kvs->v[i]))
 			ipc = true;
-		else if (write_one(l->outside_sysctl->v[i], err) < 0)
+		else if (write_one(kvs->v[i], err) < 0)
 			return -1;
 	}
-	return ipc ? write_ipc_sysctls(l, err) : 0;
+	return ipc ? write_ipc_sysctls(l, kvs, err) : 0;
+}
+
+/* What the sysctls about to be written hold now ("PATH=value"), for a create that fails
+ * (aj_container_join_undo). Read in the joined namespaces, as anyone of them may. */
+static void save_sysctls(struct aj_container_launch *l)
+{
+	for (size_t i = 0; i < l->outside_sysctl->n; i++) {
+		const char *kv = l->outside_sysctl->v[i], *eq = strchr(kv, '=');
+		char path[256];
+		_cleanup_free_ char *now = NULL;
+
+		if (!eq)
+			continue;
+		snprintf(path, sizeof path, "%.*s", (int)(eq - kv), kv);
+		if (!(now = aj_read_file(path, 4096, NULL)))
+			continue;
+		now[strcspn(now, "\n")] = '\0';
+		aj_strv_pushf(&l->undo_sysctl, "%s=%s", path, now);
+	}
+}
+
+static int set_hostname(struct aj_container_launch *l, struct aj_err *err)
+{
+	char now[sizeof l->undo_hostname] = "";
+
+	if (gethostname(now, sizeof now - 1) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "gethostname in the joined uts namespace");
+	if (strcmp(now, l->outside_hostname) == 0)
+		return 0;
+	if (sethostname(l->outside_hostname, strlen(l->outside_hostname)) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "sethostname \"%s\" in the joined uts namespace",
+				  l->outside_hostname);
+	memcpy(l->undo_hostname, now, sizeof now);
+	return 0;
 }
 
 int aj_container_join(struct aj_container_launch *l, struct aj_err *err)
 {
-	char now[256] = "";
-
 	/* Joined by the caller itself, before the clone: the container's init will be in a user
-	 * namespace of its own, with no rights over these. */
-	if (join_namespaces(l, err) < 0 || write_sysctls(l, err) < 0)
+	 * namespace of its own, with no rights over these. What was there before is kept, for
+	 * a create that fails later to put back. */
+	if (join_namespaces(l, err) < 0)
 		return -1;
-	if (l->outside_hostname && (gethostname(now, sizeof now - 1) < 0 ||
-				    strcmp(now, l->outside_hostname) != 0) &&
-	    sethostname(l->outside_hostname, strlen(l->outside_hostname)) < 0)
-		return aj_err_sys(err, AJ_LAYER_NS, "sethostname \"%s\" in the joined uts namespace",
-				  l->outside_hostname);
+	if (l->outside_sysctl) {
+		save_sysctls(l);
+		if (write_sysctls(l, l->outside_sysctl, err) < 0)
+			return -1;
+	}
+	if (l->outside_hostname && set_hostname(l, err) < 0)
+		return -1;
 	premade_mounts(l);
 	return 0;
+}
+
+void aj_container_join_undo(struct aj_container_launch *l)
+{
+	struct aj_err err;
+
+	/* Best effort: a value that cannot be put back leaves no other choice. */
+	aj_err_clear(&err);
+	if (l->undo_sysctl.n)
+		write_sysctls(l, &l->undo_sysctl, &err);
+	if (l->undo_hostname[0])
+		sethostname(l->undo_hostname, strlen(l->undo_hostname));
+	aj_strv_clear(&l->undo_sysctl);
+	l->undo_hostname[0] = '\0';
 }
 
 int aj_container_unjoin(struct aj_container_launch *l, struct aj_err *err)

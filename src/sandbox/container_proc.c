@@ -71,10 +71,11 @@ int aj_container_rlimits(const struct aj_container_process *p, struct aj_err *er
 
 /* The capability sets the process runs with until its own are installed: the bundle's
  * permitted set, plus CAP_SYS_ADMIN over the container's user namespace where no_new_privs
- * is off, because Landlock and seccomp filters may then only be installed with it. */
-static uint64_t setup_caps(const struct aj_container_process *p)
+ * is off, because Landlock and seccomp filters may then only be installed with it, plus
+ * what the caller keeps beyond that (init's CAP_KILL). */
+static uint64_t setup_caps(const struct aj_container_process *p, uint64_t extra)
 {
-	return p->caps[AJ_CAPSET_PERMITTED] |
+	return p->caps[AJ_CAPSET_PERMITTED] | extra |
 	       (p->no_new_privs ? 0 : UINT64_C(1) << CAP_SYS_ADMIN);
 }
 
@@ -82,9 +83,9 @@ static uint64_t setup_caps(const struct aj_container_process *p)
  * asks, Landlock, agentjail's filter. Every capability here is one of the container's own
  * user namespace: none reaches a namespace the container does not own. */
 int aj_container_confine(const struct aj_plan *plan, const struct aj_container_process *p,
-			 struct aj_err *err)
+			 uint64_t extra, struct aj_err *err)
 {
-	uint64_t setup = setup_caps(p);
+	uint64_t setup = setup_caps(p, extra);
 
 	/* 1. The bounding set first: it needs CAP_SETPCAP, which the bundle may not keep. */
 	if (aj_caps_bound(p->caps[AJ_CAPSET_BOUNDING], err) < 0)
@@ -163,4 +164,12 @@ int aj_container_oom_score(pid_t pid, int adj, struct aj_err *err)
 					"this process lacks (containerd's restrict_oom_score_adj keeps "
 					"scores at or above its own)");
 	return -1;
+}
+
+int aj_container_init_caps(struct aj_err *err)
+{
+	const uint64_t kill = UINT64_C(1) << CAP_KILL;
+
+	/* Inheritable empty, so the ambient set goes too. */
+	return aj_caps_set(kill, kill, 0, err);
 }

@@ -11,7 +11,12 @@
  *   - otherwise takes a free slot exclusively, writes the key in it, turns the lock into a
  *     shared one (a sandbox taking the slot between the two loses nothing: the shared lock
  *     then fails and the next slot is tried), and records it.
- * A plain sandbox never shares: its exclusive lock fails on a slot any pod member holds. */
+ * A plain sandbox never shares: its exclusive lock fails on a slot any pod member holds.
+ *
+ * A container in a pid namespace it joined may leave processes behind its init (exec'd
+ * ones, or all of them when init is killed), which the kernel does not end with it: its
+ * slot names the container's cgroup ("cgroup DIR"), and a slot whose cgroup still lists
+ * processes is not taken, whoever asks, until they are gone (delete ends them). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -68,6 +73,37 @@ static int recorded(const char *key, uint32_t *slot)
 	return aj_steal_fd(&fd);
 }
 
+#define CGROUP_MARK "cgroup "
+
+bool aj_idrange_left_behind(int slot_fd)
+{
+	char buf[640], path[700];
+	_cleanup_free_ char *procs = NULL;
+	ssize_t n = pread(slot_fd, buf, sizeof buf - 1, 0);
+
+	if (n <= (ssize_t)strlen(CGROUP_MARK))
+		return false;
+	buf[n] = '\0';
+	if (strncmp(buf, CGROUP_MARK, strlen(CGROUP_MARK)) != 0)
+		return false;
+	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(path, sizeof path, "%s/cgroup.procs", buf + strlen(CGROUP_MARK));
+	procs = aj_read_file(path, 64, NULL);
+	return procs && procs[0];
+}
+
+int aj_idrange_note_cgroup(int lock_fd, const char *cgroup_dir, struct aj_err *err)
+{
+	char rec[640];
+	int n = snprintf(rec, sizeof rec, CGROUP_MARK "%s\n", cgroup_dir);
+
+	if (n < 0 || (size_t)n >= sizeof rec || ftruncate(lock_fd, 0) < 0 ||
+	    pwrite(lock_fd, rec, (size_t)n, 0) != n)
+		return aj_err_sys(err, AJ_LAYER_USERNS, "record the cgroup \"%s\" in the id range's slot",
+				  cgroup_dir);
+	return 0;
+}
+
 /* A free slot, taken for the pod and held shared; -1 with err when none is. */
 static int fresh(const char *key, uint32_t *slot, struct aj_err *err)
 {
@@ -80,7 +116,7 @@ static int fresh(const char *key, uint32_t *slot, struct aj_err *err)
 		*slot = (start + i) % AJ_ID_RANGES;
 		if ((fd = open_slot(*slot, err)) < 0)
 			return -1;
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0 || aj_idrange_left_behind(fd))
 			continue;
 		if (ftruncate(fd, 0) < 0 || pwrite(fd, key, strlen(key), 0) != (ssize_t)strlen(key))
 			return aj_err_sys(err, AJ_LAYER_USERNS, "write the pod's key to slot %u", *slot);

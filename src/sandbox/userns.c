@@ -38,13 +38,17 @@ int aj_idrange_acquire(uint32_t *base, int *lock_fd, struct aj_err *err)
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0)
 			return aj_err_sys(err, AJ_LAYER_USERNS, "open \"%s\"", path);
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			*base = AJ_ID_BASE + slot * 65536u;
-			*lock_fd = aj_steal_fd(&fd);
-			return 0;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK)
+				return aj_err_sys(err, AJ_LAYER_USERNS, "lock \"%s\"", path);
+			continue;
 		}
-		if (errno != EWOULDBLOCK)
-			return aj_err_sys(err, AJ_LAYER_USERNS, "lock \"%s\"", path);
+		/* Free, unless a container's processes still run in it (idrange_pod.c). */
+		if (aj_idrange_left_behind(fd))
+			continue;
+		*base = AJ_ID_BASE + slot * 65536u;
+		*lock_fd = aj_steal_fd(&fd);
+		return 0;
 	}
 	return aj_err_set(err, AJ_LAYER_USERNS, EBUSY, "all %u host id ranges are in use",
 			  AJ_ID_RANGES);
@@ -189,9 +193,9 @@ static int cached_userns(struct idmap_cache *c, const struct aj_plan *plan, uid_
 	return fd;
 }
 
-/* A detached copy of the mount tree at path, resolved without following symlinks (grants were
- * checked to be canonical; a link appearing since then is refused, not followed), idmapped
- * through nsfd unless nsfd < 0. */
+/* A detached, private copy of the mount tree at path, resolved without following symlinks
+ * (grants were checked to be canonical; a link appearing since then is refused, not
+ * followed), idmapped through nsfd unless nsfd < 0. */
 static int make_tree(const char *path, int nsfd, bool ro, struct aj_err *err)
 {
 	struct mount_attr attr = {0};
@@ -210,6 +214,12 @@ static int make_tree(const char *path, int nsfd, bool ro, struct aj_err *err)
 	attr.attr_set = (nsfd >= 0 ? MOUNT_ATTR_IDMAP : 0) | MOUNT_ATTR_NOSUID |
 			MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0);
 	attr.userns_fd = nsfd >= 0 ? (uint64_t)nsfd : 0;
+	/* Private, the whole tree: a clone of a shared mount (systemd makes / shared) joins
+	 * its peer group, and this one is cloned here, in the host's mount namespace, so the
+	 * kernel's demotion of shared mounts for a less privileged namespace never applies to
+	 * it. Attached in the sandbox it would send every mount made beneath it (a mask, a
+	 * protected .git part, a bundle's tmpfs, /proc of a container's root) to the host. */
+	attr.propagation = MS_PRIVATE;
 	if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0) {
 		aj_err_sys(err, AJ_LAYER_MOUNT, "idmap \"%s\" to the sandbox's ids", path);
 		if (errno == EINVAL)

@@ -28,6 +28,13 @@ int aj_idrange_acquire(uint32_t *base, int *lock_fd, struct aj_err *err);
 int aj_idrange_acquire_shared(const char *key, uint32_t *base, int *lock_fd, struct aj_err *err);
 /* Forgets the key's range once its pod is gone (members still holding it keep it). */
 void aj_idrange_forget(const char *key);
+/* For a sandbox whose processes may outlive the holder of the lock (a container in a pid
+ * namespace it joined): records in the slot the cgroup directory that lists them, so that
+ * the range is not handed out again while that cgroup has processes. lock_fd is the
+ * exclusive lock aj_idrange_acquire() returned. */
+int aj_idrange_note_cgroup(int lock_fd, const char *cgroup_dir, struct aj_err *err);
+/* Whether the slot (locked by the caller) names such a cgroup that still has processes. */
+bool aj_idrange_left_behind(int slot_fd);
 
 /* Writes uid_map/gid_map (and setgroups when rootless) for the freshly cloned sandbox. */
 int aj_userns_write_maps(pid_t pid, const struct aj_plan *plan, struct aj_err *err);

@@ -85,7 +85,10 @@ f=$("$AJ" oci features)
 expect_contains "features: the capabilities a bundle may name" "$f" '"CAP_CHECKPOINT_RESTORE"'
 expect_contains "features: the annotation that caps them" "$f" '"io.agentjail.capabilities"'
 
-bundle caps '["sh", "-c", "grep -E \"^(Cap|NoNewPrivs)\" /proc/self/status; (nc -l -p 80 -e echo bound80 &); sleep 0.3; echo | nc 127.0.0.1 80; chown 0 /dev/null; echo chown=$?; cat /proc/self/uid_map"]'
+# A read-only root: a writable one is a host directory (the set without SETFCAP and FSETID
+# is checked with the host binds below).
+bundle caps '["sh", "-c", "grep -E \"^(Cap|NoNewPrivs)\" /proc/self/status; (nc -l -p 80 -e echo bound80 &); sleep 0.3; echo | nc 127.0.0.1 80; chown 0 /dev/null; echo chown=$?; cat /proc/self/uid_map"]' \
+	'd["root"]["readonly"] = True'
 run caps
 expect_eq "containerd's capability set: the bounding set" "$(caps_of Bnd)" 00000000a80425fb
 expect_eq "... effective and permitted" "$(caps_of Eff):$(caps_of Prm)" 00000000a80425fb:00000000a80425fb
@@ -170,6 +173,14 @@ done
 check "the pod sees the member's message queue" ls "/proc/$POD/root/dev/mqueue/q1"
 expect_eq "and the hostname it set" "$(nsenter -t "$POD" -u hostname)" podname
 gone member
+# A create that fails after it wrote the joined namespaces' hostname and sysctls (the child's
+# rlimit is refused) puts them back.
+bundle failjoin '["true"]' "d['linux']['namespaces'] = $join; d['hostname'] = 'failname'; d['linux']['sysctl'] = {'kernel.shmmni': '777'}; d['process']['rlimits'] = [{'type': 'RLIMIT_NOFILE', 'soft': 1, 'hard': 1 << 40}]; $POD_ANN"
+run failjoin
+expect_eq "a create failing late in a pod: refused" "$RES" "create failed 1"
+expect_eq "... the pod's hostname and ipc sysctl as they were" \
+	"$(nsenter -t "$POD" -u hostname):$(nsenter -t "$POD" -i cat /proc/sys/kernel/shmmni)" podname:1234
+check "... nothing left of it" nothing_left failjoin
 # Outside the pod's id range, IPC objects of the pod's owners are not the container's: why a
 # pod's containers share one range.
 bundle stranger '["sh", "-c", "touch /dev/mqueue/q2; echo mq=$?"]' "d['linux']['namespaces'] = $join"
@@ -186,6 +197,12 @@ bundle nopath '["true"]' "d['linux']['namespaces'][2] = {'type': 'ipc', 'path': 
 run nopath
 expect_contains "a missing namespace path is refused by field" "$OUT" "linux.namespaces[2].path: \"$T/no-such-ns\""
 check "... nothing left of it" nothing_left nopath
+mkfifo "$T/fifo-ns"
+bundle nsfifo '["true"]' "d['linux']['namespaces'][4] = {'type': 'network', 'path': '$T/fifo-ns'}"
+run nsfifo
+expect_contains "a FIFO as a namespace path is refused by field, without blocking" "$OUT" \
+	"linux.namespaces[4].path: \"$T/fifo-ns\" is not a namespace file"
+check "... nothing left of it" nothing_left nsfifo
 bundle notns '["true"]' "d['linux']['namespaces'][3] = {'type': 'uts', 'path': '$T/host/sub/file'}"
 run notns
 expect_contains "a file that is no namespace is refused" "$OUT" "is not a namespace file"
@@ -193,9 +210,47 @@ bundle mntns '["true"]' "d['linux']['namespaces'][1] = {'type': 'mount', 'path':
 run mntns
 expect_contains "joining a mount namespace is refused by design" "$OUT" \
 	"joining an existing mount namespace is not supported"
+# init keeps nothing of the bundle's capabilities once the process runs: CAP_KILL only.
+init_caps() { grep -E '^Cap(Eff|Prm|Inh|Amb):' "/proc/$1/status" | awk '{print $2}' | tr '\n' ' '; }
+want="0000000000000000 0000000000000020 0000000000000020 0000000000000000 "
+for _ in $(seq 50); do [ "$(init_caps "$POD")" = "$want" ] && break; sleep 0.02; done
+expect_eq "the container's init keeps CAP_KILL only (inheritable permitted effective ambient)" \
+	"$(init_caps "$POD")" "$want"
+# A container in the pod's pid namespace without the pod's key: what outlives its init (it
+# is killed here) keeps the id range from being handed out again; delete ends it.
+bundle linger '["sh", "-c", "cat /proc/self/uid_map; exec sleep 300"]' "d['linux']['namespaces'] = $join[:1] + d['linux']['namespaces'][1:]"
+created linger
+"$AJ" --root "$ROOT" start linger
+for _ in $(seq 50); do grep -q ' 0 ' "$T/linger.out" && break; sleep 0.02; done
+base=$(awk '{print $2}' "$T/linger.out")
+kill -9 "$PID"
+for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.02; done
+lcg=$(ls -d /sys/fs/cgroup/*$CG/linger /sys/fs/cgroup$CG/linger 2>/dev/null | head -1)
+check "init killed in a joined pid namespace: its process outlives it" [ -n "$(cat "$lcg/cgroup.procs" 2>/dev/null)" ]
+check "... and the id range's slot names the container's cgroup while it runs" \
+	grep -q "^cgroup .*$CG/linger\$" "/run/agentjail/ids/$(((${base:-0} - 0x70000000) / 65536))"
+"$AJ" --root "$ROOT" kill --all linger KILL
+gone linger
+check "kill --all and delete end what outlived init" nothing_left linger
+bundle orphan '["sh", "-c", "sleep 300 </dev/null >/dev/null 2>&1 & echo started"]' "d['linux']['namespaces'] = $join[:1] + d['linux']['namespaces'][1:]"
+run orphan
+ocg=$(ls -d /sys/fs/cgroup/*$CG/orphan /sys/fs/cgroup$CG/orphan 2>/dev/null | head -1)
+check "in a joined pid namespace what the process left running ends with init" \
+	[ "$RES" = "exit 0" ] && [ -z "$(cat "$ocg/cgroup.procs" 2>/dev/null)" ]
+gone orphan
 gone pod
 check "deleting the pod's sandbox container forgets the pod's id range" \
 	[ ! -e "/run/agentjail/ids/pod-ajtestpod$$" ]
+
+# An ipc namespace the host made (owned by the host's user namespace): its sysctls written.
+unshare -i sleep 60 &
+HOSTIPC=$!
+for _ in $(seq 50); do [ "$(readlink /proc/$HOSTIPC/ns/ipc)" != "$(readlink /proc/self/ns/ipc)" ] && break; sleep 0.02; done
+bundle hostmade '["cat", "/proc/sys/kernel/shmmni"]' "d['linux']['namespaces'][2] = {'type': 'ipc', 'path': '/proc/$HOSTIPC/ns/ipc'}; d['linux']['sysctl'] = {'kernel.shmmni': '4321'}"
+run hostmade
+expect_eq "an ipc namespace owned by the host's user namespace: its sysctl written" "$RES:$OUT" "exit 0:4321"
+kill "$HOSTIPC"; wait "$HOSTIPC" 2>/dev/null
+gone hostmade
 
 # The host's own namespaces: nothing of the bundle is done to them.
 host_name=$(hostname)
@@ -266,4 +321,21 @@ expect_contains "mounts listed in the bundle's order" "$OUT" "/mnt /mnt/sub "
 expect_contains "linux.rootfsPropagation shared" "$OUT" shared
 expect_contains "process.rlimits" "$OUT" 123
 gone mnt
+# A writable bind of a host directory: the container's root writes there as host uid 0, so
+# nothing it does may leave a set-ID or capability-bearing file there (a host user running
+# it would be root); also under the bundle's own seccomp profile.
+mkdir -p "$T/vol"
+cp "$T/rootfs/bin/busybox" "$T/rootfs/bin/suid" && chmod 4755 "$T/rootfs/bin/suid"
+printf '#!/bin/sh\n' >"$T/vol/planted" && chmod 6755 "$T/vol/planted"
+for sc in agentjail bundle; do
+	bundle "setid-$sc" '["sh", "-c", "grep ^CapEff /proc/self/status; cd /mnt/vol; touch f; chmod u+s f; chmod g+s f; mkdir -m 2755 d; cp -p /bin/suid c; echo >>planted; ls -ln"]' \
+		"d['mounts'] += [{'destination': '/mnt/vol', 'type': 'bind', 'source': '$T/vol', 'options': ['rbind', 'rw']}]; d['annotations'] = {'io.agentjail.seccomp': '$sc'} if '$sc' == 'bundle' else {}; d['linux']['seccomp'] = {'defaultAction': 'SCMP_ACT_ALLOW'}"
+	run "setid-$sc"
+	expect_eq "a rw host bind ($sc seccomp): SETFCAP and FSETID withheld" "$(caps_of Eff)" 00000000280425eb
+	expect_eq "... no set-ID file is left on the host (chmod, mkdir -m, cp -p, a write)" \
+		"$(find "$T/vol" -perm /6000 -printf '%P %m\n')" ""
+	check "... the files it made are there" [ -e "$T/vol/f" ] && [ -e "$T/vol/c" ]
+	gone "setid-$sc"
+	rm -rf "${T:?}/vol/"* && printf '#!/bin/sh\n' >"$T/vol/planted" && chmod 6755 "$T/vol/planted"
+done
 check "no state left" [ -z "$(ls "$ROOT" 2>/dev/null)" ]
