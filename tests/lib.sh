@@ -98,12 +98,16 @@ py_call() {
 	return "${reply%%$'\n'*}"
 }
 
-# json FILE EXPR: evaluates a Python expression over the JSON document as `d`.
+# json FILE EXPR: evaluates a Python expression over the JSON document as `d`. FILE may be
+# /dev/stdin or a pipe: those (what is not a regular file, or is one through /dev or /proc)
+# are read by an interpreter of the caller's own.
 json() {
 	local rc
-	py_call eval "$2" "$1"
-	rc=$?
-	[ "$rc" = 255 ] || return "$rc"
+	if [ -f "$1" ] && [[ "$1" != /dev/* && "$1" != /proc/* ]]; then
+		if [[ "$1" == /* ]]; then py_call eval "$2" "$1"; else py_call eval "$2" "$PWD/$1"; fi
+		rc=$?
+		[ "$rc" = 255 ] || return "$rc"
+	fi
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
