@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -279,6 +280,9 @@ void aj_gvisor_guest_init(void)
 	plan.cwd = cwd;
 	/* The sandbox's processes run as the same user: they may not trace or read init. */
 	prctl(PR_SET_DUMPABLE, 0);
+	/* A stream's reader that leaves must not end init (its sends say EPIPE instead); the
+	 * commands start with every disposition at its default (aj_init_spawn). */
+	signal(SIGPIPE, SIG_IGN);
 	sfd = aj_init_setup_signals(&mask);
 	aj_init_serve(&plan, ctl, sfd);
 }
