@@ -460,6 +460,10 @@ void aj_init_serve(const struct aj_plan *plan, int ctl, int sig_fd)
 	if (plan->init_root && plan->uid != 0) {
 		if (aj_plan_maps_range(plan))
 			setgroups(plan->n_groups, plan->groups);
+		/* gVisor's Sentry has no setfsuid: there init takes the user's ids as its
+		 * effective ones (real and saved stay 0, for the commands it starts as others). */
+		if (plan->tier == AJ_TIER_GVISOR && (setegid(plan->gid) < 0 || seteuid(plan->uid) < 0))
+			_exit(125);
 		setfsgid(plan->gid);
 		setfsuid(plan->uid);
 	}

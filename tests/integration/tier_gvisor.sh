@@ -197,6 +197,24 @@ if [ -x /bin/busybox ]; then
 	expect_contains "image: on gVisor's kernel" "$OUT" 4.4.0
 	expect_contains "image: the image's own files" "$OUT" "root:x:0:0:root:/root:/bin/sh"
 	expect_eq "image: the workspace written" "$(cat "$WS/image.txt")" from-image
+	# A persistent sandbox on it: init inside the Sentry runs through the host's loader and
+	# libraries (bound read-only), whatever the image has; it is the image's uid 0 and starts
+	# commands as the sandbox user.
+	aj_run --state-dir "$T/state" create --tier gvisor --image gvbox --user 1000 --name gvimg
+	expect_eq "image, persistent: create" "$RC" 0
+	aj_run --state-dir "$T/state" exec gvimg -- sh -c 'id -u; uname -r; echo made > mine.txt'
+	expect_eq "image, persistent: exec as the sandbox user on gVisor's kernel" "$OUT" "1000
+4.4.0"
+	aj_run --state-dir "$T/state" exec -u root gvimg -- id -u
+	expect_eq "image, persistent: exec -u root" "$OUT" 0
+	aj_run --state-dir "$T/state" cp "$IMG/rootfs.tar" gvimg:/workspace/copied.tar
+	aj_run --state-dir "$T/state" exec gvimg -- sh -c 'ls -n /workspace | grep -c " 1000  *1000 "'
+	expect_eq "image, persistent: files written for the sandbox user are its own" "$OUT" 2
+	aj_run --state-dir "$T/state" exec gvimg -- sh -c 'echo x > /.agentjail/gvisor/planted'
+	check "image, persistent: init's files are read-only" test "$RC" -ne 0
+	aj_run --state-dir "$T/state" diff gvimg
+	expect_not_contains "image, persistent: nothing of init's in the diff" "$OUT" agentjail
+	aj_run --state-dir "$T/state" rm -f gvimg
 else
 	skip "an image's root" "no /bin/busybox (busybox-static) to make an image of"
 fi
