@@ -427,6 +427,8 @@ int aj_fs_watch(int ctl, const char *path, int ifd, uint32_t mask, int *wd, stru
 	if (fds.n == 0)
 		return aj_err_set(err, AJ_LAYER_IO, EPROTO, "no inotify descriptor came for \"%s\"",
 				  path);
+	/* Non-blocking as init's inotify instance is: the gvisor tier's stream socket too. */
+	aj_fd_set_nonblock(fds.v[0], true);
 	return aj_steal_fd(&fds.v[0]);
 }
 
