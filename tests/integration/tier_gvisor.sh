@@ -6,8 +6,9 @@
 # /dev/null and the caller's stdio keep their owner and mode after every kind of run (Debian's
 # runsc changes the owner of the stdio it is handed); exit codes, signals, the timeout and the
 # memory limit as reported; the workspace; an image root; egress through the proxy; a
-# published port; and persistent sandboxes, whose init runs inside the Sentry (exec, stdin,
-# pause, snapshot, fork, diff, stop, start; terminals and file copies refused).
+# published port; and persistent sandboxes, whose init runs inside the Sentry (exec, its stdin,
+# exec -t, cp of a file, pause, snapshot, fork, diff, stop, start; on an image root too).
+# tier_gvisor_persist.sh drives such a sandbox through every front end.
 # rootless: yes
 # timeout: 300
 . "$AJ_ROOT/tests/lib.sh"
