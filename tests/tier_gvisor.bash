@@ -22,5 +22,26 @@ gv_require() {
 	fi
 }
 
-# dev_null_state / stdio_state FILE: owner, group and mode, to compare before and after runs.
+# stat_state FILE: owner, group, mode and device numbers, to compare before and after runs.
 stat_state() { stat -c '%u:%g %a %t,%T' "$1"; }
+
+# gv_stdio_setup DIR: files the test's runs use as their stdio (GV_IN, GV_OUT, GV_ERR, mode
+# 0640), and the state of those and of /dev/null now; gv_stdio_kept NAME: one check that all
+# four kept their owner and mode since (Debian's runsc changes the owner of the stdio it is
+# handed: the tier hands it only descriptors of agentjail's own).
+gv_stdio_setup() {
+	GV_IN=$1/stdin.txt GV_OUT=$1/stdout.txt GV_ERR=$1/stderr.txt
+	echo input >"$GV_IN"
+	: >"$GV_OUT"
+	: >"$GV_ERR"
+	chmod 640 "$GV_IN" "$GV_OUT" "$GV_ERR"
+	GV_STDIO0=$(gv_stdio_state)
+}
+gv_stdio_state() {
+	printf '%s|' "$(stat_state /dev/null)" "$(stat_state "$GV_IN")" "$(stat_state "$GV_OUT")" \
+		"$(stat_state "$GV_ERR")"
+}
+gv_stdio_kept() {
+	expect_eq "$1: /dev/null and the caller's stdio keep owner and mode" "$(gv_stdio_state)" \
+		"$GV_STDIO0"
+}

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "common/cleanup.h"
+#include "common/strv.h"
 #include "common/util.h"
 #include "control/fsops.h"
 
@@ -33,9 +34,10 @@ struct cp_ctx {
 	uint64_t bytes;
 };
 
-static int sb_open(struct cp_ctx *x, const char *path, enum aj_fs_mode mode, int perm)
+static int sb_open(struct cp_ctx *x, const char *path, enum aj_fs_mode mode, int perm,
+		   struct aj_fs_file *f)
 {
-	return aj_fs_open(x->ctl, path, mode, perm, x->err);
+	return aj_fs_file_open(x->ctl, path, mode, perm, f, x->err);
 }
 
 /* Directories keep their mode, except that their owner may always fill them (as a later
@@ -45,7 +47,9 @@ static int sb_mkdir(struct cp_ctx *x, const char *path, mode_t mode)
 	return aj_fs_mkdir_mode(x->ctl, path, true, (int)((mode & 0777) | 0700), x->err);
 }
 
-static int copy_fd(struct cp_ctx *x, int in, int out, const char *what)
+/* Host file in -> the sandbox's file out; out is closed, checked (its last write may fail
+ * only there). */
+static int copy_in(struct cp_ctx *x, int in, struct aj_fs_file *out, const char *what)
 {
 	char buf[65536];
 
@@ -55,6 +59,23 @@ static int copy_fd(struct cp_ctx *x, int in, int out, const char *what)
 			continue;
 		if (n < 0)
 			return aj_err_sys(x->err, AJ_LAYER_IO, "read %s", what);
+		if (n == 0)
+			return aj_fs_file_close(out, x->err);
+		if (aj_fs_file_write(out, buf, (size_t)n, x->err) < 0)
+			return -1;
+		x->bytes += (uint64_t)n;
+	}
+}
+
+/* The sandbox's file in -> host file out. */
+static int copy_out(struct cp_ctx *x, struct aj_fs_file *in, int out, const char *what)
+{
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n = aj_fs_file_read(in, buf, sizeof buf, x->err);
+		if (n < 0)
+			return -1;
 		if (n == 0)
 			return 0;
 		if (aj_write_all(out, buf, (size_t)n) < 0)
@@ -71,7 +92,8 @@ static int put_tree(struct cp_ctx *x, int hdir, const char *name, const char *ds
 static int put_entry(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth)
 {
 	struct stat st;
-	_cleanup_close_ int in = -1, out = -1;
+	_cleanup_close_ int in = -1;
+	_cleanup_fs_file_ struct aj_fs_file out = AJ_FS_FILE_INIT;
 
 	if (fstatat(hdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "stat \"%s\"", name);
@@ -84,11 +106,10 @@ static int put_entry(struct cp_ctx *x, int hdir, const char *name, const char *d
 	in = openat(hdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "open \"%s\"", name);
-	out = sb_open(x, dst, AJ_FS_WRITE, (int)(st.st_mode & 0777));
-	if (out < 0)
+	if (sb_open(x, dst, AJ_FS_WRITE, (int)(st.st_mode & 0777), &out) < 0)
 		return -1;
 	x->files++;
-	return copy_fd(x, in, out, dst);
+	return copy_in(x, in, &out, dst);
 }
 
 static int put_tree(struct cp_ctx *x, int hdir, const char *name, const char *dst, int depth,
@@ -130,63 +151,61 @@ static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *
 
 static int get_entry(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth)
 {
-	_cleanup_close_ int pfd = sb_open(x, src, AJ_FS_FOLLOW, 0), in = -1, out = -1;
-	struct stat st;
+	_cleanup_fs_file_ struct aj_fs_file pf = AJ_FS_FILE_INIT, in = AJ_FS_FILE_INIT;
+	_cleanup_close_ int out = -1;
 
-	if (pfd < 0) {
+	if (sb_open(x, src, AJ_FS_FOLLOW, 0, &pf) < 0) {
 		if (depth == 0 || x->err->errnum != ENOENT)
 			return -1;
 		aj_cli_log(AJ_LOG_WARN, "cp: skipping \"%s\" (a dangling link)", src);
 		aj_err_clear(x->err);
 		return 0;
 	}
-	if (fstat(pfd, &st) < 0)
-		return aj_err_sys(x->err, AJ_LAYER_IO, "stat \"%s\"", src);
-	if (S_ISDIR(st.st_mode))
-		return get_tree(x, src, hparent, name, depth + 1, st.st_mode);
-	if (!S_ISREG(st.st_mode))
+	if (S_ISDIR(pf.st.st_mode))
+		return get_tree(x, src, hparent, name, depth + 1, pf.st.st_mode);
+	if (!S_ISREG(pf.st.st_mode))
 		return 0;
-	in = sb_open(x, src, AJ_FS_READ, 0);
-	if (in < 0)
+	if (sb_open(x, src, AJ_FS_READ, 0, &in) < 0)
 		return -1;
 	out = openat(hparent, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		     st.st_mode & 0777);
+		     pf.st.st_mode & 0777);
 	if (out < 0)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "create \"%s\" on the host (an existing "
 						       "symlink there is never followed)",
 				  name);
 	x->files++;
-	return copy_fd(x, in, out, name);
+	return copy_out(x, &in, out, name);
+}
+
+static int add_name(void *arg, const struct aj_fs_entry *e)
+{
+	if (safe_name(e->name))
+		aj_strv_push(arg, e->name);
+	return 0;
 }
 
 static int get_tree(struct cp_ctx *x, const char *src, int hparent, const char *name, int depth,
 		    mode_t mode)
 {
-	_cleanup_close_ int dfd = sb_open(x, src, AJ_FS_DIR, 0), hd = -1;
-	DIR *dp;
-	struct dirent *e;
+	_cleanup_strv_ struct aj_strv names = AJ_STRV_INIT;
+	_cleanup_close_ int hd = -1;
 	int r = 0;
 
 	if (depth > MAX_DEPTH)
 		return aj_err_set(x->err, AJ_LAYER_IO, ELOOP, "deeper than %d levels", MAX_DEPTH);
-	if (dfd < 0)
+	/* The names first, through init (a listing holds nothing open while they are copied). */
+	if (aj_fs_list(x->ctl, src, add_name, &names, x->err) < 0)
 		return -1;
 	if (mkdirat(hparent, name, (mode & 0777) | 0700) < 0 && errno != EEXIST)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "create \"%s\" on the host", name);
 	hd = openat(hparent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (hd < 0)
 		return aj_err_sys(x->err, AJ_LAYER_IO, "open \"%s\" on the host", name);
-	/* Listing through init's descriptor: reading entries needs no further rights. */
-	if (!(dp = fdopendir(dup(dfd))))
-		return aj_err_sys(x->err, AJ_LAYER_IO, "read \"%s\"", src);
-	while (r == 0 && (e = readdir(dp))) {
+	for (size_t i = 0; r == 0 && i < names.n; i++) {
 		char child[4200];
-		if (!safe_name(e->d_name))
-			continue;
-		snprintf(child, sizeof child, "%s/%s", src, e->d_name);
-		r = get_entry(x, child, hd, e->d_name, depth);
+		snprintf(child, sizeof child, "%s/%s", src, names.v[i]);
+		r = get_entry(x, child, hd, names.v[i], depth);
 	}
-	closedir(dp);
 	return r;
 }
 
@@ -207,17 +226,14 @@ static int run_cp(struct cp_ctx *x, char *src_path, char *dst_path, bool to_sand
 	char dstbuf[4200], namebuf[4096];
 	struct stat st;
 	_cleanup_close_ int pd = -1;
-	int probe;
+	struct stat probe;
 
 	snprintf(namebuf, sizeof namebuf, "%s", src_path);
 	if (to_sandbox) {
 		/* Into an existing directory: keep the source's name, as cp does. */
-		probe = sb_open(x, dst_path, AJ_FS_DIR, 0);
 		snprintf(dstbuf, sizeof dstbuf, "%s", dst_path);
-		if (probe >= 0) {
-			close(probe);
+		if (aj_fs_stat(x->ctl, dst_path, true, &probe, x->err) == 0 && S_ISDIR(probe.st_mode))
 			snprintf(dstbuf, sizeof dstbuf, "%s/%s", dst_path, basename(namebuf));
-		}
 		aj_err_clear(x->err);
 		snprintf(namebuf, sizeof namebuf, "%s", src_path);
 		pd = open(dirname(namebuf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -143,7 +143,7 @@ static int on_wake(void *arg, struct aj_exec *x)
 	if (pending_winch) {
 		pending_winch = 0;
 		if (x->master >= 0 && ioctl(1, TIOCGWINSZ, &ws) == 0)
-			ioctl(x->master, TIOCSWINSZ, &ws);
+			aj_exec_resize(x, ws.ws_row, ws.ws_col);
 	}
 	return 0;
 }

@@ -395,18 +395,18 @@ static int cmd_supervise(const struct aj_verb *v, int argc, char **argv)
 
 static int cmd_gvinit(const struct aj_verb *v, int argc, char **argv)
 {
-	if (argc != 1 || getpid() != 1) {
+	if (argc > 2 || getpid() != 1) {
 		fprintf(stderr, "agentjail: __gvinit is started by runsc in the gvisor tier\n");
 		return 125;
 	}
-	aj_gvisor_guest_init();
+	return aj_gvisor_guest_init(argc == 2 ? argv[1] : NULL);
 }
 
 const struct aj_verb aj_verb_gvinit = {
 	.name = "__gvinit",
 	.fn = cmd_gvinit,
 	.summary = "the gvisor tier's init inside the Sentry (started by runsc)",
-	.synopsis = "__gvinit",
+	.synopsis = "__gvinit [UID:GID[:GROUPS]]",
 	.flags = AJ_VERB_HIDDEN | AJ_VERB_NO_CONFIG,
 };
 

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
@@ -198,6 +200,24 @@ int aj_exec_signal(struct aj_exec *x, int sig)
 	_cleanup_json_ json_t *req = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec",
 						(json_int_t)x->id, "signal", sig);
 
+	/* The answer arrives on the connection and is skipped by aj_exec_wait. */
+	return aj_ctl_send(x->ctl, req, NULL, 0);
+}
+
+int aj_exec_resize(struct aj_exec *x, unsigned short rows, unsigned short cols)
+{
+	struct winsize ws = {.ws_row = rows, .ws_col = cols};
+	_cleanup_json_ json_t *req = NULL;
+
+	if (x->master < 0)
+		return -1;
+	if (ioctl(x->master, TIOCSWINSZ, &ws) == 0)
+		return 0;
+	if (errno != ENOTTY)
+		return -1;
+	/* The gvisor tier's terminal is inside, with init: x->master is a socket to it. */
+	req = json_pack("{s:s, s:I, s:i, s:i}", "op", "resize", "exec", (json_int_t)x->id, "rows",
+			rows, "cols", cols);
 	/* The answer arrives on the connection and is skipped by aj_exec_wait. */
 	return aj_ctl_send(x->ctl, req, NULL, 0);
 }

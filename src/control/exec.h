@@ -24,7 +24,8 @@ struct aj_exec_opts {
 	const char *cwd;           /* NULL: the sandbox's working directory */
 	const char *user;          /* USER[:GROUP] (an image sandbox's); NULL: the sandbox's */
 	uint64_t timeout_ms;       /* 0: the policy's per-command timeout */
-	bool tty;                  /* a terminal made inside the sandbox (x->master) */
+	bool tty;                  /* a terminal made inside the sandbox (x->master: its master,
+				    * or a socket to it in the gvisor tier) */
 	unsigned short rows, cols; /* its size; 0: leave it */
 	bool stdin_pipe;           /* stdin is a pipe the caller writes (x->in); else /dev/null */
 };
@@ -69,6 +70,9 @@ int aj_exec_start(struct aj_exec *x, int ctl, const struct aj_exec_opts *o, stru
  * 1 when on_wake asked to stop first. Output that background processes keep writing after the
  * command ended is read for a short while only. */
 int aj_exec_wait(struct aj_exec *x, const struct aj_exec_hooks *h);
+/* The terminal's window size: set on the master, or (the gvisor tier's terminal, kept inside
+ * by init) asked of the supervisor. */
+int aj_exec_resize(struct aj_exec *x, unsigned short rows, unsigned short cols);
 /* Sends a signal to the command's process group. */
 int aj_exec_signal(struct aj_exec *x, int sig);
 void aj_exec_close(struct aj_exec *x);

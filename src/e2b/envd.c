@@ -188,29 +188,28 @@ static void download_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	char path[E2B_PATH_MAX + 1];
 	struct e2b_user u;
-	struct stat st;
 	struct aj_err err;
-	_cleanup_close_ int fd = -1;
+	_cleanup_fs_file_ struct aj_fs_file f = AJ_FS_FILE_INIT;
+	int fd;
 
 	if (files_open(r, m, "read", aj_srv_query(r, "path"), &u, path) < 0)
 		return;
-	if ((fd = aj_fs_open(e2b_of(r)->ctl, path, AJ_FS_READ, 0, &err)) < 0) {
+	if (aj_fs_file_open(e2b_of(r)->ctl, path, AJ_FS_READ, 0, &f, &err) < 0) {
 		if (err.errnum == ENOENT)
 			e2b_fail(r, 404, "path '%s' does not exist", path);
 		else if (err.errnum == ENXIO)
 			e2b_fail(r, 400, "path '%s' is not a regular file", path);
 		else
 			e2b_fail_err(r, &err);
-	} else if (fstat(fd, &st) < 0) {
-		e2b_fail(r, 500, "stat '%s': %s", path, strerror(errno));
-	} else if (!S_ISREG(st.st_mode)) {
+	} else if (!S_ISREG(f.st.st_mode)) {
 		e2b_fail(r, 400, "path '%s' is a directory", path);
-	} else if ((uint64_t)st.st_size > aj_srv_cfg(r->srv)->max_download) {
+	} else if ((uint64_t)f.st.st_size > aj_srv_cfg(r->srv)->max_download) {
 		e2b_fail(r, 413, "'%s' is %lld bytes, more than the download limit of %zu", path,
-			 (long long)st.st_size, aj_srv_cfg(r->srv)->max_download);
+			 (long long)f.st.st_size, aj_srv_cfg(r->srv)->max_download);
+	} else if ((fd = aj_fs_file_take_sendable(&f, &r->file_len, &err)) < 0) {
+		e2b_fail_err(r, &err);
 	} else {
-		r->file_fd = aj_steal_fd(&fd);
-		r->file_len = (uint64_t)st.st_size;
+		r->file_fd = fd;
 	}
 }
 

@@ -121,18 +121,12 @@ static int lstat_entry(struct aj_srv_req *r, const struct fsctx *c, json_t **out
 {
 	int ctl = e2b_of(r)->ctl;
 	struct aj_err err;
-	_cleanup_close_ int fd = aj_fs_open(ctl, c->path, AJ_FS_PATH, 0, &err);
 	char text[E2B_PATH_MAX + 1];
 	struct stat st;
-	ssize_t n = -1;
 
-	if (fd < 0)
+	if (aj_fs_stat_link(ctl, c->path, false, &st, text, sizeof text, &err) < 0)
 		return fail_path(r, &err, c->path);
-	if (fstat(fd, &st) < 0)
-		return e2b_rpc_fail(r, "internal", "stat '%s': %s", c->path, strerror(errno));
-	if (S_ISLNK(st.st_mode) && (n = readlinkat(fd, "", text, sizeof text - 1)) >= 0)
-		text[n] = '\0';
-	*out = entry(ctl, c->path, &st, n >= 0 ? text : NULL, &c->u);
+	*out = entry(ctl, c->path, &st, S_ISLNK(st.st_mode) && text[0] ? text : NULL, &c->u);
 	return 0;
 }
 

@@ -5,7 +5,8 @@
  * The inotify instance is made by the sandbox's init, inside the sandbox, and handed out over
  * SCM_RIGHTS (sandbox/initproto.h AJ_IOP_WATCH): paths resolve in the sandbox's mount tree and
  * the sandbox user's rights decide what may be watched. The daemon only reads events from the
- * descriptor. A recursive watch adds a watch per subdirectory, each again through init, as
+ * descriptor (in the gvisor tier a socket whose packets are the instance's reads, init keeping
+ * the instance inside: control/fsops.h). A recursive watch adds a watch per subdirectory, each again through init, as
  * they appear (from a worker: adding is a round trip to the supervisor), at most MAX_WATCHES.
  * Events follow fsnotify's mapping, which envd uses: one message per operation bit, names
  * relative to the watched directory. A watcher ends when the sandbox stops (its supervisor
@@ -250,6 +251,9 @@ static void on_inotify(evutil_socket_t fd, short what, void *arg)
 		n = read(fd, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* The end of a streamed instance (the gvisor tier's, whose init dropped it). */
+		if (n == 0)
+			finish_soon(w, "unavailable");
 		if (n <= 0)
 			break;
 		for (char *p = buf; p < buf + n;) {

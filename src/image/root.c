@@ -17,13 +17,17 @@
 #include "storage/quota.h"
 
 #define RUNS "images/runs"
-#define INIT "images/init-1"
+#define INIT "images/init-2"
 
 /* The init layer, above every image's own (as docker's "-init" layer): the mount points an
- * image root needs (/dev, /proc, and the files bound over /etc's), so that they are not made
- * in the sandbox's writable layer, where they would show in its diff and snapshots. Made once
- * per store, atomically: in a temporary directory renamed into place. */
-static const char *const init_dirs[] = {"dev", "proc", "sys", "etc", "etc/agentjail"};
+ * image root needs (/dev, /proc, the files bound over /etc's, and /.agentjail/gvisor, where
+ * the gvisor tier puts its init), so that they are not made in the sandbox's writable layer,
+ * where they would show in its diff and snapshots. Made once per store, atomically: in a
+ * temporary directory renamed into place; its name changes with its content (init-1 had no
+ * /.agentjail). */
+static const char *const init_dirs[] = {"dev",	      "proc",	     "sys",
+					"etc",	      "etc/agentjail", ".agentjail",
+					".agentjail/gvisor"};
 static const char *const init_files[] = {"etc/hosts", "etc/hostname", "etc/resolv.conf",
 					 "etc/agentjail/ca-bundle.crt",
 					 "etc/agentjail/egress-ca.crt"};

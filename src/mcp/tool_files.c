@@ -75,7 +75,7 @@ static const struct aj_jf_field read_params[] = {
 };
 
 struct reader {
-	int fd;
+	struct aj_fs_file f;
 	long long first, last; /* the wanted lines, 1-based, inclusive */
 	long long line;        /* the line the next byte belongs to */
 	char *out;
@@ -87,8 +87,7 @@ struct reader {
 /* The reader's descriptor and buffer, at the end of the read's scope. */
 static void reader_release(struct reader *r)
 {
-	if (r->fd >= 0)
-		close(aj_steal_fd(&r->fd));
+	aj_fs_file_release(&r->f);
 	free(r->out);
 }
 
@@ -118,11 +117,9 @@ static int read_lines(struct reader *r, struct aj_err *err)
 
 	r->out = aj_xmalloc(READ_OUTPUT_CAP + 1);
 	while (!r->more) {
-		ssize_t n = read(r->fd, buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
+		ssize_t n = aj_fs_file_read(&r->f, buf, sizeof buf, err);
 		if (n < 0)
-			return aj_err_sys(err, AJ_LAYER_IO, "read");
+			return -1;
 		if (n == 0)
 			break;
 		/* A NUL byte early on: not text a model can read or edit back. */
@@ -175,8 +172,8 @@ static json_t *run_read(struct aj_mcp_call *c, json_t *args)
 {
 	char path[4200];
 	struct aj_err err;
-	struct stat st;
-	__attribute__((cleanup(reader_release))) struct reader r = {.fd = -1, .line = 1};
+	const struct stat *st;
+	__attribute__((cleanup(reader_release))) struct reader r = {.f = AJ_FS_FILE_INIT, .line = 1};
 	json_t *res;
 	int ctl;
 
@@ -184,29 +181,26 @@ static json_t *run_read(struct aj_mcp_call *c, json_t *args)
 		return res;
 	r.first = aj_mcp_arg_int(&aj_mcp_tool_read_file, args, "offset");
 	r.last = r.first + aj_mcp_arg_int(&aj_mcp_tool_read_file, args, "limit") - 1;
-	r.fd = aj_fs_open(ctl, path, AJ_FS_READ, 0, &err);
-	if (r.fd < 0)
+	if (aj_fs_file_open(ctl, path, AJ_FS_READ, 0, &r.f, &err) < 0)
 		return fs_error(&err, "read_file", path);
-	if (fstat(r.fd, &st) < 0) {
-		aj_err_sys(&err, AJ_LAYER_IO, "stat");
-		res = fs_error(&err, "read_file", path);
-	} else if (S_ISDIR(st.st_mode)) {
+	st = &r.f.st;
+	if (S_ISDIR(st->st_mode)) {
 		res = aj_mcp_result_error("read_file %s: is a directory (list_dir shows its entries)",
 					  path);
-	} else if (!S_ISREG(st.st_mode)) {
+	} else if (!S_ISREG(st->st_mode)) {
 		res = aj_mcp_result_error("read_file %s: not a regular file", path);
 	} else if (read_lines(&r, &err) < 0) {
 		res = fs_error(&err, "read_file", path);
 	} else if (r.binary) {
 		res = aj_mcp_result_error("read_file %s: a binary file (%lld bytes); the shell tool "
 					  "can inspect it (file, od -c, xxd)",
-					  path, (long long)st.st_size);
+					  path, (long long)st->st_size);
 	} else if (r.too_far) {
 		res = aj_mcp_result_error("read_file %s: line %lld is beyond the first %llu MiB; use "
 					  "the shell tool (sed -n, grep -n, tail)",
 					  path, r.first, READ_SCAN_MAX >> 20);
 	} else {
-		res = read_result(&r, path, &st);
+		res = read_result(&r, path, st);
 	}
 	return res;
 }

@@ -512,7 +512,8 @@ void aj_plan_free(struct aj_plan *p)
 	p->scratch = NULL;
 	free(p->gv_runsc);
 	free(p->gv_spec);
-	p->gv_runsc = p->gv_spec = NULL;
+	free(p->gv_loader);
+	p->gv_runsc = p->gv_spec = p->gv_loader = NULL;
 	for (size_t i = 0; i < p->ovl.n_lowers; i++)
 		free(p->ovl.lowers[i]);
 	p->ovl.rw_dir = NULL;

@@ -271,11 +271,17 @@ struct aj_plan {
 	 * from; stdio handed to the sandbox is always a pipe of agentjail's, never the caller's
 	 * descriptor (runsc changes the owner of its stdio). */
 	char *gv_runsc, *gv_spec;
+	/* a persistent sandbox's init inside the Sentry: the dynamic loader that starts it
+	 * (under AJ_GV_LIB_DIR) */
+	char *gv_loader;
 	bool pipes_only;
 };
-/* The gvisor tier's init inside the Sentry, in the sandbox's root (persistent sandboxes). */
-#define AJ_GV_INIT_DIR "/.agentjail"
-#define AJ_GV_INIT "/.agentjail/init"
+/* The gvisor tier's init inside the Sentry, in the sandbox's root (persistent sandboxes):
+ * agentjail's binary, the host's dynamic loader and the libraries it needs, read-only on a
+ * tmpfs of their own (beside the overlay's attach points of a host root, /.agentjail/l0...). */
+#define AJ_GV_INIT_DIR "/.agentjail/gvisor"
+#define AJ_GV_INIT "/.agentjail/gvisor/init"
+#define AJ_GV_LIB_DIR "/.agentjail/gvisor/lib"
 
 /* argv is the command to run (copied). */
 /* Whether the sandbox maps ids 0-65535 (privileged, or rootless with subordinate ids), so

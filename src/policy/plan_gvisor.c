@@ -8,8 +8,10 @@
  * the end.
  */
 #include <errno.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
@@ -65,28 +67,62 @@ static int identity(struct aj_plan *p, struct aj_err *err)
 	return 0;
 }
 
-/* A persistent sandbox's init runs inside the Sentry: it is this binary, bound read-only into
- * the sandbox's root, started by runsc as the sandbox user (`agentjail __gvinit`). It is
- * linked against the host's libc, which an image root need not have. */
+/* The shared objects this process was loaded with (every one agentjail's binary needs), each
+ * bound read-only under AJ_GV_LIB_DIR; the dynamic loader is the one loaded at AT_BASE. */
+struct libs {
+	struct aj_plan *p;
+	uintptr_t base;
+	size_t n;
+};
+
+static int add_lib(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct libs *l = arg;
+	const char *path = info->dlpi_name, *name;
+	char dst[256];
+
+	(void)size;
+	if (!path || path[0] != '/') /* the program itself (""), the vDSO */
+		return 0;
+	name = strrchr(path, '/') + 1;
+	snprintf(dst, sizeof dst, "%s/%s", AJ_GV_LIB_DIR, name);
+	aj_plan_add_op(l->p, AJ_OP_BIND, dst, path, AJ_OPF_RO, 0,
+		       "a shared object of agentjail's init (the host's, read-only)");
+	if (info->dlpi_addr == l->base && !l->p->gv_loader)
+		l->p->gv_loader = aj_xstrdup(dst);
+	l->n++;
+	return 0;
+}
+
+/* A persistent sandbox's init runs inside the Sentry: it is this binary, started as the
+ * sandbox user (`agentjail __gvinit`) through the host's dynamic loader with the host's
+ * libraries, all bound read-only on a tmpfs of their own at AJ_GV_INIT_DIR: so it runs on any
+ * root, an image's whatever libc it has (or none), and nothing is written into the root (an
+ * image's init layer has the mount point). */
 static int guest_init(struct aj_plan *p, struct aj_err *err)
 {
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	struct libs l = {.p = p, .base = (uintptr_t)getauxval(AT_BASE)};
 
-	if (p->image)
-		return aj_err_set(err, AJ_LAYER_GVISOR, ENOTSUP,
-				  "a persistent sandbox on an image root is not available in the "
-				  "gvisor tier: its init inside the Sentry is agentjail's own "
-				  "binary, built for the host's libc"),
-		       aj_err_hint(err, "use `agentjail run --tier gvisor --image ...` for one-shot "
-					"runs, or the namespaces tier");
 	if (n < 0)
 		return aj_err_sys(err, AJ_LAYER_GVISOR, "readlink /proc/self/exe");
 	self[n] = '\0';
-	aj_plan_add_op(p, AJ_OP_DIR, AJ_GV_INIT_DIR, NULL, 0, 0,
-		       "the gvisor tier's init inside the Sentry");
+	aj_plan_add_op(p, AJ_OP_TMPFS, AJ_GV_INIT_DIR, NULL, 0, 0,
+		       "the gvisor tier's init inside the Sentry and what it is loaded with")
+		->opts = aj_xstrdup("mode=0755,size=64k");
 	aj_plan_add_op(p, AJ_OP_BIND, AJ_GV_INIT, self, AJ_OPF_RO, 0,
 		       "agentjail's init for the Sentry (this binary, read-only)");
+	aj_plan_add_op(p, AJ_OP_DIR, AJ_GV_LIB_DIR, NULL, 0, 0,
+		       "the dynamic loader and libraries of agentjail's init");
+	dl_iterate_phdr(add_lib, &l);
+	if (!p->gv_loader)
+		return aj_err_set(err, AJ_LAYER_GVISOR, ENOENT,
+				  "agentjail's dynamic loader was not found among its %zu shared "
+				  "objects: its init cannot be started inside the Sentry",
+				  l.n);
+	aj_plan_add_op(p, AJ_OP_SEAL, AJ_GV_INIT_DIR, NULL, AJ_OPF_RO | AJ_OPF_NODEV, 0,
+		       "agentjail's init and its libraries: read-only");
 	return 0;
 }
 

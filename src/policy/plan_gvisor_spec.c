@@ -35,9 +35,31 @@ static json_t *strv_json(const struct aj_strv *v)
 	return a;
 }
 
+/* A persistent sandbox runs agentjail's init, which serves the supervisor, started by the
+ * host's dynamic loader with the host's libraries (plan_gvisor.c). An image root's init is its
+ * uid 0 (plan->init_root) and is told the sandbox user, which it starts commands as (and
+ * works with the files as): "UID:GID[:G1,G2...]". */
+static json_t *guest_init_args(const struct aj_plan *p)
+{
+	json_t *args = json_pack("[s, s, s, s, s]", p->gv_loader ? p->gv_loader : "",
+				 "--library-path", AJ_GV_LIB_DIR, AJ_GV_INIT, "__gvinit");
+	char user[48 + 32 * 12];
+	size_t n;
+
+	if (!p->init_root)
+		return args;
+	n = (size_t)snprintf(user, sizeof user, "%u:%u", p->uid, p->gid);
+	for (size_t i = 0; i < p->n_groups && n < sizeof user; i++)
+		n += (size_t)snprintf(user + n, sizeof user - n, "%c%u", i ? ',' : ':',
+				      (unsigned)p->groups[i]);
+	json_array_append_new(args, json_string(user));
+	return args;
+}
+
 static json_t *process_json(const struct aj_plan *p)
 {
-	json_t *rl = json_array(), *groups = json_array(), *caps, *args;
+	json_t *rl = json_array(), *groups = json_array(), *caps, *args, *env;
+	bool root = p->uid == 0 || (p->persistent && p->init_root);
 
 	for (size_t i = 0; i < p->n_rlimits; i++) {
 		const char *n = rlimit_name(p->rlimits[i].resource);
@@ -46,18 +68,21 @@ static json_t *process_json(const struct aj_plan *p)
 							    (json_int_t)p->rlimits[i].value, "soft",
 							    (json_int_t)p->rlimits[i].value));
 	}
-	for (size_t i = 0; i < p->n_groups; i++)
+	for (size_t i = 0; i < p->n_groups && !(p->persistent && p->init_root); i++)
 		json_array_append_new(groups, json_integer(p->groups[i]));
 	/* An image's root keeps the plan's set; every other user holds none. */
-	caps = aj_plan_caps_json(p->uid == 0 ? p->caps_keep : 0);
-	/* A persistent sandbox runs agentjail's init, which serves the supervisor. */
-	args = p->persistent ? json_pack("[s, s]", AJ_GV_INIT, "__gvinit") : strv_json(&p->argv);
+	caps = aj_plan_caps_json(root ? p->caps_keep : 0);
+	args = p->persistent ? guest_init_args(p) : strv_json(&p->argv);
+	/* The init's own environment is none of the sandbox's (each command gets its own from
+	 * the supervisor): LD_* variables of a policy must not reach the loader that starts it. */
+	env = p->persistent ? json_pack("[s]", "PATH=/usr/sbin:/usr/bin:/sbin:/bin")
+			    : strv_json(&p->env);
 	/* caps goes into three members: two new references, and the one it came with. */
 	return json_pack("{s:b, s:{s:I, s:I, s:o}, s:o, s:o, s:s, s:{s:O, s:O, s:o, s:o}, "
 			 "s:o, s:b}",
-			 "terminal", 0, "user", "uid", (json_int_t)p->uid, "gid",
-			 (json_int_t)p->gid, "additionalGids", groups, "args", args,
-			 "env", strv_json(&p->env), "cwd", p->cwd ? p->cwd : "/", "capabilities",
+			 "terminal", 0, "user", "uid", (json_int_t)(root ? 0 : p->uid), "gid",
+			 (json_int_t)(root ? 0 : p->gid), "additionalGids", groups, "args", args,
+			 "env", env, "cwd", p->cwd ? p->cwd : "/", "capabilities",
 			 "bounding", caps, "effective", caps, "permitted", caps, "inheritable",
 			 json_array(), "rlimits", rl, "noNewPrivileges", 1);
 }

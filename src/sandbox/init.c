@@ -124,6 +124,10 @@ static void __attribute__((noreturn)) child(const struct aj_spawn *sp, int fail_
 			if (dup2(in[i], i) < 0)
 				child_fail(fail_fd, AJ_ISTAGE_EXEC);
 	}
+	/* An init that works with the sandbox user's effective ids (the gvisor tier's, whose
+	 * Sentry has no setfsuid) is root again first: its real and saved uid are 0. */
+	if (geteuid() != 0 && getuid() == 0 && (seteuid(0) < 0 || setegid(0) < 0))
+		child_fail(fail_fd, AJ_ISTAGE_USER);
 	if ((sp->set_groups && setgroups(sp->n_groups, sp->groups) < 0) ||
 	    setresgid(sp->gid, sp->gid, sp->gid) < 0 || setresuid(sp->uid, sp->uid, sp->uid) < 0)
 		child_fail(fail_fd, AJ_ISTAGE_USER);

@@ -146,6 +146,33 @@ static int dir_usable(const char *path)
 	return S_ISDIR(st.st_mode) ? (access(path, X_OK) == 0 ? 0 : errno) : ENOTDIR;
 }
 
+/* A relayed terminal (AJ_IEXEC_RELAY): the pair is made here, the command gets its peer. */
+static int relay_open(const struct aj_init_hdr *h, struct aj_spawn *sp, int *master)
+{
+	int e = aj_init_tty_open(h->arg, master, &sp->tty_fd);
+
+	if (e)
+		*master = sp->tty_fd = -1;
+	return e;
+}
+
+/* After the spawn: the master goes to the relay (which takes it), the peer stays the
+ * command's alone. A relay that cannot start leaves the command without its terminal: it is
+ * killed, and its end reported as any other. */
+static void relay_start(uint64_t id, pid_t pid, int master, int slave, int sock)
+{
+	if (slave >= 0)
+		close(slave);
+	if (master < 0)
+		return;
+	if (pid <= 0) {
+		close(master);
+		return;
+	}
+	if (aj_init_tty_relay(id, pid, master, sock) != 0)
+		kill(-pid, SIGKILL);
+}
+
 static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t nfds)
 {
 	static char *strs[MAX_ARGS + 1];
@@ -156,7 +183,8 @@ static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t
 	int n = aj_init_strings(payload, h->len, strs, MAX_ARGS);
 	size_t want = 1 + h->argc + h->envc + (h->flags & AJ_IEXEC_USER ? 1 : 0);
 	gid_t groups[AJ_USER_MAX_GROUPS];
-	int e = 0, stage = AJ_ISTAGE_EXEC;
+	int e = 0, stage = AJ_ISTAGE_EXEC, master = -1;
+	bool relay = (h->flags & (AJ_IEXEC_TTY | AJ_IEXEC_RELAY)) == (AJ_IEXEC_TTY | AJ_IEXEC_RELAY);
 	pid_t pid = -1;
 
 	memset(&r, 0, sizeof r);
@@ -170,13 +198,15 @@ static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t
 		envp[h->envc] = NULL;
 		sp.cwd = strs[0][0] ? strs[0] : NULL;
 		if (h->flags & AJ_IEXEC_TTY)
-			sp.tty_fd = fds[0];
+			sp.tty_fd = relay ? -1 : fds[0];
 		else
 			sp.stdio = fds;
 		/* posix_spawn reports a failed chdir and a failed exec alike; tell them apart
 		 * (a missing directory is not a missing command). */
 		if (sp.cwd && (e = dir_usable(sp.cwd)) != 0)
 			r.arg = AJ_ISTAGE_CHDIR;
+		else if (relay && (e = relay_open(h, &sp, &master)) != 0)
+			r.arg = AJ_ISTAGE_EXEC;
 		else if ((e = aj_init_user(the_plan, h->flags & AJ_IEXEC_USER ? strs[want - 1] : NULL,
 					   &sp, groups, AJ_USER_MAX_GROUPS, &who)) != 0)
 			r.arg = AJ_ISTAGE_USER;
@@ -192,6 +222,8 @@ static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t
 		execs[n_execs].id = h->id;
 		execs[n_execs++].pid = pid;
 	}
+	if (relay)
+		relay_start(h->id, e ? 0 : pid, master, sp.tty_fd, fds[0]);
 	r.op = AJ_IOP_STARTED;
 	r.id = h->id;
 	r.err = e;
@@ -234,7 +266,7 @@ static int remove_path(const char *path, bool recursive)
  * block it: a FIFO without a peer would hang open() (O_NONBLOCK prevents that), and only
  * regular files and directories are handed out (plus the terminal multiplexer the supervisor
  * asks for), since a client reading a FIFO or a device the sandbox planted could wait forever. */
-static int open_for_client(const char *path, int flags, mode_t mode, int *out)
+int aj_init_open_for_client(const char *path, int flags, mode_t mode, int *out)
 {
 	struct stat st;
 	_cleanup_close_ int fd = open(path, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode);
@@ -270,7 +302,7 @@ static void do_file(int ctl, const struct aj_init_hdr *h)
 	}
 	switch (h->op) {
 	case AJ_IOP_OPEN:
-		e = open_for_client(strs[0], (int)h->flags, (mode_t)h->arg, &fd);
+		e = aj_init_open_for_client(strs[0], (int)h->flags, (mode_t)h->arg, &fd);
 		break;
 	case AJ_IOP_MKDIR:
 		if (h->flags & AJ_IFILE_PARENTS)
@@ -320,6 +352,45 @@ static void do_watch(int ctl, const struct aj_init_hdr *h, const int *fds, size_
 		_exit(1);
 }
 
+/* The gvisor tier's by-value file operations (init_stream.c): the answer carries no
+ * descriptor; the object is served over the socket the request brought. */
+static void do_stream(int ctl, const struct aj_init_hdr *h, const int *fds, size_t nfds)
+{
+	struct aj_init_hdr r;
+	char *strs[1];
+	uint64_t instance = 0;
+	int e, wd = -1;
+
+	memset(&r, 0, sizeof r);
+	if (aj_init_strings(payload, h->len, strs, 1) != 1 ||
+	    nfds != (h->op == AJ_IOP_WATCH_STREAM && h->arg ? 0u : 1u))
+		e = EPROTO;
+	else if (h->op == AJ_IOP_STREAM)
+		e = aj_init_stream_open(strs[0], (int)h->flags, (mode_t)h->arg, fds[0]);
+	else
+		e = aj_init_watch_stream(strs[0],
+					 h->flags & (IN_ALL_EVENTS | IN_DONT_FOLLOW | IN_EXCL_UNLINK),
+					 nfds ? fds[0] : -1, (uint64_t)(uint32_t)h->arg, &wd, &instance);
+	r.op = AJ_IOP_DONE;
+	r.id = h->id;
+	r.err = e;
+	r.arg = e ? 0 : wd;
+	r.pid = e ? 0 : (int32_t)instance;
+	if (aj_init_send(ctl, &r, NULL, NULL, 0) < 0 && errno == EPIPE)
+		_exit(1);
+}
+
+/* What a request asks of init in the gvisor tier: the descriptor-handing operations are
+ * refused (the Sentry hands none out; the supervisor asks for their by-value forms). */
+static bool gvisor_refused(const struct aj_init_hdr *h)
+{
+	if (the_plan->tier != AJ_TIER_GVISOR)
+		return h->op == AJ_IOP_STREAM || h->op == AJ_IOP_WATCH_STREAM ||
+		       (h->op == AJ_IOP_EXEC && (h->flags & AJ_IEXEC_RELAY));
+	return h->op == AJ_IOP_OPEN || h->op == AJ_IOP_WATCH ||
+	       (h->op == AJ_IOP_EXEC && (h->flags & AJ_IEXEC_TTY) && !(h->flags & AJ_IEXEC_RELAY));
+}
+
 static void handle_request(int ctl)
 {
 	struct aj_init_hdr h;
@@ -331,18 +402,26 @@ static void handle_request(int ctl)
 			_exit(1); /* the supervisor is gone: the sandbox ends with it */
 		return;
 	}
-	/* Inside gVisor's Sentry (the gvisor tier) no descriptor of the Sentry's can reach the
-	 * supervisor: what would answer with one is refused before anything is done. */
-	if (the_plan->tier == AJ_TIER_GVISOR && (h.op == AJ_IOP_OPEN || h.op == AJ_IOP_WATCH))
-		reply(ctl, AJ_IOP_DONE, h.id, EOPNOTSUPP, NULL);
-	else if (h.op == AJ_IOP_EXEC)
+	if (gvisor_refused(&h)) {
+		if (h.op == AJ_IOP_EXEC) {
+			struct aj_init_hdr r = {.op = AJ_IOP_STARTED, .id = h.id, .err = EOPNOTSUPP};
+			aj_init_send(ctl, &r, NULL, NULL, 0);
+		} else {
+			reply(ctl, AJ_IOP_DONE, h.id, EOPNOTSUPP, NULL);
+		}
+	} else if (h.op == AJ_IOP_EXEC) {
 		do_exec(ctl, &h, fds.v, fds.n);
-	else if (h.op == AJ_IOP_SIGNAL)
+	} else if (h.op == AJ_IOP_SIGNAL) {
 		do_signal(&h);
-	else if (h.op == AJ_IOP_WATCH)
+	} else if (h.op == AJ_IOP_RESIZE) {
+		aj_init_tty_resize(h.id, h.arg);
+	} else if (h.op == AJ_IOP_WATCH) {
 		do_watch(ctl, &h, fds.v, fds.n);
-	else
+	} else if (h.op == AJ_IOP_STREAM || h.op == AJ_IOP_WATCH_STREAM) {
+		do_stream(ctl, &h, fds.v, fds.n);
+	} else {
 		do_file(ctl, &h);
+	}
 }
 
 static void reap(int ctl)
@@ -363,7 +442,9 @@ static void reap(int ctl)
 			r.status = status;
 			r.ru = ru;
 			execs[i] = execs[--n_execs];
-			if (aj_init_send(ctl, &r, NULL, NULL, 0) < 0 && errno == EPIPE)
+			/* A relayed terminal's command: told once its output is on its way. */
+			if (!aj_init_tty_exited(&r) && aj_init_send(ctl, &r, NULL, NULL, 0) < 0 &&
+			    errno == EPIPE)
 				_exit(1);
 			break;
 		}
@@ -379,6 +460,10 @@ void aj_init_serve(const struct aj_plan *plan, int ctl, int sig_fd)
 	if (plan->init_root && plan->uid != 0) {
 		if (aj_plan_maps_range(plan))
 			setgroups(plan->n_groups, plan->groups);
+		/* gVisor's Sentry has no setfsuid: there init takes the user's ids as its
+		 * effective ones (real and saved stay 0, for the commands it starts as others). */
+		if (plan->tier == AJ_TIER_GVISOR && (setegid(plan->gid) < 0 || seteuid(plan->uid) < 0))
+			_exit(125);
 		setfsgid(plan->gid);
 		setfsuid(plan->uid);
 	}
@@ -391,11 +476,19 @@ void aj_init_serve(const struct aj_plan *plan, int ctl, int sig_fd)
 	aj_sync_send(ctl, &ready);
 	aj_init_detach_stdio();
 	for (;;) {
-		struct pollfd p[2] = {{.fd = sig_fd, .events = POLLIN}, {.fd = ctl, .events = POLLIN}};
+		struct pollfd p[2 + AJ_INIT_STREAM_POLLFDS] = {{.fd = sig_fd, .events = POLLIN},
+							       {.fd = ctl, .events = POLLIN}};
 		struct signalfd_siginfo si;
+		int timeout;
+		size_t n = aj_init_streams_poll(p + 2, &timeout);
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			_exit(1);
+		if (poll(p, 2 + n, timeout) < 0) {
+			if (errno != EINTR)
+				_exit(1);
+			continue;
+		}
+		/* The jobs first: a request may end one of them or start one in its place. */
+		aj_init_streams_run(ctl, p + 2, n);
 		if (p[1].revents & (POLLIN | POLLHUP | POLLERR))
 			handle_request(ctl);
 		/* Signals sent to init itself (SIGTERM from the host) do not stop a persistent

@@ -30,14 +30,31 @@ enum aj_init_op {
 	AJ_IOP_WATCH,     /* payload: a directory; flags: inotify mask; fds: an inotify instance to
 			   * add the watch to, or none for a new one. Reply: arg = the watch
 			   * descriptor, with the new instance's fd when one was made */
+	/* The gvisor tier's by-value operations (init runs inside gVisor's Sentry, which hands
+	 * none of its own descriptors out; what crosses is bytes, over sockets the supervisor
+	 * made and handed in). A terminal is AJ_IOP_EXEC with AJ_IEXEC_TTY | AJ_IEXEC_RELAY. */
+	AJ_IOP_RESIZE,    /* id: an exec with a relayed terminal; arg: AJ_WINSIZE(rows, cols) */
+	AJ_IOP_STREAM,    /* as AJ_IOP_OPEN (payload, flags, arg); fds: a SOCK_SEQPACKET socket
+			   * init serves the opened file over (common/fsstream.h) */
+	AJ_IOP_WATCH_STREAM, /* as AJ_IOP_WATCH; fds: a SOCK_SEQPACKET socket for a new
+			      * instance's events, or none with arg = the instance to add to.
+			      * Reply: arg = the watch descriptor, pid = the instance */
 	/* init -> supervisor */
 	AJ_IOP_STARTED = 64, /* id, pid or err */
 	AJ_IOP_EXITED,       /* id, status, ru */
 	AJ_IOP_DONE,         /* id, err (0 on success); OPEN: with one fd */
+	AJ_IOP_UNWATCHED,    /* pid: a streamed inotify instance init closed (its reader left) */
 };
 
 #define AJ_IEXEC_TTY (1u << 0)
 #define AJ_IEXEC_USER (1u << 1) /* the payload ends with USER[:GROUP] to run the command as */
+/* With AJ_IEXEC_TTY: the one fd is a SOCK_STREAM socket of the supervisor's, no terminal. init
+ * opens a pty pair of the sandbox's own devpts, runs the command on its peer and relays the
+ * master's bytes both ways over the socket; arg: the window size (AJ_WINSIZE, 0: leave it).
+ * The command's EXITED comes once the output it wrote is on the socket; the socket is closed
+ * when no process holds the terminal any more. */
+#define AJ_IEXEC_RELAY (1u << 2)
+#define AJ_WINSIZE(rows, cols) ((int32_t)(((uint32_t)(rows) << 16) | ((uint32_t)(cols) & 0xffff)))
 /* STARTED with an error: arg says which step failed. */
 #define AJ_ISTAGE_EXEC 0
 #define AJ_ISTAGE_CHDIR 1

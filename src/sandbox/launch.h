@@ -66,9 +66,11 @@ void aj_sandbox_cleanup(const struct aj_sandbox *sb, const struct aj_plan *plan,
 /* The sandbox's PID 1 (init.c): starts the command, reaps, forwards signals, reports the
  * command's end to the supervisor. `ctl_fd` is descriptor 3. */
 void aj_init_main(const struct aj_plan *plan, int ctl_fd) __attribute__((noreturn));
-/* The gvisor tier's init inside the Sentry (tier_gvisor.c, `agentjail __gvinit`): serves a
- * persistent sandbox's supervisor over its stdin, the control socket runsc was handed, as
- * the sandbox user it was started as. */
-void aj_gvisor_guest_init(void) __attribute__((noreturn));
+/* The gvisor tier's init inside the Sentry (tier_gvisor.c, `agentjail __gvinit [USER]`):
+ * serves a persistent sandbox's supervisor over its stdin, the control socket runsc was
+ * handed, as the sandbox user it was started as; or, started as an image's uid 0, as
+ * user ("UID:GID[:G1,G2...]", the sandbox user it starts commands as). 125 for a user it
+ * cannot read. */
+int aj_gvisor_guest_init(const char *user);
 
 #endif

@@ -17,8 +17,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -262,7 +264,35 @@ gvisor_child(const struct aj_plan *plan, const struct aj_stdio *io,
 
 /* ---- init inside the Sentry ----------------------------------------------------------------- */
 
-void aj_gvisor_guest_init(void)
+/* "UID:GID[:G1,G2...]" into the plan's user. */
+static int parse_user(const char *s, struct aj_plan *p)
+{
+	char *end;
+	unsigned long v[2 + AJ_ARRAY_SIZE(p->groups)];
+	size_t n = 0;
+
+	while (n < AJ_ARRAY_SIZE(v)) {
+		errno = 0;
+		v[n++] = strtoul(s, &end, 10);
+		if (errno || end == s || v[n - 1] > 0xfffffffeUL)
+			return -1;
+		if (!*end)
+			break;
+		if (*end != (n <= 2 ? ':' : ','))
+			return -1;
+		s = end + 1;
+	}
+	if (n < 2 || *end)
+		return -1;
+	p->uid = (uint32_t)v[0];
+	p->gid = (uint32_t)v[1];
+	p->n_groups = n - 2;
+	for (size_t i = 2; i < n; i++)
+		p->groups[i - 2] = (gid_t)v[i];
+	return 0;
+}
+
+int aj_gvisor_guest_init(const char *user)
 {
 	static struct aj_plan plan;
 	static char cwd[4096];
@@ -272,13 +302,23 @@ void aj_gvisor_guest_init(void)
 	/* stdin is the control socket (init's own stdio goes to /dev/null below). */
 	if (ctl < 0 || !getcwd(cwd, sizeof cwd))
 		_exit(125);
-	/* Started as the sandbox user, which every command and file operation runs as. */
+	/* Started as the sandbox user, which every command and file operation runs as; or as
+	 * an image's uid 0 (runsc maps the sandbox's whole id range), told the sandbox user. */
 	plan.tier = AJ_TIER_GVISOR;
+	plan.privileged = true;
 	plan.uid = (uint32_t)getuid();
 	plan.gid = (uint32_t)getgid();
+	if (user && (getuid() != 0 || parse_user(user, &plan) < 0)) {
+		fprintf(stderr, "agentjail: __gvinit: bad user \"%s\"\n", user);
+		return 125;
+	}
+	plan.init_root = user != NULL;
 	plan.cwd = cwd;
 	/* The sandbox's processes run as the same user: they may not trace or read init. */
 	prctl(PR_SET_DUMPABLE, 0);
+	/* A stream's reader that leaves must not end init (its sends say EPIPE instead); the
+	 * commands start with every disposition at its default (aj_init_spawn). */
+	signal(SIGPIPE, SIG_IGN);
 	sfd = aj_init_setup_signals(&mask);
 	aj_init_serve(&plan, ctl, sfd);
 }

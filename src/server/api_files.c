@@ -143,30 +143,29 @@ static int path_query_prepare(struct aj_srv_req *r)
 static void read_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	FCTX x = {.ctl = -1};
-	struct stat st;
 	struct aj_err err;
-	_cleanup_close_ int fd = -1;
+	_cleanup_fs_file_ struct aj_fs_file f = AJ_FS_FILE_INIT;
+	int fd;
 
 	if (open_ctx(r, m, "path", aj_srv_query(r, "path"), &x) < 0)
 		return;
-	if ((fd = aj_fs_open(x.ctl, x.path, AJ_FS_READ, 0, &err)) < 0) {
+	if (aj_fs_file_open(x.ctl, x.path, AJ_FS_READ, 0, &f, &err) < 0) {
 		aj_srv_fail_err(r, &err, "path");
-	} else if (fstat(fd, &st) < 0) {
-		aj_srv_fail(r, 500, "internal", NULL, "stat \"%s\": %s", x.path, strerror(errno));
-	} else if (!S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode))
+	} else if (!S_ISREG(f.st.st_mode)) {
+		if (S_ISDIR(f.st.st_mode))
 			aj_srv_fail(r, 400, "is_a_directory", "path",
 				    "\"%s\" is a directory; list it with GET .../files/list", x.path);
 		else
 			aj_srv_fail(r, 400, "not_a_regular_file", "path",
 				    "\"%s\" is not a regular file", x.path);
-	} else if ((uint64_t)st.st_size > r->srv->cfg->max_download) {
+	} else if ((uint64_t)f.st.st_size > r->srv->cfg->max_download) {
 		aj_srv_fail(r, 413, "too_large", "path",
 			    "\"%s\" is %lld bytes, more than the download limit of %zu", x.path,
-			    (long long)st.st_size, r->srv->cfg->max_download);
+			    (long long)f.st.st_size, r->srv->cfg->max_download);
+	} else if ((fd = aj_fs_file_take_sendable(&f, &r->file_len, &err)) < 0) {
+		aj_srv_fail_err(r, &err, "path");
 	} else {
-		r->file_fd = aj_steal_fd(&fd);
-		r->file_len = (uint64_t)st.st_size;
+		r->file_fd = fd;
 	}
 }
 
@@ -246,26 +245,18 @@ static void stat_work(struct aj_srv_req *r, struct aj_mgr *m)
 {
 	bool follow = false;
 	char link[MAX_PATH + 1];
-	ssize_t n = -1;
 	FCTX x = {.ctl = -1};
 	struct stat st;
 	struct aj_err err;
-	_cleanup_close_ int fd = -1;
 
 	if (aj_srv_query_bool(r, "follow", &follow) < 0 ||
 	    open_ctx(r, m, "path", aj_srv_query(r, "path"), &x) < 0)
 		return;
-	fd = aj_fs_open(x.ctl, x.path, follow ? AJ_FS_FOLLOW : AJ_FS_PATH, 0, &err);
-	if (fd < 0) {
+	/* The link's own text, read by init: nothing is followed. */
+	if (aj_fs_stat_link(x.ctl, x.path, follow, &st, link, sizeof link, &err) < 0)
 		aj_srv_fail_err(r, &err, "path");
-	} else if (fstat(fd, &st) < 0) {
-		aj_srv_fail(r, 500, "internal", NULL, "stat \"%s\": %s", x.path, strerror(errno));
-	} else {
-		/* The link's own text, through init's O_PATH descriptor: nothing is followed. */
-		if (S_ISLNK(st.st_mode) && (n = readlinkat(fd, "", link, sizeof link - 1)) >= 0)
-			link[n] = '\0';
-		aj_srv_ok(r, 200, stat_json("path", x.path, &st, n >= 0 ? link : NULL));
-	}
+	else
+		aj_srv_ok(r, 200, stat_json("path", x.path, &st, S_ISLNK(st.st_mode) && link[0] ? link : NULL));
 }
 
 /* ---- mkdir, move ------------------------------------------------------------------------ */

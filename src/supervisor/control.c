@@ -201,6 +201,12 @@ struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *
 	h.len = (uint32_t)len;
 	h.flags = (nfds == 1 ? AJ_IEXEC_TTY : 0) |
 		  (json_is_string(json_object_get(req, "user")) ? AJ_IEXEC_USER : 0);
+	/* The gvisor tier's terminal is made inside by init, relayed over the socket sent. */
+	if (nfds == 1 && p->pol.tier == AJ_TIER_GVISOR) {
+		h.flags |= AJ_IEXEC_RELAY;
+		h.arg = AJ_WINSIZE(json_integer_value(json_object_get(req, "rows")),
+				   json_integer_value(json_object_get(req, "cols")));
+	}
 	if (gvisor_stdin(p, fds, nfds, &own_in) < 0) {
 		free_pending(take_pending(p, q->id));
 		return aj_err_sys(err, AJ_LAYER_IO, "pipe for the command's stdin"), NULL;
@@ -216,6 +222,29 @@ struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *
 	return q;
 }
 
+/* The gvisor tier's terminal: the Sentry cannot hand out a pty of its own, so init makes
+ * one inside and relays its master over a stream socket (initproto.h AJ_IEXEC_RELAY); this
+ * end of the socket stands for the master wherever the namespaces tier's master goes: to the
+ * client of an exec, or held here for a spawned command (procs.c). */
+static int relay_tty(struct persist *p, struct conn *c, json_t *req, struct aj_err *err)
+{
+	_cleanup_close_ int near = -1, far = -1;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return aj_err_sys(err, AJ_LAYER_IO, "socket pair for the terminal");
+	near = sv[0];
+	far = sv[1];
+	if (!strcmp(json_string_value(json_object_get(req, "op")) ?: "", "spawn")) {
+		aj_procs_on_pty(p, c, req, aj_steal_fd(&near), far);
+		return 0;
+	}
+	if (!aj_persist_send_exec(p, c, req, &far, 1, near, err))
+		return -1;
+	aj_steal_fd(&near); /* the pending exec's keep_fd, for the client */
+	return 0;
+}
+
 /* A terminal for the command: the pty pair is made inside the sandbox (init opens its
  * /dev/ptmx), the master goes to the client, the peer to the command. */
 int aj_persist_start_tty(struct persist *p, struct conn *c, json_t *req, struct aj_err *err)
@@ -225,10 +254,7 @@ int aj_persist_start_tty(struct persist *p, struct conn *c, json_t *req, struct 
 	const char path[] = "/dev/ptmx";
 
 	if (p->pol.tier == AJ_TIER_GVISOR)
-		return aj_err_set(err, AJ_LAYER_GVISOR, EOPNOTSUPP,
-				  "a terminal: not in the gvisor tier yet (the Sentry's terminal "
-				  "cannot be handed out of it)"),
-		       aj_err_hint(err, "run the command without -t/--tty");
+		return relay_tty(p, c, req, err);
 	q = add_pending(p, c, AJ_IOP_OPEN, K_PTY);
 	q->ctx = json_incref(req);
 	memset(&h, 0, sizeof h);
@@ -265,7 +291,7 @@ static void on_pty(struct persist *p, struct pending *q, const struct aj_init_hd
 		return;
 	}
 	if (!strcmp(json_string_value(json_object_get(q->ctx, "op")) ?: "", "spawn")) {
-		aj_procs_on_pty(p, q, aj_steal_fd(&m), slave);
+		aj_procs_on_pty(p, q->owner, q->ctx, aj_steal_fd(&m), slave);
 		return;
 	}
 	if (!aj_persist_send_exec(p, q->owner, q->ctx, &slave, 1, m, &err)) {
@@ -292,6 +318,40 @@ void aj_persist_signal_exec(struct persist *p, uint64_t id, int sig)
 	h.id = id;
 	h.arg = sig;
 	aj_init_send(p->sb.ctl_fd, &h, NULL, NULL, 0);
+}
+
+void aj_persist_resize_exec(struct persist *p, uint64_t id, unsigned rows, unsigned cols)
+{
+	struct aj_init_hdr h;
+
+	memset(&h, 0, sizeof h);
+	h.op = AJ_IOP_RESIZE;
+	h.id = id;
+	h.arg = AJ_WINSIZE(rows, cols);
+	aj_init_send(p->sb.ctl_fd, &h, NULL, NULL, 0);
+}
+
+/* "resize" of a command started by exec (procs.c resizes the spawned ones): its terminal is
+ * the client's, except the gvisor tier's, whose master is inside with init. false: not such
+ * a command. */
+static bool resize_exec(struct persist *p, struct conn *c, json_t *req)
+{
+	struct exec_rec *e = find_exec(p, (uint64_t)json_integer_value(json_object_get(req, "exec")));
+	json_int_t rows = json_integer_value(json_object_get(req, "rows"));
+	json_int_t cols = json_integer_value(json_object_get(req, "cols"));
+
+	if (!e || e->io)
+		return false;
+	if (!e->relay)
+		reply_err(c, AJ_LAYER_USAGE, ENOTTY,
+			  "resize: the command's terminal is its client's (resize it there)");
+	else if (rows <= 0 || cols <= 0 || rows > 65535 || cols > 65535)
+		reply_err(c, AJ_LAYER_USAGE, EINVAL, "resize: rows and cols must be 1-65535");
+	else {
+		aj_persist_resize_exec(p, e->id, (unsigned)rows, (unsigned)cols);
+		reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
+	}
+	return true;
 }
 
 static void on_exec_timeout(evutil_socket_t fd, short what, void *arg)
@@ -348,6 +408,7 @@ static void on_started(struct persist *p, struct pending *q, const struct aj_ini
 	e->id = q->id;
 	e->pid = h->pid;
 	e->owner = q->owner;
+	e->relay = p->pol.tier == AJ_TIER_GVISOR && json_is_true(json_object_get(q->ctx, "tty"));
 	e->started_us = aj_now_monotonic_us();
 	snprintf(e->argv0, sizeof e->argv0, "%s",
 		 json_string_value(json_array_get(argv, 0)) ?: "");
@@ -427,6 +488,79 @@ static void on_exited(struct persist *p, const struct aj_init_hdr *h)
 
 /* ---- file operations, performed by init as the sandbox user ---------------------------- */
 
+/* Sends a request to init; the gvisor tier's by-value ones (AJ_IOP_STREAM, a new
+ * AJ_IOP_WATCH_STREAM) with one end of a new SOCK_SEQPACKET pair, whose other end the pending
+ * keeps for the client's answer. 0, or -1 with errno. */
+static int send_with_stream(struct persist *p, struct pending *q, const struct aj_init_hdr *h,
+			    const void *payload, const int *fds, size_t nfds)
+{
+	_cleanup_close_ int far = -1;
+	int sv[2];
+
+	if (h->op == AJ_IOP_STREAM || (h->op == AJ_IOP_WATCH_STREAM && h->arg == 0)) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+			return -1;
+		q->keep_fd = sv[0];
+		far = sv[1];
+		fds = &far;
+		nfds = 1;
+	}
+	return aj_init_send(p->sb.ctl_fd, h, payload, fds, nfds);
+}
+
+/* ---- the gvisor tier's streamed watches --------------------------------------------- */
+
+static struct watch_stream **find_wstream(struct persist *p, const struct stat *st,
+					  uint64_t instance)
+{
+	struct watch_stream **w;
+
+	for (w = &p->wstreams; *w; w = &(*w)->next)
+		if (st ? (*w)->dev == st->st_dev && (*w)->ino == st->st_ino
+		       : (*w)->instance == instance)
+			return w;
+	return NULL;
+}
+
+/* A new instance's socket, answered: remembered, so that the client can name it later. */
+static void wstream_made(struct persist *p, int client_end, uint64_t instance)
+{
+	struct watch_stream *w;
+	struct stat st;
+
+	if (fstat(client_end, &st) < 0)
+		return;
+	w = aj_xcalloc(1, sizeof *w);
+	w->dev = st.st_dev;
+	w->ino = st.st_ino;
+	w->instance = instance;
+	w->next = p->wstreams;
+	p->wstreams = w;
+}
+
+/* init closed an instance (its reader left). */
+static void wstream_gone(struct persist *p, uint64_t instance)
+{
+	struct watch_stream **w = find_wstream(p, NULL, instance), *dead;
+
+	if (!w)
+		return;
+	dead = *w;
+	*w = dead->next;
+	free(dead);
+}
+
+/* The instance init keeps for the socket a client passed, 0 if it is none of this sandbox's. */
+static uint64_t wstream_of(struct persist *p, int fd)
+{
+	struct watch_stream **w;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !(w = find_wstream(p, &st, 0)))
+		return 0;
+	return (*w)->instance;
+}
+
 /* The request's mode (control/fsops.h; "r" when absent) as open(2) flags, or -1. */
 static int open_flags(const char *name)
 {
@@ -492,17 +626,22 @@ static void file_op(struct persist *p, struct conn *c, const char *op, json_t *r
 	n = (size_t)snprintf(payload, sizeof payload, "%s", path) + 1;
 	if (to)
 		n += (size_t)snprintf(payload + n, sizeof payload - n, "%s", to) + 1;
+	/* The gvisor tier's init cannot hand its descriptor out: it serves the file over a
+	 * socket instead, whose other end goes to the client (common/fsstream.h). */
+	if (h.op == AJ_IOP_OPEN && p->pol.tier == AJ_TIER_GVISOR)
+		h.op = AJ_IOP_STREAM;
 	q = add_pending(p, c, (enum aj_init_op)h.op, K_FILE);
 	h.id = q->id;
 	h.len = (uint32_t)n;
-	if (aj_init_send(p->sb.ctl_fd, &h, payload, NULL, 0) < 0) {
+	if (send_with_stream(p, q, &h, payload, NULL, 0) < 0) {
 		free_pending(take_pending(p, q->id));
 		reply_err(c, AJ_LAYER_PROCESS, errno, "forward to the sandbox's init");
 	}
 }
 
-/* fd (init's answer's descriptor, or -1) is lent: the reply passes on a copy. */
-static void on_done(struct pending *q, const struct aj_init_hdr *h, int fd)
+/* fd (init's answer's descriptor, or -1) is lent: the reply passes on a copy. A by-value
+ * answer (the gvisor tier's) passes on the client's end of the stream instead. */
+static void on_done(struct persist *p, struct pending *q, const struct aj_init_hdr *h, int fd)
 {
 	json_t *ok;
 
@@ -513,8 +652,14 @@ static void on_done(struct pending *q, const struct aj_init_hdr *h, int fd)
 		return;
 	}
 	ok = json_pack("{s:b}", "ok", 1);
-	if (q->op == AJ_IOP_WATCH)
+	if (q->op == AJ_IOP_WATCH || q->op == AJ_IOP_WATCH_STREAM)
 		json_object_set_new(ok, "wd", json_integer(h->arg));
+	if (q->op == AJ_IOP_STREAM || q->op == AJ_IOP_WATCH_STREAM) {
+		if (q->op == AJ_IOP_WATCH_STREAM && q->keep_fd >= 0)
+			wstream_made(p, q->keep_fd, (uint64_t)(uint32_t)h->pid);
+		json_object_set_new(ok, "stream", json_true());
+		fd = q->keep_fd;
+	}
 	reply(q->owner, ok, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
 }
 
@@ -534,13 +679,23 @@ static void watch_op(struct persist *p, struct conn *c, json_t *req, int *fds, s
 				  "watch: expected an absolute \"path\" and at most one descriptor");
 		return;
 	}
-	q = add_pending(p, c, AJ_IOP_WATCH, K_FILE);
 	memset(&h, 0, sizeof h);
 	h.op = AJ_IOP_WATCH;
+	/* The gvisor tier's instances stay inside with init: a client's is named by its socket. */
+	if (p->pol.tier == AJ_TIER_GVISOR) {
+		h.op = AJ_IOP_WATCH_STREAM;
+		if (nfds && !(h.arg = (int32_t)wstream_of(p, fds[0]))) {
+			reply_err(c, AJ_LAYER_USAGE, EBADF,
+				  "watch: the descriptor is no watch of this sandbox's");
+			return;
+		}
+		nfds = 0;
+	}
+	q = add_pending(p, c, (enum aj_init_op)h.op, K_FILE);
 	h.id = q->id;
 	h.flags = (uint32_t)json_integer_value(json_object_get(req, "mask"));
 	h.len = (uint32_t)strlen(path) + 1;
-	if (aj_init_send(p->sb.ctl_fd, &h, path, fds, nfds) < 0) {
+	if (send_with_stream(p, q, &h, path, fds, nfds) < 0) {
 		free_pending(take_pending(p, q->id));
 		reply_err(c, AJ_LAYER_PROCESS, errno, "forward to the sandbox's init");
 	}
@@ -593,6 +748,10 @@ void aj_persist_on_init(evutil_socket_t fd, short what, void *arg)
 			on_exited(p, &h);
 			continue;
 		}
+		if (h.op == AJ_IOP_UNWATCHED) {
+			wstream_gone(p, (uint64_t)(uint32_t)h.pid);
+			continue;
+		}
 		if (!(q = take_pending(p, h.id)))
 			continue;
 		if (q->owner)
@@ -602,7 +761,7 @@ void aj_persist_on_init(evutil_socket_t fd, short what, void *arg)
 		else if (h.op == AJ_IOP_STARTED)
 			on_started(p, q, &h);
 		else
-			on_done(q, &h, fds.v[0]);
+			on_done(p, q, &h, fds.v[0]);
 		if (q->owner)
 			q->owner->cur_rid = 0;
 		free_pending(q);
@@ -717,6 +876,8 @@ static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_
 		watch_op(p, c, req, fds, nfds);
 		return;
 	}
+	if (op && !strcmp(op, "resize") && resize_exec(p, c, req))
+		return;
 	if (op && aj_procs_request(p, c, op, req))
 		return;
 	if (!op) {

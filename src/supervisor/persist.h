@@ -53,6 +53,7 @@ struct exec_rec {
 	struct event *timer;
 	uint64_t started_us;
 	bool timed_out;
+	bool relay; /* the gvisor tier's terminal: its master is inside, resized through init */
 	char argv0[128];
 	struct proc_io *io; /* spawned: the supervisor holds its stdio; NULL for exec */
 	struct exec_rec *next;
@@ -73,6 +74,15 @@ struct pending {
 	struct proc_io *io; /* spawn: stdio prepared for the command */
 	uint64_t rid;       /* the client's request id, for the answer */
 	struct pending *next;
+};
+
+/* The gvisor tier's streamed inotify instances (control.c): the client's end of each one's
+ * socket, by its inode, so that a client adding a watch "to its instance" names init's. */
+struct watch_stream {
+	dev_t dev;
+	ino_t ino;
+	uint64_t instance;
+	struct watch_stream *next;
 };
 
 struct persist {
@@ -102,6 +112,7 @@ struct persist {
 	struct exec_rec *execs;
 	struct exec_rec *done; /* spawned commands that ended, kept a while for late readers */
 	struct pending *pendings;
+	struct watch_stream *wstreams;
 	uint64_t next_id;
 	uint64_t last_activity_ms;
 	bool paused;

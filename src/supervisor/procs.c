@@ -44,6 +44,7 @@ struct proc_io {
 	struct persist *p;
 	struct exec_rec *e;
 	bool tty;
+	bool relay;              /* the gvisor tier's terminal: out[0] is a socket to init's relay */
 	int out[2];              /* stdout, stderr read ends; a terminal's master in out[0] */
 	struct event *out_ev[2];
 	int in;                  /* stdin's write end (a dup of the master for a terminal) */
@@ -562,27 +563,28 @@ static void do_spawn(struct persist *p, struct conn *c, json_t *req)
 	apply_timeout(q, req);
 }
 
-void aj_procs_on_pty(struct persist *p, struct pending *q, int master, int slave)
+void aj_procs_on_pty(struct persist *p, struct conn *owner, json_t *ctx, int master, int slave)
 {
 	struct aj_err err;
-	struct proc_io *io = io_new(p, q->ctx);
+	struct proc_io *io = io_new(p, ctx);
 	struct pending *eq;
 
 	io->out[0] = master; /* taken over: freed with io */
 	if ((io->in = fcntl(master, F_DUPFD_CLOEXEC, 3)) < 0) {
-		aj_persist_reply_err(q->owner, AJ_LAYER_INTERNAL, errno, "spawn");
+		aj_persist_reply_err(owner, AJ_LAYER_INTERNAL, errno, "spawn");
 		aj_procs_io_free(io);
 		return;
 	}
 	io->tty = true;
-	eq = aj_persist_send_exec(p, q->owner, q->ctx, &slave, 1, -1, &err);
+	io->relay = p->pol.tier == AJ_TIER_GVISOR;
+	eq = aj_persist_send_exec(p, owner, ctx, &slave, 1, -1, &err);
 	if (!eq) {
 		aj_procs_io_free(io);
-		aj_persist_reply(q->owner, aj_ctl_error(&err), NULL, 0);
+		aj_persist_reply(owner, aj_ctl_error(&err), NULL, 0);
 		return;
 	}
 	eq->io = io;
-	apply_timeout(eq, q->ctx);
+	apply_timeout(eq, ctx);
 }
 
 json_t *aj_procs_describe(const struct exec_rec *e)
@@ -641,15 +643,18 @@ static void do_procs(struct persist *p, struct conn *c)
 
 static void do_resize(struct conn *c, json_t *req, struct proc_io *io)
 {
-	struct winsize ws = {0};
+	json_int_t rows = json_integer_value(json_object_get(req, "rows"));
+	json_int_t cols = json_integer_value(json_object_get(req, "cols"));
+	struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
 
-	ws.ws_row = (unsigned short)json_integer_value(json_object_get(req, "rows"));
-	ws.ws_col = (unsigned short)json_integer_value(json_object_get(req, "cols"));
 	if (!io->tty || io->out[0] < 0)
 		aj_persist_reply_err(c, AJ_LAYER_USAGE, ENOTTY, "resize: the command has no terminal");
-	else if (!ws.ws_row || !ws.ws_col)
-		aj_persist_reply_err(c, AJ_LAYER_USAGE, EINVAL, "resize: rows and cols must be positive");
-	else if (ioctl(io->out[0], TIOCSWINSZ, &ws) < 0)
+	else if (rows <= 0 || cols <= 0 || rows > 65535 || cols > 65535)
+		aj_persist_reply_err(c, AJ_LAYER_USAGE, EINVAL, "resize: rows and cols must be 1-65535");
+	else if (io->relay) {
+		aj_persist_resize_exec(io->p, io->e->id, (unsigned)rows, (unsigned)cols);
+		aj_persist_reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
+	} else if (ioctl(io->out[0], TIOCSWINSZ, &ws) < 0)
 		aj_persist_reply_err(c, AJ_LAYER_IO, errno, "resize the terminal");
 	else
 		aj_persist_reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);

@@ -34,7 +34,9 @@
 bool aj_procs_request(struct persist *p, struct conn *c, const char *op, json_t *req);
 
 /* From control.c's init handling. */
-void aj_procs_on_pty(struct persist *p, struct pending *q, int master, int slave);
+/* A terminal for a spawned command: master (taken) is held here, slave (lent) goes to init;
+ * owner and ctx are the spawn request's. */
+void aj_procs_on_pty(struct persist *p, struct conn *owner, json_t *ctx, int master, int slave);
 void aj_procs_started(struct persist *p, struct exec_rec *e, struct pending *q);
 /* Takes e (already unlinked from p->execs) and the exit event. */
 void aj_procs_exited(struct persist *p, struct exec_rec *e, json_t *exit_ev);
@@ -55,6 +57,8 @@ struct pending *aj_persist_send_exec(struct persist *p, struct conn *c, json_t *
 				     struct aj_err *err);
 int aj_persist_start_tty(struct persist *p, struct conn *c, json_t *req, struct aj_err *err);
 void aj_persist_signal_exec(struct persist *p, uint64_t id, int sig);
+/* The window size of a relayed terminal (the gvisor tier's, kept by init inside). */
+void aj_persist_resize_exec(struct persist *p, uint64_t id, unsigned rows, unsigned cols);
 void aj_persist_reply(struct conn *c, json_t *msg, const int *fds, size_t nfds);
 void aj_persist_reply_err(struct conn *c, enum aj_layer layer, int e, const char *msg);
 
