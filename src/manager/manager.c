@@ -463,7 +463,7 @@ int aj_mgr_policy_text(struct aj_mgr *m, const struct aj_policy *pol, char **out
 	if (aj_policy_load_text(&cp, text, err) < 0)
 		return -1;
 	cp.managed = pol->managed;
-	default_disk(m, &cp);
+	aj_mgr_resolve_disk(m, &cp);
 	rc = pin_image(m, &cp, &im, err);
 	aj_images_close(&im);
 	if (rc < 0)
