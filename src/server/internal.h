@@ -108,13 +108,19 @@ extern const struct aj_srv_route aj_api_terminal_routes[];
 /* GET /v1/sandboxes/{ref}/terminal: an upgrade to a WebSocket, with its own authentication
  * (a ticket, or the listener's): answered or taken over, true; false for other paths. */
 bool aj_srv_terminal_route(struct aj_srv_req *r, const char *path);
+/* Terminals the daemon relays at once, and per owner (docs/api.md "Terminal"); terminal
+ * tickets waiting to be used, per owner (an owner's oldest goes for a new one). */
+#define AJ_SRV_TERMS_MAX 1024
+#define AJ_SRV_TERMS_PER_OWNER 32
+#define AJ_SRV_TICKETS_PER_OWNER 32
 /* Answers the upgrade of Sec-WebSocket-Key `key` with 101 on client (taken; `rest`: bytes
  * already read from it) and relays the WebSocket and command `exec` of the supervisor
- * connection ctl (taken) until either ends. */
+ * connection ctl (taken) until either ends; counted as owner's. */
 void aj_srv_terminal_start(struct aj_srv *s, int client, struct evbuffer *rest, int ctl,
-			   uint64_t exec, int pid, const char *key);
-/* Whether the daemon relays as many terminals as it will (1,024). */
+			   uint64_t exec, int pid, const char *key, const char *owner);
+/* Whether the daemon relays AJ_SRV_TERMS_MAX terminals; how many are owner's. */
 bool aj_srv_terminals_full(void);
+unsigned aj_srv_terminals_of(const char *owner);
 /* Shutdown: every terminal's command killed, its client told (1001). */
 void aj_srv_terminals_shutdown(struct aj_srv *s);
 
