@@ -90,10 +90,22 @@ bool aj_srv_console_route(struct aj_srv_req *r, const char *path);
 int aj_srv_console_host_check(struct aj_srv_req *r);
 /* Console listener: the Host, and the console's bearer token; the local owner. */
 int aj_srv_console_auth(struct aj_srv_req *r);
-/* --console-listen must name a loopback address. */
-int aj_srv_console_check_listen(const char *hostport, struct aj_err *err);
-/* A fresh console token, written with its login URL to <state>/console.json (0600). */
-int aj_srv_console_token_init(const char *state_dir, const char *hostport, struct aj_err *err);
+/* --console-listen must name a loopback address; addr: what to bind (port 0 as no port). */
+int aj_srv_console_check_listen(const char *hostport, char *addr, size_t addr_len,
+				struct aj_err *err);
+
+/* ---- the console listener's credentials (console_login.c) ------------------------------ */
+
+/* Once the listener is bound to hostport (its real port): a fresh console token and login
+ * code, written to <state>/console.json (0600), and the code's renewal timer. */
+int aj_srv_console_login_start(struct aj_srv *s, const char *hostport, struct aj_err *err);
+/* At the end: console.json removed, every credential forgotten. */
+void aj_srv_console_login_stop(void);
+/* Whether v[0..n) is the console's token or a live session's. */
+bool aj_srv_console_credential_ok(const char *v, size_t n);
+/* /v1/console/session on the console listener (POST: a login code for a session; DELETE:
+ * the caller's session ends): answered (r finished), true; false for anything else. */
+bool aj_srv_console_session_route(struct aj_srv_req *r, const char *path);
 
 /* ---- taking a connection over (portproxy.c) -------------------------------------------- */
 
