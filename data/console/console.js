@@ -125,6 +125,9 @@ AJ.logout = function (why) {
 // minutes, on the console listener only (--listen has no such route, so no page can log a
 // browser in there with a link); a copy left in the browser's history is worthless.
 AJ.loginFromFragment = async function () {
+  // A token in a link (the old login URL, or a page that wants this browser logged in as
+  // someone else) is never taken, and does not stay in the address bar.
+  if (/^#token=/.test(location.hash)) history.replaceState(null, '', location.pathname + '#/');
   const m = /^#login=([0-9a-f]{64})$/.exec(location.hash);
   if (!m) return;
   history.replaceState(null, '', location.pathname + '#/');
