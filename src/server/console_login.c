@@ -92,7 +92,8 @@ static int write_json(struct aj_err *err)
 	text = info ? json_dumps(info, JSON_INDENT(2)) : NULL;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || !text || aj_write_all(fd, text, strlen(text)) < 0 ||
-	    aj_write_all(fd, "\n", 1) < 0 || close(aj_steal_fd(&fd)) < 0 || rename(tmp, json_path) < 0) {
+	    aj_write_all(fd, "\n", 1) < 0 || close(aj_steal_fd(&fd)) < 0 ||
+	    rename(tmp, json_path) < 0) {
 		int e = errno;
 		unlink(tmp);
 		errno = e;
@@ -211,25 +212,27 @@ static int login(struct aj_srv_req *r)
 		if (secret_is(&codes[i], code, strlen(code), now))
 			used = i;
 	if (used < 0)
-		return aj_srv_fail(r, 401, "unauthorized", "code",
-				   "the login code is not valid: used already, expired, or of an earlier "
-				   "start of the daemon (console.json has the current login URL)");
+		return aj_srv_fail(
+			r, 401, "unauthorized", "code",
+			"the login code is not valid: used already, expired, or of an earlier "
+			"start of the daemon (console.json has the current login URL)");
 	secret_clear(&codes[used]);
 	if (used == 0 && new_code(&err) < 0)
 		fprintf(stderr, "agentjail: serve: console login code: %s\n", err.msg);
 	s = session_slot(now);
 	if (secret_new(s, SESSION_TTL_S * 1000ull) < 0)
 		return aj_srv_fail(r, 500, "internal", NULL, "no random bytes for a session");
-	aj_srv_ok(r, 200, json_pack("{s:s, s:i, s:n}", "token", s->value, "expires_in",
-				    SESSION_TTL_S, "owner"));
+	aj_srv_ok(r, 200,
+		  json_pack("{s:s, s:i, s:n}", "token", s->value, "expires_in", SESSION_TTL_S,
+			    "owner"));
 	return 0;
 }
 
 /* DELETE, with the session's token: it ends (the console's token is not a session: 204). */
 static int logout(struct aj_srv_req *r)
 {
-	const char *auth = evhttp_find_header(evhttp_request_get_input_headers(r->req),
-					      "Authorization");
+	const char *auth =
+		evhttp_find_header(evhttp_request_get_input_headers(r->req), "Authorization");
 	struct secret *s;
 
 	if (aj_srv_console_auth(r) < 0)
