@@ -10,7 +10,9 @@ client never sends. Prints one JSON object: what happened.
         collected until --wait-for appears (or the command exits, or 15 s pass). --close ends
         the connection from this side right after the start message. Then "start", "output",
         "exit", "errors" (text messages of type error), "close_code", "close_reason".
-        --paste N sends one binary message of N bytes (lines of 80) and then ^D.
+        --paste N sends one binary message of N bytes (lines of 80) and then ^D. --gone
+        drops the connection (no close frame, as a closed tab or a lost network) once the
+        sends and the paste are out.
     ws_term.py raw URL --ticket T FRAME_HEX [--trail N]
         The handshake by hand, then FRAME_HEX as it is (and N more bytes the daemon will never
         read as frames); prints the close code the daemon sent ("reset": the connection was
@@ -39,7 +41,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatusCode
 
 def opts(argv):
     o = {"send": [], "resize": None, "wait": None, "ticket": None, "auth": None, "origin": None,
-         "close": False, "paste": 0, "trail": 0, "other": None, "other-auth": None}
+         "close": False, "gone": False, "paste": 0, "trail": 0, "other": None, "other-auth": None}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -53,8 +55,8 @@ def opts(argv):
             o[a[2:]] = argv[i + 1]; i += 2
         elif a in ("--paste", "--trail"):
             o[a[2:]] = int(argv[i + 1]); i += 2
-        elif a == "--close":
-            o["close"] = True; i += 1
+        elif a in ("--close", "--gone"):
+            o[a[2:]] = True; i += 1
         else:
             o.setdefault("rest", []).append(a); i += 1
     return o
@@ -85,6 +87,9 @@ async def session(url, o):
     if o["paste"]:
         await ws.send((b"a" * 79 + b"\n") * (o["paste"] // 80))
         await ws.send(b"\x04")
+    if o["gone"]:
+        ws.transport.abort()
+        return out
     loop = asyncio.get_running_loop()
     end = loop.time() + 15
     try:
