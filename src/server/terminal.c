@@ -66,6 +66,7 @@ struct term {
 	uint64_t exec;
 	char owner[AJ_SRV_OWNER_MAX];
 	struct event *ctl_ev, *ctl_wev, *retry, *ping, *reaper;
+	struct event *gone_ev; /* the client's close (EV_CLOSED), watched while it is not read */
 	struct aj_ws_reader rd;
 	uint64_t last_rx_ms;
 	size_t ping_out;   /* what waited for the client at the last ping */
@@ -116,7 +117,7 @@ unsigned aj_srv_terminals_of(const char *owner)
 
 static void term_free(struct term *t)
 {
-	struct event *evs[] = {t->ctl_ev, t->ctl_wev, t->retry, t->ping, t->reaper};
+	struct event *evs[] = {t->ctl_ev, t->ctl_wev, t->retry, t->ping, t->reaper, t->gone_ev};
 
 	for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
 		if (evs[i])
@@ -239,6 +240,7 @@ static void term_end(struct term *t, unsigned code, const char *reason)
 	event_add(t->reaper, &grace);
 	event_del(t->ping);
 	event_del(t->retry);
+	event_del(t->gone_ev);
 	bufferevent_disable(t->bev, EV_READ);
 	evbuffer_drain(t->inq, evbuffer_get_length(t->inq));
 	if (code) {
@@ -395,10 +397,15 @@ static void answered(struct term *t, json_t *m)
 
 /* ---- from the client --------------------------------------------------------------------- */
 
+/* Not reading the client would hide its going away (a closed tab, a lost network) until a
+ * ping fails to be written, a keepalive or two later; its close is watched meanwhile, so the
+ * command is killed at once even when it reads nothing and prints nothing. */
 static void client_pause(struct term *t, unsigned why)
 {
 	t->paused |= why;
 	bufferevent_disable(t->bev, EV_READ);
+	if (!t->ending)
+		event_add(t->gone_ev, NULL);
 }
 
 static void read_messages(struct term *t);
@@ -410,6 +417,7 @@ static void client_resume(struct term *t, unsigned why)
 	t->paused &= ~why;
 	if (t->paused || t->ending)
 		return;
+	event_del(t->gone_ev);
 	bufferevent_enable(t->bev, EV_READ);
 	read_messages(t); /* what was read before the pause */
 }
@@ -648,6 +656,15 @@ static void on_client_event(struct bufferevent *bev, short what, void *arg)
 	}
 }
 
+/* The client closed (or reset) its connection while it was not read: it is gone, as at an
+ * end of file read (what it sent last, unread, is no longer anyone's). */
+static void on_client_gone(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	on_client_event(NULL, BEV_EVENT_EOF, arg);
+}
+
 /* Every --keepalive: a ping, or the end for a client silent for three. Silence while the
  * daemon does not read the client is not the client's: while its input waits for the
  * command, or while it is behind but reading on. */
@@ -705,6 +722,7 @@ static struct term *term_new(struct aj_srv *s, int client, int ctl, uint64_t exe
 	t->retry = event_new(s->base, -1, 0, on_retry, t);
 	t->ping = event_new(s->base, -1, EV_PERSIST, on_ping, t);
 	t->reaper = event_new(s->base, -1, 0, on_reaper, t);
+	t->gone_ev = event_new(s->base, client, EV_CLOSED, on_client_gone, t);
 	return t;
 }
 
@@ -715,7 +733,7 @@ void aj_srv_terminal_start(struct aj_srv *s, int client, struct evbuffer *rest, 
 	struct term *t = term_new(s, client, ctl, exec, owner);
 
 	if (!t->bev || !t->inq || !t->ctl_ev || !t->ctl_wev || !t->retry || !t->ping ||
-	    !t->reaper) {
+	    !t->reaper || !t->gone_ev) {
 		if (!t->bev)
 			close(client);
 		term_free(t); /* closing ctl kills the command (kill_on_close) */

@@ -10,9 +10,10 @@ client never sends. Prints one JSON object: what happened.
         collected until --wait-for appears (or the command exits, or 15 s pass). --close ends
         the connection from this side right after the start message. Then "start", "output",
         "exit", "errors" (text messages of type error), "close_code", "close_reason".
-        --paste N sends one binary message of N bytes (lines of 80) and then ^D. --gone
-        drops the connection (no close frame, as a closed tab or a lost network) once the
-        sends and the paste are out.
+        --paste N sends N bytes (lines of 80) in binary messages of at most 1,000,000 bytes,
+        then ^D. --gone resets the connection (no close frame: a tab closed with data unread)
+        once the sends and the paste are out (or 5 s after the paste stalled). --ready TEXT waits for TEXT in the output before any of
+        that.
     ws_term.py raw URL --ticket T FRAME_HEX [--trail N]
         The handshake by hand, then FRAME_HEX as it is (and N more bytes the daemon will never
         read as frames); prints the close code the daemon sent ("reset": the connection was
@@ -51,6 +52,8 @@ def opts(argv):
             o["resize"] = (int(argv[i + 1]), int(argv[i + 2])); i += 3
         elif a == "--wait-for":
             o["wait"] = argv[i + 1]; i += 2
+        elif a == "--ready":
+            o["ready"] = argv[i + 1]; i += 2
         elif a in ("--ticket", "--auth", "--origin", "--other", "--other-auth"):
             o[a[2:]] = argv[i + 1]; i += 2
         elif a in ("--paste", "--trail"):
@@ -80,14 +83,25 @@ async def session(url, o):
         await ws.close()
         out["close_code"] = ws.close_code
         return out
+    while o.get("ready") and o["ready"] not in out["output"]:
+        m = await asyncio.wait_for(ws.recv(), 15)
+        if isinstance(m, bytes):
+            out["output"] += m.decode("utf-8", "replace")
     if o["resize"]:
         await ws.send(json.dumps({"type": "resize", "rows": o["resize"][0], "cols": o["resize"][1]}))
     for s in o["send"]:
         await ws.send(s.encode())
     if o["paste"]:
-        await ws.send((b"a" * 79 + b"\n") * (o["paste"] // 80))
-        await ws.send(b"\x04")
+        try:
+            for left in range(o["paste"] // 80, 0, -12500):
+                await asyncio.wait_for(ws.send((b"a" * 79 + b"\n") * min(left, 12500)),
+                                       5 if o["gone"] else None)
+            await ws.send(b"\x04")
+        except asyncio.TimeoutError:
+            pass
     if o["gone"]:
+        sock = ws.transport.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         ws.transport.abort()
         return out
     loop = asyncio.get_running_loop()

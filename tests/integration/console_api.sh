@@ -178,17 +178,18 @@ r=$(ws "$U" --ticket "$(bj 'd["ticket"]')" --paste 1000000 --wait-for never)
 expect_eq "a 1 MB paste arrives whole, in order, and the terminal goes on (wc -c, exit 0, no error)" \
 	"$(wj "$r" '(d["output"].split() or [""])[-1], d["exit"] and d["exit"]["exit_code"], d["errors"], d["close_code"]')" \
 	"('1000000', 0, [], 1000)"
-# A command that reads nothing: the paste waits, and when the client goes the kill is not lost
-# behind it (nor does the daemon wait for a ping to find out).
-sleeping() { # how many of term-a's running commands are `sleep $1`
+# A command that reads nothing and prints nothing (no echo): the paste waits, the client is not
+# read, and when it goes the kill is not lost behind the input, nor put off to a failed ping.
+SILENT='stty -echo; echo ready; sleep 603'
+silent_running() {
 	curl -s -H "Authorization: Bearer $TA" "http://127.0.0.1:$SV_PORT/v1/sandboxes/term-a/processes" |
-		$PY -c 'import json,sys; print(sum(1 for p in json.load(sys.stdin)["processes"] if p["running"] and (p["argv"] or [""])[-1] == "sleep " + sys.argv[1]))' "$1"
+		$PY -c 'import json,sys; print(sum(1 for p in json.load(sys.stdin)["processes"] if p["running"] and (p["argv"] or [""])[-1] == sys.argv[1]))' "$SILENT"
 }
-ticket "$TA" term-a '{"command": "sleep 603"}'
-ws "$U" --ticket "$(bj 'd["ticket"]')" --paste 1000000 --gone >/dev/null
-for _ in $(seq 25); do [ "$(sleeping 603)" = 0 ] && break; sleep 0.2; done
-expect_eq "a 1 MB paste to a command that reads nothing, then the client gone: the command is killed within 5 s" \
-	"$(sleeping 603)" 0
+ticket "$TA" term-a "{\"command\": \"$SILENT\"}"
+r=$(ws "$U" --ticket "$(bj 'd["ticket"]')" --ready ready --paste 3000000 --gone)
+expect_eq "a silent command that reads nothing ran" "$(wj "$r" '"ready" in d["output"]')" True
+for _ in $(seq 25); do [ "$(silent_running)" = 0 ] && break; sleep 0.2; done
+expect_eq "a 3 MB paste to it (more than the supervisor holds), then the client gone: the command is killed within 5 s" "$(silent_running)" 0
 ticket "$TA" term-a
 r=$($WS flood "$U" --ticket "$(bj 'd["ticket"]')" 3 "$SV_PID" 2>>"$SV_DIR/ws.err")
 expect_eq "a client that sends pings and bad messages and reads nothing: the daemon stops reading it" \
