@@ -192,8 +192,16 @@ for _ in $(seq 25); do [ "$(silent_running)" = 0 ] && break; sleep 0.2; done
 expect_eq "a 3 MB paste to it (more than the supervisor holds), then the client gone: the command is killed within 5 s" "$(silent_running)" 0
 ticket "$TA" term-a
 r=$($WS flood "$U" --ticket "$(bj 'd["ticket"]')" 3 "$SV_PID" 2>>"$SV_DIR/ws.err")
-expect_eq "a client that sends pings and bad messages and reads nothing: the daemon stops reading it" \
-	"$(wj "$r" 'd["sent"] > (1 << 20), d["rss_growth_kib"] < 32768')" "(True, True)"
+echo "# flood: $r"
+expect_eq "a client that sends pings and bad messages and reads nothing: it sends more than 1 MiB" \
+	"$(wj "$r" 'd["sent"] > (1 << 20)')" True
+if [ "$AJ_PASS" = sanitize ]; then
+	# Measured: 2 MiB with ASAN_OPTIONS=quarantine_size_mb=0, 60 MiB without.
+	skip "... the daemon's RSS stays bounded" "ASan's quarantine keeps what is freed: RSS measures no leak under the sanitizer (the main pass checks it)"
+else
+	expect_eq "... the daemon stops reading it: its RSS grows by less than 32 MiB" \
+		"$(wj "$r" 'd["rss_growth_kib"] < 32768')" True
+fi
 expect_eq "... and it got answers: pongs (the latest ping of a round) and errors" \
 	"$(wj "$r" 'd["pongs"] > 0, d["errors"] > 0')" "(True, True)"
 apit "$TA" GET /v1/sandboxes/term-a/terminal
