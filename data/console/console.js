@@ -103,20 +103,60 @@ AJ.login = async function (token) {
   }
 };
 
+AJ.SESSION_KEY = 'agentjail-session';
+
 AJ.logout = function (why) {
+  const token = AJ.token();
+  // A session of the console listener's login URL ends on the daemon too.
+  if (token && sessionStorage.getItem(AJ.SESSION_KEY))
+    fetch('/v1/console/session', {method: 'DELETE', headers: {Authorization: 'Bearer ' + token},
+      cache: 'no-store', credentials: 'omit', redirect: 'error'}).catch(() => {});
   sessionStorage.removeItem(AJ.TOKEN_KEY);
+  sessionStorage.removeItem(AJ.SESSION_KEY);
+  AJ.who = null;
   AJ.loginMessage = why || '';
   if (location.hash !== '#/') location.hash = '#/';
   else AJ.route();
 };
 
-// A login URL (console.json's login_url) carries the token in the fragment, which never
-// reaches a server: it is taken into sessionStorage and removed from the address bar.
-AJ.takeTokenFromFragment = function () {
-  const m = /^#token=([A-Za-z0-9._~+\/=-]+)$/.exec(location.hash);
+// The console listener's login URL (console.json's login_url) carries a login code in the
+// fragment, which never reaches a server: it is taken out of the address bar at once, and
+// exchanged for a session token (POST /v1/console/session). The code works once, for a few
+// minutes, on the console listener only (--listen has no such route, so no page can log a
+// browser in there with a link); a copy left in the browser's history is worthless.
+AJ.loginFromFragment = async function () {
+  // A token in a link (the old login URL, or a page that wants this browser logged in as
+  // someone else) is never taken, and does not stay in the address bar.
+  if (/^#token=/.test(location.hash)) history.replaceState(null, '', location.pathname + '#/');
+  const m = /^#login=([0-9a-f]{64})$/.exec(location.hash);
   if (!m) return;
-  sessionStorage.setItem(AJ.TOKEN_KEY, decodeURIComponent(m[1]));
   history.replaceState(null, '', location.pathname + '#/');
+  try {
+    const res = await fetch('/v1/console/session', {method: 'POST',
+      headers: {'Content-Type': 'application/json'}, body: JSON.stringify({code: m[1]}),
+      cache: 'no-store', credentials: 'omit', redirect: 'error'});
+    if (!res.ok) throw new Error('status ' + res.status);
+    const j = await res.json();
+    sessionStorage.setItem(AJ.TOKEN_KEY, j.token);
+    sessionStorage.setItem(AJ.SESSION_KEY, '1');
+  } catch (e) {
+    AJ.loginMessage = 'This login link was used already, has expired, or is not for this ' +
+      'listener: the state directory\'s console.json has a new one.';
+  }
+};
+
+// Whom the page acts for, in the header: a token's owner, or the local owner.
+AJ.showWho = async function () {
+  if (AJ.who) return;
+  AJ.who = 'asking';
+  try {
+    const w = await AJ.api('GET', '/v1/whoami');
+    AJ.who = w.owner === null ? 'the local owner' : 'owner ' + w.owner;
+  } catch (e) {
+    AJ.who = null;
+    return;
+  }
+  AJ.$('#who').textContent = AJ.who;
 };
 
 // ---- DOM helpers ---------------------------------------------------------------------------

@@ -10,6 +10,8 @@ AJ.showView = function (id) {
   const inside = id !== 'login-view';
   AJ.$('#logout').hidden = !inside;
   AJ.$('#live').hidden = !inside;
+  AJ.$('#who').hidden = !inside;
+  if (inside) AJ.showWho();
 };
 
 AJ.route = function () {
@@ -51,9 +53,9 @@ AJ.initLogin = function () {
   AJ.$('#logout').addEventListener('click', () => AJ.logout('Logged out.'));
 };
 
-document.addEventListener('DOMContentLoaded', () => {
+document.addEventListener('DOMContentLoaded', async () => {
   AJ.$('#where').textContent = location.host;
-  AJ.takeTokenFromFragment();
+  await AJ.loginFromFragment();
   AJ.initLogin();
   AJ.sb.init();
   AJ.events.init();

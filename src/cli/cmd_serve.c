@@ -53,7 +53,7 @@ static const struct aj_option serve_options[] = {
 	{AJ_OPT("preview-domain", 0, AJ_OPT_STRING), SRV(preview_domain), .metavar = "DOMAIN",
 	 .help = "the domain of preview URLs: *.DOMAIN must resolve to --preview-listen"},
 	{AJ_OPT("console-listen", 0, AJ_OPT_STRING), SRV(console_listen), .metavar = "HOST:PORT",
-	 .help = "serve the web console for the local owner here (loopback only)"},
+	 .help = "serve the web console for the local owner here (loopback only; port 0: any)"},
 	{AJ_OPT("workers", 0, AJ_OPT_COUNT), SRV(workers), .metavar = "N", .min = 1, .max = 256,
 	 .store = AJ_STORE_UINT, .help = "threads for manager calls (default 8)"},
 	{AJ_OPT("max-sandboxes", 0, AJ_OPT_COUNT), SRV(max_sandboxes), .metavar = "N", .min = 1,

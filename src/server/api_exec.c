@@ -246,7 +246,11 @@ static void on_close(void *arg)
 	if (ps->closing)
 		return;
 	ps->closing = true;
-	/* exec's command lives only as long as its request; a followed process runs on. */
+	/* exec's command lives only as long as its request; a followed process runs on. The
+	 * supervisor kills it when this connection closes (its spawn asked for kill_on_close):
+	 * closed at once after this kill, with the command's output still flowing, the
+	 * supervisor may find the connection broken before it reads the kill. The kill stays for
+	 * a supervisor started by an older daemon. */
 	if (ps->kill_on_close && !ps->ended) {
 		json_t *k = json_pack("{s:s, s:I, s:i}", "op", "signal", "exec",
 				      (json_int_t)ps->exec, "signal", SIGKILL);
@@ -341,7 +345,10 @@ int aj_srv_build_spawn(struct aj_srv_req *r, struct aj_srv_pdata *d, bool attach
 		return aj_srv_fail(r, 400, "invalid_value", "cwd", "cwd: must be an absolute path "
 								   "inside the sandbox");
 	}
-	d->spawn = json_pack("{s:s, s:o, s:b}", "op", "spawn", "argv", argv, "attach", attach);
+	/* attach: the connection follows the command, and its closing kills it (the supervisor
+	 * does, so no kill the daemon sends last can be lost). */
+	d->spawn = json_pack("{s:s, s:o, s:b, s:b}", "op", "spawn", "argv", argv, "attach", attach,
+			     "kill_on_close", attach);
 	if ((v = json_object_get(r->body, "env")))
 		json_object_set(d->spawn, "env", v);
 	if (cwd)

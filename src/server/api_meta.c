@@ -1,4 +1,5 @@
-/* GET /v1/health, /v1/version and /v1/features: answered on the loop thread, no manager. */
+/* GET /v1/health, /v1/version, /v1/features and /v1/whoami: answered on the loop thread, no
+ * manager. */
 #include "server/internal.h"
 
 static int health(struct aj_srv_req *r)
@@ -21,9 +22,19 @@ static int features(struct aj_srv_req *r)
 	return 0;
 }
 
+/* Whom the request acts for: a token's owner, or the local owner (null) on the unix socket and
+ * the console listener. The console shows it in its header. */
+static int whoami(struct aj_srv_req *r)
+{
+	aj_srv_ok(r, 200, json_pack("{s:s?, s:s}", "owner", r->job.owner[0] ? r->job.owner : NULL,
+				    "listener", r->console ? "console" : r->remote ? "tcp" : "unix"));
+	return 0;
+}
+
 const struct aj_srv_route aj_api_meta_routes[] = {
 	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/health", AJ_SRV_BODY_NONE, NULL, health, NULL, NULL),
 	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/version", AJ_SRV_BODY_NONE, NULL, version, NULL, NULL),
 	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/features", AJ_SRV_BODY_NONE, NULL, features, NULL, NULL),
+	AJ_SRV_ROUTE(EVHTTP_REQ_GET, "/v1/whoami", AJ_SRV_BODY_NONE, NULL, whoami, NULL, NULL),
 	AJ_SRV_ROUTES_END,
 };

@@ -16,7 +16,11 @@
  * not the Host it was sent to is refused: a page of another site can neither read a ticket
  * (it would need the token) nor use one.
  *
- * Tickets live in a table of the loop thread; the spawn runs on a worker.
+ * Tickets live in a table of the loop thread; the spawn runs on a worker. Limits, so that no
+ * owner can use up what the others need: AJ_SRV_TICKETS_PER_OWNER tickets waiting per owner
+ * (a new one takes the place of the owner's oldest), AJ_SRV_TERMS_PER_OWNER terminals per
+ * owner (open, or starting: 429), and the daemon's tables (TICKETS_MAX tickets,
+ * AJ_SRV_TERMS_MAX terminals: 503).
  */
 #include <errno.h>
 #include <signal.h>
@@ -52,15 +56,40 @@ struct tdata {
 	struct aj_srv_pdata *d;
 	char sandbox[33]; /* a ticket's sandbox ("" without a ticket) */
 	char key[32];     /* Sec-WebSocket-Key */
+	char owner[AJ_SRV_OWNER_MAX]; /* an upgrade's, once it counts among `starting` */
+	struct tdata *next, **pprev;
 };
+
+/* Upgrades whose command is starting (the loop thread's): they count for their owner. */
+static struct tdata *starting;
 
 static void tdata_free(void *p)
 {
 	struct tdata *t = p;
 
+	if (t->pprev && (*t->pprev = t->next))
+		t->next->pprev = t->pprev;
 	if (t->d)
 		aj_srv_pdata_free(t->d);
 	free(t);
+}
+
+static unsigned starting_of(const char *owner)
+{
+	unsigned n = 0;
+
+	for (const struct tdata *t = starting; t; t = t->next)
+		n += !strcmp(t->owner, owner);
+	return n;
+}
+
+static void count_starting(struct tdata *t, const char *owner)
+{
+	snprintf(t->owner, sizeof t->owner, "%s", owner);
+	if ((t->next = starting))
+		starting->pprev = &t->next;
+	starting = t;
+	t->pprev = &starting;
 }
 
 static struct tdata *tdata_new(struct aj_srv_req *r)
@@ -114,8 +143,8 @@ static int terminal_spawn(struct aj_srv_req *r, struct aj_srv_pdata *d)
 		if (cwd && cwd[0] != '/')
 			return aj_srv_fail(r, 400, "invalid_value", "cwd",
 					   "cwd: must be an absolute path inside the sandbox");
-		d->spawn = json_pack("{s:s, s:o, s:b}", "op", "spawn", "argv", default_argv(),
-				     "attach", 1);
+		d->spawn = json_pack("{s:s, s:o, s:b, s:b}", "op", "spawn", "argv", default_argv(),
+				     "attach", 1, "kill_on_close", 1);
 		for (const char *const *k = (const char *const[]){"cwd", "env", "user", NULL}; *k; k++)
 			if (r->body && (v = json_object_get(r->body, *k)))
 				json_object_set(d->spawn, *k, v);
@@ -161,15 +190,28 @@ static void ticket_work(struct aj_srv_req *r, struct aj_mgr *m)
 	snprintf(t->sandbox, sizeof t->sandbox, "%s", rec.id);
 }
 
-static struct ticket *free_slot(uint64_t now)
+/* A free slot for owner's new ticket: expired ones are cleared on the way, and an owner
+ * with AJ_SRV_TICKETS_PER_OWNER waiting loses its oldest. */
+static struct ticket *free_slot(const char *owner, uint64_t now)
 {
-	struct ticket *slot = NULL;
+	struct ticket *slot = NULL, *oldest = NULL;
+	unsigned mine = 0;
 
 	for (size_t i = 0; i < TICKETS_MAX; i++) {
-		if (tickets[i].value[0] && tickets[i].expires_ms <= now)
-			ticket_clear(&tickets[i]);
-		if (!slot && !tickets[i].value[0])
-			slot = &tickets[i];
+		struct ticket *t = &tickets[i];
+		if (t->value[0] && t->expires_ms <= now)
+			ticket_clear(t);
+		if (t->value[0] && !strcmp(t->owner, owner)) {
+			mine++;
+			if (!oldest || t->expires_ms < oldest->expires_ms)
+				oldest = t;
+		}
+		if (!slot && !t->value[0])
+			slot = t;
+	}
+	if (mine >= AJ_SRV_TICKETS_PER_OWNER) {
+		ticket_clear(oldest);
+		return oldest;
 	}
 	return slot;
 }
@@ -178,7 +220,7 @@ static void ticket_done(struct aj_srv_req *r)
 {
 	struct tdata *t = r->data;
 	uint64_t now = aj_now_monotonic_us() / 1000;
-	struct ticket *slot = r->failed ? NULL : free_slot(now);
+	struct ticket *slot = r->failed ? NULL : free_slot(r->job.owner, now);
 
 	if (!r->failed && !slot)
 		aj_srv_fail(r, 503, "unavailable", NULL,
@@ -314,7 +356,10 @@ static void upgrade_work(struct aj_srv_req *r, struct aj_mgr *m)
 	aj_fd_set_nonblock(t->d->ctl, true);
 }
 
-/* A command whose terminal never opened dies at once. */
+/* A command whose terminal never opened dies at once: its connection closes with the request,
+ * which kills it (the spawn's kill_on_close) even when this kill finds the socket full or the
+ * supervisor drops it for output it could not send; the kill is for a supervisor that an older
+ * daemon started. */
 static void kill_spawned(struct tdata *t)
 {
 	json_t *k;
@@ -345,7 +390,7 @@ static void upgrade_done(struct aj_srv_req *r)
 	}
 	r->req = NULL; /* freed with its connection */
 	aj_srv_terminal_start(r->srv, cli, rest, aj_steal_fd(&t->d->ctl), t->d->exec, t->d->pid,
-			      t->key);
+			      t->key, r->job.owner);
 	aj_srv_req_free(r);
 }
 
@@ -377,6 +422,13 @@ static int upgrade_start(struct aj_srv_req *r, const char *query)
 		return -1;
 	if (terminal_size(r, query, t->d->spawn) < 0)
 		return -1;
+	if (aj_srv_terminals_of(r->job.owner) + starting_of(r->job.owner) >=
+	    AJ_SRV_TERMS_PER_OWNER)
+		return aj_srv_fail(r, 429, "too_many_terminals", NULL,
+				   "%u terminals are open for this owner, the most there may be; "
+				   "close one first",
+				   AJ_SRV_TERMS_PER_OWNER);
+	count_starting(t, r->job.owner);
 	snprintf(t->key, sizeof t->key, "%s",
 		 evhttp_find_header(evhttp_request_get_input_headers(r->req), "Sec-WebSocket-Key"));
 	r->job.work = upgrade_job_work;

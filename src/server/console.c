@@ -1,8 +1,7 @@
 /* The web console (docs/console.md): one page and its scripts, built into the binary, served
  * at /console/ on the API's TCP listeners (--listen: the page logs in with a bearer token of
  * --token-file and acts as that token's owner) and on the console listener (--console-listen:
- * loopback only, the local owner, with a token made at every start and written to
- * <state>/console.json).
+ * loopback only, the local owner, with the token and login codes of console_login.c).
  *
  * The page is static and holds no secret: the token lives in the browser's sessionStorage and
  * travels in the Authorization header of every API call, never in a cookie, so a page of
@@ -13,28 +12,19 @@
  * cell colours), neither of which can run code or load anything from elsewhere.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <event2/util.h>
-#include <openssl/crypto.h>
 
 #include "common/util.h"
-#include "manager/manager.h"
 #include "server/console_assets.h"
 #include "server/internal.h"
 
-#define TOKEN_BYTES 32
 #define PREFIX "/console/"
-
-/* The console listener's token: one daemon per process (like http.c's listeners). */
-static char console_token[2 * TOKEN_BYTES + 1];
 
 static const struct {
 	const char *suffix, *type;
@@ -142,6 +132,8 @@ bool aj_srv_console_route(struct aj_srv_req *r, const char *path)
 	enum evhttp_cmd_type method = evhttp_request_get_command(r->req);
 	const struct aj_console_asset *a;
 
+	if (aj_srv_console_session_route(r, path))
+		return true;
 	if (!path || (strcmp(path, "/console") && strncmp(path, PREFIX, sizeof PREFIX - 1) &&
 		      !(r->console && !strcmp(path, "/"))))
 		return false;
@@ -222,29 +214,34 @@ int aj_srv_console_auth(struct aj_srv_req *r)
 	if (!auth || strncasecmp(auth, "Bearer ", 7))
 		return aj_srv_fail(r, 401, "unauthorized", NULL,
 				   "this listener needs Authorization: Bearer TOKEN (the console's "
-				   "token, in the state directory's console.json)");
+				   "token, in the state directory's console.json, or a session's)");
 	v = auth + 7 + strspn(auth + 7, " ");
 	n = strcspn(v, " \t");
-	if (n != 2 * TOKEN_BYTES || v[n + strspn(v + n, " \t")] != '\0' ||
-	    CRYPTO_memcmp(v, console_token, n) != 0)
+	if (v[n + strspn(v + n, " \t")] != '\0' || !aj_srv_console_credential_ok(v, n))
 		return aj_srv_fail(r, 401, "unauthorized", NULL, "the bearer token is not valid");
 	r->job.owner[0] = '\0'; /* the local owner */
 	return 0;
 }
 
 /* The address must be a loopback one: the listener acts for the local owner, the host's
- * administrator, whose token must never cross a network. */
-int aj_srv_console_check_listen(const char *hostport, struct aj_err *err)
+ * administrator, whose token must never cross a network. Port 0 (or none): one the kernel
+ * picks, which no other local user can hold in advance. */
+int aj_srv_console_check_listen(const char *hostport, char *addr, size_t addr_len,
+				struct aj_err *err)
 {
 	struct sockaddr_storage ss = {0};
 	int len = sizeof ss;
 	const struct sockaddr_in *a4 = (const struct sockaddr_in *)&ss;
 	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)&ss;
+	size_t n = strlen(hostport);
 
-	if (evutil_parse_sockaddr_port(hostport, (struct sockaddr *)&ss, &len) < 0 ||
+	/* libevent's parser refuses port 0; an address without a port is the same. */
+	snprintf(addr, addr_len, "%.*s", (int)(n > 2 && !strcmp(hostport + n - 2, ":0") ? n - 2 : n),
+		 hostport);
+	if (evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &len) < 0 ||
 	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL,
-				  "--console-listen: expected HOST:PORT such as 127.0.0.1:8090, got "
+				  "--console-listen: expected HOST:PORT such as 127.0.0.1:0, got "
 				  "\"%s\"",
 				  hostport);
 	if ((ss.ss_family == AF_INET && (ntohl(a4->sin_addr.s_addr) >> 24) != 127) ||
@@ -255,36 +252,5 @@ int aj_srv_console_check_listen(const char *hostport, struct aj_err *err)
 				  "(for other machines, use --listen with tokens: /console/ is served "
 				  "there too)",
 				  hostport);
-	return 0;
-}
-
-/* A fresh token, and <state>/console.json (0600) with the URL that logs in with it. */
-int aj_srv_console_token_init(const char *state_dir, const char *hostport, struct aj_err *err)
-{
-	struct aj_mgr m;
-	char path[4200], tmp[4300], url[300];
-	_cleanup_json_ json_t *info = NULL;
-	_cleanup_free_ char *text = NULL;
-	_cleanup_close_ int fd = -1;
-
-	if (aj_random_hex(console_token, TOKEN_BYTES) < 0)
-		return aj_err_sys(err, AJ_LAYER_API, "random bytes for the console's token");
-	if (aj_mgr_open(&m, state_dir, NULL, err) < 0)
-		return -1;
-	snprintf(path, sizeof path, "%s/console.json", m.state);
-	aj_mgr_close(&m);
-	snprintf(tmp, sizeof tmp, "%s.%d", path, (int)getpid());
-	snprintf(url, sizeof url, "http://%s/console/", hostport);
-	info = json_pack("{s:s, s:s, s:s, s:s++}", "listen", hostport, "url", url, "token",
-			 console_token, "login_url", url, "#token=", console_token);
-	text = json_dumps(info, JSON_INDENT(2));
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || !text || aj_write_all(fd, text, strlen(text)) < 0 ||
-	    aj_write_all(fd, "\n", 1) < 0 || close(aj_steal_fd(&fd)) < 0 || rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		errno = e;
-		return aj_err_sys(err, AJ_LAYER_API, "write \"%s\"", path);
-	}
 	return 0;
 }

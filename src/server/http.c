@@ -1,6 +1,7 @@
 /* The daemon: listeners (unix socket for the local owner, TCP with bearer tokens), evhttp
  * limits and timeouts, signals, and the graceful shutdown on SIGTERM (stop accepting, finish
  * what is in flight, exit 0; sandboxes keep running, their supervisors are not ours). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -190,8 +191,10 @@ static int bind_unix(struct aj_srv *s, const char *path, bool is_default, struct
 	return add_listener(s, s->http_local, aj_steal_fd(&fd), path, err);
 }
 
-static int bind_tcp(struct aj_srv *s, struct evhttp *http, const char *opt, const char *hostport,
-		    struct aj_err *err)
+/* bound (when not NULL): the address as bound, HOST:PORT, with the port the kernel chose for
+ * port 0 (allowed only then). */
+static int bind_tcp_at(struct aj_srv *s, struct evhttp *http, const char *opt,
+		       const char *hostport, char *bound, size_t bound_len, struct aj_err *err)
 {
 	struct sockaddr_storage ss = {0};
 	_cleanup_close_ int fd = -1;
@@ -199,7 +202,7 @@ static int bind_tcp(struct aj_srv *s, struct evhttp *http, const char *opt, cons
 
 	if (evutil_parse_sockaddr_port(hostport, (struct sockaddr *)&ss, &len) < 0 ||
 	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
-	    ((struct sockaddr_in *)&ss)->sin_port == 0)
+	    (!bound && ((struct sockaddr_in *)&ss)->sin_port == 0))
 		return aj_err_set(err, AJ_LAYER_API, EINVAL,
 				  "%s: expected HOST:PORT such as 127.0.0.1:8080 or [::1]:8080, "
 				  "got \"%s\"",
@@ -214,7 +217,25 @@ static int bind_tcp(struct aj_srv *s, struct evhttp *http, const char *opt, cons
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	if (bind(fd, (struct sockaddr *)&ss, (socklen_t)len) < 0 || listen(fd, SOMAXCONN) < 0)
 		return aj_err_sys(err, AJ_LAYER_API, "listen on %s", hostport);
+	if (bound) {
+		socklen_t sl = sizeof ss;
+		char host[INET6_ADDRSTRLEN];
+		const void *a = ss.ss_family == AF_INET
+					? (const void *)&((struct sockaddr_in *)&ss)->sin_addr
+					: (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+		    !inet_ntop(ss.ss_family, a, host, sizeof host))
+			return aj_err_sys(err, AJ_LAYER_API, "the address of %s", hostport);
+		snprintf(bound, bound_len, ss.ss_family == AF_INET ? "%s:%u" : "[%s]:%u", host,
+			 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	}
 	return add_listener(s, http, aj_steal_fd(&fd), hostport, err);
+}
+
+static int bind_tcp(struct aj_srv *s, struct evhttp *http, const char *opt, const char *hostport,
+		    struct aj_err *err)
+{
+	return bind_tcp_at(s, http, opt, hostport, NULL, 0, err);
 }
 
 static struct evhttp *new_http(struct aj_srv *s, enum aj_srv_listener kind)
@@ -425,25 +446,28 @@ static int open_preview_listener(struct aj_srv *s, struct aj_err *err)
 	return 0;
 }
 
-/* The web console for the local owner (console.c): loopback only, its token made now. */
+/* The web console for the local owner (console.c): loopback only. Its credentials and
+ * console.json come once the port is bound, so the file never names a port that another
+ * process holds (and port 0 is a port the kernel picked). */
 static int open_console_listener(struct aj_srv *s, struct aj_err *err)
 {
 	const struct aj_srv_config *c = s->cfg;
+	char addr[300], bound[INET6_ADDRSTRLEN + 10];
 
 	if (!c->console_listen)
 		return 0;
-	if (aj_srv_console_check_listen(c->console_listen, err) < 0 ||
-	    aj_srv_console_token_init(c->state_dir, c->console_listen, err) < 0)
+	if (aj_srv_console_check_listen(c->console_listen, addr, sizeof addr, err) < 0)
 		return -1;
 	s->http_console = new_http(s, AJ_SRV_CONSOLE);
 	if (!s->http_console)
 		return aj_err_sys(err, AJ_LAYER_API, "set up the console listener");
-	if (bind_tcp(s, s->http_console, "--console-listen", c->console_listen, err) < 0)
+	if (bind_tcp_at(s, s->http_console, "--console-listen", addr, bound, sizeof bound, err) < 0 ||
+	    aj_srv_console_login_start(s, bound, err) < 0)
 		return -1;
 	fprintf(stderr,
 		"agentjail: serve: console for the local owner on http://%s/console/ (its login URL "
 		"is in the state directory's console.json)\n",
-		c->console_listen);
+		bound);
 	return 0;
 }
 
@@ -561,6 +585,7 @@ static void teardown(struct aj_srv *s)
 		evhttp_free(s->http_preview);
 	if (s->http_console)
 		evhttp_free(s->http_console);
+	aj_srv_console_login_stop();
 	if (s->front)
 		s->cfg->e2b->destroy(s->front);
 	if (drain_ev)

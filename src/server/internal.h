@@ -90,10 +90,22 @@ bool aj_srv_console_route(struct aj_srv_req *r, const char *path);
 int aj_srv_console_host_check(struct aj_srv_req *r);
 /* Console listener: the Host, and the console's bearer token; the local owner. */
 int aj_srv_console_auth(struct aj_srv_req *r);
-/* --console-listen must name a loopback address. */
-int aj_srv_console_check_listen(const char *hostport, struct aj_err *err);
-/* A fresh console token, written with its login URL to <state>/console.json (0600). */
-int aj_srv_console_token_init(const char *state_dir, const char *hostport, struct aj_err *err);
+/* --console-listen must name a loopback address; addr: what to bind (port 0 as no port). */
+int aj_srv_console_check_listen(const char *hostport, char *addr, size_t addr_len,
+				struct aj_err *err);
+
+/* ---- the console listener's credentials (console_login.c) ------------------------------ */
+
+/* Once the listener is bound to hostport (its real port): a fresh console token and login
+ * code, written to <state>/console.json (0600), and the code's renewal timer. */
+int aj_srv_console_login_start(struct aj_srv *s, const char *hostport, struct aj_err *err);
+/* At the end: console.json removed, every credential forgotten. */
+void aj_srv_console_login_stop(void);
+/* Whether v[0..n) is the console's token or a live session's. */
+bool aj_srv_console_credential_ok(const char *v, size_t n);
+/* /v1/console/session on the console listener (POST: a login code for a session; DELETE:
+ * the caller's session ends): answered (r finished), true; false for anything else. */
+bool aj_srv_console_session_route(struct aj_srv_req *r, const char *path);
 
 /* ---- taking a connection over (portproxy.c) -------------------------------------------- */
 
@@ -108,13 +120,19 @@ extern const struct aj_srv_route aj_api_terminal_routes[];
 /* GET /v1/sandboxes/{ref}/terminal: an upgrade to a WebSocket, with its own authentication
  * (a ticket, or the listener's): answered or taken over, true; false for other paths. */
 bool aj_srv_terminal_route(struct aj_srv_req *r, const char *path);
+/* Terminals the daemon relays at once, and per owner (docs/api.md "Terminal"); terminal
+ * tickets waiting to be used, per owner (an owner's oldest goes for a new one). */
+#define AJ_SRV_TERMS_MAX 1024
+#define AJ_SRV_TERMS_PER_OWNER 32
+#define AJ_SRV_TICKETS_PER_OWNER 32
 /* Answers the upgrade of Sec-WebSocket-Key `key` with 101 on client (taken; `rest`: bytes
  * already read from it) and relays the WebSocket and command `exec` of the supervisor
- * connection ctl (taken) until either ends. */
+ * connection ctl (taken) until either ends; counted as owner's. */
 void aj_srv_terminal_start(struct aj_srv *s, int client, struct evbuffer *rest, int ctl,
-			   uint64_t exec, int pid, const char *key);
-/* Whether the daemon relays as many terminals as it will (1,024). */
+			   uint64_t exec, int pid, const char *key, const char *owner);
+/* Whether the daemon relays AJ_SRV_TERMS_MAX terminals; how many are owner's. */
 bool aj_srv_terminals_full(void);
+unsigned aj_srv_terminals_of(const char *owner);
 /* Shutdown: every terminal's command killed, its client told (1001). */
 void aj_srv_terminals_shutdown(struct aj_srv *s);
 

@@ -50,8 +50,9 @@ struct aj_srv_textconv {
 json_t *aj_srv_output_line(struct aj_srv_textconv *tc, json_t *ev);
 json_t *aj_srv_exit_line(json_t *ev);
 
-/* The supervisor's spawn request for the body into d->spawn (attach: exec's); -1 with the
- * request failed. */
+/* The supervisor's spawn request for the body into d->spawn (attach: exec's and the
+ * terminal's: the connection follows the command, and the supervisor kills the command when
+ * that connection closes); -1 with the request failed. */
 int aj_srv_build_spawn(struct aj_srv_req *r, struct aj_srv_pdata *d, bool attach);
 /* The body's "stdin" or "stdin_base64" into d->stdin_text and d->spawn. */
 int aj_srv_spawn_stdin(struct aj_srv_req *r, struct aj_srv_pdata *d);

@@ -59,6 +59,7 @@ struct proc_io {
 	bool truncated, throttled;
 	struct conn *followers[MAX_FOLLOWERS];
 	size_t n_followers;
+	struct conn *end_with;   /* kill_on_close: the connection whose closing kills it */
 	json_t *exit_ev;         /* once ended */
 	uint64_t ended_ms;
 	json_t *argv;
@@ -408,10 +409,18 @@ void aj_procs_started(struct persist *p, struct exec_rec *e, struct pending *q)
 		aj_persist_reply_err(q->owner, AJ_LAYER_INTERNAL, ENOMEM, "watch the command");
 		return;
 	}
-	/* The command belongs to no client: it runs on when they go. */
+	/* The command belongs to no client: it runs on when they go, unless the one that asked
+	 * tied it to its connection; a client already gone kills it now. The supervisor sees a
+	 * connection close whatever happened to its client, where a kill the client sends last
+	 * can be lost (its socket full, or the client killed). */
 	e->owner = NULL;
 	if (q->owner && json_is_true(json_object_get(q->ctx, "attach")))
 		io->followers[io->n_followers++] = q->owner;
+	if (json_is_true(json_object_get(q->ctx, "kill_on_close"))) {
+		io->end_with = q->owner;
+		if (!q->owner)
+			aj_persist_signal_exec(p, e->id, SIGKILL);
+	}
 	aj_persist_reply(q->owner,
 			 json_pack("{s:b, s:I, s:i}", "ok", 1, "exec", (json_int_t)e->id, "pid",
 				   e->pid),
@@ -495,9 +504,15 @@ bool aj_procs_followed(const struct exec_rec *e)
 
 void aj_procs_forget_conn(struct persist *p, struct conn *c)
 {
-	for (struct exec_rec *e = p->execs; e; e = e->next)
-		if (e->io)
-			unfollow(e->io, c);
+	for (struct exec_rec *e = p->execs; e; e = e->next) {
+		if (!e->io)
+			continue;
+		unfollow(e->io, c);
+		if (e->io->end_with == c) {
+			e->io->end_with = NULL;
+			aj_persist_signal_exec(p, e->id, SIGKILL);
+		}
+	}
 	aj_procs_on_drained(p);
 }
 

@@ -4,9 +4,13 @@
  * path); both are started by init the same way.
  *
  * Control operations (JSON over the control socket; ids are the exec ids of `exec`):
- *   spawn   {argv, env?, cwd?, tty?, rows?, cols?, stdin?, timeout_ms?, tag?, attach?, meta?}
+ *   spawn   {argv, env?, cwd?, tty?, rows?, cols?, stdin?, timeout_ms?, tag?, attach?,
+ *            kill_on_close?, meta?}
  *           -> {ok, exec, pid}. stdin: keep a writable stdin (else /dev/null). timeout_ms:
  *           absent = the policy's timeout, 0 = none. attach: this connection follows it.
+ *           kill_on_close: the command is killed when this connection closes (a client gone
+ *           before the command started kills it at its start): the daemon's exec and
+ *           terminal, whose commands live as long as their client, whatever the daemon does.
  *           meta: any JSON the client keeps with the command (E2B's process config), shown
  *           by procs.
  *   attach  {exec, from?} -> {ok, exec, running, offset}; then the retained output from byte

@@ -4,8 +4,8 @@
 //
 // Environment: CONSOLE_NODE_MODULES (puppeteer-core), CHROMIUM, API (http://127.0.0.1:PORT),
 // TOKEN_A and TOKEN_B (owners alice and bob), LOCAL_LOGIN (the console listener's login URL),
-// LOCAL_SANDBOX (a sandbox of the local owner), ATTACKER (a page of another origin), SHOTS,
-// PROFILE (a fresh user data directory).
+// LOCAL_TOKEN (the console listener's token), LOCAL_SANDBOX (a sandbox of the local owner),
+// ATTACKER (a page of another origin), SHOTS, PROFILE (a fresh user data directory).
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -94,6 +94,8 @@ try {
     await page.waitForSelector('tr[data-sandbox="console-a"]', {timeout: 10000});
     const stored = await page.evaluate(() => ({session: sessionStorage.getItem('agentjail-token'), cookie: document.cookie, local: localStorage.length}));
     assert(stored.session === env.TOKEN_A && stored.cookie === '' && stored.local === 0, JSON.stringify(stored));
+    await page.waitForFunction(() => document.querySelector('#who').textContent === 'owner alice', {timeout: 10000})
+      .catch(async () => { throw new Fail('the header says ' + await page.$eval('#top', e => e.textContent)); });
   });
 
   await test('a sandbox created through the API appears in the list, live', async () => {
@@ -277,16 +279,58 @@ try {
     await ctx.close();
   });
 
-  await test('the console listener logs the local owner in from its login URL', async () => {
+  await test('a page of another origin cannot log a browser in with a link (#token= or #login= on --listen)', async () => {
+    const ctx = await browser.createBrowserContext();
+    const evil = await ctx.newPage();
+    await evil.goto(env.ATTACKER, {waitUntil: 'load'});
+    for (const frag of ['#token=' + env.TOKEN_B, '#login=' + '0'.repeat(64)]) {
+      const opened = new Promise(resolve => ctx.once('targetcreated', t => resolve(t.page())));
+      await evil.evaluate(u => { window.open(u); }, env.API + '/console/' + frag);
+      const victim = await opened;
+      watch(victim);
+      await victim.bringToFront();
+      await victim.waitForSelector('#login-view:not([hidden])', {timeout: 10000});
+      const state = await victim.evaluate(() => ({token: sessionStorage.getItem('agentjail-token'),
+        rows: document.querySelectorAll('#sandboxes tbody tr').length, hash: location.hash}));
+      assert(state.token === null && state.rows === 0 && !state.hash.includes(frag.slice(1, 6)),
+        frag.slice(0, 7) + ': ' + JSON.stringify(state));
+      await victim.close();
+    }
+    await ctx.close();
+  });
+
+  await test('the console listener logs the local owner in from its login URL, once, without its token', async () => {
     const ctx = await browser.createBrowserContext();
     const local = await ctx.newPage();
     watch(local);
     await local.goto(env.LOCAL_LOGIN, {waitUntil: 'load'});
     await local.waitForSelector(`tr[data-sandbox="${env.LOCAL_SANDBOX}"]`, {timeout: 10000});
-    assert(!local.url().includes('token='), 'the token left the address bar: ' + local.url());
+    assert(!local.url().includes('login='), 'the code left the address bar: ' + local.url());
     const names = await local.$$eval('#sandboxes tbody tr', rows => rows.map(r => r.dataset.sandbox));
     assert(!names.includes(NAME) && !names.includes('console-bob'), 'the local owner sees ' + JSON.stringify(names));
+    const token = await local.evaluate(() => sessionStorage.getItem('agentjail-token'));
+    assert(/^[0-9a-f]{64}$/.test(token) && token !== env.LOCAL_TOKEN, 'the page holds a session, not the console\'s token');
+    await local.waitForFunction(() => document.querySelector('#who').textContent === 'the local owner', {timeout: 10000});
     await shot(local, '10-local');
+    // The same URL again (from the history, or taken by someone): it logs nobody in.
+    const again = await ctx.newPage();
+    watch(again);
+    await again.bringToFront();
+    await again.goto(env.LOCAL_LOGIN, {waitUntil: 'load'});
+    await again.waitForFunction(() => /used already/.test(document.querySelector('#login-error').textContent), {timeout: 10000});
+    assert(await again.evaluate(() => sessionStorage.getItem('agentjail-token')) === null, 'a used code logged in');
+    await again.close();
+    // Log out ends the session on the daemon too.
+    await local.bringToFront();
+    await local.click('#logout');
+    await local.waitForSelector('#login-view:not([hidden])', {timeout: 10000});
+    const origin = new URL(env.LOCAL_LOGIN).origin;
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 401; i++) {
+      status = (await fetch(origin + '/v1/sandboxes', {headers: {Authorization: 'Bearer ' + token}})).status;
+      if (status !== 401) await new Promise(r => setTimeout(r, 100));
+    }
+    assert(status === 401, 'the session after Log out: ' + status);
     await ctx.close();
   });
 

@@ -6,7 +6,8 @@
 # back through the API, watches a denied egress request appear highlighted in the events,
 # pauses and resumes from the page, and checks that another owner's page lists none of the
 # first owner's sandboxes, that a page of another origin can neither get a ticket nor open a
-# terminal with one, and that the console listener logs the local owner in. Screenshots of
+# terminal with one nor log the browser in with a link, and that the console listener logs the
+# local owner in from its login URL once, with a session rather than its token. Screenshots of
 # the views go to $AJ_BUILD/console-shots (not committed). Without chromium, or without the
 # npm registry for puppeteer-core, it is skipped with the reason.
 # passes: main sanitize
@@ -33,9 +34,8 @@ fi
 TA=alice-console-token-0123456789
 TB=bob-console-token-0123456789ab
 sv_tokens "$TA alice" "$TB bob"
-CPORT=$(free_port)
 PPORT=$(free_port)
-sv_start_tcp --console-listen "127.0.0.1:$CPORT" --preview-listen "127.0.0.1:$PPORT" \
+sv_start_tcp --console-listen "127.0.0.1:0" --preview-listen "127.0.0.1:$PPORT" \
 	--preview-domain localhost ||
 	{ not_ok "serve --listen --console-listen ($(tail -5 "$SV_LOG"))"; exit 0; }
 apitj "$TA" POST /v1/sandboxes '{"name": "console-a", "start": false}'
@@ -45,6 +45,7 @@ expect_api "bob's sandbox" 201
 apij POST /v1/sandboxes '{"name": "console-local", "start": false}'
 expect_api "the local owner's sandbox" 201
 LOGIN=$(json "$STATE/console.json" 'd["login_url"]')
+LOCAL_TOKEN=$(json "$STATE/console.json" 'd["token"]')
 
 # A page of another origin, for the cross-origin checks.
 EVIL=$(mktmp)
@@ -59,7 +60,7 @@ rm -rf "$SHOTS"
 PROFILE=$(mktmp)/profile
 node=$(command -v node)
 CONSOLE_NODE_MODULES=$MODS CHROMIUM=$CHROMIUM API="http://127.0.0.1:$SV_PORT" TOKEN_A=$TA \
-	TOKEN_B=$TB LOCAL_LOGIN=$LOGIN LOCAL_SANDBOX=console-local \
+	TOKEN_B=$TB LOCAL_LOGIN=$LOGIN LOCAL_TOKEN=$LOCAL_TOKEN LOCAL_SANDBOX=console-local \
 	ATTACKER="http://127.0.0.1:$APORT/" SHOTS=$SHOTS PROFILE=$PROFILE HOME=$(dirname "$PROFILE") \
 	timeout 240 "$node" "$AJ_ROOT/tests/console/console_test.mjs" 2>"$SV_DIR/node.err" |
 	grep -E '^(ok|not ok) '
