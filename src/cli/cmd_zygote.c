@@ -18,8 +18,9 @@
  * takes no sandbox with it. The supervisor runs aj_supervise() as `__supervise` would, its
  * stdio, signal state and descriptors set up as by the manager's exec_supervisor().
  *
- * What it gives up: the supervisors of one daemon share one address-space layout, the
- * zygote's (randomised at each start of serve), instead of one each; the manager's fork and
+ * What it gives up: the supervisors of one daemon share one address-space layout, stack
+ * canary and pointer guard, the zygote's (randomised at each start of serve), instead of
+ * one each; the manager's fork and
  * exec (`agentjail create` from the CLI, or a daemon whose zygote is gone) still gives each
  * its own. The zygote exits when the daemon closes its end or dies (parent-death signal).
  */
@@ -94,9 +95,16 @@ static void tell_failed(int ready, int e)
  * exec_supervisor() leaves them, then the supervisor itself. Never returns. */
 static void run_supervisor(const char *state_dir, const char *id, int ready, int log)
 {
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	char title[128];
 	sigset_t none;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	/* Every disposition the default, as after the manager's exec: what serve's own caller
+	 * ignored (nohup's SIGHUP, a shell's SIGINT) and the zygote's SIGPIPE do not carry
+	 * over. Fails harmlessly for SIGKILL and SIGSTOP. */
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
 
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(log, 2) < 0 ||
 	    (ready == ZYGOTE_FD ? 0 : dup2(ready, ZYGOTE_FD)) < 0)
@@ -193,6 +201,8 @@ static int cmd_zygote(const struct aj_verb *v, int argc, char **argv)
 		return 125;
 	}
 	aj_fd_set_cloexec(ZYGOTE_FD, true);
+	/* A ready pipe whose reader gave up (the manager's timeout) must not end the zygote. */
+	signal(SIGPIPE, SIG_IGN);
 	aj_proctitle_take_environment();
 	aj_proctitle_set("agentjail __zygote");
 	for (;;) {

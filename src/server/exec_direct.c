@@ -131,10 +131,24 @@ static void on_answer(evutil_socket_t fd, short what, void *arg)
 	}
 	/* No descriptors wanted: any that come are closed. */
 	if (aj_ctl_recv((int)fd, &msg, NULL, NULL, 0) < 0) {
-		if (errno == EAGAIN || errno == ETIMEDOUT)
+		int e = errno;
+
+		if (e == EAGAIN || e == ETIMEDOUT) {
 			event_add(d->ev, &tv);
-		else
-			to_worker(r, d);
+		} else if (e == EPIPE || e == ECONNRESET) {
+			to_worker(r, d); /* closed unanswered: the supervisor went away */
+		} else {
+			/* It answered, but not in a way we can read: the command may have started,
+			 * and a worker's second spawn would start it twice. Failed as a worker's
+			 * call that read this answer fails. */
+			struct aj_err err;
+
+			event_free(d->ev);
+			d->ev = NULL;
+			aj_err_set(&err, AJ_LAYER_PROCESS, e, "the answer of the sandbox's supervisor");
+			aj_srv_proc_fail(r, d, &err);
+			aj_srv_exec_started(r);
+		}
 		return;
 	}
 	if (json_object_get(msg, "event")) { /* not the answer: none can precede it */

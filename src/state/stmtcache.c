@@ -122,7 +122,10 @@ void state_stmt_forget(sqlite3 *db)
 	pthread_mutex_lock(&mu);
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
 		if (cache[i].db == db) {
-			sqlite3_finalize(cache[i].st);
+			/* One still out is its holder's to finalize (state_stmt_done no longer
+			 * finds it): finalizing it here would make that a second time. */
+			if (!cache[i].out)
+				sqlite3_finalize(cache[i].st);
 			cache[i] = (struct entry){0};
 		}
 	pthread_mutex_unlock(&mu);
