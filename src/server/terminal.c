@@ -30,6 +30,7 @@
  * the end began. Everything here runs on the loop thread.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ struct term {
 	uint64_t exec;
 	char owner[AJ_SRV_OWNER_MAX];
 	struct event *ctl_ev, *ctl_wev, *retry, *ping, *reaper;
-	struct event *gone_ev; /* the client's close (EV_CLOSED), watched while it is not read */
+	struct event *gone_ev; /* the client's close, looked for while it is not read */
 	struct aj_ws_reader rd;
 	uint64_t last_rx_ms;
 	size_t ping_out;   /* what waited for the client at the last ping */
@@ -398,14 +399,18 @@ static void answered(struct term *t, json_t *m)
 /* ---- from the client --------------------------------------------------------------------- */
 
 /* Not reading the client would hide its going away (a closed tab, a lost network) until a
- * ping fails to be written, a keepalive or two later; its close is watched meanwhile, so the
- * command is killed at once even when it reads nothing and prints nothing. */
+ * ping fails to be written, a keepalive or two later; its close is looked for meanwhile
+ * (GONE_CHECK_MS), so the command is killed at once even when it reads nothing and prints
+ * nothing. */
+#define GONE_CHECK_MS 200
+static const struct timeval gone_check = {0, GONE_CHECK_MS * 1000};
+
 static void client_pause(struct term *t, unsigned why)
 {
 	t->paused |= why;
 	bufferevent_disable(t->bev, EV_READ);
 	if (!t->ending)
-		event_add(t->gone_ev, NULL);
+		event_add(t->gone_ev, &gone_check);
 }
 
 static void read_messages(struct term *t);
@@ -656,13 +661,19 @@ static void on_client_event(struct bufferevent *bev, short what, void *arg)
 	}
 }
 
-/* The client closed (or reset) its connection while it was not read: it is gone, as at an
- * end of file read (what it sent last, unread, is no longer anyone's). */
+/* While the client is not read: has it closed (or reset) its connection? Then it is gone,
+ * as at an end of file read (what it sent last, unread, is no longer anyone's). A poll of
+ * the socket, not an EV_CLOSED event: with input left unread, a reset shows as a hangup
+ * and an error, which libevent reports as readable and writable, never as EV_CLOSED. */
 static void on_client_gone(evutil_socket_t fd, short what, void *arg)
 {
+	struct term *t = arg;
+	struct pollfd p = {.fd = bufferevent_getfd(t->bev), .events = POLLRDHUP};
+
 	(void)fd;
 	(void)what;
-	on_client_event(NULL, BEV_EVENT_EOF, arg);
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		on_client_event(NULL, BEV_EVENT_EOF, t);
 }
 
 /* Every --keepalive: a ping, or the end for a client silent for three. Silence while the
@@ -722,7 +733,7 @@ static struct term *term_new(struct aj_srv *s, int client, int ctl, uint64_t exe
 	t->retry = event_new(s->base, -1, 0, on_retry, t);
 	t->ping = event_new(s->base, -1, EV_PERSIST, on_ping, t);
 	t->reaper = event_new(s->base, -1, 0, on_reaper, t);
-	t->gone_ev = event_new(s->base, client, EV_CLOSED, on_client_gone, t);
+	t->gone_ev = event_new(s->base, -1, EV_PERSIST, on_client_gone, t);
 	return t;
 }
 
