@@ -76,6 +76,7 @@ aj_run() {
 # call starts its own interpreter as before.
 _py_port_file=$_aj_tmproot/pysvc.port
 python3 "$AJ_ROOT/tests/helpers/pysvc.py" "$_py_port_file" </dev/null >/dev/null 2>&1 &
+disown # not a job of the test's: its `wait` and `jobs` are about the test's own
 _py_port=
 
 # py_call OP ARGS...: the service's answer (see pysvc.py): what it printed on stdout and on
