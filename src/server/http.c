@@ -256,6 +256,13 @@ static struct evhttp *new_http(struct aj_srv *s, enum aj_srv_listener kind)
 	 * applies the per-route limits. */
 	evhttp_set_max_body_size(h, (ev_ssize_t)(c->max_upload > c->max_body ? c->max_upload
 										: c->max_body));
+	/* That 413 comes after the body is read (and dropped): a close with the client's body
+	 * still unread makes the kernel reset the connection, and a client still sending lost
+	 * the answer (curl saw no status). The read timeout bounds a client that sends on. */
+	if (evhttp_set_flags(h, EVHTTP_SERVER_LINGERING_CLOSE) != 0) {
+		evhttp_free(h);
+		return NULL;
+	}
 	evhttp_set_timeout_tv(h, &tv);
 	evhttp_set_default_content_type(h, "application/json");
 	aj_srv_router_install(s, h, kind);
