@@ -6,6 +6,10 @@
 # consistent: no sandbox or snapshot stuck "creating", no layers/.tmp-*, no layer directory
 # nobody references and none referenced but missing, every sandbox able to run (not left
 # paused), and no workspace lost or half applied (checksums of the data inside).
+# Main pass only: its processes die by SIGKILL (the sanitizers report nothing of those), and
+# the snapshot, fork, create and gc code it kills runs under them in persist_snapshots.sh,
+# persist_lifecycle.sh and persist_gc.sh.
+# passes: main
 # timeout: 600
 . "$AJ_ROOT/tests/lib.sh"
 . "$AJ_ROOT/tests/persist.bash"

@@ -10,7 +10,10 @@
 # local owner in from its login URL once, with a session rather than its token. Screenshots of
 # the views go to $AJ_BUILD/console-shots (not committed). Without chromium, or without the
 # npm registry for puppeteer-core, it is skipped with the reason.
-# passes: main sanitize
+# Main pass only: the browser's part dominates its time; the daemon code it drives (the
+# console's routes, terminals over WebSockets, logins) runs under the sanitizers in
+# console_api.sh.
+# passes: main
 # timeout: 300
 . "$AJ_ROOT/tests/lib.sh"
 . "$AJ_ROOT/tests/persist.bash"

@@ -11,6 +11,9 @@
 # Runs in a private mount namespace and a network namespace of its own: docs/kubernetes.md
 # names /usr/local/bin/agentjail and /run/agentjail-oci, which are this test's own there, and
 # the bridge, the pods' interfaces and addresses are nowhere on the host.
+# Main pass only: containerd and the CRI client dominate its time; the OCI verbs it drives run
+# under the sanitizers in oci_bundle.sh and oci_containerd.sh.
+# passes: main
 # timeout: 300
 if [ "$(id -u)" = 0 ] && [ -z "${AJ_CRI_PRIVATE_NS:-}" ]; then
 	exec unshare -m -n --propagation private env AJ_CRI_PRIVATE_NS=1 bash "$0" "$@"

@@ -4,7 +4,8 @@
 # Content-Types, bad and overlong paths, NUL bytes, unknown or repeated query parameters, wrong
 # methods, unknown endpoints, bodies where none belong, broken HTTP. Each answers the documented
 # status with an error naming the field, matches docs/openapi.json, and changes nothing.
-# rootless: yes
+# Not in the rootless pass: the API parses and answers the same whoever runs the daemon (the
+# rootless pass runs serve_api and serve_files for what differs).
 # timeout: 240
 . "$AJ_ROOT/tests/lib.sh"
 . "$AJ_ROOT/tests/persist.bash"
