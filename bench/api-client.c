@@ -2,10 +2,15 @@
  * unix socket, one per thread, timing each operation.
  *
  *   api-client SOCKET OP N CONCURRENCY [ARGS]
+ *   SOCKET: a unix socket's path, or tcp:HOST:PORT (IPv4, TCP_NODELAY); AJ_BENCH_HEADER, if
+ *   set, is one more header line sent with every request (e.g. "X-API-Key: KEY")
  *     cycle POLICY_JSON        POST /v1/sandboxes {"name": "bench-T-I", "policy": ...} then
  *                              DELETE ...?force=true; one sample per create+delete pair
  *     create POLICY_JSON [MS]  the same, the sample the create alone, then MS milliseconds
  *                              of pause (a warm pool's refill)
+ *     e2b-create TEMPLATE [MS] the E2B API's POST /sandboxes {"templateID": TEMPLATE}, the
+ *                              sample the create alone, then an untimed DELETE
+ *                              /sandboxes/ID and MS milliseconds of pause
  *     get NAME                 GET /v1/sandboxes/NAME
  *     read NAME PATH           GET /v1/sandboxes/NAME/files?path=PATH
  *     health                   GET /v1/health
@@ -30,13 +35,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static const char *sock_path, *op, *arg1, *arg2;
+static const char *sock_path, *op, *arg1, *arg2, *extra_header;
 static int per_thread;
 
 struct worker {
@@ -57,8 +65,24 @@ static double now_ms(void)
 static int dial(void)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in in = {.sin_family = AF_INET};
+	const char *colon = strrchr(sock_path, ':');
+	int fd, one = 1;
 
+	if (!strncmp(sock_path, "tcp:", 4) && colon && colon > sock_path + 4) {
+		char host[64];
+		snprintf(host, sizeof host, "%.*s", (int)(colon - sock_path - 4), sock_path + 4);
+		in.sin_port = htons((uint16_t)atoi(colon + 1));
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || inet_pton(AF_INET, host, &in.sin_addr) != 1 ||
+		    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0 ||
+		    connect(fd, (struct sockaddr *)&in, sizeof in) < 0) {
+			perror("connect");
+			exit(2);
+		}
+		return fd;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	snprintf(a.sun_path, sizeof a.sun_path, "%s", sock_path);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
 		perror("connect");
@@ -83,6 +107,8 @@ static int write_all(int fd, const char *p, size_t n)
 
 /* Reads one response (Content-Length bodies only: what these operations get). Returns the
  * status, or -1. */
+static __thread const char *last_body; /* the body of the last response read */
+
 static int read_response(int fd)
 {
 	static __thread char buf[1 << 20];
@@ -110,6 +136,7 @@ static int read_response(int fd)
 	}
 	if (sscanf(buf, "HTTP/1.1 %d", &status) != 1)
 		return -1;
+	last_body = end + 4;
 	/* exec: the stream must end with the command's exit, and a clean one. */
 	if (chunked && (!strstr(buf, "\"type\":\"exit\"") || !strstr(buf, "\"exit_code\":0,")))
 		return -1;
@@ -120,9 +147,10 @@ static int request(int fd, const char *method, const char *path, const char *bod
 {
 	char req[8192];
 	int n = snprintf(req, sizeof req,
-			 "%s %s HTTP/1.1\r\nHost: aj\r\n%sContent-Length: %zu\r\n\r\n%s", method,
-			 path, body ? "Content-Type: application/json\r\n" : "",
-			 body ? strlen(body) : 0, body ? body : "");
+			 "%s %s HTTP/1.1\r\nHost: aj\r\n%s%s%sContent-Length: %zu\r\n\r\n%s",
+			 method, path, extra_header ? extra_header : "", extra_header ? "\r\n" : "",
+			 body ? "Content-Type: application/json\r\n" : "", body ? strlen(body) : 0,
+			 body ? body : "");
 
 	if (write_all(fd, req, (size_t)n) < 0)
 		return -1;
@@ -140,6 +168,23 @@ static int one(int fd, struct worker *w, int i, double *t_end)
 			return -1;
 		*t_end = now_ms();
 		snprintf(path, sizeof path, "/v1/sandboxes/bench-%d-%d?force=true", w->id, i);
+		if (request(fd, "DELETE", path, NULL, 204) < 0)
+			return -1;
+		usleep((useconds_t)(atoi(arg2) * 1000));
+		return 0;
+	}
+	if (!strcmp(op, "e2b-create")) {
+		const char *id;
+		size_t len;
+		snprintf(body, sizeof body, "{\"templateID\": \"%s\"}", arg1);
+		if (request(fd, "POST", "/sandboxes", body, 201) < 0)
+			return -1;
+		*t_end = now_ms();
+		if (!(id = strstr(last_body, "\"sandboxID\":\"")))
+			return -1;
+		id += 13;
+		len = strcspn(id, "\"");
+		snprintf(path, sizeof path, "/sandboxes/%.*s", (int)len, id);
 		if (request(fd, "DELETE", path, NULL, 204) < 0)
 			return -1;
 		usleep((useconds_t)(atoi(arg2) * 1000));
@@ -255,6 +300,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sock_path = argv[1];
+	extra_header = getenv("AJ_BENCH_HEADER");
 	op = argv[2];
 	n = atoi(argv[3]);
 	conc = atoi(argv[4]) > 0 ? atoi(argv[4]) : 1;

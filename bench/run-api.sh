@@ -4,7 +4,9 @@
 #
 #   cycle   POST /v1/sandboxes (started) + DELETE ?force=true, one sample per pair, at
 #           concurrency 1 and CONCURRENCY: sandboxes created and removed per second
-#   exec    create+exec /bin/true+delete cycles, and exec /bin/true on a warm sandbox (streamed)
+#   exec    create+exec /bin/true+delete cycles, and exec /bin/true on a warm sandbox (streamed);
+#           then, one client, each exec paired with a bare posix_spawn of /bin/true on the host:
+#           the anchor's p50 and the median of the rounds' ratios
 #   get     GET /v1/sandboxes/NAME of a warm (running) sandbox: the daemon's own overhead plus
 #           one state-store read on a worker
 #   read    GET .../files?path=... of a 4 KiB file in a warm sandbox: through the supervisor and
@@ -90,6 +92,8 @@ for section in "${SECTIONS[@]}"; do
 		for c in 1 "$WARM_CONCURRENCY"; do
 			row "exec /bin/true (warm), $c clients" exec "$WARM_N" "$c" warm
 		done
+		row "exec (warm), paired with bare spawn" exec-paired "$((WARM_N / 5))" 1 warm
+		python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("  paired: bare posix_spawn of /bin/true p50 %.3f ms; exec / bare, median of rounds: %.2fx" % (d["anchor_p50_ms"], d["ratio_p50"]))' "${RAW[-1]}" || true
 		;;
 	get | read | health)
 		[[ $section == health ]] || curl -sf --unix-socket "$SOCK" http://aj/v1/sandboxes/warm >/dev/null || warm_sandbox

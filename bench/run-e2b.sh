@@ -12,6 +12,10 @@
 #
 # bench/e2b-cycle.mjs times each cycle and its phases (create, run, kill) with the rows
 # alternating iteration by iteration; WARMUP cycles of each come first and are not counted.
+# Then the create alone with a minimal C client (bench/api-client.c, keep-alive TCP), so that
+# the daemon's share is seen without the SDK's and node's: POST /sandboxes of the E2B API and
+# POST /v1/sandboxes of the HTTP API, CREATE_N each, every create followed by an untimed
+# delete and CREATE_PAUSE_MS of pause (time for a warm pool to refill).
 # One daemon serves both APIs on TCP (127.0.0.1), with a private socket and state directory;
 # every sandbox is removed at exit. Prints figures only.
 #
@@ -19,6 +23,7 @@
 # environment: ITERATIONS, WARMUP (the same), WORKERS (--workers of the daemon, 8);
 #              WARM_POOL (N: the daemon keeps N sandboxes of each side's policy started,
 #              --warm-pool e2b:base=N and the API's policy file =N; 0, the default: none);
+#              CREATE_N (40), CREATE_PAUSE_MS (200): the C client's create rows;
 #              E2B_SDK_DIR (node_modules holding e2b; default: what tests/e2b/setup.sh
 #              installed into build/npm-e2b, installing it if need be); BUILD, CC, AGENTJAIL as
 #              for the others.
@@ -28,6 +33,8 @@ ITERATIONS=${ITERATIONS:-30}
 WARMUP=${WARMUP:-3}
 WORKERS=${WORKERS:-8}
 WARM_POOL=${WARM_POOL:-0}
+CREATE_N=${CREATE_N:-40}
+CREATE_PAUSE_MS=${CREATE_PAUSE_MS:-200}
 while (($#)); do
 	case $1 in
 	-n | --iterations) ITERATIONS=${2:?$1 needs a number}; shift 2 ;;
@@ -42,6 +49,7 @@ done
 # shellcheck source=bench/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bench_setup
+bench_cc api-client
 NODE=$(command -v node || true)
 [[ -x /usr/bin/node ]] && NODE=/usr/bin/node
 [[ -n $NODE ]] || bench_die "needs node (>= 20, for the e2b SDK)"
@@ -115,5 +123,19 @@ for r in rows:
     if r.get("first_error"):
         print("#   first error: %s" % r["first_error"])
 '
+c_rows=()
+c_row() { # LABEL ADDRESS HEADER ARGS... (api-client arguments after SOCKET)
+	local label=$1 addr=$2 header=$3 line
+	shift 3
+	line=$(AJ_BENCH_HEADER=$header "$BIN/api-client" "$addr" "$@") || true
+	c_rows+=("$line")
+	python3 -c 'import json,sys; d=json.loads(sys.argv[2]); print("%-66s %4d %6d %9.2f %9.2f %9s %9s   (p90 %.2f)" % (sys.argv[1], d["n"], d["errors"], d["p50_ms"], d["p99_ms"], "-", "-", d["p90_ms"]))' "$label" "$line"
+}
+echo "create alone (ms), C client on a keep-alive TCP connection, then an untimed delete and ${CREATE_PAUSE_MS} ms:"
+c_row "create: E2B API, POST /sandboxes {templateID: base}" "tcp:127.0.0.1:$E2B_PORT" \
+	"X-API-Key: $KEY" e2b-create "$CREATE_N" 1 base "$CREATE_PAUSE_MS"
+c_row "create: HTTP API, POST /v1/sandboxes" "tcp:127.0.0.1:$API_PORT" \
+	"Authorization: Bearer $TOKEN" create "$CREATE_N" 1 "$POLICY" "$CREATE_PAUSE_MS"
 echo "# raw:"
 printf '%s\n' "$raw" | sed 's/^/# /'
+printf '# %s\n' "${c_rows[@]}"
