@@ -381,15 +381,9 @@ int aj_cgroup_write(const char *dir, const char *file, const char *value, struct
 	return 0;
 }
 
-int aj_cgroup_read_u64(const char *dir, const char *file, uint64_t *out)
+/* "max" is UINT64_MAX. */
+static int parse_u64(const char *s, uint64_t *out)
 {
-	char path[700];
-	_cleanup_free_ char *s = NULL;
-
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	s = aj_read_file(path, 4096, NULL);
-	if (!s)
-		return -1;
 	if (strncmp(s, "max", 3) == 0) {
 		*out = UINT64_MAX;
 		return 0;
@@ -397,16 +391,11 @@ int aj_cgroup_read_u64(const char *dir, const char *file, uint64_t *out)
 	return sscanf(s, "%lu", out) == 1 ? 0 : -1;
 }
 
-int aj_cgroup_read_keyed(const char *dir, const char *file, const char *key, uint64_t *out)
+/* The value of the line "key value" of s (modified). */
+static int parse_keyed(char *s, const char *key, uint64_t *out)
 {
-	char path[700];
-	_cleanup_free_ char *s = NULL;
 	size_t klen = strlen(key);
 
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	s = aj_read_file(path, 65536, NULL);
-	if (!s)
-		return -1;
 	for (char *line = s; line && *line;) {
 		char *nl = strchr(line, '\n');
 		if (nl)
@@ -416,6 +405,78 @@ int aj_cgroup_read_keyed(const char *dir, const char *file, const char *key, uin
 		line = nl ? nl + 1 : NULL;
 	}
 	return -1;
+}
+
+int aj_cgroup_read_u64(const char *dir, const char *file, uint64_t *out)
+{
+	char path[700];
+	_cleanup_free_ char *s = NULL;
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	s = aj_read_file(path, 4096, NULL);
+	return s ? parse_u64(s, out) : -1;
+}
+
+int aj_cgroup_read_keyed(const char *dir, const char *file, const char *key, uint64_t *out)
+{
+	char path[700];
+	_cleanup_free_ char *s = NULL;
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	s = aj_read_file(path, 65536, NULL);
+	return s ? parse_keyed(s, key, out) : -1;
+}
+
+/* dir/file into buf from offset 0 through *fd1 (descriptor + 1, 0: not open yet). A failed
+ * read closes it and tries once more with a fresh open. */
+static int sample_read(int *fd1, const char *dir, const char *file, char *buf, size_t size)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		ssize_t n;
+
+		if (!*fd1) {
+			char path[700];
+			int fd;
+
+			snprintf(path, sizeof path, "%s/%s", dir, file);
+			if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+				return -1;
+			*fd1 = fd + 1;
+		}
+		n = pread(*fd1 - 1, buf, size - 1, 0);
+		if (n >= 0) {
+			buf[n] = '\0';
+			return 0;
+		}
+		close(*fd1 - 1);
+		*fd1 = 0;
+	}
+	return -1;
+}
+
+int aj_cgroup_sample_u64(int *fd1, const char *dir, const char *file, uint64_t *out)
+{
+	char buf[64];
+
+	return sample_read(fd1, dir, file, buf, sizeof buf) < 0 ? -1 : parse_u64(buf, out);
+}
+
+int aj_cgroup_sample_keyed(int *fd1, const char *dir, const char *file, const char *key,
+			   uint64_t *out)
+{
+	char buf[1024];
+
+	return sample_read(fd1, dir, file, buf, sizeof buf) < 0 ? -1
+								 : parse_keyed(buf, key, out);
+}
+
+void aj_cgroup_sampler_close(struct aj_cgroup_sampler *s)
+{
+	for (size_t i = 0; i < sizeof s->fd1 / sizeof s->fd1[0]; i++) {
+		if (s->fd1[i])
+			close(s->fd1[i] - 1);
+		s->fd1[i] = 0;
+	}
 }
 
 int aj_cgroup_kill_procs_once(const char *dir)

@@ -81,6 +81,14 @@ struct aj_cgroup_join {
  * tasks sit in uninterruptible sleep (NFS, FUSE). */
 #define AJ_CGROUP_FREEZE_WAIT_MS 2000
 
+/* Descriptors a periodic sampler keeps open on one cgroup's figures (memory in use, tasks,
+ * CPU time), so that a sample is three reads from offset 0 (a cgroup file is generated anew
+ * at each read from there) instead of six files opened by path. Each is stored plus one, so
+ * that a zeroed struct holds none; aj_cgroup_sampler_close() closes them. */
+struct aj_cgroup_sampler {
+	int fd1[3];
+};
+
 struct aj_cgroup_ops {
 	const char *name;
 	/* Creates the cgroup `name` under the parents and writes the limits. Only controllers
@@ -90,6 +98,10 @@ struct aj_cgroup_ops {
 	int (*attach)(struct aj_cgroup *cg, pid_t pid, struct aj_err *err);
 	int (*open_join)(struct aj_cgroup *cg, struct aj_cgroup_join *j, struct aj_err *err);
 	int (*stats)(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_err *err);
+	/* Only memory_current, pids_current and cpu_usec (with their have_ flags), through the
+	 * descriptors s keeps; for the metrics' periodic samples. */
+	void (*sample)(struct aj_cgroup *cg, struct aj_cgroup_sampler *s,
+		       struct aj_cgroup_stats *st);
 	/* Returns once the kernel reports every task frozen (or thawed), within
 	 * AJ_CGROUP_FREEZE_WAIT_MS; a freeze that does not complete is thawed again and fails. */
 	int (*freeze)(struct aj_cgroup *cg, bool frozen, struct aj_err *err);
@@ -141,6 +153,12 @@ int aj_cgroup_write(const char *dir, const char *file, const char *value, struct
 /* Reads "key value" lines (memory.events, pids.events, cpu.stat); -1 if missing. */
 int aj_cgroup_read_keyed(const char *dir, const char *file, const char *key, uint64_t *out);
 int aj_cgroup_read_u64(const char *dir, const char *file, uint64_t *out);
+/* The same through a sampler's descriptor *fd1 (opened at first use; reopened once if a read
+ * fails). */
+int aj_cgroup_sample_u64(int *fd1, const char *dir, const char *file, uint64_t *out);
+int aj_cgroup_sample_keyed(int *fd1, const char *dir, const char *file, const char *key,
+			   uint64_t *out);
+void aj_cgroup_sampler_close(struct aj_cgroup_sampler *s);
 /* SIGKILLs every pid listed in dir/cgroup.procs until it reads empty (bounded). */
 int aj_cgroup_kill_procs(const char *dir, struct aj_err *err);
 /* One round of the above: returns how many tasks were signalled, or -1. */

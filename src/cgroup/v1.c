@@ -169,6 +169,27 @@ static int v1_stats(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_
 	return 0;
 }
 
+static void v1_sample(struct aj_cgroup *cg, struct aj_cgroup_sampler *s,
+		      struct aj_cgroup_stats *st)
+{
+	uint64_t ns;
+
+	memset(st, 0, sizeof *st);
+	if (cg->used[AJ_CG_MEMORY])
+		st->have_memory_current =
+			aj_cgroup_sample_u64(&s->fd1[0], cg->path[AJ_CG_MEMORY],
+					     "memory.usage_in_bytes", &st->memory_current) == 0;
+	if (cg->used[AJ_CG_PIDS])
+		st->have_pids_current = aj_cgroup_sample_u64(&s->fd1[1], cg->path[AJ_CG_PIDS],
+							     "pids.current",
+							     &st->pids_current) == 0;
+	if (cg->used[AJ_CG_CPUACCT] &&
+	    aj_cgroup_sample_u64(&s->fd1[2], cg->path[AJ_CG_CPUACCT], "cpuacct.usage", &ns) == 0) {
+		st->have_cpu = true;
+		st->cpu_usec = ns / 1000;
+	}
+}
+
 /* The freezer's state as the kernel reports it now (reading it re-checks the tasks). */
 static bool freezer_reads(const char *dir, const char *want)
 {
@@ -337,6 +358,7 @@ const struct aj_cgroup_ops aj_cgroup_v1_ops = {
 	.attach = v1_attach,
 	.open_join = v1_open_join,
 	.stats = v1_stats,
+	.sample = v1_sample,
 	.freeze = v1_freeze,
 	.kill_all = v1_kill_all,
 	.destroy = v1_destroy,

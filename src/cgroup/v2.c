@@ -157,6 +157,20 @@ static int v2_stats(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_
 	return 0;
 }
 
+static void v2_sample(struct aj_cgroup *cg, struct aj_cgroup_sampler *s,
+		      struct aj_cgroup_stats *st)
+{
+	const char *p = cg->path[0];
+
+	memset(st, 0, sizeof *st);
+	st->have_memory_current =
+		aj_cgroup_sample_u64(&s->fd1[0], p, "memory.current", &st->memory_current) == 0;
+	st->have_pids_current =
+		aj_cgroup_sample_u64(&s->fd1[1], p, "pids.current", &st->pids_current) == 0;
+	st->have_cpu =
+		aj_cgroup_sample_keyed(&s->fd1[2], p, "cpu.stat", "usage_usec", &st->cpu_usec) == 0;
+}
+
 static int v2_freeze(struct aj_cgroup *cg, bool frozen, struct aj_err *err)
 {
 	const char *p = cg->path[0];
@@ -266,6 +280,7 @@ const struct aj_cgroup_ops aj_cgroup_v2_ops = {
 	.attach = v2_attach,
 	.open_join = v2_open_join,
 	.stats = v2_stats,
+	.sample = v2_sample,
 	.freeze = v2_freeze,
 	.kill_all = v2_kill_all,
 	.destroy = v2_destroy,

@@ -18,7 +18,8 @@ void aj_metrics_sample(struct aj_metrics *m, struct aj_cgroup *cg, const struct 
 	struct aj_egress_stats es;
 	struct aj_quota_use du;
 
-	if (cg && cg->env->ops->stats(cg, &st, NULL) == 0) {
+	if (cg) {
+		cg->env->ops->sample(cg, &m->cg_files, &st);
 		s.have_cpu = st.have_cpu;
 		s.cpu_usec = st.cpu_usec;
 		s.have_memory = st.have_memory_current;
@@ -108,6 +109,7 @@ json_t *aj_metrics_json(const struct aj_metrics *m, int64_t start_ms, int64_t en
 
 void aj_metrics_free(struct aj_metrics *m)
 {
+	aj_cgroup_sampler_close(&m->cg_files);
 	free(m->v);
 	memset(m, 0, sizeof *m);
 }

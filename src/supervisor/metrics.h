@@ -4,7 +4,8 @@
  * hour); while nothing changes and no client is attached the interval doubles up to
  * AJ_METRICS_IDLE_MAX_S, and any change or request brings it back (a sample costs less than
  * waking the supervisor for it). Read with the control socket's "metrics" operation. struct
- * aj_metrics owns its ring; aj_metrics_free() releases it. */
+ * aj_metrics owns its ring and the descriptors of the cgroup files it reads (a zeroed struct
+ * is an empty one, of one cgroup for its life); aj_metrics_free() releases both. */
 #ifndef AJ_SUPERVISOR_METRICS_H
 #define AJ_SUPERVISOR_METRICS_H
 
@@ -40,6 +41,7 @@ struct aj_metrics {
 	size_t n, next;      /* how many are kept, where the next goes */
 	struct aj_metric last; /* the newest, also when taken on demand */
 	bool have_last;
+	struct aj_cgroup_sampler cg_files; /* the cgroup's files, open between samples */
 };
 
 /* Whether two samples show the same use: no CPU to speak of (under 1 ms), the same memory,

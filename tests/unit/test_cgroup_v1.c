@@ -150,6 +150,21 @@ static void stats(void)
 	CHECK(st.have_pids_events && st.pids_max_hits == 11, "max from pids.events");
 	CHECK(st.have_cpu && st.cpu_usec == 7000, "cpuacct.usage nanoseconds become microseconds");
 	CHECK(st.nr_throttled == 5, "nr_throttled from cpu.stat");
+
+	struct aj_cgroup_sampler smp = {{0}};
+	sim_write(cg.path[AJ_CG_MEMORY], "memory.usage_in_bytes", "4096\n");
+	sim_write(cg.path[AJ_CG_PIDS], "pids.current", "3\n");
+	env.ops->sample(&cg, &smp, &st);
+	CHECK(st.have_memory_current && st.memory_current == 4096 && st.have_pids_current &&
+		      st.pids_current == 3 && st.have_cpu && st.cpu_usec == 7000 && !st.have_memory_peak,
+	      "sample: usage_in_bytes, pids.current and cpuacct.usage only");
+	sim_write(cg.path[AJ_CG_MEMORY], "memory.usage_in_bytes", "8192\n");
+	sim_write(cg.path[AJ_CG_CPUACCT], "cpuacct.usage", "9000000\n");
+	env.ops->sample(&cg, &smp, &st);
+	CHECK(smp.fd1[0] && smp.fd1[2] && st.memory_current == 8192 && st.cpu_usec == 9000,
+	      "sample: the kept descriptors read what the files say now");
+	aj_cgroup_sampler_close(&smp);
+	CHECK(!smp.fd1[0] && !smp.fd1[1] && !smp.fd1[2], "sample: the sampler's descriptors closed");
 	env.ops->destroy(&cg, &err);
 	aj_cgroup_free(&cg);
 }

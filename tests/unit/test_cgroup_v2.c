@@ -144,6 +144,21 @@ static void stats(void)
 	CHECK(st.have_cpu && st.cpu_usec == 4242, "usage_usec from cpu.stat");
 	CHECK(st.nr_throttled == 3, "nr_throttled from cpu.stat");
 
+	struct aj_cgroup_sampler smp = {{0}};
+	sim_write(d, "memory.current", "4096\n");
+	sim_write(d, "pids.current", "3\n");
+	env.ops->sample(&cg, &smp, &st);
+	CHECK(st.have_memory_current && st.memory_current == 4096 && st.have_pids_current &&
+		      st.pids_current == 3 && st.have_cpu && st.cpu_usec == 4242 && !st.have_oom,
+	      "sample: memory.current, pids.current and usage_usec only");
+	sim_write(d, "memory.current", "8192\n");
+	sim_write(d, "cpu.stat", "usage_usec 5000\nuser_usec 4000\n");
+	env.ops->sample(&cg, &smp, &st);
+	CHECK(smp.fd1[0] && smp.fd1[2] && st.memory_current == 8192 && st.cpu_usec == 5000,
+	      "sample: the kept descriptors read what the files say now");
+	aj_cgroup_sampler_close(&smp);
+	CHECK(!smp.fd1[0] && !smp.fd1[1] && !smp.fd1[2], "sample: the sampler's descriptors closed");
+
 	unlink(strcat(strcpy((char[800]){0}, d), "/memory.peak"));
 	sim_write(d, "memory.events", "low 0\n");
 	CHECK(env.ops->stats(&cg, &st, &err) == 0 && !st.have_memory_peak && !st.have_oom &&
