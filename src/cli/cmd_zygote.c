@@ -13,9 +13,9 @@
  * zygote is a fresh, single-threaded process that never had the daemon's memory, sockets or
  * tokens. It reads requests on descriptor 3 (SOCK_SEQPACKET: "STATE_DIR\0ID\0" with the
  * ready pipe and the supervisor's log attached) and answers each with a double fork: the
- * child starts a new session and forks the supervisor, which is nobody's child but init's,
- * exactly as the manager's own fork and exec makes it; so a daemon or a zygote that dies
- * takes no sandbox with it. The supervisor runs aj_supervise() as `__supervise` would, its
+ * child starts a new session and forks the supervisor, in its own session as the manager's
+ * own fork and exec makes it, and then the zygote's child (below); a daemon or a zygote that
+ * dies takes no sandbox with it. The supervisor runs aj_supervise() as `__supervise` would, its
  * stdio, signal state and descriptors set up as by the manager's exec_supervisor().
  *
  * What it gives up: the supervisors of one daemon share one address-space layout, stack
@@ -23,14 +23,24 @@
  * one each; the manager's fork and
  * exec (`agentjail create` from the CLI, or a daemon whose zygote is gone) still gives each
  * its own. The zygote exits when the daemon closes its end or dies (parent-death signal).
+ *
+ * So that a crash cannot be used to guess what they share, the zygote is the subreaper of
+ * what it forks: the supervisors (and what they leave orphaned) become its children when
+ * the intermediate child exits, and it reaps them. When one dies of a signal that says its
+ * memory went wrong (SIGSEGV, SIGBUS, SIGABRT ...: a canary check that failed, a bad
+ * pointer), the zygote exits: the daemon then forks and execs every later supervisor, each
+ * with a layout and canary of its own, as without a zygote. A daemon or zygote that dies
+ * still takes no sandbox with it: its children are reparented to init.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -188,12 +198,40 @@ static void take_request(const char *state_dir, const char *buf, size_t n, struc
 	serve_one(state_dir, id, fds->v[0], fds->v[1]);
 }
 
+/* A death that says the process's memory went wrong, not one it was sent (SIGKILL, SIGTERM). */
+static bool crash_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT || sig == SIGILL ||
+	       sig == SIGFPE || sig == SIGSYS || sig == SIGTRAP;
+}
+
+/* Reaps every child that is done; true if one of them crashed (said on stderr). */
+static bool reap_children(void)
+{
+	bool crashed = false;
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		if (WIFSIGNALED(st) && crash_signal(WTERMSIG(st))) {
+			fprintf(stderr,
+				"agentjail: zygote: process %d it forked died of %s; the zygote "
+				"exits so that later supervisors get their own layout and canary "
+				"(forked and exec'd by the daemon)\n",
+				(int)pid, strsignal(WTERMSIG(st)));
+			crashed = true;
+		}
+	return crashed;
+}
+
 static int cmd_zygote(const struct aj_verb *v, int argc, char **argv)
 {
 	/* A copy: the title below overwrites the argument area. */
 	_cleanup_free_ char *state_dir =
 		argc == 3 && !strcmp(argv[1], "--state-dir") ? aj_xstrdup(argv[2]) : NULL;
 	char buf[4096 + 128];
+	sigset_t chld;
+	_cleanup_close_ int sfd = -1;
 
 	(void)v;
 	if (!state_dir || fcntl(ZYGOTE_FD, F_GETFD) < 0) {
@@ -203,12 +241,34 @@ static int cmd_zygote(const struct aj_verb *v, int argc, char **argv)
 	aj_fd_set_cloexec(ZYGOTE_FD, true);
 	/* A ready pipe whose reader gave up (the manager's timeout) must not end the zygote. */
 	signal(SIGPIPE, SIG_IGN);
+	/* SIGCHLD through a descriptor (closed in the supervisors with the rest past 3), and
+	 * the supervisors as children once their intermediate parent is gone. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0 ||
+	    (sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		fprintf(stderr, "agentjail: zygote: reaping its children: %s\n", strerror(errno));
+		return 1;
+	}
 	aj_proctitle_take_environment();
 	aj_proctitle_set("agentjail __zygote");
 	for (;;) {
 		_cleanup_fdset_ struct aj_fdset fds = {.n = 0};
-		ssize_t n = next_request(buf, sizeof buf, &fds);
+		struct pollfd pfd[2] = {{.fd = ZYGOTE_FD, .events = POLLIN},
+					{.fd = sfd, .events = POLLIN}};
+		struct signalfd_siginfo si;
+		ssize_t n;
 
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			return 1;
+		while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+			;
+		if (reap_children())
+			return 0;
+		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = next_request(buf, sizeof buf, &fds);
 		if (n == 0)
 			return 0; /* the daemon closed its end */
 		if (n < 0 && errno != EMSGSIZE)

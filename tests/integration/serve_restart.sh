@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The daemon holds no sandbox: kill -9 of agentjail serve leaves every running sandbox running
 # (their supervisors are separate processes, forked by the daemon's zygote, which dies with
-# the daemon; without a zygote the daemon forks and execs them), and a restarted daemon
+# the daemon or when one of them crashes; without a zygote the daemon forks and execs them),
+# and a restarted daemon
 # replaces the stale socket
 # and serves them again (state, files, events, actions). A socket another daemon listens on,
 # or a path that is not a socket, is not taken over. SIGTERM stops accepting at once, lets the
@@ -27,6 +28,8 @@ expect_eq "the zygote forked the supervisors (its title for them)" \
 	"$(tr '\0' ' ' <"/proc/$SUP1/cmdline" | sed 's/ *$//')" "agentjail __supervise $(pj_id r1)"
 check "... which run in a session of their own, not the zygote's" \
 	[ "$(ps -o sid= -p "$SUP1" | tr -d ' ')" != "$(ps -o sid= -p "$ZYGOTE" | tr -d ' ')" ]
+expect_eq "... and are the zygote's children (it reaps them)" \
+	"$(ps -o ppid= -p "$SUP1" | tr -d ' ')" "$ZYGOTE"
 
 # ---- kill -9 and restart ------------------------------------------------------------------------
 
@@ -60,14 +63,29 @@ check "restart: r2's old supervisor is gone after the stop" pj_wait 10 pid_gone 
 api GET /v1/sandboxes/r1/events
 expect_eq "restart: the events from before the crash" "$(bj '[e["event"] for e in d["events"]][:2]')" "['create', 'start']"
 
-# A zygote that died leaves the daemon starting supervisors itself (fork and exec).
-kill -9 "$(pgrep -P "$SV_PID" -f '__zygote')"
+# A supervisor that dies of a signal saying its memory went wrong (SIGABRT: a stack canary
+# that failed its check) ends the zygote, so that no later supervisor shares the layout and
+# canary the crash may have given away; the daemon then starts supervisors itself (fork and
+# exec). The sandboxes the zygote forked before keep running.
+ZYGOTE=$(pgrep -P "$SV_PID" -f '__zygote')
+sv_create r4
+sv_create r5
+SUP4=$(pj_field r4 'd["supervisor_pid"]')
+SUP5=$(pj_field r5 'd["supervisor_pid"]')
+kill -ABRT "$SUP4"
+check "a supervisor killed by SIGABRT: the zygote exits" pj_wait 10 dead "$ZYGOTE"
+expect_contains "... and says why in the daemon's log" "$(cat "$SV_LOG")" \
+	"process $SUP4 it forked died of Aborted; the zygote exits so that"
+check "... the supervisors it forked before keep running" kill -0 "$SUP5"
+expect_eq "... their sandboxes too" "$(pj_state r5)" running
+expect_eq "... the crashed one is stopped" "$(pj_state r4)" stopped
 sv_create r3
 expect_eq "without its zygote the daemon still starts sandboxes" "$(pj_state r3)" running
 expect_contains "... whose supervisor it forked and exec'd" \
 	"$(tr '\0' ' ' <"/proc/$(pj_field r3 'd["supervisor_pid"]')/cmdline")" "__supervise --state-dir"
 api DELETE '/v1/sandboxes/r3?force=true'
 expect_api "... and removes them" 204
+for n in r4 r5; do api DELETE "/v1/sandboxes/$n?force=true"; done
 
 # ---- sockets that are not taken over --------------------------------------------------------------
 
