@@ -24,13 +24,14 @@
  * exec (`agentjail create` from the CLI, or a daemon whose zygote is gone) still gives each
  * its own. The zygote exits when the daemon closes its end or dies (parent-death signal).
  *
- * So that a crash cannot be used to guess what they share, the zygote is the subreaper of
- * what it forks: the supervisors (and what they leave orphaned) become its children when
- * the intermediate child exits, and it reaps them. When one dies of a signal that says its
- * memory went wrong (SIGSEGV, SIGBUS, SIGABRT ...: a canary check that failed, a bad
- * pointer), the zygote exits: the daemon then forks and execs every later supervisor, each
- * with a layout and canary of its own, as without a zygote. A daemon or zygote that dies
- * still takes no sandbox with it: its children are reparented to init.
+ * So that a crash cannot be used to guess what they share: each supervisor draws a stack
+ * canary of its own before it runs (x86-64: the frames below it never return); and the
+ * zygote is the subreaper of what it forks (the supervisors, and what they leave orphaned,
+ * become its children when the intermediate child exits) and reaps them. Once one dies of
+ * a signal that says its memory went wrong (SIGSEGV, SIGBUS, SIGABRT ...: a bad pointer, a
+ * failed check), the zygote execs every later supervisor, each then with a layout of its
+ * own, as the manager's fork and exec would. A daemon or zygote that dies still takes no
+ * sandbox with it: its children are reparented to init.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -101,8 +103,29 @@ static void tell_failed(int ready, int e)
 	aj_write_all(ready, line, (size_t)n);
 }
 
+/* Set once a process the zygote reaped crashed: from then on every supervisor is exec'd. */
+static bool g_exec_supervisors;
+
+/* A stack canary of this process's own instead of the zygote's, which every supervisor it
+ * forked would otherwise share. Only for a process whose frames below the caller never
+ * return (run_supervisor ends in exit()): those checked the old value on entry. x86-64 keeps
+ * the canary at %fs:0x28 (the compiler's ABI); its low byte stays 0, as the loader makes it,
+ * so that a string copy cannot run past it. */
+static void new_stack_canary(void)
+{
+#if defined(__x86_64__)
+	uint64_t v;
+
+	if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v)
+		_exit(127);
+	v &= ~(uint64_t)0xff;
+	__asm__ volatile("movq %0, %%fs:0x28" : : "r"(v) : "memory");
+#endif
+}
+
 /* The supervisor, in the grandchild: stdio, descriptor 3 and signal state as the manager's
- * exec_supervisor() leaves them, then the supervisor itself. Never returns. */
+ * exec_supervisor() leaves them, then the supervisor itself (or, after a crash, this binary
+ * exec'd as `__supervise`). Never returns. */
 static void run_supervisor(const char *state_dir, const char *id, int ready, int log)
 {
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
@@ -120,9 +143,19 @@ static void run_supervisor(const char *state_dir, const char *id, int ready, int
 	    (ready == ZYGOTE_FD ? 0 : dup2(ready, ZYGOTE_FD)) < 0)
 		_exit(127);
 	close_range(ZYGOTE_FD + 1, ~0U, 0);
-	aj_fd_set_cloexec(ZYGOTE_FD, true);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (g_exec_supervisors) {
+		extern char **environ;
+		char *argv[] = {"agentjail", "__supervise", "--state-dir", (char *)state_dir,
+				"--ready-fd", "3", (char *)id, NULL};
+
+		aj_fd_set_cloexec(ZYGOTE_FD, false);
+		execve("/proc/self/exe", argv, environ);
+		_exit(127);
+	}
+	aj_fd_set_cloexec(ZYGOTE_FD, true);
+	new_stack_canary();
 	snprintf(title, sizeof title, "agentjail __supervise %s", id);
 	aj_proctitle_set(title);
 	exit(aj_supervise(state_dir, id, ZYGOTE_FD, &aj_warn_stderr));
@@ -205,23 +238,22 @@ static bool crash_signal(int sig)
 	       sig == SIGFPE || sig == SIGSYS || sig == SIGTRAP;
 }
 
-/* Reaps every child that is done; true if one of them crashed (said on stderr). */
-static bool reap_children(void)
+/* Reaps every child that is done; the first crash among them (said on stderr) switches the
+ * zygote to exec'ing supervisors. */
+static void reap_children(void)
 {
-	bool crashed = false;
 	pid_t pid;
 	int st;
 
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
-		if (WIFSIGNALED(st) && crash_signal(WTERMSIG(st))) {
+		if (WIFSIGNALED(st) && crash_signal(WTERMSIG(st)) && !g_exec_supervisors) {
 			fprintf(stderr,
-				"agentjail: zygote: process %d it forked died of %s; the zygote "
-				"exits so that later supervisors get their own layout and canary "
-				"(forked and exec'd by the daemon)\n",
+				"agentjail: zygote: process %d (a supervisor, or what one left) "
+				"died of %s; from now on the zygote execs each supervisor, so that "
+				"none shares the layout the crash may have shown\n",
 				(int)pid, strsignal(WTERMSIG(st)));
-			crashed = true;
+			g_exec_supervisors = true;
 		}
-	return crashed;
 }
 
 static int cmd_zygote(const struct aj_verb *v, int argc, char **argv)
@@ -264,8 +296,7 @@ static int cmd_zygote(const struct aj_verb *v, int argc, char **argv)
 			return 1;
 		while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
 			;
-		if (reap_children())
-			return 0;
+		reap_children();
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		n = next_request(buf, sizeof buf, &fds);
