@@ -448,7 +448,8 @@ static int sample_read(int *fd1, const char *dir, const char *file, char *buf, s
 			buf[n] = '\0';
 			return 0;
 		}
-		close(*fd1 - 1);
+		if (errno != EBADF) /* EBADF: not ours any more, nothing to close */
+			close(*fd1 - 1);
 		*fd1 = 0;
 	}
 	return -1;
