@@ -35,11 +35,21 @@ def children(pid):
     return out
 
 
+def is_other_supervisor(pid, parent):
+    """A sandbox's supervisor below the process measured (serve's zygote reaps them, so they
+    are its children): measured as its own sandbox, not as part of this tree. A CLONE_VM
+    child (the cgroup guard) shows its supervisor's title too, but shares its memory."""
+    return (read("/proc/%d/cmdline" % pid).startswith("agentjail __supervise") and
+            not same_vm(pid, parent))
+
+
 def tree(sup):
     """(pid, role) for the supervisor and its descendants."""
     out, todo = [(sup, "supervisor")], [(c, sup) for c in children(sup)]
     while todo:
         pid, parent = todo.pop(0)
+        if is_other_supervisor(pid, parent):
+            continue
         comm = read("/proc/%d/comm" % pid).strip()
         if comm == INIT_COMM:
             role = "init"
