@@ -46,7 +46,11 @@ else
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
 endif
 CPPFLAGS := -D_GNU_SOURCE -Isrc -I$(BUILD)/gen
-CFLAGS_ALL := -std=c17 -g $(OPT) $(WARNFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP $(CFLAGS)
+# A canary in every function with an array or an address taken, as Debian builds its
+# packages: a stack overflow in agentjail's own code ends the process (SIGABRT).
+HARDENFLAGS := -fstack-protector-strong
+CFLAGS_ALL := -std=c17 -g $(OPT) $(WARNFLAGS) $(HARDENFLAGS) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP \
+	$(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # PIE=0 links the agentjail binary at a fixed address. A position-independent binary that
 # carries OpenSSL, SQLite and libevent statically is relocated at every start: about 480 KiB

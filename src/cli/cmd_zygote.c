@@ -18,9 +18,9 @@
  * dies takes no sandbox with it. The supervisor runs aj_supervise() as `__supervise` would, its
  * stdio, signal state and descriptors set up as by the manager's exec_supervisor().
  *
- * What it gives up: the supervisors of one daemon share one address-space layout, stack
- * canary and pointer guard, the zygote's (randomised at each start of serve), instead of
- * one each; the manager's fork and
+ * What it gives up: the supervisors of one daemon share one address-space layout and pointer
+ * guard, the zygote's (randomised at each start of serve), instead of one each (not the
+ * stack canary: below); the manager's fork and
  * exec (`agentjail create` from the CLI, or a daemon whose zygote is gone) still gives each
  * its own. The zygote exits when the daemon closes its end or dies (parent-death signal).
  *
@@ -108,10 +108,13 @@ static bool g_exec_supervisors;
 
 /* A stack canary of this process's own instead of the zygote's, which every supervisor it
  * forked would otherwise share. Only for a process whose frames below the caller never
- * return (run_supervisor ends in exit()): those checked the old value on entry. x86-64 keeps
- * the canary at %fs:0x28 (the compiler's ABI); its low byte stays 0, as the loader makes it,
- * so that a string copy cannot run past it. */
-static void new_stack_canary(void)
+ * return (run_supervisor ends in exit()): those checked the old value on entry. Not inlined
+ * and without a canary of its own, or its own exit would check the old value against the new
+ * (it takes an address, so -fstack-protector-strong would give it one). x86-64 keeps the
+ * canary at %fs:0x28 (the compiler's ABI); its low byte stays 0, as the loader makes it, so
+ * that a string copy cannot run past it. Elsewhere (aarch64 keeps it in a global the loader
+ * makes read-only) the supervisors keep sharing the zygote's. */
+static __attribute__((noinline, no_stack_protector)) void new_stack_canary(void)
 {
 #if defined(__x86_64__)
 	uint64_t v;
