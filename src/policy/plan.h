@@ -62,6 +62,8 @@ enum aj_op_kind {
 #define AJ_OPF_OWNED (1u << 14)       /* AJ_OP_DIR: made owned by the sandbox user if missing */
 #define AJ_OPF_SAFE_DST (1u << 15)    /* dst may lie in a tree the sandbox wrote: its mount
 				       * point is made without following links */
+#define AJ_OPF_HIDE_SRC (1u << 16)    /* AJ_OP_BIND, read-only: shown as an overlay of the source,
+				       * so that the mount table does not name its host path */
 #define AJ_OPF_OVER (1u << 13)        /* AJ_OP_FILE in an image root: written apart and bound
 				       * over dst, so that the image's own file stays as it was */
 

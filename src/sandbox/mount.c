@@ -198,11 +198,15 @@ static int bind_nofollow(const char *src, const struct aj_op *op, struct aj_err 
 			 op->flags & AJ_OPF_NOEXEC, true, err);
 }
 
+static int bind_hidden(const struct aj_op *op, struct aj_err *err);
+
 static int do_bind(const struct aj_op *op, struct aj_err *err)
 {
 	char src[4200];
 	struct stat st;
 
+	if (op->flags & AJ_OPF_HIDE_SRC)
+		return bind_hidden(op, err);
 	if (op->flags & AJ_OPF_FROM_PARENT) {
 		/* Already idmapped and flagged by the parent; attach it as it is. */
 		bool dir = fstat(op->tree_fd, &st) < 0 || S_ISDIR(st.st_mode);
@@ -292,6 +296,41 @@ static int layer_path(int tree_fd, const char *host, const char *slot, char *out
 		return -1;
 	if (move_mount(tree_fd, "", AT_FDCWD, out, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return aj_err_sys(err, AJ_LAYER_MOUNT, "attach layer \"%s\"", host);
+	return 0;
+}
+
+/* A read-only bind whose source's host path stays out of the sandbox's mount table (a bind
+ * shows its source's path on its filesystem in mountinfo): the source is attached under
+ * OVL_DIR just long enough to be the lower layer of a read-only overlay at dst, which keeps a
+ * private clone of it and is shown with the attach point's name. The files are the source's
+ * own, their pages in the page cache once for every sandbox that reads them. */
+static int bind_hidden(const struct aj_op *op, struct aj_err *err)
+{
+	static unsigned n;
+	char slot[64], empty[64], opts[160], src[4200];
+	_cleanup_close_ int clone = -1;
+	int tree = op->tree_fd;
+
+	if (!(op->flags & AJ_OPF_FROM_PARENT)) {
+		snprintf(src, sizeof src, "%s%s", OLDROOT, op->src);
+		clone = (int)open_tree(AT_FDCWD, src,
+				       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (clone < 0)
+			return aj_err_sys(err, AJ_LAYER_MOUNT, "clone mount of \"%s\"", op->src);
+		tree = clone;
+	}
+	snprintf(slot, sizeof slot, "%s/h%u", OVL_DIR, n++);
+	snprintf(empty, sizeof empty, "%s/empty", OVL_DIR);
+	/* overlayfs wants two lower layers when it has no upper one: an empty second. */
+	if (make_node(slot, 'd', NULL, err) < 0 || make_node(empty, 'd', NULL, err) < 0 ||
+	    attach(tree, slot, false, err) < 0 || make_mountpoint(op->dst, true, err) < 0)
+		return -1;
+	snprintf(opts, sizeof opts, "lowerdir=%s:%s,userxattr", slot, empty);
+	if (mount("overlay", op->dst, "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "mount \"%s\" read-only at \"%s\"", op->src,
+				  op->dst);
+	if (umount2(slot, MNT_DETACH) < 0 || rmdir(slot) < 0)
+		return aj_err_sys(err, AJ_LAYER_MOUNT, "detach \"%s\"", slot);
 	return 0;
 }
 

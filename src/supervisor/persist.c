@@ -14,13 +14,16 @@
 
 #include "common/alloc.h"
 #include "common/cleanup.h"
+#include "common/trace.h"
 #include "common/util.h"
+#include "common/warn.h"
 #include "egress/egress.h"
 #include "host/features.h"
 #include "ports/publish.h"
 #include "state/secrets.h"
 #include "storage/quota.h"
 #include "storage/volumes.h"
+#include "supervisor/etc_share.h"
 #include "supervisor/procs.h"
 #include "supervisor/start.h"
 #include "workspace/layers.h"
@@ -228,6 +231,24 @@ static int listen_control(struct persist *p, struct aj_err *err)
 	return 0;
 }
 
+/* One /etc for the sandboxes that would have the same (etc_share.h). Where it cannot be
+ * written the sandbox has its own, as a one-shot run does, and the log says why. */
+static void share_etc(struct persist *p)
+{
+	struct aj_err err;
+	int fd;
+
+	aj_err_clear(&err);
+	fd = aj_sv_etc_share(&p->plan, p->state_dir, &err);
+	if (fd == -1) {
+		aj_warn(p->warn, "sandbox %s: its own /etc instead of the shared one: %s", p->rec.name,
+			err.msg);
+	} else if (fd >= 0) {
+		aj_close_fd(&p->etc_fd);
+		p->etc_fd = fd;
+	}
+}
+
 static int start_sandbox(struct persist *p, struct aj_err *err)
 {
 	struct aj_stdio io;
@@ -256,6 +277,9 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	if (aj_sv_egress_new(&p->plan, &p->egress, err) < 0 ||
 	    aj_sv_ports_bind(&p->plan, &p->ports, err) < 0)
 		return -1;
+	aj_trace("supervisor: before etc");
+	share_etc(p);
+	aj_trace("supervisor: etc shared");
 	/* A sandbox that filled its disk starts with its overlays writable, to delete files. */
 	if (p->plan.disk_dir)
 		aj_quota_headroom(p->plan.disk_dir);
@@ -591,7 +615,7 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd, const stru
 	memset(&p, 0, sizeof p);
 	aj_sandbox_init(&p.sb); /* teardown() after an early failure must touch no descriptor */
 	aj_dialer_init(&p.dialer);
-	p.listen_fd = -1;
+	p.listen_fd = p.etc_fd = -1;
 	p.sample_every_s = AJ_METRICS_EVERY_S;
 	p.img.lock_fd = -1;
 	p.next_id = 1;

@@ -127,6 +127,7 @@ struct persist {
 	struct aj_strv volume_dirs; /* filesystem.volumes' sources (storage/volumes.h) */
 	int *vol_fds;            /* their locks, held while the sandbox runs */
 	size_t n_vol_fds;
+	int etc_fd; /* the shared /etc's lock (etc_share.h), held until the supervisor exits */
 };
 
 /* Entry point of `agentjail __supervise`. ready_fd receives one JSON line when the sandbox
