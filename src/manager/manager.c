@@ -17,6 +17,7 @@
 #include "state/secrets.h"
 #include "storage/backing.h"
 #include "storage/quota.h"
+#include "storage/shared_dir.h"
 #include "storage/volumes.h"
 #include "workspace/layers.h"
 
@@ -685,7 +686,12 @@ int aj_mgr_gc(struct aj_mgr *m, struct aj_gc_report *rep, struct aj_err *err)
 	if (aj_mgr_drop_unused_layers(m, &rep->layers_deleted, err) < 0 ||
 	    sweep_layer_dirs(m, &rep->layers_deleted, err) < 0)
 		return -1;
-	if (!m->owner[0])
+	if (!m->owner[0]) {
+		char etc[4200];
 		rep->builds_deleted = aj_job_gc(m->state); /* every owner's: by age only */
+		/* the shared /etc directories no running sandbox holds (supervisor/etc_share.h) */
+		snprintf(etc, sizeof etc, "%s/%s", m->state, AJ_SHARED_ETC_DIR);
+		aj_shared_dir_prune(etc, NULL);
+	}
 	return sweep_sandbox_dirs(m, err);
 }

@@ -5,28 +5,23 @@
  * (bench/run-persistent.sh density); these run the same code without it. */
 #define OPENSSL_SUPPRESS_DEPRECATED
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <openssl/sha.h>
 
 #include "common/alloc.h"
 #include "common/cleanup.h"
-#include "common/tree.h"
 #include "common/util.h"
+#include "storage/shared_dir.h"
 
 /* Part of every key: a change to how the directory is written makes new ones. */
 #define SHARE_FORMAT "agentjail etc 1"
-/* A half-written directory this old is a crashed writer's (a live one writes in seconds). */
-#define STALE_TMP_S 600
 
 /* What an operation below /etc puts in the shared directory. */
 enum entry {
@@ -157,138 +152,22 @@ static int write_entry(int root, const struct aj_op *op, enum entry e)
 	}
 }
 
-/* The key's directory, locked shared; -1 with errno ENOENT if it does not exist (or was
- * being removed when the lock came). */
-static int lock_key(int base, const char *key)
+/* The plan's entries below /etc, the fill of a new shared directory. */
+struct fill_arg {
+	const struct aj_plan *plan;
+	size_t at;
+	const signed char *entries;
+};
+
+static int fill(int dir, void *arg, struct aj_err *err)
 {
-	struct stat a, b;
-	int fd = open_dir_at(base, key);
+	const struct fill_arg *a = arg;
 
-	if (fd < 0)
-		return -1;
-	if (flock(fd, LOCK_SH) < 0 || fstat(fd, &a) < 0) {
-		close(fd);
-		return -1;
-	}
-	if (fstatat(base, key, &b, AT_SYMLINK_NOFOLLOW) < 0 || a.st_ino != b.st_ino ||
-	    a.st_dev != b.st_dev) {
-		close(fd);
-		errno = ENOENT;
-		return -1;
-	}
-	return fd;
-}
-
-/* Directories no running sandbox holds (an earlier content of /etc), and the leftovers of
- * writers that crashed. Best effort: what cannot go now goes at the next write. */
-static void prune(int base, const char *keep)
-{
-	int dup_fd = fcntl(base, F_DUPFD_CLOEXEC, 0);
-	DIR *d = dup_fd < 0 ? NULL : fdopendir(dup_fd);
-	struct dirent *de;
-	struct aj_err ignored;
-	time_t now = time(NULL);
-
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		char gone[128];
-		struct stat st;
-		_cleanup_close_ int fd = -1;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, keep) == 0)
-			continue;
-		if (de->d_name[0] == '.') {
-			if (strncmp(de->d_name, ".tmp-", 5) == 0 &&
-			    fstatat(base, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			    st.st_mtime + STALE_TMP_S < now)
-				aj_tree_remove_at(base, de->d_name, &ignored);
-			continue;
-		}
-		fd = open_dir_at(base, de->d_name);
-		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
-			continue;
-		/* Renamed under the lock: a supervisor that opened it meanwhile finds its name
-		 * gone once it has its lock, and writes the current one. */
-		snprintf(gone, sizeof gone, ".tmp-gone-%d-%.64s", (int)getpid(), de->d_name);
-		if (renameat(base, de->d_name, base, gone) == 0) {
-			aj_close_fd(&fd);
-			aj_tree_remove_at(base, gone, &ignored);
-		}
-	}
-	closedir(d);
-}
-
-static int write_key(int base, const char *key, const struct aj_plan *plan, size_t at,
-		     const signed char *entries, struct aj_err *err)
-{
-	char tmp[128];
-	_cleanup_close_ int root = -1;
-	struct aj_err ignored;
-	size_t i = at + 1;
-
-	snprintf(tmp, sizeof tmp, ".tmp-%d-%s", (int)getpid(), key);
-	aj_tree_remove_at(base, tmp, &ignored);
-	if (make_dir_at(base, tmp) < 0 || (root = open_dir_at(base, tmp)) < 0) {
-		aj_err_sys(err, AJ_LAYER_STATE, "create the shared /etc \"%s\"", tmp);
-		goto fail;
-	}
-	for (; i < plan->n_ops; i++)
-		if (entries[i] > 0 && write_entry(root, &plan->ops[i], entries[i]) < 0) {
-			aj_err_sys(err, AJ_LAYER_STATE, "write \"%s\" into the shared /etc",
-				   plan->ops[i].dst);
-			goto fail;
-		}
-	/* On disk before it has its name: no sandbox may bind a directory a crash emptied. */
-	if (syncfs(root) < 0) {
-		aj_err_sys(err, AJ_LAYER_STATE, "sync the shared /etc");
-		goto fail;
-	}
-	if (renameat(base, tmp, base, key) < 0) {
-		if (errno != EEXIST && errno != ENOTEMPTY) {
-			aj_err_sys(err, AJ_LAYER_STATE, "name the shared /etc \"%s\"", key);
-			goto fail;
-		}
-		aj_tree_remove_at(base, tmp, &ignored); /* another supervisor's came first */
-		return 0;
-	}
-	fsync(base);
-	prune(base, key);
+	for (size_t i = a->at + 1; i < a->plan->n_ops; i++)
+		if (a->entries[i] > 0 && write_entry(dir, &a->plan->ops[i], a->entries[i]) < 0)
+			return aj_err_sys(err, AJ_LAYER_STATE, "write \"%s\" into the shared /etc",
+					  a->plan->ops[i].dst);
 	return 0;
-fail:
-	aj_tree_remove_at(base, tmp, &ignored);
-	return -1;
-}
-
-/* The key's directory, written if missing, locked shared. */
-static int open_shared(const char *state_dir, const char *key, const struct aj_plan *plan,
-		       size_t at, const signed char *entries, char *path, size_t len,
-		       struct aj_err *err)
-{
-	_cleanup_close_ int base = -1;
-	int fd;
-
-	snprintf(path, len, "%s/etc", state_dir);
-	if ((mkdir(path, 0755) < 0 && errno != EEXIST) || (base = open_dir_at(AT_FDCWD, path)) < 0)
-		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", path);
-	for (int tries = 0; tries < 3; tries++) {
-		fd = lock_key(base, key);
-		if (fd >= 0) {
-			snprintf(path, len, "%s/etc/%s", state_dir, key);
-			return fd;
-		}
-		if (errno != ENOENT)
-			return aj_err_sys(err, AJ_LAYER_STATE, "lock \"%s/%s\"", path, key);
-		if (write_key(base, key, plan, at, entries, err) < 0)
-			return -1;
-	}
-	return aj_err_set(err, AJ_LAYER_STATE, ENOENT,
-			  "the shared /etc \"%s/%s\" was removed each time it was written", path,
-			  key);
 }
 
 /* The tmpfs becomes a bind of dir; what the directory holds leaves the plan. */
@@ -328,7 +207,7 @@ int aj_sv_etc_share(struct aj_plan *plan, const char *state_dir, struct aj_err *
 	signed char *entries = NULL;
 	SHA256_CTX h;
 	unsigned char md[SHA256_DIGEST_LENGTH];
-	char key[2 * SHA256_DIGEST_LENGTH + 1], owner[32], path[4200];
+	char key[2 * SHA256_DIGEST_LENGTH + 1], owner[32], parent[4200], path[4300];
 	int fd = -2;
 
 	if (plan->tier != AJ_TIER_NAMESPACES || plan->image)
@@ -355,7 +234,10 @@ int aj_sv_etc_share(struct aj_plan *plan, const char *state_dir, struct aj_err *
 	SHA256_Final(md, &h);
 	for (size_t i = 0; i < sizeof md; i++)
 		snprintf(key + 2 * i, 3, "%02x", md[i]);
-	fd = open_shared(state_dir, key, plan, at, entries, path, sizeof path, err);
+	snprintf(parent, sizeof parent, "%s/%s", state_dir, AJ_SHARED_ETC_DIR);
+	fd = aj_shared_dir_open(parent, key, fill,
+				&(struct fill_arg){.plan = plan, .at = at, .entries = entries}, path,
+				sizeof path, err);
 	if (fd >= 0)
 		rewrite(plan, at, entries, path);
 out:

@@ -10,9 +10,9 @@
  * mount, as root inside), read-only as before; the binds and masks below /etc are made as
  * before, on mount points the directory holds.
  *
- * A supervisor holds a shared lock on the directory it uses while its sandbox runs. Writing a
- * new one (the host's /etc changed) removes those nobody holds, and the leftovers of writes
- * that crashed.
+ * The directories are storage/shared_dir.h's: written under a temporary name and renamed,
+ * a shared lock held by each supervisor while its sandbox runs, those nobody holds removed
+ * when a new one is written (the host's /etc changed) and by `agentjail gc`.
  */
 #ifndef AJ_SUPERVISOR_ETC_SHARE_H
 #define AJ_SUPERVISOR_ETC_SHARE_H

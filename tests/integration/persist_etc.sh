@@ -99,3 +99,15 @@ pj_x b1 cat /etc/hostname /etc/passwd
 expect_contains "... its /etc is written again" "$OUT" "other"
 expect_eq "three directories, each held" "$(etc_dirs)" 3
 
+
+# gc removes what no running sandbox holds; a start writes it again.
+aj_run stop c1
+expect_eq "stop c1" "$RC" 0
+aj_run gc
+expect_eq "gc" "$RC" 0
+expect_eq "gc removed the directory of the stopped sandbox alone" "$(etc_dirs)" 2
+pj_x a2 cat /etc/hostname
+expect_eq "... the others' sandboxes still read theirs" "$OUT" "shared"
+aj_run start c1
+pj_x c1 cat /etc/hostname
+expect_eq "a start after gc writes it again" "$OUT" "third"
