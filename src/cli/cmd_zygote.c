@@ -56,9 +56,10 @@
 #include "common/proctitle.h"
 #include "common/util.h"
 #include "common/warn.h"
+#include "manager/manager.h"
 #include "supervisor/persist.h"
 
-#define ZYGOTE_FD 3
+#define ZYGOTE_FD AJ_SUPERVISE_READY_FD
 
 /* ---- the daemon's side ------------------------------------------------------------------- */
 
@@ -150,9 +151,9 @@ static void run_supervisor(const char *state_dir, const char *id, int ready, int
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (g_exec_supervisors) {
 		extern char **environ;
-		char *argv[] = {"agentjail", "__supervise", "--state-dir", (char *)state_dir,
-				"--ready-fd", "3", (char *)id, NULL};
+		char *argv[AJ_SUPERVISE_ARGC + 1];
 
+		aj_mgr_supervise_argv(argv, state_dir, id);
 		aj_fd_set_cloexec(ZYGOTE_FD, false);
 		execve("/proc/self/exe", argv, environ);
 		_exit(127);

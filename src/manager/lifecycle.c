@@ -25,10 +25,20 @@
  * (the HTTP daemon) another thread may hold the malloc or stdio lock at the moment of fork,
  * so between fork and exec the child only makes async-signal-safe calls. */
 struct spawn_prep {
-	char *argv[9];
-	char fdbuf[16];
+	char *argv[AJ_SUPERVISE_ARGC + 1];
 	int null_fd, log_fd, ready_fd;
 };
+
+void aj_mgr_supervise_argv(char *argv[AJ_SUPERVISE_ARGC + 1], const char *state_dir,
+			   const char *id)
+{
+	static char fd_word[] = {'0' + AJ_SUPERVISE_READY_FD, '\0'};
+	char *words[AJ_SUPERVISE_ARGC + 1] = {
+		"agentjail", "__supervise", "--state-dir", (char *)state_dir, "--ready-fd",
+		fd_word,     (char *)id,    NULL};
+
+	memcpy(argv, words, sizeof words);
+}
 
 static int prepare_spawn(struct aj_mgr *m, const char *id, int ready_fd, struct spawn_prep *s,
 			 struct aj_err *err)
@@ -42,15 +52,7 @@ static int prepare_spawn(struct aj_mgr *m, const char *id, int ready_fd, struct 
 	aj_ws_path(log, sizeof log, m->state, "sandboxes", id, "supervisor.log");
 	/* Without its log the supervisor still runs; its stderr goes to /dev/null. */
 	s->log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	snprintf(s->fdbuf, sizeof s->fdbuf, "%d", 3);
-	s->argv[0] = "agentjail";
-	s->argv[1] = "__supervise";
-	s->argv[2] = "--state-dir";
-	s->argv[3] = m->state;
-	s->argv[4] = "--ready-fd";
-	s->argv[5] = s->fdbuf;
-	s->argv[6] = (char *)id;
-	s->argv[7] = NULL;
+	aj_mgr_supervise_argv(s->argv, m->state, id);
 	return 0;
 }
 
@@ -86,9 +88,10 @@ static void exec_supervisor(const struct spawn_prep *s)
 	dup2(s->null_fd, 1);
 	dup2(s->log_fd >= 0 ? s->log_fd : s->null_fd, 2);
 	/* dup2 onto itself would keep O_CLOEXEC and lose the pipe at exec. */
-	if (s->ready_fd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(s->ready_fd, 3) < 0)
+	if (s->ready_fd == AJ_SUPERVISE_READY_FD ? fcntl(AJ_SUPERVISE_READY_FD, F_SETFD, 0) < 0
+						 : dup2(s->ready_fd, AJ_SUPERVISE_READY_FD) < 0)
 		_exit(127);
-	close_range(4, ~0U, 0);
+	close_range(AJ_SUPERVISE_READY_FD + 1, ~0U, 0);
 	execve("/proc/self/exe", s->argv, environ);
 	_exit(127);
 }

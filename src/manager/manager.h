@@ -51,6 +51,15 @@ void aj_mgr_close(struct aj_mgr *m);
 void aj_mgr_set_zygote(int fd);
 #define _cleanup_mgr_ __attribute__((cleanup(aj_mgr_close)))
 
+/* A persistent sandbox's supervisor is `agentjail __supervise --state-dir STATE --ready-fd 3
+ * ID`, its ready pipe on this descriptor: exec'd by the manager, and by serve's zygote once a
+ * supervisor crashed (cli/cmd_zygote.c). argv gets the 7 words and a NULL; it points into
+ * state_dir and id. */
+#define AJ_SUPERVISE_READY_FD 3
+#define AJ_SUPERVISE_ARGC 7
+void aj_mgr_supervise_argv(char *argv[AJ_SUPERVISE_ARGC + 1], const char *state_dir,
+			   const char *id);
+
 /* Reads a sandbox and brings its state up to date: a running sandbox whose supervisor died
  * is marked stopped (workspace intact). */
 int aj_mgr_get(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *out,
