@@ -313,9 +313,13 @@ static int bind_hidden(const struct aj_op *op, struct aj_err *err)
 
 	if (!(op->flags & AJ_OPF_FROM_PARENT)) {
 		snprintf(src, sizeof src, "%s%s", OLDROOT, op->src);
+		struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+						    MOUNT_ATTR_NODEV};
 		clone = (int)open_tree(AT_FDCWD, src,
 				       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-		if (clone < 0)
+		/* Read-only as the parent's trees are: not even atime reaches the source. */
+		if (clone < 0 ||
+		    mount_setattr(clone, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof ro) < 0)
 			return aj_err_sys(err, AJ_LAYER_MOUNT, "clone mount of \"%s\"", op->src);
 		tree = clone;
 	}
