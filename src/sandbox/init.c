@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -36,6 +38,7 @@ static void noop_handler(int sig)
  * all of them where it cannot be read. */
 static sigset_t reset_on_spawn;
 static bool reset_known; /* set by aj_init_setup_signals() */
+static sigset_t handled; /* the signals init has a handler for */
 
 static void find_ignored(sigset_t *set)
 {
@@ -72,13 +75,15 @@ int aj_init_setup_signals(sigset_t *mask)
 		sigaction(forwarded[i], &sa, NULL);
 	}
 	sigaction(SIGCHLD, &sa, NULL);
+	handled = *mask;
 	sigprocmask(SIG_BLOCK, mask, NULL);
 	find_ignored(&reset_on_spawn);
 	reset_known = true;
 	return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* What a failed child tells init through its close-on-exec pipe. */
+/* What a failed child tells init: through its close-on-exec pipe (spawn_as), or in init's own
+ * memory (aj_init_spawn). */
 struct spawn_fail {
 	int stage, err;
 };
@@ -92,6 +97,59 @@ static void __attribute__((noreturn)) child_fail(int fd, int stage)
 	_exit(127);
 }
 
+/* What runs in aj_init_spawn's child, on a stack the address sanitizer does not know: it must
+ * leave no poisoned frame there (the child ends in execve, its frames never unwind, and the next
+ * child's calls would trip over them). */
+#define CHILD_CODE __attribute__((no_sanitize("address")))
+
+/* "/proc/self/fd/N", without snprintf: aj_init_spawn's child shares init's memory. */
+static CHILD_CODE void fd_path(char *buf, size_t len, int fd)
+{
+	static const char dir[] = "/proc/self/fd/";
+	char digits[12];
+	size_t n = 0, at = sizeof dir - 1;
+	unsigned v = (unsigned)fd;
+
+	memcpy(buf, dir, at);
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0 && n < sizeof digits);
+	while (n && at + 1 < len)
+		buf[at++] = digits[--n];
+	buf[at] = '\0';
+}
+
+/* The command's stdio: its terminal, opened after setsid so that it becomes the controlling
+ * one, or the three descriptors it was given. Only system calls: aj_init_spawn's child runs
+ * in init's memory. 0, or -1 with errno set. */
+static CHILD_CODE int place_stdio(const struct aj_spawn *sp)
+{
+	char tty[32];
+	int in[3];
+
+	if (sp->tty_fd >= 0) {
+		int fd;
+
+		fd_path(tty, sizeof tty, sp->tty_fd);
+		if ((fd = open(tty, O_RDWR | O_CLOEXEC)) < 0)
+			return -1;
+		for (int i = 0; i < 3; i++)
+			if (fd == i ? fcntl(i, F_SETFD, 0) < 0 : dup2(fd, i) < 0)
+				return -1;
+		return 0;
+	}
+	if (!sp->stdio)
+		return 0;
+	/* Copies above 2 first, so that placing one cannot close another. */
+	for (int i = 0; i < 3; i++)
+		if ((in[i] = fcntl(sp->stdio[i], F_DUPFD_CLOEXEC, 10)) < 0)
+			return -1;
+	for (int i = 0; i < 3; i++)
+		if (dup2(in[i], i) < 0)
+			return -1;
+	return 0;
+}
+
 /* The child of spawn_as: a clean signal slate, its own session, its stdio, its user, then
  * exec. The credential switch drops every capability unless the user is root. */
 static void __attribute__((noreturn)) child(const struct aj_spawn *sp, int fail_fd)
@@ -99,31 +157,14 @@ static void __attribute__((noreturn)) child(const struct aj_spawn *sp, int fail_
 	extern char **environ;
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigset_t none;
-	char tty[64];
-	int in[3];
 
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sigismember(&reset_on_spawn, sig) == 1)
 			sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (setsid() < 0)
+	if (setsid() < 0 || place_stdio(sp) < 0)
 		child_fail(fail_fd, AJ_ISTAGE_EXEC);
-	if (sp->tty_fd >= 0) {
-		/* Opened after setsid: the controlling terminal. */
-		snprintf(tty, sizeof tty, "/proc/self/fd/%d", sp->tty_fd);
-		in[0] = open(tty, O_RDWR);
-		if (in[0] < 0 || dup2(in[0], 0) < 0 || dup2(0, 1) < 0 || dup2(0, 2) < 0)
-			child_fail(fail_fd, AJ_ISTAGE_EXEC);
-	} else if (sp->stdio) {
-		/* Copies above 2 first, so that placing one cannot close another. */
-		for (int i = 0; i < 3; i++)
-			if ((in[i] = fcntl(sp->stdio[i], F_DUPFD_CLOEXEC, 10)) < 0)
-				child_fail(fail_fd, AJ_ISTAGE_EXEC);
-		for (int i = 0; i < 3; i++)
-			if (dup2(in[i], i) < 0)
-				child_fail(fail_fd, AJ_ISTAGE_EXEC);
-	}
 	/* An init that works with the sandbox user's effective ids (the gvisor tier's, whose
 	 * Sentry has no setfsuid) is root again first: its real and saved uid are 0. */
 	if (geteuid() != 0 && getuid() == 0 && (seteuid(0) < 0 || setegid(0) < 0))
@@ -137,6 +178,7 @@ static void __attribute__((noreturn)) child(const struct aj_spawn *sp, int fail_
 	execvpe(sp->argv[0], sp->argv, (char **)sp->envp);
 	child_fail(fail_fd, AJ_ISTAGE_EXEC);
 }
+
 
 /* fork and exec as another user (posix_spawn cannot switch ids). */
 static int spawn_as(const struct aj_spawn *sp, pid_t *pid, int *stage)
@@ -173,47 +215,131 @@ static int spawn_as(const struct aj_spawn *sp, pid_t *pid, int *stage)
 	return 0;
 }
 
+/* execvp's search, as posix_spawnp does it: the PATH of the command's environment (the
+ * system's default where it has none), no shell for a file that is not an executable. Returns
+ * the errno of the last attempt that counts. */
+static CHILD_CODE int exec_search(char *const argv[], char *const envp[])
+{
+	const char *file = argv[0], *path = "/bin:/usr/bin", *p, *end;
+	size_t flen = strlen(file);
+	char buf[PATH_MAX];
+	bool denied = false;
+
+	if (!*file)
+		return ENOENT;
+	if (strchr(file, '/')) {
+		execve(file, argv, envp);
+		return errno;
+	}
+	for (char *const *e = envp; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0) {
+			path = *e + 5;
+			break;
+		}
+	for (p = path;; p = end + 1) {
+		size_t dlen;
+
+		end = strchrnul(p, ':');
+		dlen = (size_t)(end - p);
+		if (dlen + 1 + flen + 1 > sizeof buf) {
+			errno = ENAMETOOLONG;
+		} else {
+			memcpy(buf, p, dlen);
+			if (dlen) /* an empty entry is the working directory */
+				buf[dlen++] = '/';
+			memcpy(buf + dlen, file, flen + 1);
+			execve(buf, argv, envp);
+		}
+		switch (errno) {
+		case EACCES:
+			denied = true;
+			break;
+		case ENOENT:
+		case ENOTDIR:
+		case ENAMETOOLONG:
+		case ESTALE:
+		case ENODEV:
+		case ETIMEDOUT:
+			break;
+		default:
+			return errno;
+		}
+		if (!*end)
+			return denied ? EACCES : ENOENT;
+	}
+}
+
+/* What aj_init_spawn's child shares with init. */
+struct vfork_args {
+	const struct aj_spawn *sp;
+	struct spawn_fail fail;
+};
+
+/* aj_init_spawn's child. It runs on init's memory (CLONE_VM) while init waits for its exec or
+ * its end (CLONE_VFORK), every signal blocked: so it makes system calls and writes only
+ * a->fail. The handlers init installed go back to the default first, since a signal taken
+ * before execve would run one of them here, then those init ignores; the mask opens last. */
+static CHILD_CODE int vfork_child(void *arg)
+{
+	struct vfork_args *a = arg;
+	const struct aj_spawn *sp = a->sp;
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&handled, sig) == 1 || sigismember(&reset_on_spawn, sig) == 1)
+			sigaction(sig, &dfl, NULL);
+	a->fail.stage = AJ_ISTAGE_EXEC;
+	if (setsid() < 0 || place_stdio(sp) < 0)
+		goto fail;
+	if (sp->cwd && chdir(sp->cwd) < 0) {
+		a->fail.stage = AJ_ISTAGE_CHDIR;
+		goto fail;
+	}
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		goto fail;
+	a->fail.err = exec_search(sp->argv, sp->envp);
+	_exit(127);
+fail:
+	a->fail.err = errno;
+	_exit(127);
+}
+
+/* The stack of aj_init_spawn's child: init is single-threaded and waits while it runs, so
+ * one serves every spawn. */
+static char vfork_stack[64 * 1024] __attribute__((aligned(64)));
+
+/* A clone that shares init's memory and suspends init until the child has exec'd: no copy of
+ * init's page tables, and, unlike posix_spawn, no sigaction pair for each of the 64 signals,
+ * which each pass the sandbox's seccomp filter. */
 int aj_init_spawn(const struct aj_spawn *sp, pid_t *pid, int *stage)
 {
-	extern char **environ;
-	posix_spawnattr_t attr;
-	posix_spawn_file_actions_t fa;
-	sigset_t none;
-	char tty[64];
-	int r;
+	struct vfork_args a = {.sp = sp};
+	sigset_t all, old;
+	pid_t c;
+	int e;
 
 	*stage = AJ_ISTAGE_EXEC;
 	if (!reset_known)
 		sigfillset(&reset_on_spawn);
 	if (sp->as_user)
 		return spawn_as(sp, pid, stage);
-	sigemptyset(&none);
-	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_init(&fa);
-	/* Dispositions and the mask survive execve: give the command a clean slate, in a session
-	 * (and process group) of its own so that signals reach all of it. */
-	posix_spawnattr_setsigdefault(&attr, &reset_on_spawn);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK |
-						POSIX_SPAWN_SETSID);
-	if (sp->tty_fd >= 0) {
-		/* Reopening the terminal after setsid makes it the controlling terminal. */
-		snprintf(tty, sizeof tty, "/proc/self/fd/%d", sp->tty_fd);
-		posix_spawn_file_actions_addopen(&fa, 0, tty, O_RDWR, 0);
-		posix_spawn_file_actions_adddup2(&fa, 0, 1);
-		posix_spawn_file_actions_adddup2(&fa, 0, 2);
-	} else if (sp->stdio) {
-		for (int i = 0; i < 3; i++)
-			posix_spawn_file_actions_adddup2(&fa, sp->stdio[i], i);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	c = clone(vfork_child, vfork_stack + sizeof vfork_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+		  &a);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (c < 0)
+		return e;
+	if (a.fail.err) {
+		waitpid(c, NULL, 0);
+		*stage = a.fail.stage;
+		return a.fail.err;
 	}
-	if (sp->cwd)
-		posix_spawn_file_actions_addchdir_np(&fa, sp->cwd);
-	/* posix_spawnp searches the PATH of the caller's environment: install the command's. */
-	environ = (char **)sp->envp;
-	r = posix_spawnp(pid, sp->argv[0], &fa, &attr, sp->argv, sp->envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	return r;
+	*pid = c;
+	return 0;
 }
 
 /* Starts the one-shot command; fills the READY message. */
