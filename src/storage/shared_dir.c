@@ -93,6 +93,9 @@ static unsigned prune_at(int base, const char *keep)
 	return gone_n;
 }
 
+/* Writes parent/key under a temporary name and renames it; returns a descriptor of it that
+ * holds the shared lock, taken before the rename so that no prune can remove it in between;
+ * -2 if another writer's came first, -1 with err set on failure. */
 static int write_key(int base, const char *key, aj_shared_dir_fill fill, void *arg,
 		     struct aj_err *err)
 {
@@ -115,17 +118,21 @@ static int write_key(int base, const char *key, aj_shared_dir_fill fill, void *a
 		aj_err_sys(err, AJ_LAYER_STATE, "sync \"%s\"", tmp);
 		goto fail;
 	}
+	if (flock(dir, LOCK_SH) < 0) {
+		aj_err_sys(err, AJ_LAYER_STATE, "lock \"%s\"", tmp);
+		goto fail;
+	}
 	if (renameat(base, tmp, base, key) < 0) {
 		if (errno != EEXIST && errno != ENOTEMPTY) {
 			aj_err_sys(err, AJ_LAYER_STATE, "rename \"%s\" to \"%s\"", tmp, key);
 			goto fail;
 		}
 		aj_tree_remove_at(base, tmp, &ignored); /* another writer's came first */
-		return 0;
+		return -2;
 	}
 	fsync(base);
 	prune_at(base, key);
-	return 0;
+	return aj_steal_fd(&dir);
 fail:
 	aj_tree_remove_at(base, tmp, &ignored);
 	return -1;
@@ -137,7 +144,9 @@ int aj_shared_dir_open(const char *parent, const char *key, aj_shared_dir_fill f
 	_cleanup_close_ int base = -1;
 	int fd;
 
-	if ((mkdir(parent, 0755) < 0 && errno != EEXIST) ||
+	/* 0700: the key directories are reached through the descriptors their holders open
+	 * (the sandboxes' binds), and nobody else may take a lock there that holds starts up. */
+	if ((mkdir(parent, 0700) < 0 && errno != EEXIST) ||
 	    (base = open_dir_at(AT_FDCWD, parent)) < 0)
 		return aj_err_sys(err, AJ_LAYER_STATE, "create \"%s\"", parent);
 	for (int tries = 0; tries < 3; tries++) {
@@ -148,7 +157,12 @@ int aj_shared_dir_open(const char *parent, const char *key, aj_shared_dir_fill f
 		}
 		if (errno != ENOENT)
 			return aj_err_sys(err, AJ_LAYER_STATE, "lock \"%s/%s\"", parent, key);
-		if (write_key(base, key, fill, arg, err) < 0)
+		fd = write_key(base, key, fill, arg, err);
+		if (fd >= 0) {
+			snprintf(path, len, "%s/%s", parent, key);
+			return fd;
+		}
+		if (fd == -1)
 			return -1;
 	}
 	return aj_err_set(err, AJ_LAYER_STATE, ENOENT, "\"%s/%s\" was removed each time it was written",

@@ -111,3 +111,31 @@ expect_eq "... the others' sandboxes still read theirs" "$OUT" "shared"
 aj_run start c1
 pj_x c1 cat /etc/hostname
 expect_eq "a start after gc writes it again" "$OUT" "third"
+
+# A directory just written is locked before it has its name: creates racing with gc (and with
+# each other's prunes) all share, none falls back to a tmpfs of its own.
+gc_loop() { for _ in $(seq 200); do "$AJ" gc --state-dir "$STATE" >/dev/null 2>&1; done; }
+gc_loop &
+GC_PID=$!
+pids=()
+for i in $(seq 12); do
+	"$AJ" create --name "r$i" --hostname "race$i" $PJ_FLAGS >"$STATE/../race$i.out" \
+		2>"$STATE/../race$i.err" </dev/null &
+	pids+=($!)
+done
+fails=0
+for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+kill "$GC_PID" 2>/dev/null
+wait "$GC_PID" 2>/dev/null
+expect_eq "12 creates racing with gc: all started" "$fails" 0
+expect_eq "... none fell back to an /etc of its own" \
+	"$(cat "$STATE"/../race*.err | grep -c "its own /etc")" 0
+own=0
+for i in $(seq 12); do
+	pj_x "r$i" sh -c 'grep " /etc " /proc/self/mountinfo | grep -c overlay'
+	[ "$OUT" = 1 ] || own=$((own + 1))
+	aj_run rm -f "r$i"
+done
+expect_eq "... each one's /etc is the shared overlay" "$own" 0
+check "the state directory's etc is the owner's alone (0700)" \
+	[ "$(stat -c %a "$STATE/etc")" = 700 ]
