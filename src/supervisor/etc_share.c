@@ -201,7 +201,8 @@ static void rewrite(struct aj_plan *plan, size_t at, const signed char *entries,
 	plan->n_ops = w;
 }
 
-int aj_sv_etc_share(struct aj_plan *plan, const char *state_dir, struct aj_err *err)
+int aj_sv_etc_share(struct aj_plan *plan, const char *state_dir, const char *owner_name,
+		    struct aj_err *err)
 {
 	size_t at = SIZE_MAX;
 	signed char *entries = NULL;
@@ -220,9 +221,12 @@ int aj_sv_etc_share(struct aj_plan *plan, const char *state_dir, struct aj_err *
 	entries = aj_xcalloc(plan->n_ops, 1);
 	SHA256_Init(&h);
 	SHA256_Update(&h, SHARE_FORMAT, sizeof SHARE_FORMAT);
-	/* Files are the writer's: one key per owner (a state directory has one). */
+	/* Files are the writer's: one key per user that writes them (a state directory has
+	 * one). And one per owner of the sandbox: the API's tenants share nothing, not even
+	 * the times of a directory another's sandbox wrote first. */
 	snprintf(owner, sizeof owner, "%u", (unsigned)geteuid());
 	SHA256_Update(&h, owner, strlen(owner) + 1);
+	SHA256_Update(&h, owner_name, strlen(owner_name) + 1);
 	for (size_t i = at + 1; i < plan->n_ops; i++) {
 		enum entry e = in_etc(&plan->ops[i]) ? entry_of(&plan->ops[i]) : E_NONE;
 		if (e == E_UNSHARED)

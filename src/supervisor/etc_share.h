@@ -24,7 +24,9 @@
  * descriptor of it that holds the lock (to keep open while the sandbox runs); -2 if the plan
  * has no /etc to share (an image root, another tier, files written at launch such as the
  * egress CA), the plan unchanged; -1 with err set if the directory could not be made, the
- * plan unchanged too (the sandbox can start with its own tmpfs). */
-int aj_sv_etc_share(struct aj_plan *plan, const char *state_dir, struct aj_err *err);
+ * plan unchanged too (the sandbox can start with its own tmpfs). owner: the sandbox's owner
+ * (the API's tenant; "" for the CLI's), which is part of the key. */
+int aj_sv_etc_share(struct aj_plan *plan, const char *state_dir, const char *owner,
+		    struct aj_err *err);
 
 #endif

@@ -239,7 +239,7 @@ static void share_etc(struct persist *p)
 	int fd;
 
 	aj_err_clear(&err);
-	fd = aj_sv_etc_share(&p->plan, p->state_dir, &err);
+	fd = aj_sv_etc_share(&p->plan, p->state_dir, p->rec.owner, &err);
 	if (fd == -1) {
 		aj_warn(p->warn, "sandbox %s: its own /etc instead of the shared one: %s", p->rec.name,
 			err.msg);

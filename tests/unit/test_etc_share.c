@@ -86,7 +86,7 @@ static void shared(void)
 	CHECK(etc && etc->kind == AJ_OP_TMPFS && files_before >= 6,
 	      "before: /etc is a tmpfs the plan writes %zu files and links into", files_before);
 	ops_before = plan.n_ops;
-	fd = aj_sv_etc_share(&plan, state, &err);
+	fd = aj_sv_etc_share(&plan, state, "", &err);
 	CHECK(fd >= 0, "shared%s%s", fd == -1 ? ": " : "", fd == -1 ? err.msg : "");
 	etc = op_at(&plan, "/etc", &files_after);
 	CHECK(etc && etc->kind == AJ_OP_BIND && (etc->flags & AJ_OPF_RO) && etc->src &&
@@ -111,12 +111,12 @@ static void shared(void)
 	      "the returned descriptor holds a shared lock: no exclusive one while it is open");
 	if (fd2 >= 0)
 		close(fd2);
-	CHECK(aj_sv_etc_share(&plan, state, &err) == -2, "a plan shared once has no tmpfs left");
+	CHECK(aj_sv_etc_share(&plan, state, "", &err) == -2, "a plan shared once has no tmpfs left");
 	aj_plan_free(&plan);
 	aj_policy_free(&pol);
 
 	CHECK(build("{\"hostname\": \"unit\"}", &pol, &plan, &err) == 0, "the same policy again");
-	fd2 = aj_sv_etc_share(&plan, state, &err);
+	fd2 = aj_sv_etc_share(&plan, state, "", &err);
 	etc = op_at(&plan, "/etc", &files_after);
 	CHECK(fd2 >= 0 && etc && etc->src && strcmp(etc->src, first) == 0,
 	      "the same /etc: the same directory");
@@ -125,8 +125,18 @@ static void shared(void)
 	aj_plan_free(&plan);
 	aj_policy_free(&pol);
 
+	CHECK(build("{\"hostname\": \"unit\"}", &pol, &plan, &err) == 0, "the same policy, ...");
+	fd2 = aj_sv_etc_share(&plan, state, "tenant-b", &err);
+	etc = op_at(&plan, "/etc", &files_after);
+	CHECK(fd2 >= 0 && etc && etc->src && strcmp(etc->src, first) != 0,
+	      "... another owner's sandbox: another directory");
+	if (fd2 >= 0)
+		close(fd2);
+	aj_plan_free(&plan);
+	aj_policy_free(&pol);
+
 	CHECK(build("{\"hostname\": \"other\"}", &pol, &plan, &err) == 0, "another hostname");
-	fd2 = aj_sv_etc_share(&plan, state, &err);
+	fd2 = aj_sv_etc_share(&plan, state, "", &err);
 	etc = op_at(&plan, "/etc", &files_after);
 	CHECK(fd2 >= 0 && etc && etc->src && strcmp(etc->src, first) != 0,
 	      "another /etc: another directory");
@@ -153,7 +163,7 @@ static void unshared(void)
 		    &pol, &plan, &err) == 0,
 	      "a plan with the egress CA files (%s)", err.msg);
 	n_ops = plan.n_ops;
-	CHECK(aj_sv_etc_share(&plan, state, &err) == -2 && plan.n_ops == n_ops,
+	CHECK(aj_sv_etc_share(&plan, state, "", &err) == -2 && plan.n_ops == n_ops,
 	      "files written at launch (the egress CA): the plan keeps its own /etc");
 	aj_plan_free(&plan);
 	aj_policy_free(&pol);
@@ -162,7 +172,7 @@ static void unshared(void)
 	CHECK(build("{}", &pol, &plan, &err) == 0, "a plan (%s)", err.msg);
 	plan.tier = AJ_TIER_GVISOR;
 	n_ops = plan.n_ops;
-	CHECK(aj_sv_etc_share(&plan, state, &err) == -2 && plan.n_ops == n_ops,
+	CHECK(aj_sv_etc_share(&plan, state, "", &err) == -2 && plan.n_ops == n_ops,
 	      "another tier: nothing shared");
 	aj_plan_free(&plan);
 	aj_policy_free(&pol);
