@@ -78,6 +78,19 @@ static int kill_listed(int dirfd)
 	return listed;
 }
 
+/* A v1 freezer's tasks take their SIGKILL only once thawed (a paused sandbox's); where the
+ * file is missing (another controller, v2, whose frozen tasks die of SIGKILL) nothing
+ * happens. */
+static void thaw(int dirfd)
+{
+	int fd = (int)syscall(SYS_openat, dirfd, "freezer.state", O_WRONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return;
+	syscall(SYS_write, fd, "THAWED", 6);
+	syscall(SYS_close, fd);
+}
+
 /* Removes the cgroup if its name still names the directory we were given. */
 static void remove_one(size_t i)
 {
@@ -91,6 +104,7 @@ static void remove_one(size_t i)
 		    now.st_ino != mine.st_ino || now.st_dev != mine.st_dev)
 			return; /* already removed (by the supervisor, usually) */
 		kill_listed(g_state.dir[i]);
+		thaw(g_state.dir[i]);
 		if (syscall(SYS_unlinkat, g_state.parent[i], g_state.base[i], AT_REMOVEDIR) == 0 ||
 		    errno != EBUSY)
 			return;
@@ -109,6 +123,12 @@ static int guard_main(void *arg)
 	 * with the live supervisor. */
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof all);
 	syscall(SYS_read, g_state.rfd, &c, 1);
+	/* Every controller's tasks killed and thawed first: one frozen by the freezer keeps the
+	 * others' directories busy too. */
+	for (size_t i = 0; i < g_state.n; i++) {
+		kill_listed(g_state.dir[i]);
+		thaw(g_state.dir[i]);
+	}
 	for (size_t i = 0; i < g_state.n; i++)
 		remove_one(i);
 	return 0;

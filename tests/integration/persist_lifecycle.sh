@@ -121,6 +121,30 @@ else
 	expect_eq "resume: the same process kept running" "$(loop_pid)" "$LOOP"
 	check "resume: the count went on from its frozen value" [ "${p2:-0}" -gt "${p1:-0}" -a "${p2:-0}" -lt $((p1 + 40)) ]
 
+	# A paused sandbox whose supervisor is killed does not stay behind, frozen: the cgroup
+	# guard thaws what it kills (v1's frozen tasks take a SIGKILL only once thawed).
+	pj_create frozen
+	pj_x frozen sh -c 'sleep 300 >/dev/null 2>&1 &'
+	aj_run pause frozen
+	expect_eq "pause frozen" "$RC" 0
+	FID=$(pj_id frozen)
+	SP=$(pj_field frozen 'd["supervisor_pid"]')
+	FINIT=$(pgrep -P "$SP" -x agentjail-init)
+	kill -KILL "$SP"
+	gone=
+	for _ in $(seq 50); do
+		kill -0 "$FINIT" 2>/dev/null || { gone=1; break; }
+		sleep 0.1
+	done
+	check "a paused sandbox's supervisor killed: its init (${FINIT:-?}) is gone within 5 s" \
+		sh -c '[ -n "$1" ] && [ -n "$2" ]' sh "$FINIT" "$gone"
+	for _ in $(seq 50); do
+		[ -z "$(pj_cgroup_dirs "$FID")" ] && break
+		sleep 0.1
+	done
+	expect_eq "... and its cgroups are removed" "$(pj_cgroup_dirs "$FID")" ""
+	aj_run rm -f frozen
+
 	# pause returns once the kernel says every task is frozen, not once it was asked to
 	# freeze: until then v1 reads FREEZING, v2 "frozen 0". Busy tasks, some forking, make
 	# that window wide (most reads right after a bare write of FROZEN say FREEZING); the
