@@ -38,26 +38,40 @@ static void noop_handler(int sig)
  * all of them where it cannot be read. */
 static sigset_t reset_on_spawn;
 static bool reset_known; /* set by aj_init_setup_signals() */
-static sigset_t handled; /* the signals init has a handler for */
+/* The signals init has a handler for: its own and any it inherited (a sanitizer's, say).
+ * aj_init_spawn's child, which runs on init's memory until execve, sets them back to the
+ * default before it opens its signal mask. */
+static sigset_t handled;
 
-static void find_ignored(sigset_t *set)
+static void set_of(sigset_t *set, unsigned long long bits)
+{
+	sigemptyset(set);
+	for (int sig = 1; sig <= 64 && sig < NSIG; sig++)
+		if (bits & (1ULL << (sig - 1)))
+			sigaddset(set, sig);
+}
+
+/* The ignored and the caught signals, from SigIgn and SigCgt; every signal in both where
+ * they cannot be read. */
+static void find_dispositions(sigset_t *ignored, sigset_t *caught)
 {
 	_cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	char buf[4096], *p;
-	unsigned long long ign;
+	char buf[4096], *ign_at, *cgt_at;
+	unsigned long long ign, cgt;
 	ssize_t n;
 
-	sigfillset(set);
+	sigfillset(ignored);
+	sigfillset(caught);
 	if (fd < 0 || (n = read(fd, buf, sizeof buf - 1)) <= 0)
 		return;
 	buf[n] = '\0';
-	p = strstr(buf, "\nSigIgn:");
-	if (!p || sscanf(p + 8, "%llx", &ign) != 1)
+	ign_at = strstr(buf, "\nSigIgn:");
+	cgt_at = strstr(buf, "\nSigCgt:");
+	if (!ign_at || !cgt_at || sscanf(ign_at + 8, "%llx", &ign) != 1 ||
+	    sscanf(cgt_at + 8, "%llx", &cgt) != 1)
 		return;
-	sigemptyset(set);
-	for (int sig = 1; sig <= 64 && sig < NSIG; sig++)
-		if (ign & (1ULL << (sig - 1)))
-			sigaddset(set, sig);
+	set_of(ignored, ign);
+	set_of(caught, cgt);
 }
 
 /* PID 1 only receives signals it has a handler for; with handlers installed and the signals
@@ -75,9 +89,8 @@ int aj_init_setup_signals(sigset_t *mask)
 		sigaction(forwarded[i], &sa, NULL);
 	}
 	sigaction(SIGCHLD, &sa, NULL);
-	handled = *mask;
 	sigprocmask(SIG_BLOCK, mask, NULL);
-	find_ignored(&reset_on_spawn);
+	find_dispositions(&reset_on_spawn, &handled);
 	reset_known = true;
 	return signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
@@ -140,12 +153,16 @@ static CHILD_CODE int place_stdio(const struct aj_spawn *sp)
 	}
 	if (!sp->stdio)
 		return 0;
-	/* Copies above 2 first, so that placing one cannot close another. */
-	for (int i = 0; i < 3; i++)
-		if ((in[i] = fcntl(sp->stdio[i], F_DUPFD_CLOEXEC, 10)) < 0)
+	/* A descriptor at 0-2 that belongs elsewhere is copied above 2 first, so that placing
+	 * one cannot close another; the rest are placed as they are (no spare slots needed). */
+	for (int i = 0; i < 3; i++) {
+		in[i] = sp->stdio[i];
+		if (in[i] >= 0 && in[i] < 3 && in[i] != i &&
+		    (in[i] = fcntl(in[i], F_DUPFD_CLOEXEC, 3)) < 0)
 			return -1;
+	}
 	for (int i = 0; i < 3; i++)
-		if (dup2(in[i], i) < 0)
+		if (in[i] == i ? fcntl(i, F_SETFD, 0) < 0 : dup2(in[i], i) < 0)
 			return -1;
 	return 0;
 }
@@ -215,15 +232,17 @@ static int spawn_as(const struct aj_spawn *sp, pid_t *pid, int *stage)
 	return 0;
 }
 
-/* execvp's search, as posix_spawnp does it: the PATH of the command's environment (the
- * system's default where it has none), no shell for a file that is not an executable. Returns
- * the errno of the last attempt that counts. */
+/* execvp's search, as glibc's posix_spawnp makes it: the PATH of the command's environment
+ * (the system's default where it has none), no shell for a file that is not an executable, a
+ * name longer than NAME_MAX refused. Returns the errno that counts: EACCES if a match could
+ * not be run and nothing later could, else the last one. */
 static CHILD_CODE int exec_search(char *const argv[], char *const envp[])
 {
 	const char *file = argv[0], *path = "/bin:/usr/bin", *p, *end;
 	size_t flen = strlen(file);
 	char buf[PATH_MAX];
 	bool denied = false;
+	int last = ENOENT;
 
 	if (!*file)
 		return ENOENT;
@@ -231,6 +250,8 @@ static CHILD_CODE int exec_search(char *const argv[], char *const envp[])
 		execve(file, argv, envp);
 		return errno;
 	}
+	if (flen > NAME_MAX)
+		return ENAMETOOLONG;
 	for (char *const *e = envp; *e; e++)
 		if (strncmp(*e, "PATH=", 5) == 0) {
 			path = *e + 5;
@@ -241,31 +262,28 @@ static CHILD_CODE int exec_search(char *const argv[], char *const envp[])
 
 		end = strchrnul(p, ':');
 		dlen = (size_t)(end - p);
-		if (dlen + 1 + flen + 1 > sizeof buf) {
-			errno = ENAMETOOLONG;
-		} else {
+		if (dlen + 1 + flen + 1 <= sizeof buf) { /* a longer entry names nothing */
 			memcpy(buf, p, dlen);
 			if (dlen) /* an empty entry is the working directory */
 				buf[dlen++] = '/';
 			memcpy(buf + dlen, file, flen + 1);
 			execve(buf, argv, envp);
-		}
-		switch (errno) {
-		case EACCES:
-			denied = true;
-			break;
-		case ENOENT:
-		case ENOTDIR:
-		case ENAMETOOLONG:
-		case ESTALE:
-		case ENODEV:
-		case ETIMEDOUT:
-			break;
-		default:
-			return errno;
+			switch (last = errno) {
+			case EACCES:
+				denied = true;
+				break;
+			case ENOENT:
+			case ENOTDIR:
+			case ESTALE:
+			case ENODEV:
+			case ETIMEDOUT:
+				break;
+			default:
+				return last;
+			}
 		}
 		if (!*end)
-			return denied ? EACCES : ENOENT;
+			return denied ? EACCES : last;
 	}
 }
 
@@ -276,9 +294,12 @@ struct vfork_args {
 };
 
 /* aj_init_spawn's child. It runs on init's memory (CLONE_VM) while init waits for its exec or
- * its end (CLONE_VFORK), every signal blocked: so it makes system calls and writes only
- * a->fail. The handlers init installed go back to the default first, since a signal taken
- * before execve would run one of them here, then those init ignores; the mask opens last. */
+ * its end (CLONE_VFORK), every signal blocked: so it makes system calls and calls string
+ * functions only, and of init's memory writes a->fail, besides errno (init's too: the child
+ * has no thread area of its own) and, the first time, lazily bound library addresses. That
+ * holds as long as init has one thread. The signals init catches go back to the default
+ * first, since a signal taken before execve would run init's handler here, then those init
+ * ignores; the mask opens last. */
 static CHILD_CODE int vfork_child(void *arg)
 {
 	struct vfork_args *a = arg;
@@ -321,8 +342,10 @@ int aj_init_spawn(const struct aj_spawn *sp, pid_t *pid, int *stage)
 	int e;
 
 	*stage = AJ_ISTAGE_EXEC;
-	if (!reset_known)
+	if (!reset_known) {
 		sigfillset(&reset_on_spawn);
+		sigfillset(&handled);
+	}
 	if (sp->as_user)
 		return spawn_as(sp, pid, stage);
 	sigfillset(&all);

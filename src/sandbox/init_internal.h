@@ -30,8 +30,9 @@ struct aj_spawn {
 int aj_init_setup_signals(sigset_t *mask);
 /* Points init's own stdio at /dev/null. */
 void aj_init_detach_stdio(void);
-/* posix_spawn in a new session with default signal handling (fork and exec with as_user);
- * returns 0 or an errno, *stage AJ_ISTAGE_* saying which step failed. */
+/* Starts the command in a new session with default signal handling: a clone that shares
+ * init's memory until its exec (fork and exec with as_user); returns 0 or an errno, *stage
+ * AJ_ISTAGE_* saying which step failed. */
 int aj_init_spawn(const struct aj_spawn *sp, pid_t *pid, int *stage);
 /* An image root's init: the command's user from the plan, or from spec (USER[:GROUP]) read in
  * the sandbox's own /etc/passwd and /etc/group; 0 or an errno (ENOENT: no such user, EPERM:

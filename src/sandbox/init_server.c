@@ -201,8 +201,8 @@ static void do_exec(int ctl, const struct aj_init_hdr *h, const int *fds, size_t
 			sp.tty_fd = relay ? -1 : fds[0];
 		else
 			sp.stdio = fds;
-		/* posix_spawn reports a failed chdir and a failed exec alike; tell them apart
-		 * (a missing directory is not a missing command). */
+		/* A missing directory is not a missing command: said before anything is
+		 * started. */
 		if (sp.cwd && (e = dir_usable(sp.cwd)) != 0)
 			r.arg = AJ_ISTAGE_CHDIR;
 		else if (relay && (e = relay_open(h, &sp, &master)) != 0)
