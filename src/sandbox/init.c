@@ -196,7 +196,6 @@ static void __attribute__((noreturn)) child(const struct aj_spawn *sp, int fail_
 	child_fail(fail_fd, AJ_ISTAGE_EXEC);
 }
 
-
 /* fork and exec as another user (posix_spawn cannot switch ids). */
 static int spawn_as(const struct aj_spawn *sp, pid_t *pid, int *stage)
 {
