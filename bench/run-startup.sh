@@ -46,11 +46,18 @@ UNSHARE_HOST[0]=${UNSHARE_HOST[0]/n/}
 MIN_BWRAP=(bwrap --unshare-all --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin
 	--symlink usr/lib /lib --symlink usr/lib64 /lib64 --proc /proc --dev /dev --tmpfs /tmp)
 
+# A workspace that is a git repository, as a coding agent's usually is: agentjail protects its
+# .git (read-only hooks and config, a watch for a commondir made inside), bwrap does nothing
+# of the kind, so this row is agentjail's alone.
+GITWS="$WORK/git-ws"
+git init -q "$GITWS" 2>/dev/null || bench_die "needs git (git init $GITWS failed)"
+
 # NAME -- CMD... rows separated by ":::", as abtime takes them; the first row of a group is the
 # reference of its paired ratios.
 NET_ROWS=(
 	bwrap-equivalent -- bwrap "${BW_NET[@]}" /bin/true :::
 	agentjail -- "$AJ" run -- /bin/true :::
+	agentjail-git-workspace -- "$AJ" run -w "$GITWS" -- /bin/true :::
 	unshare -- unshare "${UNSHARE_NET[@]}" --fork --mount-proc /bin/true :::
 	bwrap-minimal -- "${MIN_BWRAP[@]}" /bin/true :::
 	bare-true -- /bin/true

@@ -34,6 +34,7 @@
 
 static struct {
 	int rfd;
+	int linger; /* the caller's descriptor the guard holds until it exits, or -1 */
 	size_t n;
 	int dir[GUARD_MAX];
 	int parent[GUARD_MAX];
@@ -41,6 +42,7 @@ static struct {
 	char procs[65536];
 } g_state;
 static bool g_started;
+static pid_t g_finishing = -1; /* a released guard not reaped yet */
 
 static void nap_ms(long ms)
 {
@@ -137,11 +139,13 @@ static int guard_main(void *arg)
 /* Closes every descriptor of ours except the ones the guard keeps. */
 static void close_others(void)
 {
-	int keep[2 * GUARD_MAX + 1];
+	int keep[2 * GUARD_MAX + 2];
 	size_t nk = 0;
 	unsigned lo = 0;
 
 	keep[nk++] = g_state.rfd;
+	if (g_state.linger >= 0)
+		keep[nk++] = g_state.linger;
 	for (size_t i = 0; i < g_state.n; i++) {
 		keep[nk++] = g_state.dir[i];
 		keep[nk++] = g_state.parent[i];
@@ -208,8 +212,18 @@ static int add_dir(const char *path, struct aj_err *err)
 	return 0;
 }
 
+/* The guard released last reads g_state until it exits: it goes before g_state is reused. */
+static void reap_finishing(void)
+{
+	if (g_finishing <= 0)
+		return;
+	while (waitpid(g_finishing, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	g_finishing = -1;
+}
+
 int aj_cgroup_guard_start(struct aj_cgroup_guard *guard, const struct aj_cgroup *cg,
-			  struct aj_err *err)
+			  int linger_fd, struct aj_err *err)
 {
 	static char stack[32768] __attribute__((aligned(16)));
 	int pfd[2];
@@ -219,8 +233,10 @@ int aj_cgroup_guard_start(struct aj_cgroup_guard *guard, const struct aj_cgroup 
 	guard->wfd = -1;
 	if (g_started)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, EBUSY, "one cgroup guard per process");
+	reap_finishing();
 	g_state.n = 0;
-	for (int c = 0; c < AJ_CG__COUNT; c++)
+	g_state.linger = linger_fd;
+	for (int c = 0; cg && c < AJ_CG__COUNT; c++)
 		if (cg->path[c] && add_dir(cg->path[c], err) < 0) {
 			close_state();
 			return -1;
@@ -247,10 +263,10 @@ void aj_cgroup_guard_release(struct aj_cgroup_guard *guard)
 {
 	if (guard->pid <= 0)
 		return;
+	/* The supervisor removed the cgroups already; the guard finds them gone and exits, on
+	 * its own time: its exit closes the lingering descriptor, which may block. */
 	aj_close_fd(&guard->wfd);
-	/* The supervisor removed the cgroups already; the guard finds them gone and exits. */
-	while (waitpid(guard->pid, NULL, __WALL) < 0 && errno == EINTR)
-		;
+	g_finishing = guard->pid;
 	guard->pid = -1;
 	guard->wfd = -1;
 	g_started = false;

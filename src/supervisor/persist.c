@@ -266,7 +266,7 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	if (p->plan.use_cgroup)
 		aj_cgroup_remove_stale(p->feat.cgroup, name);
 	snprintf(name, sizeof name, "sb-%s-%lld", p->id, (long long)p->rec.generation + 1);
-	r = aj_sv_cgroup_create(&p->plan, name, &p->cg, &p->guard, err);
+	r = aj_sv_cgroup_create(&p->plan, name, &p->cg, &p->guard, -1, err);
 	p->have_cg = r > 0;
 	if (r < 0)
 		return -1;

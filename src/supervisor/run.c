@@ -399,7 +399,9 @@ static int create_cgroup(struct run_ctx *c, struct aj_err *err)
 	if (c->plan->use_cgroup && c->plan->id[0] == '0') /* the id is random hex: 1 in 16 */
 		aj_cgroup_sweep(c->plan->features->cgroup, "run-", 10);
 	snprintf(name, sizeof name, "run-%s", c->plan->id);
-	r = aj_sv_cgroup_create(c->plan, name, &c->cg, &c->guard, err);
+	/* The guard holds the .git watch too: the last close of an inotify instance waits for
+	 * an SRCU grace period (16 ms here), which is better spent after the exit status. */
+	r = aj_sv_cgroup_create(c->plan, name, &c->cg, &c->guard, c->git.ifd, err);
 	c->have_cg = r > 0;
 	return r < 0 ? -1 : 0;
 }
@@ -650,10 +652,12 @@ static int start(struct run_ctx *c, const struct aj_run_opts *opts, struct aj_st
 	struct aj_plan *plan = c->plan;
 
 	if (aj_events_open(&c->ev, opts->events_path, plan->id, err) < 0 ||
-	    open_pipes(c, io, err) < 0 || create_cgroup(c, err) < 0)
+	    open_pipes(c, io, err) < 0)
 		return -1;
 	if (plan->git_dir && !plan->had_commondir &&
 	    aj_gitwatch_open(&c->git, plan->git_dir, &c->ev, c->warn, err) < 0)
+		return -1;
+	if (create_cgroup(c, err) < 0)
 		return -1;
 	aj_trace("cgroup created");
 	if (aj_sv_egress_new(plan, &c->egress, err) < 0 ||
@@ -688,15 +692,18 @@ static void supervise(struct run_ctx *c, struct aj_stdio *io, const struct aj_sy
 		finish(c);
 }
 
-/* What a run holds, in this order: the cgroup (its tasks killed), our stream ends, the
- * sandbox (killed, reaped, what its tier left removed), the .git watch, stdin, the proxy,
- * the event log, the held interrupts. Each step is a no-op for what was never made. */
+/* What a run holds, in this order: our copy of the .git watch (before the guard that holds
+ * the other is released), the cgroup (its tasks killed), our stream ends, the sandbox (killed,
+ * reaped, what its tier left removed), the .git directory's last check, stdin, the proxy, the
+ * event log, the held interrupts. Each step is a no-op for what was never made. */
 static void teardown(struct run_ctx *c)
 {
+	aj_gitwatch_unhook(&c->git);
 	if (c->have_cg) {
 		c->cg.env->ops->kill_all(&c->cg, NULL);
 		aj_sv_cgroup_remove(&c->cg, &c->guard);
 	}
+	aj_cgroup_guard_release(&c->guard); /* one that only holds the .git watch */
 	for (int i = 0; i < 2; i++)
 		aj_close_fd(&c->streams[i].fd);
 	aj_sandbox_kill(&c->sb);

@@ -8,17 +8,17 @@
 #include "common/cleanup.h"
 
 int aj_sv_cgroup_create(const struct aj_plan *plan, const char *name, struct aj_cgroup *cg,
-			struct aj_cgroup_guard *guard, struct aj_err *err)
+			struct aj_cgroup_guard *guard, int linger_fd, struct aj_err *err)
 {
 	if (!plan->use_cgroup)
-		return 0;
+		return linger_fd >= 0 ? aj_cgroup_guard_start(guard, NULL, linger_fd, err) : 0;
 	cg->env = plan->features->cgroup;
 	if (cg->env->ops->create(cg, name, &plan->cg_limits, err) < 0) {
 		cg->env->ops->destroy(cg, NULL);
 		aj_cgroup_free(cg);
 		return -1;
 	}
-	if (aj_cgroup_guard_start(guard, cg, err) < 0) {
+	if (aj_cgroup_guard_start(guard, cg, linger_fd, err) < 0) {
 		cg->env->ops->destroy(cg, NULL);
 		aj_cgroup_free(cg);
 		return -1;

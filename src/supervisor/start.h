@@ -20,10 +20,12 @@
 #include "ports/publish.h"
 #include "sandbox/launch.h"
 
-/* Creates the cgroup `name` with the plan's limits and starts its guard: 1 when made, 0 when
- * the plan uses no cgroup, -1 with nothing left behind. */
+/* Creates the cgroup `name` with the plan's limits and starts its guard, which holds
+ * linger_fd (or -1) too (see aj_cgroup_guard_start()): 1 when made, 0 when the plan uses no
+ * cgroup (the guard then starts only for a linger_fd, and aj_cgroup_guard_release() ends it),
+ * -1 with nothing left behind. */
 int aj_sv_cgroup_create(const struct aj_plan *plan, const char *name, struct aj_cgroup *cg,
-			struct aj_cgroup_guard *guard, struct aj_err *err);
+			struct aj_cgroup_guard *guard, int linger_fd, struct aj_err *err);
 /* Removes the cgroup (its tasks must be gone: kill_all first) and releases the guard. */
 void aj_sv_cgroup_remove(struct aj_cgroup *cg, struct aj_cgroup_guard *guard);
 

@@ -103,6 +103,38 @@ for i in 1 2 3 4 5; do
 done
 check "concurrent runs: every process is gone" gone_within 3
 
+# In a git workspace the supervisor watches .git, and its cgroup guard holds that watch until
+# it exits, after the supervisor has returned (the watch's last close is slow). Run under a
+# subreaper, which inherits whatever the run leaves: all of it must end by itself.
+GITWS=$T/git-ws
+mkdir -p "$GITWS" && git -C "$GITWS" init -q
+SUBREAPER='
+import ctypes, errno, os, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_RDWR)
+    for i in (0, 1, 2):
+        os.dup2(fd, i)
+    os.execv(sys.argv[1], sys.argv[1:])
+status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+adopted, deadline = 0, time.monotonic() + 5
+while True:
+    try:
+        got, _ = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        print("exit %d, left 0 (%d inherited)" % (status, adopted))
+        break
+    adopted += got > 0
+    if time.monotonic() > deadline:
+        print("exit %d, left running after 5 s" % status)
+        break
+    time.sleep(0.01) if got == 0 else None
+'
+OUT=$(python3 -c "$SUBREAPER" "$AJ" run $RL -w "$GITWS" --report "$R" -- true)
+record_id
+expect_contains "git workspace: the run ends and leaves nothing running ($OUT)" "$OUT" "exit 0, left 0"
+
 # ---- cgroups -------------------------------------------------------------------------------
 
 expect_eq "no cgroup directory of these runs is left" "$(cgroup_run_dirs "${IDS[@]}")" ""
