@@ -15,7 +15,10 @@
 # Then the create alone with a minimal C client (bench/api-client.c, keep-alive TCP), so that
 # the daemon's share is seen without the SDK's and node's: POST /sandboxes of the E2B API and
 # POST /v1/sandboxes of the HTTP API, CREATE_N each, every create followed by an untimed
-# delete and CREATE_PAUSE_MS of pause (time for a warm pool to refill).
+# delete and CREATE_PAUSE_MS of pause (time for a warm pool to refill). Last, how quickly the
+# daemon answers GET /health while one client makes and removes WATCH_CYCLES directory
+# watchers (bench/e2b-watch-churn.py), next to the same requests without: each removal ends an
+# inotify instance, whose last close is slow and must not hold up the event loop.
 # One daemon serves both APIs on TCP (127.0.0.1), with a private socket and state directory;
 # every sandbox is removed at exit. Prints figures only.
 #
@@ -24,6 +27,7 @@
 #              WARM_POOL (N: the daemon keeps N sandboxes of each side's policy started,
 #              --warm-pool e2b:base=N and the API's policy file =N; 0, the default: none);
 #              CREATE_N (40), CREATE_PAUSE_MS (200): the C client's create rows;
+#              WATCH_CYCLES (40): watchers made and removed by the last rows;
 #              E2B_SDK_DIR (node_modules holding e2b; default: what tests/e2b/setup.sh
 #              installed into build/npm-e2b, installing it if need be); BUILD, CC, AGENTJAIL as
 #              for the others.
@@ -35,6 +39,7 @@ WORKERS=${WORKERS:-8}
 WARM_POOL=${WARM_POOL:-0}
 CREATE_N=${CREATE_N:-40}
 CREATE_PAUSE_MS=${CREATE_PAUSE_MS:-200}
+WATCH_CYCLES=${WATCH_CYCLES:-40}
 while (($#)); do
 	case $1 in
 	-n | --iterations) ITERATIONS=${2:?$1 needs a number}; shift 2 ;;
@@ -136,6 +141,16 @@ c_row "create: E2B API, POST /sandboxes {templateID: base}" "tcp:127.0.0.1:$E2B_
 	"X-API-Key: $KEY" e2b-create "$CREATE_N" 1 base "$CREATE_PAUSE_MS"
 c_row "create: HTTP API, POST /v1/sandboxes" "tcp:127.0.0.1:$API_PORT" \
 	"Authorization: Bearer $TOKEN" create "$CREATE_N" 1 "$POLICY" "$CREATE_PAUSE_MS"
+echo "GET /health (ms), alone and while one client makes and removes $WATCH_CYCLES watchers:"
+watch_raw=$(python3 "$ROOT/bench/e2b-watch-churn.py" "$E2B_PORT" "$KEY" "$WATCH_CYCLES") ||
+	bench_die "bench/e2b-watch-churn.py failed: $watch_raw"
+printf '%s\n' "$watch_raw" | python3 -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    print("%-66s %4d %6s %9.2f %9s %9s %9s   (p90 %.2f, max %.2f)" % (d["row"], d["n"], "-", d["p50_ms"], "-", "-", "-", d["p90_ms"], d["max_ms"]))
+'
 echo "# raw:"
 printf '%s\n' "$raw" | sed 's/^/# /'
 printf '# %s\n' "${c_rows[@]}"
+printf '%s\n' "$watch_raw" | sed 's/^/# /'

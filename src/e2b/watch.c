@@ -99,8 +99,7 @@ static void watcher_free(struct e2b_watcher *w)
 		event_free(w->ev_ctl);
 	if (w->closer)
 		event_free(w->closer);
-	if (w->ifd >= 0)
-		close(w->ifd);
+	aj_srv_close_later(w->e2b->srv, w->ifd); /* the instance's last close: slow */
 	if (w->ctl >= 0)
 		close(w->ctl);
 	for (size_t i = 0; i < w->n_dirs; i++)

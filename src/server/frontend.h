@@ -93,6 +93,10 @@ struct aj_srv_job {
 };
 
 void aj_srv_pool_submit(struct aj_srv *s, struct aj_srv_job *j);
+/* Closes fd on a worker, for a descriptor whose last close blocks: an inotify instance's waits
+ * for an SRCU grace period (10-20 ms), which on the loop thread would hold up every request.
+ * At once once the pool has stopped (at exit). Loop thread only. */
+void aj_srv_close_later(struct aj_srv *s, int fd);
 
 /* A create, on a worker: from a warm pool (warm.c) when one holds a sandbox with the policy
  * o would store and o asks for nothing a pool's sandbox cannot give (a snapshot, no start),

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "server/internal.h"
 
@@ -111,6 +112,40 @@ void aj_srv_pool_submit(struct aj_srv *s, struct aj_srv_job *j)
 	p->tail = j;
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
+}
+
+struct close_job {
+	struct aj_srv_job job; /* first */
+	int fd;
+};
+
+static void close_work(struct aj_srv_job *j, struct aj_mgr *m)
+{
+	(void)m;
+	close(((struct close_job *)j)->fd);
+}
+
+static void close_done(struct aj_srv_job *j)
+{
+	free(j);
+}
+
+void aj_srv_close_later(struct aj_srv *s, int fd)
+{
+	struct close_job *c;
+
+	if (fd < 0)
+		return;
+	if (!s->pool) {
+		close(fd);
+		return;
+	}
+	c = aj_xcalloc(1, sizeof *c);
+	c->job.work = close_work;
+	c->job.done = close_done;
+	c->job.any_owner = true; /* the daemon's own: it looks nothing up */
+	c->fd = fd;
+	aj_srv_pool_submit(s, &c->job);
 }
 
 unsigned aj_srv_pool_busy(const struct aj_srv *s)
