@@ -7,6 +7,10 @@
  * supervisor: that end-of-file comes when the supervisor exits for any reason. The guard
  * then kills whatever is left in the cgroups and removes them.
  *
+ * The channel is a socket, not a pipe, so that the supervisor can also hand the guard
+ * descriptors to hold until it exits (aj_cgroup_guard_hold()): whatever their last close
+ * costs is then paid after the supervisor has returned.
+ *
  * It holds O_PATH descriptors of each cgroup and of its parent, taken at start, so it only
  * ever removes the very directories it was given, never a same-named successor. Once the
  * supervisor is gone the guard runs alone in the shared memory, yet it may have died in
@@ -24,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -148,16 +153,38 @@ static void remove_one(size_t i)
 	}
 }
 
+/* One message of the supervisor's: > 0, and a descriptor it carried is now ours, open until
+ * the guard exits; 0 at end-of-file; < 0 on an error (taken as end-of-file). The buffers are
+ * on the guard's own stack. */
+static long receive(void)
+{
+	char byte, ctl[CMSG_SPACE(sizeof(int))] __attribute__((aligned(8)));
+	struct iovec iov;
+	struct msghdr msg;
+
+	/* Field by field: an initializer may become a call to memset. */
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	msg.msg_name = NULL;
+	msg.msg_namelen = 0;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl;
+	msg.msg_controllen = sizeof ctl;
+	msg.msg_flags = 0;
+	return guard_sys(SYS_recvmsg, g_state.rfd, (long)&msg, 0, 0);
+}
+
 static int guard_main(void *arg)
 {
 	uint64_t all = ~(uint64_t)0;
-	char c;
 
 	(void)arg;
 	/* The terminal's signals are for the supervisor; the guard must outlive it. With every
-	 * signal blocked, read() never fails with EINTR. */
+	 * signal blocked, recvmsg() never fails with EINTR. */
 	guard_sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, sizeof all);
-	guard_sys(SYS_read, g_state.rfd, (long)&c, 1, 0);
+	while (receive() > 0)
+		;
 	/* Every controller's tasks killed and thawed first: one frozen by the freezer keeps the
 	 * others' directories busy too. */
 	for (size_t i = 0; i < g_state.n; i++) {
@@ -274,9 +301,9 @@ int aj_cgroup_guard_start(struct aj_cgroup_guard *guard, const struct aj_cgroup 
 			close_state();
 			return -1;
 		}
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pfd) < 0) {
 		close_state();
-		return aj_err_sys(err, AJ_LAYER_CGROUP, "pipe for the cgroup guard");
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "socket pair for the cgroup guard");
 	}
 	rd = pfd[0];
 	wr = pfd[1];
@@ -289,6 +316,26 @@ int aj_cgroup_guard_start(struct aj_cgroup_guard *guard, const struct aj_cgroup 
 		return aj_err_sys(err, AJ_LAYER_CGROUP, "clone the cgroup guard");
 	guard->wfd = aj_steal_fd(&wr);
 	g_started = true;
+	return 0;
+}
+
+int aj_cgroup_guard_hold(struct aj_cgroup_guard *guard, int fd, struct aj_err *err)
+{
+	char byte = 0, ctl[CMSG_SPACE(sizeof(int))] __attribute__((aligned(8))) = {0};
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	if (guard->pid <= 0)
+		return aj_err_set(err, AJ_LAYER_INTERNAL, ESRCH, "no cgroup guard to hand over to");
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+	/* Once queued, the descriptor is held by the guard's end even before it is read. */
+	if (sendmsg(guard->wfd, &msg, MSG_NOSIGNAL) < 0)
+		return aj_err_sys(err, AJ_LAYER_CGROUP, "hand a descriptor to the cgroup guard");
 	return 0;
 }
 

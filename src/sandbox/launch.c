@@ -1,6 +1,7 @@
 #include "sandbox/launch.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -167,6 +168,16 @@ static int recv_setup(const struct aj_plan *plan, struct aj_sandbox *sb,
 	}
 }
 
+/* Before GO: the child is still dumpable, so a rootless supervisor may open it too. Without
+ * it only the unmounting moves back into init's exit. */
+static void open_mount_ns(struct aj_sandbox *sb)
+{
+	char path[64];
+
+	snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)sb->pid);
+	sb->mnt_fd = open(path, O_RDONLY | O_CLOEXEC);
+}
+
 static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandbox *sb,
 		     struct aj_sync_msg *ready, struct aj_err *err)
 {
@@ -177,6 +188,8 @@ static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandb
 	/* Only when CLONE_INTO_CGROUP was not available: before GO, nothing has forked yet. */
 	if (cg && sb->attach_needed && cg->env->ops->attach(cg, sb->pid, err) < 0)
 		return -1;
+	if (plan->tier == AJ_TIER_NAMESPACES && (plan->clone_flags & CLONE_NEWNS))
+		open_mount_ns(sb);
 	if (aj_sync_send(sb->ctl_fd, &go) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "signal the sandbox to start");
 	if (recv_setup(plan, sb, ready, err) < 0)
@@ -254,7 +267,7 @@ static const struct aj_launch_ops *launch_ops(const struct aj_plan *plan)
 void aj_sandbox_init(struct aj_sandbox *sb)
 {
 	memset(sb, 0, sizeof *sb);
-	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = sb->net_fd = -1;
+	sb->pidfd = sb->ctl_fd = sb->id_lock_fd = sb->proxy_fd = sb->net_fd = sb->mnt_fd = -1;
 }
 
 /* What a start that failed undoes, in this order: the idmapped trees not attached yet, then
@@ -337,6 +350,7 @@ void aj_sandbox_release(struct aj_sandbox *sb)
 	aj_close_fd(&sb->id_lock_fd);
 	aj_close_fd(&sb->proxy_fd);
 	aj_close_fd(&sb->net_fd);
+	aj_close_fd(&sb->mnt_fd);
 	for (size_t i = 0; i < sb->n_host_ports; i++)
 		aj_close_fd(&sb->host_port_fd[i]);
 	sb->n_host_ports = 0;

@@ -291,6 +291,9 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 		return -1;
 	if (r < 0)
 		return -1;
+	/* Init's exit unmounts the sandbox's tree, as it always did: a copy held past it would
+	 * keep the workspace's overlay mounted while the next start mounts it again. */
+	aj_close_fd(&p->sb.mnt_fd);
 	if (ready.exec_errno)
 		return aj_err_set(err, AJ_LAYER_EXEC, ready.exec_errno,
 				  "the workspace \"%s\" is not usable inside the sandbox",

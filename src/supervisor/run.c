@@ -645,6 +645,25 @@ static void announce_ports(struct run_ctx *c)
 	}
 }
 
+/* The unmounting of the sandbox's tree, which init's exit would do while the exit status
+ * waits (0.2 ms for the default root), is left to the guard: it holds the mount namespace
+ * until it exits, after this process has returned. Not with overlays, whose upper directory
+ * the caller reads right after the run (--overlay) or a next run may mount again. Best
+ * effort: without the guard init unmounts, as before. */
+static void hand_over_mounts(struct run_ctx *c)
+{
+	const struct aj_plan *plan = c->plan;
+	struct aj_err err;
+
+	if (c->sb.mnt_fd >= 0 && !plan->ovl.on && !plan->root.on) {
+		if (c->guard.pid > 0)
+			(void)aj_cgroup_guard_hold(&c->guard, c->sb.mnt_fd, &err);
+		else
+			(void)aj_cgroup_guard_start(&c->guard, NULL, c->sb.mnt_fd, &err);
+	}
+	aj_close_fd(&c->sb.mnt_fd);
+}
+
 /* Everything up to a started sandbox; what it made is torn down by teardown() either way. */
 static int start(struct run_ctx *c, const struct aj_run_opts *opts, struct aj_stdio *io,
 		 struct aj_sync_msg *ready, struct aj_err *err)
@@ -665,7 +684,10 @@ static int start(struct run_ctx *c, const struct aj_run_opts *opts, struct aj_st
 		return -1;
 	announce_ports(c);
 	hold_interrupts(c);
-	return aj_sandbox_start(plan, io, c->have_cg ? &c->cg : NULL, &c->sb, ready, err);
+	if (aj_sandbox_start(plan, io, c->have_cg ? &c->cg : NULL, &c->sb, ready, err) < 0)
+		return -1;
+	hand_over_mounts(c);
+	return 0;
 }
 
 /* The started sandbox to its end, and the result. */

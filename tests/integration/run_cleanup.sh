@@ -103,9 +103,10 @@ for i in 1 2 3 4 5; do
 done
 check "concurrent runs: every process is gone" gone_within 3
 
-# In a git workspace the supervisor watches .git, and its cgroup guard holds that watch until
-# it exits, after the supervisor has returned (the watch's last close is slow). Run under a
-# subreaper, which inherits whatever the run leaves: all of it must end by itself.
+# The cgroup guard holds the sandbox's mount namespace until it exits, after the supervisor
+# has returned (unmounting the tree is slow); in a git workspace it holds the supervisor's
+# .git watch too (so is its last close). Run under a subreaper, which inherits whatever the
+# run leaves: all of it must end by itself.
 GITWS=$T/git-ws
 mkdir -p "$GITWS" && git -C "$GITWS" init -q
 SUBREAPER='
@@ -131,6 +132,9 @@ while True:
         break
     time.sleep(0.01) if got == 0 else None
 '
+OUT=$(python3 -c "$SUBREAPER" "$AJ" run $RL --report "$R" -- true)
+record_id
+expect_contains "the run ends and leaves nothing running ($OUT)" "$OUT" "exit 0, left 0"
 OUT=$(python3 -c "$SUBREAPER" "$AJ" run $RL -w "$GITWS" --report "$R" -- true)
 record_id
 expect_contains "git workspace: the run ends and leaves nothing running ($OUT)" "$OUT" "exit 0, left 0"

@@ -1,6 +1,6 @@
-/* The cgroup guard (src/cgroup/guard.c) as a process: it exits by itself once released,
- * removes its directories, and never writes the errno it shares with the process that
- * started it. Directories under a temporary directory stand
+/* The cgroup guard (src/cgroup/guard.c) as a process: it holds what it is handed until it
+ * exits, exits by itself once released, removes its directories, and never writes the errno
+ * it shares with the process that started it. Directories under a temporary directory stand
  * in for cgroups (the guard only removes them); no cgroup is touched. */
 #include <errno.h>
 #include <poll.h>
@@ -19,6 +19,28 @@ static bool writer_gone(int rd, int ms)
 	struct pollfd p = {.fd = rd, .events = POLLIN};
 
 	return poll(&p, 1, ms) == 1 && (p.revents & POLLHUP);
+}
+
+static void test_hold(void)
+{
+	struct aj_cgroup_guard g;
+	struct aj_err err;
+	int p[2], q[2];
+
+	CHECK(pipe(p) == 0 && pipe(q) == 0, "pipes");
+	CHECK(aj_cgroup_guard_start(&g, NULL, p[1], &err) == 0, "a guard without cgroups starts");
+	CHECK(aj_cgroup_guard_hold(&g, q[1], &err) == 0, "it takes a descriptor handed over");
+	close(p[1]);
+	close(q[1]);
+	CHECK(!writer_gone(p[0], 200), "it holds its linger descriptor while it runs");
+	CHECK(!writer_gone(q[0], 0), "it holds the descriptor handed over while it runs");
+	aj_cgroup_guard_release(&g);
+	CHECK(writer_gone(p[0], 5000) && writer_gone(q[0], 0),
+	      "released, it exits by itself and both descriptors close");
+	CHECK(aj_cgroup_guard_hold(&g, p[0], &err) < 0 && err.errnum == ESRCH,
+	      "a released guard takes nothing more");
+	close(p[0]);
+	close(q[0]);
 }
 
 /* A released guard runs beside its starter: its failing calls (the directory it was to
@@ -61,6 +83,7 @@ static void test_errno(void)
 
 int main(void)
 {
+	test_hold();
 	test_errno();
 	UNIT_EXIT();
 }
