@@ -16,7 +16,8 @@ sv_setup
 HP=$(free_port) # HTTP
 TP=$(free_port) # a TCP server that holds a connection open
 W=$(mktmp)
-cd "$W" && python3 -m http.server --bind 127.0.0.1 "$HP" >/dev/null 2>&1 &
+# In a subshell that execs it: $! is then the server's pid, which the trap kills.
+(cd "$W" && exec timeout 300 python3 -m http.server --bind 127.0.0.1 "$HP") >/dev/null 2>&1 &
 HTTP_PID=$!
 python3 -c '
 import socket, sys, time
