@@ -86,8 +86,12 @@ test_tamper() {
 	expect_contains "naming the blob and what it hashes to" "$ERR" \
 		"blob $layer: the content has the digest"
 	expect_not_contains "and the image is not registered" "$(names)" "test/big"
-	check "nothing of it is left half-made" \
-		sh -c "! ls $S/images/blobs/.partial-* $S/images/layers/.tmp-* 2>/dev/null | grep -q ."
+	# The refused blob's bytes go, and no layer is half unpacked. A blob still in flight
+	# when the pull stopped (the config, under load) keeps its partial file for the next
+	# pull to resume, as a cut connection's does.
+	local left
+	left=$(ls -d "$S/images/blobs/.partial-${layer#sha256:}" "$S"/images/layers/.tmp-* 2>/dev/null)
+	expect_eq "nothing of it is left half-made" "$left" ""
 	img_front cut --cut "$layer:100000"
 	ai pull --insecure -q "$FRONT/test/big:v1"
 	expect_eq "a connection cut midway: the pull completes (exit $RC: $ERR)" "$RC" 0
