@@ -1,9 +1,14 @@
 /* The seccomp rule file format (data/seccomp/default.rules): parsing, line-numbered errors,
- * relaxable groups, and that the profile compiled at run time is the one built in. */
+ * relaxable groups, that the profile compiled at run time is the one built in, and that the
+ * built-in program decides every call as the rules say (whatever shape libseccomp gave it). */
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -11,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "policy/plan.h"
 #include "rules/seccomp.h"
 #include "unit.h"
@@ -193,6 +199,164 @@ static void filter_behaves(void)
 	      WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status));
 }
 
+/* ---- the built-in program against the rules it was compiled from ---------------------------- */
+
+/* Runs a classic BPF program the way the kernel runs a seccomp filter, for the instructions
+ * libseccomp emits; *bad is set for any other instruction or a jump out of the program. */
+static uint32_t bpf_run(const struct sock_filter *f, size_t n, const struct seccomp_data *d,
+			bool *bad)
+{
+	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {0};
+
+	for (size_t pc = 0; pc < n; pc++) {
+		const struct sock_filter *i = &f[pc];
+		switch (i->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			if (i->k % 4 || i->k + 4 > sizeof *d)
+				goto bad;
+			memcpy(&a, (const char *)d + i->k, 4);
+			break;
+		case BPF_LD | BPF_IMM: a = i->k; break;
+		case BPF_LDX | BPF_IMM: x = i->k; break;
+		case BPF_LD | BPF_MEM: a = mem[i->k % BPF_MEMWORDS]; break;
+		case BPF_LDX | BPF_MEM: x = mem[i->k % BPF_MEMWORDS]; break;
+		case BPF_ST: mem[i->k % BPF_MEMWORDS] = a; break;
+		case BPF_STX: mem[i->k % BPF_MEMWORDS] = x; break;
+		case BPF_ALU | BPF_AND | BPF_K: a &= i->k; break;
+		case BPF_ALU | BPF_OR | BPF_K: a |= i->k; break;
+		case BPF_MISC | BPF_TAX: x = a; break;
+		case BPF_MISC | BPF_TXA: a = x; break;
+		case BPF_JMP | BPF_JA: pc += i->k; break;
+		case BPF_JMP | BPF_JEQ | BPF_K: pc += a == i->k ? i->jt : i->jf; break;
+		case BPF_JMP | BPF_JGT | BPF_K: pc += a > i->k ? i->jt : i->jf; break;
+		case BPF_JMP | BPF_JGE | BPF_K: pc += a >= i->k ? i->jt : i->jf; break;
+		case BPF_JMP | BPF_JSET | BPF_K: pc += (a & i->k) ? i->jt : i->jf; break;
+		case BPF_RET | BPF_K: return i->k;
+		default: goto bad;
+		}
+	}
+bad:
+	*bad = true;
+	return 0;
+}
+
+static int rule_nr(const char *name, int x86_64_nr)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+
+	if (nr == __NR_SCMP_ERROR && x86_64_nr >= 0 && seccomp_arch_native() == SCMP_ARCH_X86_64)
+		nr = x86_64_nr;
+	return nr;
+}
+
+static bool cond_holds(const struct aj_sc_cond *c, const __u64 *args)
+{
+	uint64_t v = args[c->arg];
+
+	switch (c->op) {
+	case AJ_SC_EQ: return v == c->value;
+	case AJ_SC_NE: return v != c->value;
+	case AJ_SC_GT: return v > c->value;
+	case AJ_SC_GE: return v >= c->value;
+	case AJ_SC_LT: return v < c->value;
+	case AJ_SC_LE: return v <= c->value;
+	case AJ_SC_MASKED_EQ: return (v & c->mask) == c->value;
+	}
+	return false;
+}
+
+/* What the rules decide for nr with args: ALLOW when an exception matches or no rule does;
+ * else the action of any matching rule is right (libseccomp picks one of them). */
+static bool verdict_ok(const struct aj_sc_profile *p, int nr, const __u64 *args, uint32_t got)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < p->n_allows; i++) {
+		const struct aj_sc_allow *al = &p->allows[i];
+		if (rule_nr(al->syscall, -1) == nr &&
+		    ((uint32_t)args[al->arg] & al->mask) == al->value)
+			return got == SECCOMP_RET_ALLOW;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		const struct aj_sc_rule *r = &p->rules[i];
+		bool all = rule_nr(r->syscall, r->x86_64_nr) == nr;
+		for (unsigned j = 0; all && j < r->n_cond; j++)
+			all = cond_holds(&r->cond[j], args);
+		if (!all)
+			continue;
+		if (got == (SECCOMP_RET_ERRNO | (uint32_t)r->errnum))
+			return true;
+		any = true;
+	}
+	return !any && got == SECCOMP_RET_ALLOW;
+}
+
+/* Every syscall number with no arguments, and every rule's syscall with each of its
+ * arguments set to the values around each constant of the rules (the boundaries of every
+ * condition); the native architecture only: any other gets KILL_PROCESS. */
+static void program_matches_rules(void)
+{
+	struct aj_sc_profile p;
+	struct aj_err err;
+	struct seccomp_data d;
+	uint64_t vals[1024];
+	size_t nv = 0, cases = 0, wrong = 0;
+	bool bad = false;
+	int max_nr = 0;
+
+	CHECK(aj_seccomp_parse(aj_seccomp_default_rules, &p, &err) == 0, "the rules parse");
+	vals[nv++] = 0;
+	vals[nv++] = ~(uint64_t)0;
+	for (size_t i = 0; i < p.n; i++) {
+		int nr = rule_nr(p.rules[i].syscall, p.rules[i].x86_64_nr);
+		max_nr = nr > max_nr ? nr : max_nr;
+		for (unsigned j = 0; j < p.rules[i].n_cond && nv + 6 <= AJ_ARRAY_SIZE(vals); j++) {
+			const struct aj_sc_cond *c = &p.rules[i].cond[j];
+			uint64_t around[] = {c->value, c->value + 1, c->value - 1, c->mask,
+					     c->value | (1ULL << 32), ~c->value};
+			for (size_t k = 0; k < AJ_ARRAY_SIZE(around); k++)
+				vals[nv++] = around[k];
+		}
+	}
+	memset(&d, 0, sizeof d);
+	d.arch = SCMP_ARCH_X86_64 == seccomp_arch_native() ? AUDIT_ARCH_X86_64 : 0;
+	for (int nr = 0; nr <= max_nr + 64 && d.arch; nr++) {
+		uint32_t got;
+		d.nr = nr;
+		memset(d.args, 0, sizeof d.args);
+		got = bpf_run(aj_seccomp_default_bpf, aj_seccomp_default_len, &d, &bad);
+		cases++;
+		wrong += !verdict_ok(&p, nr, d.args, got);
+	}
+	for (size_t i = 0; i < p.n && d.arch; i++) {
+		d.nr = rule_nr(p.rules[i].syscall, p.rules[i].x86_64_nr);
+		for (unsigned arg = 0; arg < 6; arg++)
+			for (size_t v = 0; v < nv; v++) {
+				uint32_t got;
+				memset(d.args, 0, sizeof d.args);
+				d.args[arg] = vals[v];
+				got = bpf_run(aj_seccomp_default_bpf, aj_seccomp_default_len, &d, &bad);
+				cases++;
+				if (!verdict_ok(&p, d.nr, d.args, got) && wrong++ < 5)
+					printf("#   syscall %d a%u=0x%llx: 0x%08x\n", d.nr, arg,
+					       (unsigned long long)vals[v], got);
+			}
+	}
+	if (d.arch) {
+		CHECK(!bad && wrong == 0, "the built-in program decides %zu calls as the rules say "
+					  "(%zu differ)",
+		      cases, wrong);
+		d.arch = AUDIT_ARCH_I386;
+		d.nr = 20; /* i386 getpid */
+		CHECK(bpf_run(aj_seccomp_default_bpf, aj_seccomp_default_len, &d, &bad) ==
+				      SECCOMP_RET_KILL_PROCESS && !bad,
+		      "a 32-bit call is killed");
+	} else {
+		printf("ok - the built-in program against the rules # SKIP not x86-64\n");
+	}
+	aj_seccomp_profile_free(&p);
+}
+
 int main(void)
 {
 	parses_good_text();
@@ -200,5 +364,6 @@ int main(void)
 	default_profile();
 	relaxing();
 	filter_behaves();
+	program_matches_rules();
 	UNIT_EXIT();
 }
