@@ -87,9 +87,9 @@ struct session {
 	bool raw;
 };
 
-static uint64_t policy_output_cap(const struct aj_sandbox_rec *r)
+static uint64_t policy_output_cap(const char *policy)
 {
-	json_t *p = json_loads(r->policy, 0, NULL);
+	json_t *p = json_loads(policy, 0, NULL);
 	json_t *v = json_object_get(json_object_get(p, "limits"), "output_bytes");
 	uint64_t cap = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 
@@ -187,28 +187,51 @@ static void report_end(const struct aj_exec_result *r)
 		fprintf(stderr, "agentjail: %s limit reached; the command was killed\n", r->limit);
 }
 
+/* The sandbox's supervisor: through the names index, where the supervisor it reaches says it
+ * is the one asked for; else the state store's way, which also says why a sandbox cannot be
+ * reached (stopped, removed, its supervisor dead). */
+static int connect_sandbox(struct aj_mgr *m, const char *ref, struct aj_live *live,
+			   struct aj_err *err)
+{
+	char dir[4096];
+	struct aj_sandbox_rec rec;
+	int fd;
+
+	if (aj_cli_state_path(dir, sizeof dir) == 0 &&
+	    (fd = aj_mgr_connect_live(dir, ref, live)) >= 0) {
+		aj_cli_log(AJ_LOG_INFO, "sandbox %s reached through the names index", ref);
+		return fd;
+	}
+	if (aj_cli_open(m, err) < 0 || (fd = aj_mgr_connect(m, ref, &rec, err)) < 0)
+		return -1;
+	snprintf(live->id, sizeof live->id, "%s", rec.id);
+	snprintf(live->name, sizeof live->name, "%s", rec.name);
+	live->paused = rec.state == AJ_ST_PAUSED;
+	live->output_bytes = policy_output_cap(rec.policy);
+	aj_sandbox_rec_free(&rec);
+	return fd;
+}
+
 /* The command's run, from connecting to its end: its exit code, or -1 with err (and in
  * *interrupted the signal that came while it was being started). What it opens is in m, s and
  * *ctl, which run_exec releases. */
 static int exec_session(struct exec_cli *c, struct session *s, struct aj_mgr *m, int *ctl,
 			const char *ref, char **cmd, int *interrupted, struct aj_err *err)
 {
-	struct aj_sandbox_rec rec;
+	struct aj_live live;
 	struct aj_exec_hooks h = {.output = on_output, .on_watch = on_stdin, .on_wake = on_wake,
 				  .arg = s};
 
-	if (aj_cli_open(m, err) < 0 || (*ctl = aj_mgr_connect(m, ref, &rec, err)) < 0)
+	if ((*ctl = connect_sandbox(m, ref, &live, err)) < 0)
 		return -1;
-	if (rec.state == AJ_ST_PAUSED) { /* its init is frozen: it could not answer */
+	if (live.paused) { /* its init is frozen: it could not answer */
 		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is paused; it must be running",
-			   rec.name);
+			   live.name);
 		aj_err_class(err, AJ_ERRC_WRONG_STATE);
-		aj_err_hint(err, "agentjail resume %s", rec.name);
-		aj_sandbox_rec_free(&rec);
+		aj_err_hint(err, "agentjail resume %s", live.name);
 		return -1;
 	}
-	s->cap.cap = c->output_cap != NO_CAP ? c->output_cap : policy_output_cap(&rec);
-	aj_sandbox_rec_free(&rec);
+	s->cap.cap = c->output_cap != NO_CAP ? c->output_cap : live.output_bytes;
 	/* Caught from before the command starts: one that came while it was being started would
 	 * otherwise end this client (leaving the terminal raw) instead of reaching the command. */
 	signal(SIGINT, on_sig);

@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "image/store.h"
 #include "manager/internal.h"
+#include "state/names.h"
 #include "state/secrets.h"
 #include "storage/backing.h"
 #include "storage/quota.h"
@@ -147,6 +148,7 @@ void aj_mgr_refresh(struct aj_mgr *m, struct aj_sandbox_rec *rec)
 	if (rec->socket[0])
 		unlink(rec->socket);
 	rec->socket[0] = '\0';
+	aj_names_withdraw(m->state, rec->name, rec->id);
 	rec->supervisor_pid = rec->supervisor_start = 0;
 	aj_mgr_save(m, rec, NULL);
 	aj_store_event_add(m->store, rec->id, "stop", "{\"reason\":\"the supervisor died\"}", NULL);

@@ -158,5 +158,6 @@ void aj_persist_claim_op(struct persist *p, struct conn *c, json_t *req)
 	memset(&p->metrics, 0, sizeof p->metrics);
 	aj_persist_touch(p);
 	aj_persist_rearm(p);
+	aj_persist_publish_name(p);
 	aj_persist_reply(c, json_pack("{s:b}", "ok", 1), NULL, 0);
 }

@@ -781,11 +781,11 @@ static json_t *info_json(struct persist *p)
 						       (json_int_t)e->id, "pid", e->pid, "argv0",
 						       e->argv0, "attached", e->owner != NULL,
 						       "spawned", e->io != NULL));
-	return json_pack("{s:b, s:s, s:s, s:s, s:I, s:i, s:o}", "ok", 1, "id", p->id, "name",
-			 p->rec.name, "state",
+	return json_pack("{s:b, s:s, s:s, s:s, s:s, s:I, s:i, s:I, s:o}", "ok", 1, "id", p->id,
+			 "name", p->rec.name, "owner", p->rec.owner, "state",
 			 aj_sandbox_state_name(p->paused ? AJ_ST_PAUSED : AJ_ST_RUNNING),
 			 "generation", (json_int_t)p->rec.generation, "init_pid", (int)p->sb.pid,
-			 "execs", execs);
+			 "output_bytes", (json_int_t)p->pol.limits.output_bytes, "execs", execs);
 }
 
 /* "ports": the published ports as bound at this start. "socket": a new TCP socket in the

@@ -20,6 +20,7 @@
 #include "egress/egress.h"
 #include "host/features.h"
 #include "ports/publish.h"
+#include "state/names.h"
 #include "state/secrets.h"
 #include "storage/quota.h"
 #include "storage/volumes.h"
@@ -324,9 +325,20 @@ static int mark_running(struct persist *p, struct aj_err *err)
 	return aj_store_commit(p->store, err);
 }
 
+void aj_persist_publish_name(struct persist *p)
+{
+	if (strcmp(p->rec.owner, AJ_POOL_OWNER) != 0 &&
+	    aj_names_publish(p->state_dir, p->rec.name, p->sock_path) < 0)
+		aj_warn(p->warn, "sandbox %s: not in the names index (clients use the state store): "
+				 "%s",
+			p->rec.name, strerror(errno));
+}
+
 static void mark_stopped(struct persist *p, const char *reason, bool failed)
 {
 	int64_t now = (int64_t)aj_now_realtime_ms();
+
+	aj_names_withdraw(p->state_dir, p->rec.name, p->id);
 
 	p->rec.state = AJ_ST_STOPPED;
 	p->rec.stopped_ms = now;
@@ -638,6 +650,7 @@ int aj_supervise(const char *state_dir, const char *id, int ready_fd, const stru
 		return 1;
 	}
 	aj_persist_touch(&p);
+	aj_persist_publish_name(&p);
 	aj_persist_event(&p, "start", json_pack("{s:I, s:s}", "generation",
 						(json_int_t)p.rec.generation, "mode",
 						p.plan.privileged ? "privileged" : "rootless"));

@@ -156,6 +156,9 @@ void aj_persist_event(struct persist *p, const char *type, json_t *data);
 /* Writes the queued events to the store now. */
 void aj_persist_flush_events(struct persist *p);
 void aj_persist_touch(struct persist *p);
+/* Points the names index (state/names.h) at this sandbox's control socket: at start, and at
+ * a warm pool's claim (a pool's sandbox is in no index: no client may ask for it by name). */
+void aj_persist_publish_name(struct persist *p);
 /* The timers computed again at once (a lifetime or timeout that changed). */
 void aj_persist_rearm(struct persist *p);
 /* claim.c: the "claim" operation (a warm pool's sandbox given to an owner) */
