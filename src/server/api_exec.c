@@ -132,6 +132,9 @@ struct pstream {
 	int ctl;
 	uint64_t exec;
 	bool kill_on_close, closing, ended;
+	bool exited;                /* the command's exit was read: nothing more can come */
+	struct aj_srv_sockkey key;  /* exec: where ctl is parked at the end (exec_direct.c) */
+	char socket[sizeof ((struct aj_srv_pdata *)0)->socket]; /* ctl's; "": not parked */
 	struct event *ev, *keepalive, *closer;
 	struct aj_srv_textconv tc;
 };
@@ -144,6 +147,8 @@ static void pstream_free(struct pstream *ps)
 		event_free(ps->keepalive);
 	if (ps->closer)
 		event_free(ps->closer);
+	if (ps->ctl >= 0 && ps->exited && ps->socket[0])
+		aj_srv_socks_park(&ps->key, ps->socket, aj_steal_fd(&ps->ctl));
 	if (ps->ctl >= 0)
 		close(ps->ctl);
 	aj_srv_stream_end(ps->st);
@@ -173,6 +178,7 @@ static bool take(struct pstream *ps, json_t *m)
 		return true;
 	}
 	if (!strcmp(ev, "exit")) {
+		ps->exited = true;
 		finish(ps, aj_srv_exit_line(m));
 		return false;
 	}
@@ -285,6 +291,10 @@ void aj_srv_proc_stream(struct aj_srv_req *r, struct aj_srv_pdata *d, bool kill_
 	ps->ctl = aj_steal_fd(&d->ctl);
 	ps->exec = d->exec;
 	ps->kill_on_close = kill_on_close;
+	if (kill_on_close && d->socket[0]) { /* exec's: its connection serves the next exec */
+		aj_srv_socks_key(r, &ps->key);
+		snprintf(ps->socket, sizeof ps->socket, "%s", d->socket);
+	}
 	ps->ev = aj_steal_ptr(&ev);
 	ps->keepalive = aj_steal_ptr(&keepalive);
 	ps->closer = aj_steal_ptr(&closer);

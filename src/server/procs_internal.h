@@ -80,6 +80,17 @@ void aj_srv_proc_stream(struct aj_srv_req *r, struct aj_srv_pdata *d, bool kill_
 int aj_srv_exec_direct(struct aj_srv_req *r, struct aj_srv_pdata *d);
 /* Remembers (loop thread) that r's owner reaches r's sandbox at socket. */
 void aj_srv_socks_put(const struct aj_srv_req *r, const char *socket);
+/* Whose lookup an entry holds: an owner and a reference. */
+struct aj_srv_sockkey {
+	char owner[AJ_SRV_OWNER_MAX];
+	char ref[sizeof ((struct aj_srv_req *)0)->ref];
+	bool any_owner;
+};
+void aj_srv_socks_key(const struct aj_srv_req *r, struct aj_srv_sockkey *k);
+/* Loop thread: keeps fd, a connection to socket whose last command's exit was read and on
+ * which nothing else is pending, for k's next exec; closes it where k's entry is gone, holds
+ * another socket or has one parked already. */
+void aj_srv_socks_park(const struct aj_srv_sockkey *k, const char *socket, int fd);
 /* Loop thread, exec's done: the supervisor answered the spawn (or the request failed). */
 void aj_srv_exec_started(struct aj_srv_req *r);
 

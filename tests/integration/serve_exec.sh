@@ -98,6 +98,22 @@ wait "$GONE" 2>/dev/null
 wait_until 15 sleepers_are 0
 expect_eq "exec: the client went away: its command and children are gone" "$SLEEPERS" 0
 
+# ---- the supervisor connection an exec leaves for the next (exec_direct.c) ----------------------
+
+# daemon_conns: connections accepted on the sandbox's control socket, open now (the daemon's to
+# its supervisor; no other client of this test is connected at that moment).
+BOX_SOCK=$("$AJ" inspect box | python3 -c 'import json, sys; print(json.load(sys.stdin)["socket"])')
+daemon_conns() { ss -xn state connected 2>/dev/null | grep -c -F " $BOX_SOCK "; }
+apij POST /v1/sandboxes/box/exec '{"command": "true"}'
+wait_until 5 [ "$(daemon_conns)" = 1 ]
+expect_eq "exec: its connection to the supervisor is kept for the next exec" "$(daemon_conns)" 1
+for i in $(seq 20); do
+	apij POST /v1/sandboxes/box/exec "{\"command\": \"exit $((i % 7))\"}"
+	[ "$(lines 'L[-1]["exit_code"]')" = $((i % 7)) ] || break
+done
+expect_eq "20 execs on the kept connection: each its own exit code" "$i:$(lines 'L[-1]["exit_code"]')" "20:$((20 % 7))"
+expect_eq "... one connection still, none leaked" "$(daemon_conns)" 1
+
 # ---- background processes ----------------------------------------------------------------------
 
 apij POST /v1/sandboxes/box/processes '{"argv": ["sh", "-c", "echo ready; read x; echo got $x; exit 5"], "stdin": true, "tag": "worker"}'
