@@ -416,8 +416,10 @@ static int cmd_run(const struct aj_verb *v, int argc, char **argv)
 	if (c.overlay)
 		finish_overlay(&c, &cs, &res);
 	write_report(c.report, &plan, &res);
-	aj_plan_free(&plan);
 	close_image(&c);
+	/* Said and undone; the rest is memory. */
+	aj_exit_done(res.exit_code);
+	aj_plan_free(&plan);
 	aj_policy_free(&pol);
 	return res.exit_code;
 }
