@@ -225,6 +225,9 @@ struct aj_plan {
 	uint32_t id_count; /* 65536 privileged, 1 rootless */
 	uint32_t host_gid_base;
 	int clone_flags;
+	/* Set by the namespaces tier's launcher (sandbox/launch.c): the child is cloned without
+	 * CLONE_NEWNET and joins the network namespace the supervisor makes meanwhile. */
+	bool netns_later;
 	/* root filesystem, in execution order */
 	struct aj_op *ops;
 	size_t n_ops, cap_ops;

@@ -68,6 +68,25 @@ int aj_step_cgroup_ns(struct aj_err *err)
 	return 0;
 }
 
+int aj_step_join_netns(const struct aj_plan *plan, int sync_fd, struct aj_err *err)
+{
+	struct aj_sync_msg m;
+	_cleanup_close_ int fd = -1;
+
+	if (!plan->netns_later)
+		return 0;
+	if (aj_sync_recv_fd(sync_fd, &m, SETUP_TIMEOUT_MS, &fd) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "wait for the sandbox's network namespace");
+	if (m.type != AJ_SYNC_NETNS || fd < 0)
+		return aj_err_set(err, AJ_LAYER_NS, EPROTO,
+				  "unexpected message %u instead of the network namespace", m.type);
+	/* Until here this process is in the caller's network namespace. The kernel lets it join
+	 * only a namespace its own user namespace owns: never the caller's, nor the host's. */
+	if (setns(fd, CLONE_NEWNET) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "join the sandbox's network namespace");
+	return 0;
+}
+
 int aj_step_network(const struct aj_plan *plan, const char *hostname, struct aj_err *err)
 {
 	if ((plan->clone_flags & CLONE_NEWNET) && aj_netif_loopback_up(err) < 0)

@@ -47,6 +47,11 @@ int aj_step_become_ns_root(const char *whose, struct aj_err *err);
 /* A cgroup namespace: after the cgroup was joined, so that the sandbox's cgroup is the
  * namespace's root. */
 int aj_step_cgroup_ns(struct aj_err *err);
+/* plan->netns_later: joins the network namespace the supervisor sends over sync_fd (the
+ * process starts in the caller's). Before anything of the network (the steps below); after
+ * the root filesystem, beside which the supervisor makes the namespace. Needs CAP_SYS_ADMIN
+ * in the sandbox's user namespace, which must own it. Nothing otherwise. */
+int aj_step_join_netns(const struct aj_plan *plan, int sync_fd, struct aj_err *err);
 /* Loopback up (when the plan made a network namespace) and the hostname (when not NULL):
  * need CAP_NET_ADMIN and CAP_SYS_ADMIN in the new namespaces, so before the user switch. */
 int aj_step_network(const struct aj_plan *plan, const char *hostname, struct aj_err *err);

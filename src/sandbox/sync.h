@@ -21,6 +21,8 @@ enum aj_sync_type {
 			   * `status` (SCM_RIGHTS), in the policy's order */
 	AJ_SYNC_NETSOCK,  /* child -> parent: a socket of the sandbox's network namespace
 			   * (SCM_RIGHTS), the supervisor's way in (ports/dialer.h) */
+	AJ_SYNC_NETNS,    /* parent -> child: the network namespace made for it (SCM_RIGHTS;
+			   * plan->netns_later) */
 };
 
 struct aj_sync_msg {

@@ -49,9 +49,9 @@ while time.time() < end:
 '
 
 ATTACK='
-import errno, os, socket, sys
+import errno, fcntl, os, socket, sys
 p4, p6, pu, pa = (int(a) for a in sys.argv[1:5])
-hostip = sys.argv[5]
+hostip, hostnet = sys.argv[5], sys.argv[6]
 def t(name, fn):
     try:
         r = fn()
@@ -84,6 +84,16 @@ if hostip != "-":
     t("udp-hostip", lambda: udp((hostip, pu)))
 t("ifaces", ifaces)
 t("routes", lambda: str(len(open("/proc/net/route").readlines()) - 1))
+t("netns", lambda: "host" if os.readlink("/proc/self/ns/net") == hostnet else "own")
+def netns_owner():
+    with open("/proc/self/ns/net") as net:
+        owner = fcntl.ioctl(net.fileno(), 0xb701)  # NS_GET_USERNS
+    try:
+        same = os.fstat(owner).st_ino == os.stat("/proc/self/ns/user").st_ino
+    finally:
+        os.close(owner)
+    return "sandbox-userns" if same else "other-userns"
+t("netns-owner", netns_owner)
 '
 
 start_listener() {
@@ -111,7 +121,7 @@ test_reach_host() {
 	start_listener
 	local hostip
 	hostip=$(host_ip)
-	sandbox -- python3 -c "$ATTACK" "$P4" "$P6" "$PU" "$PA" "$hostip"
+	sandbox -- python3 -c "$ATTACK" "$P4" "$P6" "$PU" "$PA" "$hostip" "$(readlink /proc/self/ns/net)"
 	expect_eq "attack exit code" "$RC" 0
 	# The network namespace is the boundary (no Landlock TCP rules in this tier): 127.0.0.1
 	# and ::1 inside are the sandbox's own loopback, where nothing listens on these ports.
@@ -129,6 +139,10 @@ test_reach_host() {
 	fi
 	expect_line "only the loopback interface" ifaces lo
 	expect_line "no routes" routes 0
+	# The namespace is made beside the child, which starts in the caller's (launch.c): it
+	# must be joined, and owned by the sandbox's user namespace as one the child made.
+	expect_line "a network namespace of its own" netns own
+	expect_line "owned by the sandbox's user namespace" netns-owner sandbox-userns
 	sleep 0.3
 	expect_eq "host: no connection or datagram reached the listeners" "$(hits)" 0
 	# Control: the listener does count what reaches it.
