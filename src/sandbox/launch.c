@@ -217,10 +217,8 @@ static int pass_netns(struct aj_sandbox *sb, int user, struct aj_err *err)
 	_cleanup_close_ int net = -1;
 	sigset_t all, old;
 	pid_t pid;
-	int e;
+	int e, status = 0;
 
-	if (user < 0)
-		return aj_err_sys(err, AJ_LAYER_NS, "open the sandbox's user namespace");
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	/* No exit signal: nobody's waitpid(-1) takes it, only ours with __WCLONE. */
@@ -230,9 +228,14 @@ static int pass_netns(struct aj_sandbox *sb, int user, struct aj_err *err)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0)
 		return aj_err_set(err, AJ_LAYER_NS, e, "start the sandbox's network namespace");
-	while (waitpid(pid, NULL, __WCLONE) < 0 && errno == EINTR)
+	while (waitpid(pid, &status, __WCLONE) < 0 && errno == EINTR)
 		;
 	net = a.net;
+	if (!a.what && net < 0) /* it ended before it could say: killed */
+		return aj_err_set(err, AJ_LAYER_NS, EINTR,
+				  "the network namespace's helper ended without one (wait status "
+				  "%d)",
+				  status);
 	if (a.what) {
 		aj_err_set(err, AJ_LAYER_NS, a.err,
 			   "the network-namespace layer cannot be set up (%s)", a.what);
@@ -275,8 +278,8 @@ static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandb
 		return -1;
 	if (plan->tier == AJ_TIER_NAMESPACES && (plan->clone_flags & CLONE_NEWNS))
 		open_mount_ns(sb);
-	if (plan->netns_later)
-		user = open_ns(sb->pid, "user");
+	if (plan->netns_later && (user = open_ns(sb->pid, "user")) < 0)
+		return aj_err_sys(err, AJ_LAYER_NS, "open the sandbox's user namespace");
 	if (aj_sync_send(sb->ctl_fd, &go) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "signal the sandbox to start");
 	if (plan->netns_later && pass_netns(sb, user, err) < 0)
