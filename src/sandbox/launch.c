@@ -240,9 +240,11 @@ static int pass_netns(struct aj_sandbox *sb, int user, struct aj_err *err)
 		aj_err_set(err, AJ_LAYER_NS, a.err,
 			   "the network-namespace layer cannot be set up (%s)", a.what);
 		if (a.err == ENOSPC)
-			aj_err_hint(err, "the limit on network namespaces (user.max_net_namespaces) "
-					 "is used up: end other sandboxes or containers, or raise it");
-		return -1;
+			return aj_err_hint(err, "the limit on network namespaces "
+						"(user.max_net_namespaces) is used up: end other "
+						"sandboxes or containers, or raise it");
+		return aj_err_hint(err, "where a seccomp profile or LSM policy on agentjail refuses "
+					"it, allow setns(2) and unshare(CLONE_NEWNET) there");
 	}
 	/* A child that failed meanwhile has sent ERROR, which recv_setup() reads. */
 	if (aj_sync_send_fd(sb->ctl_fd, &m, net) < 0 && errno != EPIPE && errno != ECONNRESET)

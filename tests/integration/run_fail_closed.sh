@@ -138,6 +138,25 @@ wrapped --deny seccomp:EINVAL -- run $RL --allow-degraded seccomp --report "$R" 
 expect_eq "--allow-degraded seccomp: runs" "$RC:$OUT" "0:ran"
 expect_eq "--allow-degraded seccomp: reported degraded" "$(layer_state seccomp)" degraded
 
+# ---- the network namespace refused ---------------------------------------------------------------
+# The supervisor makes it beside the child, which starts in the caller's (src/sandbox/launch.c):
+# a refusal there stops the run before the command, never leaves it in the caller's network.
+
+wrapped --deny unshare:ENOSPC:0x40000000 -- run $RL --report "$R" -- echo ran
+expect_eq "no network namespace to be had: exit 125, the command not run" "$RC:$OUT" "125:"
+expect_contains "no network namespace: stderr names the layer and the step" "$ERR" \
+	"agentjail: [namespaces] the network-namespace layer cannot be set up (unshare(CLONE_NEWNET)): No space left on device"
+expect_contains "no network namespace: the limit as the remedy" "$ERR" "user.max_net_namespaces"
+expect_eq "no network namespace: report error.layer" "$(report_field "$R" 'd["error"]["layer"]')" \
+	namespaces
+expect_eq "no network namespace: no cgroup left" \
+	"$(cgroup_run_dirs "$(report_field "$R" 'd["sandbox"]')")" ""
+wrapped --deny setns:EPERM -- run $RL --report "$R" -- echo ran
+expect_eq "setns refused: exit 125, the command not run" "$RC:$OUT" "125:"
+expect_contains "setns refused: stderr names the step" "$ERR" \
+	"(join the sandbox's user namespace): Operation not permitted"
+expect_contains "setns refused: the remedy" "$ERR" "allow setns(2) and unshare(CLONE_NEWNET)"
+
 # ---- a failure inside the sandbox's setup comes back as data -------------------------------------
 
 wrapped --deny mount:EACCES -- run $RL --report "$R" -- echo ran
