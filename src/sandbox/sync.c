@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,9 +25,22 @@ int aj_sync_send(int fd, const struct aj_sync_msg *m)
 	return 0;
 }
 
+/* A peer that exits with messages of ours unread leaves ECONNRESET on our socket, which the
+ * next receive returns before anything queued (the kernel reports the socket's error first,
+ * and clears it). What the peer sent before it went, its ERROR above all, is still queued:
+ * one more receive reads it, or end-of-file. */
+static bool reset_once(bool *reset)
+{
+	if (errno != ECONNRESET || *reset)
+		return false;
+	*reset = true;
+	return true;
+}
+
 int aj_sync_recv(int fd, struct aj_sync_msg *m, int timeout_ms)
 {
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	bool reset = false;
 	ssize_t n;
 	int r;
 
@@ -41,7 +55,7 @@ int aj_sync_recv(int fd, struct aj_sync_msg *m, int timeout_ms)
 	}
 	do
 		n = recv(fd, m, sizeof *m, 0);
-	while (n < 0 && errno == EINTR);
+	while (n < 0 && (errno == EINTR || reset_once(&reset)));
 	if (n < 0)
 		return -1;
 	if (n == 0) {
@@ -76,6 +90,7 @@ int aj_sync_recv_fd(int fd, struct aj_sync_msg *m, int timeout_ms, int *passed)
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
 			    .msg_controllen = sizeof ctl};
 	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	bool reset = false;
 	ssize_t n;
 	int r;
 
@@ -90,7 +105,7 @@ int aj_sync_recv_fd(int fd, struct aj_sync_msg *m, int timeout_ms, int *passed)
 	}
 	do
 		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	while (n < 0 && (errno == EINTR || reset_once(&reset)));
 	if (n < 0)
 		return -1;
 	/* Only the first descriptor is wanted; aj_fdpass_take closes any other. */
