@@ -37,15 +37,21 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # The libraries are Debian's, linked statically by default: resolving four shared objects at
 # every start cost about 0.6 ms per `agentjail run` (bench/run-startup.sh). STATIC_LIBS=0
 # links them dynamically, for distributors who want library updates without a rebuild.
+# OpenSSL is the exception: its shared libraries are loaded when first used
+# (src/common/openssl.h), so that the processes that need no TLS and no digest do not relocate
+# its tables at start.
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS),1)
 # libarchive's static archive needs libzstd after it (the readers agentjail uses need nothing
 # else of its dependencies).
-PKG_LIBS := -Wl,-Bstatic $(shell $(PKG_CONFIG) --libs $(PKGS)) -lzstd -Wl,-Bdynamic -lm
+PKG_LIBS := -Wl,-Bstatic $(filter-out -lssl -lcrypto,$(shell $(PKG_CONFIG) --libs $(PKGS))) \
+	-lzstd -Wl,-Bdynamic -lm
+LIB_DEFS := -DAJ_OPENSSL_LAZY=1
 else
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
+LIB_DEFS :=
 endif
-CPPFLAGS := -D_GNU_SOURCE -Isrc -I$(BUILD)/gen
+CPPFLAGS := -D_GNU_SOURCE -Isrc -I$(BUILD)/gen $(LIB_DEFS)
 # A canary in every function with an array or an address taken, as Debian builds its
 # packages: a stack overflow in agentjail's own code ends the process (SIGABRT).
 HARDENFLAGS := -fstack-protector-strong
@@ -53,9 +59,10 @@ CFLAGS_ALL := -std=c17 -g $(OPT) $(WARNFLAGS) $(HARDENFLAGS) $(SANFLAGS) $(PKG_C
 	$(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # PIE=0 links the agentjail binary at a fixed address. A position-independent binary that
-# carries OpenSSL, SQLite and libevent statically is relocated at every start: about 480 KiB
-# of pointer tables (.data.rel.ro) written by the dynamic loader, 140 page faults per process
-# and as much private memory in every long-lived supervisor. Without PIE those pages stay
+# carries SQLite and libevent statically is relocated at every start: about 130 KiB of pointer
+# tables (.data.rel.ro) written by the dynamic loader, some 30 page faults per process and as
+# much private memory in every long-lived supervisor (OpenSSL's 360 KiB more where it is
+# loaded, src/common/openssl.h). Without PIE those pages stay
 # shared with the page cache; the binary's own code and data then lose address
 # randomization (the stack, heap, libraries and mappings keep it). bench/README.md has the
 # figures; the default keeps PIE.
@@ -254,7 +261,8 @@ FUZZ_GEN := build/gen/seccomp_default.c build/gen/rootfs_rules.c build/gen/secco
 	build/gen/console_assets.c build/gen/seccomp_gvisor_rules.c
 build-fuzz/%: tests/fuzz/%.c $(filter-out src/cli/%,$(LIB_SRC)) $(FUZZ_GEN)
 	@mkdir -p build-fuzz
-	clang -std=c17 -g -O1 -D_GNU_SOURCE -Isrc -Ibuild/gen -fsanitize=fuzzer,address,undefined \
+	clang -std=c17 -g -O1 -D_GNU_SOURCE $(LIB_DEFS) -Isrc -Ibuild/gen \
+		-fsanitize=fuzzer,address,undefined \
 		$(PKG_CFLAGS) -o $@ $< $(filter-out src/cli/%,$(LIB_SRC)) $(FUZZ_GEN) \
 		$(PKG_LIBS)
 

@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "cli/config.h"
 #include "cli/zygote.h"
+#include "common/openssl.h"
 #include "e2b/e2b.h"
 #include "manager/manager.h"
 #include "policy/policy.h"
@@ -123,6 +124,10 @@ static int cmd_serve(const struct aj_verb *v, int argc, char **argv)
 	if ((rc = aj_verb_parse(v, &c, argc, argv, &args, &nargs, &err)) == 0 && nargs > 0)
 		rc = aj_err_set(&err, AJ_LAYER_USAGE, 0, "serve: unexpected argument \"%s\"",
 				args[0]);
+	/* The daemon's tokens, signed URLs and websockets need OpenSSL: a host without it is
+	 * refused now, not at the first request. */
+	if (rc == 0)
+		rc = aj_openssl_load(&err);
 	if (rc == 0) {
 		c.cfg.state_dir = aj_cli_state_dir(NULL);
 		start_zygote(c.cfg.state_dir);

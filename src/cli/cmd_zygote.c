@@ -2,11 +2,13 @@
  * they share its pages instead of each starting the binary again.
  *
  * Why: a supervisor exec'd from the binary relocates it first. agentjail is a static PIE,
- * and the dynamic loader writes every pointer of the libraries linked into it (OpenSSL,
- * SQLite, libevent: about 480 KiB of .data.rel.ro) at each start: some 140 page faults and
- * half a MiB of private memory per supervisor, for pages that are the same in all of them.
- * Forked from one process that did this once, the supervisors share those pages (and the
- * rest of the loaded image) until one writes to them, which none does.
+ * and the dynamic loader writes every pointer of the libraries linked into it (SQLite,
+ * libevent: about 130 KiB of .data.rel.ro) at each start, and those of OpenSSL (360 KiB more)
+ * when a supervisor loads it for its /etc digest or its egress proxy (common/openssl.h):
+ * some 120 page faults and half a MiB of private memory per supervisor, for pages that are
+ * the same in all of them. Forked from one process that did this once (the zygote loads
+ * OpenSSL when it starts), the supervisors share those pages (and the rest of the loaded
+ * image) until one writes to them, which none does.
  *
  * The process model stays that of docs/architecture.md: `serve` starts the zygote with a
  * fork and an exec of this binary (`agentjail __zygote`) before it makes any thread, so the
@@ -53,6 +55,7 @@
 #include "common/alloc.h"
 #include "common/cleanup.h"
 #include "common/fdpass.h"
+#include "common/openssl.h"
 #include "common/proctitle.h"
 #include "common/util.h"
 #include "common/warn.h"
@@ -267,6 +270,7 @@ static int cmd_zygote(const struct aj_verb *v, int argc, char **argv)
 		argc == 3 && !strcmp(argv[1], "--state-dir") ? aj_xstrdup(argv[2]) : NULL;
 	char buf[4096 + 128];
 	sigset_t chld;
+	struct aj_err err;
 	_cleanup_close_ int sfd = -1;
 
 	(void)v;
@@ -275,6 +279,12 @@ static int cmd_zygote(const struct aj_verb *v, int argc, char **argv)
 		return 125;
 	}
 	aj_fd_set_cloexec(ZYGOTE_FD, true);
+	/* Loaded once here, OpenSSL's relocated tables are shared by every supervisor forked
+	 * (their /etc digest, their egress proxy), as the binary's own are. */
+	if (aj_openssl_load(&err) < 0) {
+		fprintf(stderr, "agentjail: zygote: %s\n", err.msg);
+		return 1;
+	}
 	/* A ready pipe whose reader gave up (the manager's timeout) must not end the zygote. */
 	signal(SIGPIPE, SIG_IGN);
 	/* SIGCHLD through a descriptor (closed in the supervisors with the rest past 3), and

@@ -4,9 +4,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include "common/openssl.h"
 
 static struct aj_curl curl;
 static const char *load_error;
+static char openssl_error[sizeof ((struct aj_err *)0)->msg + 32];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 #define SYM(field, name)                                                                           \
@@ -40,8 +44,17 @@ static const struct {
 
 static void load(void)
 {
-	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	struct aj_err err;
+	void *h;
 
+	/* Before libcurl's own libssl.so.3 is loaded: the same library, with agentjail's
+	 * allocators (common/openssl.h). */
+	if (aj_openssl_load(&err) < 0) {
+		snprintf(openssl_error, sizeof openssl_error, "%s (libcurl uses it)", err.msg);
+		load_error = openssl_error;
+		return;
+	}
+	h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		load_error = dlerror();
 		return;

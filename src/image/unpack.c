@@ -18,6 +18,7 @@
 
 #include "common/alloc.h"
 #include "common/cleanup.h"
+#include "common/openssl.h"
 #include "common/tree.h"
 #include "common/util.h"
 #include "sandbox/confine.h"
@@ -588,6 +589,9 @@ int aj_image_unpack(int blob_fd, const char *dir, const struct aj_unpack_opts *o
 	pid_t pid;
 	ssize_t n;
 
+	/* The child hashes the layer after it has confined itself: OpenSSL is loaded first. */
+	if (aj_openssl_load(err) < 0)
+		return -1;
 	/* A socket pair: with subordinate ids the child and the parent talk both ways first. */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0)
 		return aj_err_sys(err, AJ_LAYER_IMAGE, "socketpair");

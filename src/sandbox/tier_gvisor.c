@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/openssl.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
 #include "common/util.h"
@@ -253,6 +254,7 @@ gvisor_child(const struct aj_plan *plan, const struct aj_stdio *io,
 
 	aj_err_clear(&err);
 	aj_proctitle_set("agentjail-init");
+	aj_openssl_forbid(); /* a root the sandbox controls is never searched for a library */
 	aj_step_die_with_parent(NULL);
 	if (aj_step_join_cgroup(join, &err) < 0 || enter_sandbox(plan, io, sync_fd, &err) < 0)
 		aj_step_fail(&err, sync_fd);

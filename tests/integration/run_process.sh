@@ -116,3 +116,27 @@ aj_run run $RL -- sh -c 'echo $$'
 check "the command is not pid 1 (init is)" test "$OUT" -gt 1
 aj_run run $RL -- sh -c 'kill -0 1 && echo alive'
 expect_eq "init is pid 1 of the sandbox" "$OUT" alive
+
+# ---- what the supervisor loads -----------------------------------------------------------
+# OpenSSL is loaded at its first use (src/common/openssl.h): a run without the egress proxy
+# has none of it mapped, in its supervisor or in the sandbox's init (where readable: rootless,
+# init is not dumpable to the caller).
+
+"$AJ" run $RL -- sleep 3 >/dev/null 2>&1 &
+SV=$!
+init_of() { INIT=$(pgrep -P "$SV" -x agentjail-init | head -1) && [ -n "$INIT" ]; }
+if wait_until 5 init_of; then
+	SV_MAPS=$(cat "/proc/$SV/maps" 2>&1)
+	expect_contains "the supervisor's memory map is read" "$SV_MAPS" "agentjail"
+	expect_not_contains "no OpenSSL in the supervisor of a run without the proxy" "$SV_MAPS" \
+		"libcrypto"
+	if INIT_MAPS=$(cat "/proc/$INIT/maps" 2>/dev/null) && [ -n "$INIT_MAPS" ]; then
+		expect_not_contains "no OpenSSL in the sandbox's init" "$INIT_MAPS" "libcrypto"
+	else
+		skip "no OpenSSL in the sandbox's init" "its memory map is not readable to this user"
+	fi
+else
+	not_ok "the run's init appears within 5 s"
+fi
+kill "$SV" 2>/dev/null
+wait "$SV" 2>/dev/null
