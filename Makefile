@@ -280,7 +280,7 @@ $(LINT_TIDY): lint-tidy/%: % $(BUILD)/gen/seccomp_default.c
 lint-cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--library=tools/cppcheck/jansson.cfg --suppress=missingIncludeSystem \
-		-D_GNU_SOURCE -Isrc $(SRC)
+		-D_GNU_SOURCE $(LIB_DEFS) -Isrc $(SRC)
 
 check-layers:
 	tools/check-layers

@@ -5,7 +5,7 @@
  * and the dynamic loader writes every pointer of the libraries linked into it (SQLite,
  * libevent: about 130 KiB of .data.rel.ro) at each start, and those of OpenSSL (360 KiB more)
  * when a supervisor loads it for its /etc digest or its egress proxy (common/openssl.h):
- * some 120 page faults and half a MiB of private memory per supervisor, for pages that are
+ * some 130 page faults and half a MiB of private memory per supervisor, for pages that are
  * the same in all of them. Forked from one process that did this once (the zygote loads
  * OpenSSL when it starts), the supervisors share those pages (and the rest of the loaded
  * image) until one writes to them, which none does.

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <openssl/bio.h>
@@ -26,6 +27,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+
+#include "common/exitcode.h"
 
 /* Every OpenSSL function the binary calls: agentjail's own calls and those of libevent's
  * OpenSSL bufferevents. A function missing here is an undefined symbol at link time.
@@ -193,8 +196,10 @@ static void load(void)
 		return;
 	}
 	*(void **)&set_mem = dlsym(crypto, "CRYPTO_set_mem_functions");
+	/* Refused (0) only where another library loaded libcrypto and allocated through it
+	 * first, which nothing in agentjail does: OpenSSL then keeps malloc's (frees match). */
 	if (alloc.m && set_mem)
-		set_mem(alloc.m, alloc.r, alloc.f);
+		(void)set_mem(alloc.m, alloc.r, alloc.f);
 	ssl = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL);
 	if (!ssl) {
 		snprintf(load_error, sizeof load_error, "OpenSSL could not be loaded: %s",
@@ -234,7 +239,8 @@ void aj_openssl_forbid(void)
 	forbidden = true;
 }
 
-/* A call that finds no library: the process cannot go on (openssl.h). */
+/* A call that finds no library: the process cannot go on (openssl.h). It exits rather than
+ * aborts: a core file of a supervisor would hold its CA key and the credentials it adds. */
 static void need(void)
 {
 	char msg[600];
@@ -245,7 +251,7 @@ static void need(void)
 		return;
 	n = snprintf(msg, sizeof msg, "agentjail: %s%s\n", load_error, missing ? "; " HINT : "");
 	(void)!write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-	abort();
+	_exit(AJ_EXIT_ERROR);
 }
 
 /* The arguments are a type, a parameter list and an argument list: nothing to parenthesize. */
@@ -286,9 +292,9 @@ EVP_PKEY *EVP_PKEY_Q_keygen(OSSL_LIB_CTX *libctx, const char *propq, const char 
 	need();
 	f = (__typeof__(&EVP_PKEY_Q_keygen))fns[FN_EVP_PKEY_Q_keygen];
 	va_start(ap, type);
-	if (strcmp(type, "EC") == 0)
+	if (strcasecmp(type, "EC") == 0) /* OpenSSL's names ignore case */
 		k = f(libctx, propq, type, va_arg(ap, char *));
-	else if (strcmp(type, "RSA") == 0)
+	else if (strcasecmp(type, "RSA") == 0)
 		k = f(libctx, propq, type, va_arg(ap, size_t));
 	else
 		k = f(libctx, propq, type);

@@ -1,19 +1,22 @@
 /* OpenSSL, loaded when first used. Linked in statically, its pointer tables (some 360 KiB of
  * .data.rel.ro: every algorithm's method table) were written by the dynamic loader at each
- * start of the position-independent binary, about 90 page faults in every agentjail process,
- * also in the `run` and `exec` that use no TLS and no digest. In the default build
+ * start of the position-independent binary, about 100 page faults in every agentjail process,
+ * also in those that use no TLS and no digest (`run` without TLS interception, an image or
+ * named volumes; `exec`; `ls`). In the default build
  * (STATIC_LIBS=1) the binary carries instead one small function for each OpenSSL function that
  * agentjail or libevent's OpenSSL bufferevents call; the first call loads Debian's libssl.so.3
  * and libcrypto.so.3 (the package depends on libssl3) and every call goes on to the library's
  * own function. libcurl, loaded the same way, uses the same libraries, so a process holds one
  * OpenSSL. With STATIC_LIBS=0 the libraries are linked as usual and this is only the API below.
  *
- * A process that leaves the host's filesystem view or confines itself (a sandbox's init, the
- * layer unpacker, a container's exec) calls aj_openssl_forbid() first: a library is then never
- * loaded from a root the sandbox controls. Such a process that needs OpenSSL loads it before
- * (aj_openssl_load()). A call that has to load the library and cannot ends the process with a
- * message naming the library and the package, as a failed allocation does (the callers test
- * what OpenSSL returns, not whether it is there).
+ * A process that leaves the host's filesystem view or confines itself (a sandbox's init in
+ * every tier, gVisor's in the Sentry, the layer unpacker, a container's init and exec) calls
+ * aj_openssl_forbid() first: a library is then never loaded from a root the sandbox controls.
+ * Such a process that needs OpenSSL loads it before (aj_openssl_load()). The helpers cloned
+ * with CLONE_VM share their parent's memory, so they never call it. A call that has to load
+ * the library and cannot ends the process with a message naming the library and the package
+ * and exit code 125 (the callers test what OpenSSL returns, not whether it is there; a core
+ * file of a supervisor would hold its keys).
  */
 #ifndef AJ_COMMON_OPENSSL_H
 #define AJ_COMMON_OPENSSL_H

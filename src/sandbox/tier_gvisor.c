@@ -301,6 +301,7 @@ int aj_gvisor_guest_init(const char *user)
 	sigset_t mask;
 	int ctl = fcntl(0, F_DUPFD_CLOEXEC, 3), sfd;
 
+	aj_openssl_forbid(); /* exec'd in the Sentry, on the sandbox's root */
 	/* stdin is the control socket (init's own stdio goes to /dev/null below). */
 	if (ctl < 0 || !getcwd(cwd, sizeof cwd))
 		_exit(125);

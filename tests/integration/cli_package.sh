@@ -56,7 +56,8 @@ expect_contains "dpkg-deb -I: the package's name" "$I" "Package: agentjail"
 # The libraries linked in add nothing; OpenSSL and libcurl are loaded at their first use.
 D=$(printf '%s\n' "$I" | grep '^ Depends:')
 expect_eq "dpkg-deb -I: its dependencies: the C library, libssl3 and libcurl4 ($D)" \
-	"$(printf '%s' "$D" | sed -E 's/ \([^)]*\)//g')" " Depends: libc6, libssl3, libcurl4"
+	"$(printf '%s' "$D" | sed -E 's/ \([^)]*\)//g')" \
+	" Depends: libc6, libssl3 | libssl3t64, libcurl4 | libcurl4t64"
 expect_eq "the package has no maintainer scripts" "$(dpkg-deb -I "$DEB" | grep -cE '^ +[0-9]+ bytes, +[0-9]+ lines +\*? *(pre|post)(inst|rm)')" 0
 expect_contains "the unit runs /usr/bin/agentjail" "$(dpkg-deb --fsys-tarfile "$DEB" | tar -xOf - ./usr/lib/systemd/system/agentjail.service)" \
 	"ExecStart=/usr/bin/agentjail serve"
