@@ -37,16 +37,16 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS))
 # The libraries are Debian's, linked statically by default: resolving four shared objects at
 # every start cost about 0.6 ms per `agentjail run` (bench/run-startup.sh). STATIC_LIBS=0
 # links them dynamically, for distributors who want library updates without a rebuild.
-# OpenSSL is the exception: its shared libraries are loaded when first used
-# (src/common/openssl.h), so that the processes that need no TLS and no digest do not relocate
-# its tables at start.
+# OpenSSL and libm are the exceptions: their shared libraries are loaded when first used
+# (src/common/lazylib.h), so that the processes that need no TLS and no digest do not relocate
+# OpenSSL's tables at start, and none opens libm, which only SQLite's SQL math functions call.
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS),1)
 # libarchive's static archive needs libzstd after it (the readers agentjail uses need nothing
 # else of its dependencies).
 PKG_LIBS := -Wl,-Bstatic $(filter-out -lssl -lcrypto,$(shell $(PKG_CONFIG) --libs $(PKGS))) \
-	-lzstd -Wl,-Bdynamic -lm
-LIB_DEFS := -DAJ_OPENSSL_LAZY=1
+	-lzstd -Wl,-Bdynamic
+LIB_DEFS := -DAJ_LAZY_LIBS=1
 else
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS))
 LIB_DEFS :=
@@ -86,6 +86,9 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/seccomp_default.o $(BUILD)/g
 	$(BUILD)/gen/seccomp_tier_rules.o $(BUILD)/gen/seccomp_gvisor_rules.o \
 	$(BUILD)/gen/console_assets.o
 MAIN_OBJ := $(BUILD)/src/cli/main.o
+# Linked by name: only the static libraries after the archive call its functions (libm's, for
+# SQLite), so the archive's copy would never be pulled in.
+LAZY_OBJ := $(BUILD)/src/common/libm.o
 
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -99,7 +102,7 @@ TOOL_SRC := tools/seccomp-compile.c src/common/err.c src/common/util.c src/commo
 .PHONY: all test fuzz lint clean format-check check-layers man completions install uninstall deb
 all: $(BUILD)/agentjail $(UNIT_BIN) $(HELPER_BIN) man completions
 
-$(BUILD)/agentjail: $(MAIN_OBJ) $(BUILD)/libagentjail.a
+$(BUILD)/agentjail: $(MAIN_OBJ) $(LAZY_OBJ) $(BUILD)/libagentjail.a
 	$(CC) $(LDFLAGS_ALL) $(AJ_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/libagentjail.a: $(LIB_OBJ)
@@ -172,10 +175,10 @@ $(BUILD)/tools/seccomp-compile: $(TOOL_SRC) src/rules/seccomp.h
 	$(CC) $(CPPFLAGS) -std=c17 -O2 -g -Wall -Wextra -Wno-format-truncation $(WERROR) -o $@ $(TOOL_SRC) \
 		$(shell $(PKG_CONFIG) --cflags --libs libseccomp jansson)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(BUILD)/libagentjail.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit.h $(LAZY_OBJ) $(BUILD)/libagentjail.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS_ALL) $(LDFLAGS_ALL) -o $@ $< \
-		$(BUILD)/libagentjail.a $(PKG_LIBS)
+		$(LAZY_OBJ) $(BUILD)/libagentjail.a $(PKG_LIBS)
 
 # Helpers run inside sandboxes as the attacker's code: plain, static-free, no sanitizers.
 $(BUILD)/tests/helpers/%: tests/helpers/%.c

@@ -2,7 +2,7 @@
  * binary calls, and the loader. */
 #include "common/openssl.h"
 
-#if AJ_OPENSSL_LAZY
+#if AJ_LAZY_LIBS
 
 #define OPENSSL_SUPPRESS_DEPRECATED /* SHA256_Init and friends: supervisor/etc_share.c */
 #include <dlfcn.h>
@@ -28,7 +28,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "common/exitcode.h"
+#include "common/lazylib.h"
 
 /* Every OpenSSL function the binary calls: agentjail's own calls and those of libevent's
  * OpenSSL bufferevents. A function missing here is an undefined symbol at link time.
@@ -169,8 +169,8 @@ static const char *const names[N_FUNCTIONS] = {
 
 static void *fns[N_FUNCTIONS];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char load_error[512];    /* empty once loaded */
-static bool forbidden, missing; /* missing: the library, not this process, is the cause */
+static char load_error[512]; /* empty once loaded */
+static bool missing;         /* the library, not this process, is the cause */
 static struct {
 	CRYPTO_malloc_fn m;
 	CRYPTO_realloc_fn r;
@@ -182,17 +182,10 @@ static void load(void)
 	void *crypto, *ssl;
 	int (*set_mem)(CRYPTO_malloc_fn, CRYPTO_realloc_fn, CRYPTO_free_fn);
 
-	if (forbidden) {
-		snprintf(load_error, sizeof load_error,
-			 "OpenSSL is needed after this process confined itself (internal error)");
-		return;
-	}
-	missing = true;
 	/* libcrypto first: its allocators are set before anything allocates through it. */
-	crypto = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+	crypto = aj_lazylib_open("libcrypto.so.3", load_error, sizeof load_error);
 	if (!crypto) {
-		snprintf(load_error, sizeof load_error, "OpenSSL could not be loaded: %s",
-			 dlerror());
+		missing = errno == ENOENT;
 		return;
 	}
 	*(void **)&set_mem = dlsym(crypto, "CRYPTO_set_mem_functions");
@@ -200,10 +193,9 @@ static void load(void)
 	 * first, which nothing in agentjail does: OpenSSL then keeps malloc's (frees match). */
 	if (alloc.m && set_mem)
 		(void)set_mem(alloc.m, alloc.r, alloc.f);
-	ssl = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL);
+	ssl = aj_lazylib_open("libssl.so.3", load_error, sizeof load_error);
 	if (!ssl) {
-		snprintf(load_error, sizeof load_error, "OpenSSL could not be loaded: %s",
-			 dlerror());
+		missing = errno == ENOENT;
 		return;
 	}
 	for (size_t i = 0; i < N_FUNCTIONS; i++) {
@@ -211,6 +203,7 @@ static void load(void)
 		if (!fns[i]) {
 			snprintf(load_error, sizeof load_error,
 				 "OpenSSL could not be loaded: no %s in libssl.so.3", names[i]);
+			missing = true;
 			return;
 		}
 	}
@@ -234,24 +227,16 @@ int aj_openssl_load(struct aj_err *err)
 	return -1;
 }
 
-void aj_openssl_forbid(void)
-{
-	forbidden = true;
-}
-
-/* A call that finds no library: the process cannot go on (openssl.h). It exits rather than
- * aborts: a core file of a supervisor would hold its CA key and the credentials it adds. */
+/* A call that finds no library: the process cannot go on (openssl.h). */
 static void need(void)
 {
 	char msg[600];
-	int n;
 
 	pthread_once(&once, load);
 	if (!load_error[0])
 		return;
-	n = snprintf(msg, sizeof msg, "agentjail: %s%s\n", load_error, missing ? "; " HINT : "");
-	(void)!write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-	_exit(AJ_EXIT_ERROR);
+	snprintf(msg, sizeof msg, "%s%s", load_error, missing ? "; " HINT : "");
+	aj_lazylib_fail(msg);
 }
 
 /* The arguments are a type, a parameter list and an argument list: nothing to parenthesize. */
@@ -269,6 +254,8 @@ static void need(void)
 		((__typeof__(&name))fns[FN_##name]) args;                                          \
 	}
 /* NOLINTEND(bugprone-macro-parentheses) */
+/* cppcheck reads the cast through __typeof__ as an int: */
+/* cppcheck-suppress CastIntegerToAddressAtReturn */
 AJ_OPENSSL_FUNCTIONS(FORWARD, FORWARD_VOID)
 
 /* main() gives OpenSSL agentjail's allocators before anything runs: kept for the load. */
@@ -308,10 +295,6 @@ int aj_openssl_load(struct aj_err *err)
 {
 	(void)err;
 	return 0;
-}
-
-void aj_openssl_forbid(void)
-{
 }
 
 #endif

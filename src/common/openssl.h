@@ -9,14 +9,11 @@
  * own function. libcurl, loaded the same way, uses the same libraries, so a process holds one
  * OpenSSL. With STATIC_LIBS=0 the libraries are linked as usual and this is only the API below.
  *
- * A process that leaves the host's filesystem view or confines itself (a sandbox's init in
- * every tier, gVisor's in the Sentry, the layer unpacker, a container's init and exec) calls
- * aj_openssl_forbid() first: a library is then never loaded from a root the sandbox controls.
- * Such a process that needs OpenSSL loads it before (aj_openssl_load()). The helpers cloned
- * with CLONE_VM share their parent's memory, so they never call it. A call that has to load
- * the library and cannot ends the process with a message naming the library and the package
- * and exit code 125 (the callers test what OpenSSL returns, not whether it is there; a core
- * file of a supervisor would hold its keys).
+ * A process that enters a sandbox or confines itself loads no library afterwards
+ * (common/lazylib.h): one that needs OpenSSL there loads it before (aj_openssl_load()). A call
+ * that has to load the library and cannot ends the process with a message naming the library
+ * and the package and exit code 125 (the callers test what OpenSSL returns, not whether it is
+ * there).
  */
 #ifndef AJ_COMMON_OPENSSL_H
 #define AJ_COMMON_OPENSSL_H
@@ -26,7 +23,5 @@
 /* Loads OpenSSL now if it is not loaded: 0, or -1 with err naming the library and the package
  * to install (layer AJ_LAYER_INTERNAL). Thread-safe. */
 int aj_openssl_load(struct aj_err *err);
-/* From now on this process never loads OpenSSL: what is loaded stays usable. */
-void aj_openssl_forbid(void);
 
 #endif

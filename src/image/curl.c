@@ -6,11 +6,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "common/lazylib.h"
 #include "common/openssl.h"
 
 static struct aj_curl curl;
 static const char *load_error;
-static char openssl_error[sizeof ((struct aj_err *)0)->msg + 32];
+static char openssl_error[sizeof ((struct aj_err *)0)->msg + 32], curl_error[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 #define SYM(field, name)                                                                           \
@@ -54,9 +55,9 @@ static void load(void)
 		load_error = openssl_error;
 		return;
 	}
-	h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	h = aj_lazylib_open("libcurl.so.4", curl_error, sizeof curl_error);
 	if (!h) {
-		load_error = dlerror();
+		load_error = curl_error;
 		return;
 	}
 	for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common/openssl.h"
+#include "common/lazylib.h"
 #include "common/strv.h"
 
 #include "host/features.h"
@@ -76,7 +76,7 @@ int aj_confine_writer(const char *dir, uint64_t keep, struct aj_err *err)
 	struct aj_landlock_rule rule = {.path = dir};
 	struct aj_landlock_spec spec = {.rules = &rule, .n_rules = 1};
 
-	aj_openssl_forbid(); /* loaded before, if this process needs it (openssl.h) */
+	aj_lazylib_forbid(); /* loaded before, if this process needs it (openssl.h) */
 	if (keep_caps(keep, err) < 0)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "common/openssl.h"
+#include "common/lazylib.h"
 #include "host/features.h"
 #include "sandbox/mount.h"
 #include "sandbox/container.h"
@@ -271,7 +271,7 @@ static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, 
 	int tty = -1;
 
 	memset(&msg, 0, sizeof msg);
-	aj_openssl_forbid(); /* a root the sandbox controls is never searched for a library */
+	aj_lazylib_forbid(); /* a root the sandbox controls is never searched for a library */
 	aj_step_die_with_parent(NULL);
 	if (child_setup(l, sync_fd, lock, procs, &tty, &msg.err) < 0)
 		aj_step_fail(&msg.err, sync_fd);

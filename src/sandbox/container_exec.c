@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "common/openssl.h"
+#include "common/lazylib.h"
 #include "common/util.h"
 #include "sandbox/container.h"
 #include "sandbox/steps.h"
@@ -65,7 +65,7 @@ static void __attribute__((noreturn)) child_main(struct aj_container_launch *l, 
 	int tty = -1;
 
 	memset(&r, 0, sizeof r);
-	aj_openssl_forbid(); /* a root the sandbox controls is never searched for a library */
+	aj_lazylib_forbid(); /* a root the sandbox controls is never searched for a library */
 	aj_step_die_with_parent(NULL);
 	r.code = 125;
 	if (child_setup(l, pidfd, go, &result, &tty, &r.err) == 0) {

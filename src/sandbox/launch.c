@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "common/openssl.h"
+#include "common/lazylib.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
 #include "common/tree.h"
@@ -91,7 +91,7 @@ namespaces_child(const struct aj_plan *plan, const struct aj_stdio *io,
 	aj_err_clear(&err);
 	/* The title must not carry the caller's command line into the sandbox's /proc. */
 	aj_proctitle_set("agentjail-init");
-	aj_openssl_forbid(); /* a root the sandbox controls is never searched for a library */
+	aj_lazylib_forbid(); /* a root the sandbox controls is never searched for a library */
 	/* Until step 10 re-arms it for the final credentials. */
 	aj_step_die_with_parent(NULL);
 	/* 0. */

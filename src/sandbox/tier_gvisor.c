@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "common/openssl.h"
+#include "common/lazylib.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
 #include "common/util.h"
@@ -254,7 +254,7 @@ gvisor_child(const struct aj_plan *plan, const struct aj_stdio *io,
 
 	aj_err_clear(&err);
 	aj_proctitle_set("agentjail-init");
-	aj_openssl_forbid(); /* a root the sandbox controls is never searched for a library */
+	aj_lazylib_forbid(); /* a root the sandbox controls is never searched for a library */
 	aj_step_die_with_parent(NULL);
 	if (aj_step_join_cgroup(join, &err) < 0 || enter_sandbox(plan, io, sync_fd, &err) < 0)
 		aj_step_fail(&err, sync_fd);
@@ -301,7 +301,7 @@ int aj_gvisor_guest_init(const char *user)
 	sigset_t mask;
 	int ctl = fcntl(0, F_DUPFD_CLOEXEC, 3), sfd;
 
-	aj_openssl_forbid(); /* exec'd in the Sentry, on the sandbox's root */
+	aj_lazylib_forbid(); /* exec'd in the Sentry, on the sandbox's root */
 	/* stdin is the control socket (init's own stdio goes to /dev/null below). */
 	if (ctl < 0 || !getcwd(cwd, sizeof cwd))
 		_exit(125);

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "common/openssl.h"
+#include "common/lazylib.h"
 #include "common/proctitle.h"
 #include "common/trace.h"
 #include "common/tree.h"
@@ -344,7 +344,7 @@ keeper_child(const struct aj_plan *plan, const struct aj_stdio *io,
 
 	aj_err_clear(&err);
 	aj_proctitle_set("agentjail-init");
-	aj_openssl_forbid(); /* a root the sandbox controls is never searched for a library */
+	aj_lazylib_forbid(); /* a root the sandbox controls is never searched for a library */
 	/* 0. */
 	if (aj_step_join_cgroup(join, &err) < 0 || keeper_setup(plan, io, sync_fd, &err) < 0)
 		aj_step_fail(&err, sync_fd);
