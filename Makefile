@@ -62,10 +62,9 @@ LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 # carries SQLite and libevent statically is relocated at every start: about 130 KiB of pointer
 # tables (.data.rel.ro) written by the dynamic loader, some 30 page faults per process and as
 # much private memory in every long-lived supervisor (OpenSSL's 360 KiB more where it is
-# loaded, src/common/openssl.h). Without PIE those pages stay
-# shared with the page cache; the binary's own code and data then lose address
-# randomization (the stack, heap, libraries and mappings keep it). bench/README.md has the
-# figures; the default keeps PIE.
+# loaded, src/common/openssl.h). Without PIE those pages stay shared with the page cache; the
+# binary's own code and data then lose address randomization (the stack, heap, libraries and
+# mappings keep it). bench/README.md has the figures; the default keeps PIE.
 PIE ?= 1
 # Every library call is bound when the binary starts (-z now), as Debian's hardened builds do:
 # the table of library addresses is then read-only for the rest of the process, and no call
@@ -73,8 +72,8 @@ PIE ?= 1
 # (where the resolver's write to that table is one more copy-on-write page fault). The relative
 # relocations are packed (DT_RELR, binutils 2.38 and glibc 2.36 or later; left out where the
 # link fails without it): the table the loader reads at every start shrinks from 570 KiB to
-# 10 KiB. Paired with the previous link, `agentjail run -- /bin/true` 0.95 and `agentjail exec`
-# 0.99 (bench/README.md).
+# 10 KiB. Paired with the previous link, `agentjail run -- /bin/true` 0.96 and `agentjail exec`
+# 0.98 (bench/README.md).
 RELR_LDFLAGS := $(shell printf 'int main(void){return 0;}\n' | \
 	$(CC) -x c - -o /dev/null -Wl,-z,pack-relative-relocs 2>/dev/null && \
 	echo -Wl,-z,pack-relative-relocs)
