@@ -4,6 +4,7 @@
  * which deeper mounts land on top of shallower ones. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,18 +81,42 @@ static void add_generated(struct aj_plan *p, const char *dst, char *content, con
 /* Small world-readable /etc files are copied into the sandbox's /etc rather than bound: a
  * copy costs the child one small write, a bind a mount-table operation, and /etc holds dozens
  * of them. Files the sandbox user could not read on the host are never copied (the copy is
- * made by agentjail, which may be root). */
+ * made by agentjail, which may be root).
+ *
+ * Each is read into a buffer of the size lstat saw, in one read: a page of heap per file
+ * otherwise, touched before the sandbox's clone, is a page fault and a page table entry the
+ * clone copies. A read that fills the buffer says the file grew since: it is read again to its
+ * end. O_NOFOLLOW: the file lstat saw, not what a symlink put there since would name. */
 static void copy_etc_file(struct aj_plan *p, const char *path, const struct stat *st,
 			  const char *why)
 {
+	_cleanup_close_ int fd = -1;
+	size_t cap = (size_t)st->st_size + 1, len = 0;
 	char *content;
-	size_t len = 0;
+	ssize_t n;
 
 	if (!(st->st_mode & S_IROTH) || st->st_size > (1 << 20))
 		return;
-	content = aj_read_file(path, 1 << 20, &len);
-	if (content) /* vanished or unreadable: treated as absent */
-		add_file(p, path, content, len, why);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0) /* vanished or unreadable: treated as absent */
+		return;
+	content = aj_xmalloc(cap);
+	do
+		n = read(fd, content, cap);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		free(content);
+		return;
+	}
+	len = (size_t)n;
+	if (len == cap) {
+		free(content);
+		content = aj_read_file(path, 1 << 20, &len);
+		if (!content)
+			return;
+	}
+	content[len] = '\0';
+	add_file(p, path, content, len, why);
 }
 
 static void identity_files(struct aj_plan *p)
