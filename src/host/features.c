@@ -96,7 +96,6 @@ void aj_features_probe(struct aj_features *f, const char *cgroup_parent)
 	if (uname(&u) == 0)
 		snprintf(f->kernel, sizeof f->kernel, "%s %s", u.sysname, u.release);
 	f->cgroup = aj_cgroup_detect(NULL, cgroup_parent);
-	aj_runsc_find(&f->runsc);
 }
 
 void aj_features_probe_userns(struct aj_features *f)
@@ -133,6 +132,7 @@ void aj_features_probe_all(struct aj_features *f, const char *cgroup_parent)
 	aj_features_probe(f, cgroup_parent);
 	aj_features_probe_userns(f);
 	aj_subids_probe(&f->subids);
+	aj_runsc_find(&f->runsc);
 	aj_runsc_probe_version(&f->runsc);
 }
 

@@ -28,7 +28,8 @@ struct aj_features {
 	struct aj_subids subids; /* rootless: probed by aj_features_probe_all() only */
 	char kernel[96];
 	const struct aj_cgroup_env *cgroup;
-	struct aj_runsc runsc; /* the gvisor tier's runtime; its version by probe_all only */
+	struct aj_runsc runsc; /* the gvisor tier's runtime: by probe_all only (the gvisor tier's
+				* plan looks for it when the probes did not) */
 };
 
 /* The Landlock ABI version this kernel offers, 0 if Landlock is unavailable (why in buf). */

@@ -43,6 +43,7 @@ void aj_runsc_find(struct aj_runsc *r)
 	_cleanup_free_ char *scope = NULL;
 
 	memset(r, 0, sizeof *r);
+	r->searched = true;
 	if (env && *env) {
 		snprintf(r->from, sizeof r->from, "%s", AJ_RUNSC_ENV);
 		snprintf(r->path, sizeof r->path, "%s", env);

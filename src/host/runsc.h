@@ -15,6 +15,7 @@
 #define AJ_RUNSC_ENV "AGENTJAIL_RUNSC"
 
 struct aj_runsc {
+	bool searched;   /* aj_runsc_find() ran: what follows says what it found */
 	bool found;      /* path names an executable regular file */
 	bool usable;     /* found, and the kernel lets it trace its own children */
 	char path[512];  /* absolute */

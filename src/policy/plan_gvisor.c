@@ -19,9 +19,19 @@
 #include "policy/plan_internal.h"
 #include "rules/seccomp.h"
 
+/* The runsc the probes found, or where it is now: only a plan of this tier looks for it. */
+static const struct aj_runsc *runsc_of(const struct aj_features *f, struct aj_runsc *buf)
+{
+	if (f->runsc.searched)
+		return &f->runsc;
+	aj_runsc_find(buf);
+	return buf;
+}
+
 static bool usable(const struct aj_features *f, char *detail, size_t len)
 {
-	const struct aj_runsc *r = &f->runsc;
+	struct aj_runsc buf;
+	const struct aj_runsc *r = runsc_of(f, &buf);
 	char ns[256];
 
 	if (!aj_plan_namespaces_tier.usable(f, ns, sizeof ns))
@@ -43,7 +53,8 @@ static bool usable(const struct aj_features *f, char *detail, size_t len)
 
 static int identity(struct aj_plan *p, struct aj_err *err)
 {
-	const struct aj_runsc *r = &p->features->runsc;
+	struct aj_runsc buf;
+	const struct aj_runsc *r = runsc_of(p->features, &buf);
 
 	if (!r->usable)
 		return aj_err_set(err, AJ_LAYER_GVISOR, ENOENT, "the gvisor tier needs runsc: %s",
