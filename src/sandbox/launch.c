@@ -42,13 +42,15 @@ static int enter_sandbox(const struct aj_plan *plan, const struct aj_stdio *io, 
 	/* 2. Privileged mode: this process is still host uid 0. */
 	if (plan->privileged && aj_step_become_ns_root("sandbox's", err) < 0)
 		return -1;
-	/* 3. The cgroup namespace; 4. the root filesystem (CAP_SYS_ADMIN in our namespaces). */
-	if (aj_step_cgroup_ns(err) < 0 || aj_mount_build_root(plan, err) < 0)
+	/* 3. The root filesystem (CAP_SYS_ADMIN in our namespaces). */
+	if (aj_mount_build_root(plan, err) < 0)
 		return -1;
 	aj_trace("child: root filesystem built");
-	/* 5. The network namespace the supervisor made meanwhile; loopback and hostname; 5b. the
-	 * proxy's socket, made in our network namespace, and 5c. the supervisor's way in to it. */
-	if (aj_step_join_netns(plan, sync_fd, err) < 0 ||
+	/* 4. The network namespace the supervisor made meanwhile, sent once it has moved this
+	 * process into the sandbox's cgroup if it made that meanwhile too (handshake()); 5. the
+	 * cgroup namespace, rooted at that cgroup; loopback and hostname; 5b. the proxy's socket,
+	 * made in our network namespace, and 5c. the supervisor's way in to it. */
+	if (aj_step_join_netns(plan, sync_fd, err) < 0 || aj_step_cgroup_ns(err) < 0 ||
 	    aj_step_network(plan, plan->policy->hostname, err) < 0 ||
 	    aj_step_pass_listener(plan, sync_fd, err) < 0 ||
 	    aj_step_pass_host_ports(plan, sync_fd, err) < 0 ||
@@ -269,7 +271,35 @@ static void open_mount_ns(struct aj_sandbox *sb)
 	sb->mnt_fd = open_ns(sb->pid, "mnt");
 }
 
-static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandbox *sb,
+/* cgroup v1, while the child builds its root: the cgroup made, and each hierarchy's "tasks"
+ * file sent for the child to join before the network namespace lets it go on. The child
+ * writing "0" moves itself alone: the supervisor writing its pid would take the kernel's
+ * global lock on every process's fork and exit (cgroup_threadgroup_rwsem) for an RCU grace
+ * period. */
+static int make_cgroup_later(const struct aj_cgroup_maker *maker, struct aj_sandbox *sb,
+			     struct aj_err *err)
+{
+	__attribute__((cleanup(aj_cgroup_join_close))) struct aj_cgroup_join join = {
+		.clone_into = -1, .n_tasks = 0};
+	struct aj_sync_msg m = {.type = AJ_SYNC_CGROUP};
+	struct aj_cgroup *cg = NULL;
+
+	if (maker->make(maker->arg, &cg, err) < 0 ||
+	    (cg && cg->env->ops->open_join(cg, &join, err) < 0))
+		return -1;
+	if (join.clone_into >= 0) /* v2: joined at the clone only (aj_sandbox_start()) */
+		return aj_err_set(err, AJ_LAYER_INTERNAL, EINVAL,
+				  "a cgroup v2 cgroup made after the clone");
+	for (size_t i = 0; i < join.n_tasks; i++)
+		if (aj_sync_send_fd(sb->ctl_fd, &m, join.tasks[i]) < 0)
+			return aj_err_sys(err, AJ_LAYER_CGROUP,
+					  "send the sandbox its cgroup to join");
+	aj_trace("parent: cgroup made meanwhile");
+	return 0;
+}
+
+static int handshake(struct aj_plan *plan, struct aj_cgroup *cg,
+		     const struct aj_cgroup_maker *maker, struct aj_sandbox *sb,
 		     struct aj_sync_msg *ready, struct aj_err *err)
 {
 	struct aj_sync_msg go = {.type = AJ_SYNC_GO};
@@ -286,6 +316,10 @@ static int handshake(struct aj_plan *plan, struct aj_cgroup *cg, struct aj_sandb
 		return aj_err_sys(err, AJ_LAYER_NS, "open the sandbox's user namespace");
 	if (aj_sync_send(sb->ctl_fd, &go) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "signal the sandbox to start");
+	/* While the child builds its root, which only mounts: the cgroup, and the child moved
+	 * into it before the network namespace lets it go on. */
+	if (maker && make_cgroup_later(maker, sb, err) < 0)
+		return -1;
 	if (plan->netns_later && pass_netns(sb, user, err) < 0)
 		return -1;
 	if (recv_setup(plan, sb, ready, err) < 0)
@@ -377,7 +411,8 @@ static int start_failed(struct aj_plan *plan, struct aj_sandbox *sb)
 }
 
 int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_cgroup *cg,
-		     struct aj_sandbox *sb, struct aj_sync_msg *ready, struct aj_err *err)
+		     const struct aj_cgroup_maker *maker, struct aj_sandbox *sb,
+		     struct aj_sync_msg *ready, struct aj_err *err)
 {
 	__attribute__((cleanup(aj_cgroup_join_close))) struct aj_cgroup_join join = {
 		.clone_into = -1, .n_tasks = 0};
@@ -386,6 +421,19 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 
 	aj_sandbox_init(sb);
 	sb->ops = launch_ops(plan);
+	/* The namespaces tier's child gets its network namespace later (pass_netns()), and on
+	 * cgroup v1 its cgroup then too (make_cgroup_later()): making one is half a millisecond,
+	 * which the child spends on its root. On v2 the clone goes into it (CLONE_INTO_CGROUP),
+	 * and it is made first. */
+	plan->netns_later = sb->ops == &namespaces_launch &&
+			    (plan->clone_flags & (CLONE_NEWUSER | CLONE_NEWNET)) ==
+				    (CLONE_NEWUSER | CLONE_NEWNET);
+	if (maker && !(plan->netns_later && plan->features->cgroup &&
+		       plan->features->cgroup->mode == AJ_CGROUP_V1)) {
+		if (maker->make(maker->arg, &cg, err) < 0)
+			return -1;
+		maker = NULL;
+	}
 	if (plan->privileged && aj_idrange_acquire(&plan->id_base, &sb->id_lock_fd, err) < 0)
 		return -1;
 	aj_trace("parent: id range");
@@ -399,10 +447,6 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 	ours = sv[0];
 	childs = sv[1];
 	aj_trace("parent: trees and cgroup fds ready");
-	/* The namespaces tier's child gets its network namespace later (pass_netns()). */
-	plan->netns_later = sb->ops == &namespaces_launch &&
-			    (plan->clone_flags & (CLONE_NEWUSER | CLONE_NEWNET)) ==
-				    (CLONE_NEWUSER | CLONE_NEWNET);
 	flags = plan->clone_flags & ~(plan->netns_later ? CLONE_NEWNET : 0);
 	sb->pid = clone_sandbox(flags, join.clone_into, &sb->pidfd);
 	if (sb->pid < 0 && errno == ENOSYS && join.clone_into >= 0) {
@@ -427,7 +471,7 @@ int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_
 		return start_failed(plan, sb);
 	}
 	aj_trace("parent: cloned");
-	if (handshake(plan, cg, sb, ready, err) < 0)
+	if (handshake(plan, cg, maker, sb, ready, err) < 0)
 		return start_failed(plan, sb);
 	return 0;
 }

@@ -48,13 +48,25 @@ struct aj_sandbox {
 /* A sandbox not started (yet): aj_sandbox_kill() and aj_sandbox_release() do nothing to it.
  * aj_sandbox_start() begins with it; a caller whose exit path may come first calls it too. */
 void aj_sandbox_init(struct aj_sandbox *sb);
+/* The sandbox's cgroup, made by the caller's function when aj_sandbox_start() calls it. */
+struct aj_cgroup_maker {
+	/* 1 with *cg set, 0 for a sandbox without a cgroup, -1 with err set. */
+	int (*make)(void *arg, struct aj_cgroup **cg, struct aj_err *err);
+	void *arg;
+};
+
 /* Builds and starts the sandbox and its command. On success *ready holds the child's READY
- * message (exec_errno set if the command could not be started). `cg` may be NULL.
+ * message (exec_errno set if the command could not be started). The cgroup is `cg`, or what
+ * `maker` makes (at most one of them is not NULL; both NULL: none). The namespaces tier
+ * with a network namespace on cgroup v1 calls maker while the child builds its root
+ * filesystem, and the child joins the cgroup before it goes past that: before anything of
+ * the command's runs, as when it joins first. Otherwise maker is called before the clone.
  * In the namespaces tier sb->mnt_fd then refers to the sandbox's mount namespace: whoever
  * holds a copy past init's exit takes the unmounting of the sandbox's whole tree (0.2 ms
  * for the default root) off init's exit. */
 int aj_sandbox_start(struct aj_plan *plan, const struct aj_stdio *io, struct aj_cgroup *cg,
-		     struct aj_sandbox *sb, struct aj_sync_msg *ready, struct aj_err *err);
+		     const struct aj_cgroup_maker *maker, struct aj_sandbox *sb,
+		     struct aj_sync_msg *ready, struct aj_err *err);
 /* SIGKILLs init; the kernel then kills every process of the sandbox's pid namespace. */
 void aj_sandbox_kill(struct aj_sandbox *sb);
 void aj_sandbox_release(struct aj_sandbox *sb);

@@ -75,8 +75,19 @@ int aj_step_join_netns(const struct aj_plan *plan, int sync_fd, struct aj_err *e
 
 	if (!plan->netns_later)
 		return 0;
-	if (aj_sync_recv_fd(sync_fd, &m, SETUP_TIMEOUT_MS, &fd) < 0)
-		return aj_err_sys(err, AJ_LAYER_NS, "wait for the sandbox's network namespace");
+	for (;;) {
+		if (aj_sync_recv_fd(sync_fd, &m, SETUP_TIMEOUT_MS, &fd) < 0)
+			return aj_err_sys(err, AJ_LAYER_NS,
+					  "wait for the sandbox's network namespace");
+		if (m.type != AJ_SYNC_CGROUP)
+			break;
+		/* "0": this process alone, which the kernel moves without the global lock that
+		 * moving another process takes. */
+		if (fd < 0 || write(fd, "0", 1) != 1)
+			return aj_err_set(err, AJ_LAYER_CGROUP, fd < 0 ? EPROTO : errno,
+					  "join the sandbox's cgroup");
+		aj_close_fd(&fd);
+	}
 	if (m.type != AJ_SYNC_NETNS || fd < 0)
 		return aj_err_set(err, AJ_LAYER_NS, EPROTO,
 				  "unexpected message %u instead of the network namespace", m.type);

@@ -27,7 +27,8 @@
 
 /* First of all: every later process (and the child's own setup) starts in the sandbox's
  * cgroup. The single-threaded child moving only itself avoids the global lock a migration
- * by the parent would take; with clone3 it is already there. */
+ * by the parent would take; with clone3 it is already there. (A cgroup made after the clone
+ * is joined in aj_step_join_netns().) */
 int aj_step_join_cgroup(const struct aj_cgroup_join *join, struct aj_err *err);
 /* The sandbox dies with its supervisor (SIGKILL when the parent goes). Armed right after
  * the fork, and again after a credential change, which clears it; err may be NULL where
@@ -50,7 +51,9 @@ int aj_step_cgroup_ns(struct aj_err *err);
 /* plan->netns_later: joins the network namespace the supervisor sends over sync_fd (the
  * process starts in the caller's). Before anything of the network (the steps below); after
  * the root filesystem, beside which the supervisor makes the namespace. Needs CAP_SYS_ADMIN
- * in the sandbox's user namespace, which must own it. Nothing otherwise. */
+ * in the sandbox's user namespace, which must own it. Before it, the cgroup v1 hierarchies'
+ * "tasks" files of a cgroup the supervisor made meanwhile (AJ_SYNC_CGROUP), joined as
+ * aj_step_join_cgroup() joins. Nothing otherwise. */
 int aj_step_join_netns(const struct aj_plan *plan, int sync_fd, struct aj_err *err);
 /* Loopback up (when the plan made a network namespace) and the hostname (when not NULL):
  * need CAP_NET_ADMIN and CAP_SYS_ADMIN in the new namespaces, so before the user switch. */

@@ -23,6 +23,8 @@ enum aj_sync_type {
 			   * (SCM_RIGHTS), the supervisor's way in (ports/dialer.h) */
 	AJ_SYNC_NETNS,    /* parent -> child: the network namespace made for it (SCM_RIGHTS;
 			   * plan->netns_later) */
+	AJ_SYNC_CGROUP,   /* parent -> child, before NETNS: a cgroup v1 hierarchy's "tasks" file
+			   * of the sandbox's cgroup, made meanwhile (SCM_RIGHTS), to join */
 };
 
 struct aj_sync_msg {

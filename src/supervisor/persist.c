@@ -284,7 +284,7 @@ static int start_sandbox(struct persist *p, struct aj_err *err)
 	/* A sandbox that filled its disk starts with its overlays writable, to delete files. */
 	if (p->plan.disk_dir)
 		aj_quota_headroom(p->plan.disk_dir);
-	r = aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, &p->sb, &ready, err);
+	r = aj_sandbox_start(&p->plan, &io, p->have_cg ? &p->cg : NULL, NULL, &p->sb, &ready, err);
 	/* The policy's limit, whatever a crashed start left raised. */
 	if (p->plan.disk_dir &&
 	    aj_quota_set_limit(p->plan.disk_dir, p->pol.limits.disk, r < 0 ? NULL : err) < 0 &&

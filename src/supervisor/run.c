@@ -389,8 +389,11 @@ static int open_pipes(struct run_ctx *c, struct aj_stdio *io, struct aj_err *err
 	return 0;
 }
 
-static int create_cgroup(struct run_ctx *c, struct aj_err *err)
+/* The sandbox's cgroup, and the guard that removes it: an aj_cgroup_maker's function, called
+ * by aj_sandbox_start() while the sandbox builds its root where the tier allows. */
+static int create_cgroup(void *arg, struct aj_cgroup **cg, struct aj_err *err)
 {
+	struct run_ctx *c = arg;
 	char name[64];
 	int r;
 
@@ -403,7 +406,9 @@ static int create_cgroup(struct run_ctx *c, struct aj_err *err)
 	 * an SRCU grace period (16 ms here), which is better spent after the exit status. */
 	r = aj_sv_cgroup_create(c->plan, name, &c->cg, &c->guard, c->git.ifd, err);
 	c->have_cg = r > 0;
-	return r < 0 ? -1 : 0;
+	*cg = c->have_cg ? &c->cg : NULL;
+	aj_trace("cgroup created");
+	return r < 0 ? -1 : r;
 }
 
 static int add_event(struct run_ctx *c, struct event **slot, int fd, short what,
@@ -676,15 +681,14 @@ static int start(struct run_ctx *c, const struct aj_run_opts *opts, struct aj_st
 	if (plan->git_dir && !plan->had_commondir &&
 	    aj_gitwatch_open(&c->git, plan->git_dir, &c->ev, c->warn, err) < 0)
 		return -1;
-	if (create_cgroup(c, err) < 0)
-		return -1;
-	aj_trace("cgroup created");
 	if (aj_sv_egress_new(plan, &c->egress, err) < 0 ||
 	    aj_sv_ports_bind(plan, &c->ports, err) < 0)
 		return -1;
 	announce_ports(c);
 	hold_interrupts(c);
-	if (aj_sandbox_start(plan, io, c->have_cg ? &c->cg : NULL, &c->sb, ready, err) < 0)
+	if (aj_sandbox_start(plan, io, NULL,
+			     &(struct aj_cgroup_maker){.make = create_cgroup, .arg = c}, &c->sb,
+			     ready, err) < 0)
 		return -1;
 	hand_over_mounts(c);
 	return 0;

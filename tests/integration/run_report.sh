@@ -141,6 +141,25 @@ if [ "$PIDS_USABLE" = True ]; then
 else
 	skip "pids limit hit" "no usable pids cgroup for uid $(id -u)"
 fi
+# The sandbox's cgroup is the root of its cgroup namespace, for its init as for the command:
+# the namespace is made after the cgroup was joined (on cgroup v1 the cgroup is made, and
+# joined, while the root filesystem is built). A namespace made before the join shows a path
+# above it ("/.."); a process outside the cgroup, one beside it.
+CG_MODE=$("$AJ" features --json | python3 -c \
+	'import json,sys; print(json.load(sys.stdin)["cgroup"]["mode"])')
+if [ "$PIDS_USABLE" = True ]; then
+	if [ "$CG_MODE" = v1 ]; then
+		lines='^[0-9]+:([^:]*,)?(pids|memory)(,[^:]*)?:'
+		want=$([ "$MEM_USABLE" = True ] && echo " 4 /" || echo " 2 /")
+	else
+		lines='^0::' want=" 2 /"
+	fi
+	view=$("$AJ" run -- sh -c 'grep -h -E "$1" /proc/1/cgroup /proc/self/cgroup |
+		cut -d: -f3 | sort | uniq -c | tr -s " "' sh "$lines")
+	expect_eq "init and the command: in the sandbox's cgroup, its namespace's root" "$view" "$want"
+else
+	skip "init and the command in the sandbox's cgroup" "no usable pids cgroup for uid $(id -u)"
+fi
 
 # ---- flags override the policy file ----------------------------------------------------------------
 
