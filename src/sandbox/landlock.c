@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/util.h"
 
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
@@ -35,6 +36,7 @@ struct ll_net_port_attr {
 	uint64_t port;
 };
 
+/* 1: added; 0: nothing to add (an optional path missing, or no rights there). */
 static int add_path_rule(int ruleset, const struct aj_landlock_rule *rule, uint64_t handled,
 			 struct aj_err *err)
 {
@@ -42,6 +44,8 @@ static int add_path_rule(int ruleset, const struct aj_landlock_rule *rule, uint6
 	struct ll_path_beneath_attr attr;
 	struct stat st;
 
+	if (fd < 0 && rule->optional)
+		return 0;
 	if (fd < 0)
 		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "open \"%s\" for a rule", rule->path);
 	if (fstat(fd, &st) < 0)
@@ -54,7 +58,20 @@ static int add_path_rule(int ruleset, const struct aj_landlock_rule *rule, uint6
 		return 0;
 	if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &attr, 0) < 0)
 		return aj_err_sys(err, AJ_LAYER_LANDLOCK, "add rule for \"%s\"", rule->path);
-	return 0;
+	return 1;
+}
+
+/* Whether a rule added before rules[i] grants its rights on its path or an ancestor. */
+static bool covered(const struct aj_landlock_rule *rules, const bool *added, size_t i,
+		    uint64_t handled)
+{
+	uint64_t want = rules[i].access & handled;
+
+	for (size_t j = 0; j < i; j++)
+		if (added[j] && (want & ~(rules[j].access & handled)) == 0 &&
+		    aj_path_within(rules[i].path, rules[j].path))
+			return true;
+	return false;
 }
 
 static int add_port_rule(int ruleset, uint16_t port, uint64_t access, struct aj_err *err)
@@ -79,7 +96,12 @@ int aj_landlock_apply(const struct aj_landlock_spec *spec, struct aj_err *err)
 		    : spec->abi >= 4 ? offsetof(struct ll_ruleset_attr, scoped)
 				     : offsetof(struct ll_ruleset_attr, handled_access_net);
 	_cleanup_close_ int ruleset = -1;
+	bool added[AJ_LANDLOCK_MAX_RULES] = {false};
+	int r;
 
+	if (spec->n_rules > AJ_LANDLOCK_MAX_RULES)
+		return aj_err_set(err, AJ_LAYER_LANDLOCK, E2BIG, "%zu path rules (at most %d)",
+				  spec->n_rules, AJ_LANDLOCK_MAX_RULES);
 	ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
 	if (ruleset < 0)
 		return aj_err_sys(err, AJ_LAYER_LANDLOCK,
@@ -87,9 +109,13 @@ int aj_landlock_apply(const struct aj_landlock_spec *spec, struct aj_err *err)
 				  (unsigned long long)attr.handled_access_fs,
 				  (unsigned long long)attr.handled_access_net,
 				  (unsigned long long)attr.scoped);
-	for (size_t i = 0; i < spec->n_rules; i++)
-		if (add_path_rule(ruleset, &spec->rules[i], spec->handled_fs, err) < 0)
+	for (size_t i = 0; i < spec->n_rules; i++) {
+		if (covered(spec->rules, added, i, spec->handled_fs))
+			continue;
+		if ((r = add_path_rule(ruleset, &spec->rules[i], spec->handled_fs, err)) < 0)
 			return -1;
+		added[i] = r > 0;
+	}
 	for (size_t i = 0; spec->handled_net && i < spec->n_connect_ports; i++)
 		if (add_port_rule(ruleset, spec->connect_ports[i], AJ_LL_NET_CONNECT_TCP, err) < 0)
 			return -1;

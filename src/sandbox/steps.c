@@ -235,7 +235,7 @@ int aj_step_no_new_privs(struct aj_err *err)
 
 int aj_step_landlock(const struct aj_plan *plan, struct aj_err *err)
 {
-	struct aj_landlock_rule rules[128];
+	struct aj_landlock_rule rules[AJ_LANDLOCK_MAX_RULES];
 	struct aj_landlock_spec spec = {
 		.abi = plan->landlock_abi,
 		.handled_fs = plan->ll_fs,
@@ -249,13 +249,15 @@ int aj_step_landlock(const struct aj_plan *plan, struct aj_err *err)
 		return 0;
 	for (size_t i = 0; i < plan->n_ops; i++) {
 		const struct aj_op *op = &plan->ops[i];
-		if (!op->landlock || access(op->dst, F_OK) < 0)
-			continue; /* an optional entry this host lacks */
+		if (!op->landlock)
+			continue;
 		if (spec.n_rules == AJ_ARRAY_SIZE(rules))
 			return aj_err_set(err, AJ_LAYER_LANDLOCK, E2BIG, "more than %zu rules",
 					  AJ_ARRAY_SIZE(rules));
-		rules[spec.n_rules].path = op->dst;
-		rules[spec.n_rules++].access = op->landlock;
+		/* optional: an entry this host lacks is not in the tree */
+		rules[spec.n_rules++] =
+			(struct aj_landlock_rule){.path = op->dst, .access = op->landlock,
+						  .optional = true};
 	}
 	/* TCP rules exist only in the landlock tier (the namespaces tier's network namespace is
 	 * the boundary there): the proxy's port is the one destination left, and the ports
