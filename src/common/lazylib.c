@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "common/exitcode.h"
@@ -28,6 +27,17 @@ void *aj_lazylib_open(const char *soname, char *why, size_t len)
 		errno = ENOENT;
 	}
 	return h;
+}
+
+int aj_lazylib_bind(void *h, const char *soname, const char *const *names, void **fns, size_t n,
+		    char *why, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(fns[i] = dlsym(h, names[i]))) {
+			snprintf(why, len, "%s could not be loaded: no %s in it", soname, names[i]);
+			return -1;
+		}
+	return 0;
 }
 
 void aj_lazylib_forbid(void)

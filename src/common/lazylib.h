@@ -16,6 +16,10 @@
 /* dlopen(soname, RTLD_NOW | RTLD_LOCAL); NULL with the reason in why and errno EPERM (this
  * process forbade loading) or ENOENT (the loader's message). */
 void *aj_lazylib_open(const char *soname, char *why, size_t len);
+/* fns[i] = the address of names[i] in the library h (and what it depends on), for i < n; -1 at
+ * the first one missing, with why saying which, as aj_lazylib_open() says its failures. */
+int aj_lazylib_bind(void *h, const char *soname, const char *const *names, void **fns, size_t n,
+		    char *why, size_t len);
 /* From now on this process loads no library: what is loaded stays usable. */
 void aj_lazylib_forbid(void);
 /* A call that needed a library that could not be loaded: the message ("agentjail: WHAT\n") on

@@ -7,7 +7,6 @@
 
 #if AJ_LAZY_LIBS
 
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -38,11 +37,9 @@ static void load(void)
 {
 	void *h = aj_lazylib_open("libm.so.6", load_error, sizeof load_error);
 
-	for (size_t i = 0; h && i < N_FUNCTIONS; i++)
-		if (!(fns[i] = dlsym(h, names[i]))) {
-			snprintf(load_error, sizeof load_error, "no %s in libm.so.6", names[i]);
-			return;
-		}
+	if (h)
+		(void)aj_lazylib_bind(h, "libm.so.6", names, fns, N_FUNCTIONS, load_error,
+				      sizeof load_error);
 }
 
 static void need(void)

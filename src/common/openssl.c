@@ -198,15 +198,10 @@ static void load(void)
 		missing = errno == ENOENT;
 		return;
 	}
-	for (size_t i = 0; i < N_FUNCTIONS; i++) {
-		fns[i] = dlsym(ssl, names[i]); /* libssl, then what it depends on: libcrypto */
-		if (!fns[i]) {
-			snprintf(load_error, sizeof load_error,
-				 "OpenSSL could not be loaded: no %s in libssl.so.3", names[i]);
-			missing = true;
-			return;
-		}
-	}
+	/* libssl, then what it depends on: libcrypto */
+	if (aj_lazylib_bind(ssl, "libssl.so.3", names, fns, N_FUNCTIONS, load_error,
+			    sizeof load_error) < 0)
+		missing = true;
 }
 
 #define HINT "install it (Debian: apt-get install libssl3)"
