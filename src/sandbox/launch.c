@@ -316,8 +316,8 @@ static int handshake(struct aj_plan *plan, struct aj_cgroup *cg,
 		return aj_err_sys(err, AJ_LAYER_NS, "open the sandbox's user namespace");
 	if (aj_sync_send(sb->ctl_fd, &go) < 0)
 		return aj_err_sys(err, AJ_LAYER_PROCESS, "signal the sandbox to start");
-	/* While the child builds its root, which only mounts: the cgroup, and the child moved
-	 * into it before the network namespace lets it go on. */
+	/* While the child builds its root, which only mounts: the cgroup, for the child to join
+	 * before the network namespace lets it go on. */
 	if (maker && make_cgroup_later(maker, sb, err) < 0)
 		return -1;
 	if (plan->netns_later && pass_netns(sb, user, err) < 0)
