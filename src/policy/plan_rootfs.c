@@ -83,10 +83,10 @@ static void add_generated(struct aj_plan *p, const char *dst, char *content, con
  * of them. Files the sandbox user could not read on the host are never copied (the copy is
  * made by agentjail, which may be root).
  *
- * Each is read into a buffer of the size lstat saw, in one read: a page of heap per file
- * otherwise, touched before the sandbox's clone, is a page fault and a page table entry the
- * clone copies. A read that fills the buffer says the file grew since: it is read again to its
- * end. O_NOFOLLOW: the file lstat saw, not what a symlink put there since would name. */
+ * Each is read into a buffer of the size lstat saw: a page of heap per file otherwise, touched
+ * before the sandbox's clone, is a page fault and a page table entry the clone copies (a file
+ * that grew since gets a larger one). O_NOFOLLOW: the file lstat saw, not what a symlink put
+ * there since would name. */
 static void copy_etc_file(struct aj_plan *p, const char *path, const struct stat *st,
 			  const char *why)
 {
@@ -101,19 +101,25 @@ static void copy_etc_file(struct aj_plan *p, const char *path, const struct stat
 	if (fd < 0) /* vanished or unreadable: treated as absent */
 		return;
 	content = aj_xmalloc(cap);
-	do
-		n = read(fd, content, cap);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		free(content);
-		return;
-	}
-	len = (size_t)n;
-	if (len == cap) {
-		free(content);
-		content = aj_read_file(path, 1 << 20, &len);
-		if (!content)
+	for (;;) { /* to end-of-file: a short read alone does not say it */
+		if (len == cap) { /* it grew since */
+			if (cap > (1 << 20)) {
+				free(content);
+				return;
+			}
+			cap *= 2;
+			content = aj_xrealloc(content, cap);
+		}
+		n = read(fd, content + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(content);
 			return;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
 	}
 	content[len] = '\0';
 	add_file(p, path, content, len, why);
