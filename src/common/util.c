@@ -66,14 +66,11 @@ int aj_write_file(const char *path, const char *data)
 	return aj_write_file_at(AT_FDCWD, path, data);
 }
 
-char *aj_read_file_at(int dirfd, const char *path, size_t max, size_t *len_out)
+char *aj_read_fd(int fd, size_t first, size_t max, size_t *len_out)
 {
-	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	_cleanup_free_ char *buf = NULL;
-	size_t cap = 4096, len = 0;
+	size_t cap = first, len = 0;
 
-	if (fd < 0)
-		return NULL;
 	buf = aj_xmalloc(cap + 1);
 	for (;;) {
 		ssize_t n;
@@ -98,6 +95,13 @@ char *aj_read_file_at(int dirfd, const char *path, size_t max, size_t *len_out)
 	if (len_out)
 		*len_out = len;
 	return aj_steal_ptr(&buf);
+}
+
+char *aj_read_file_at(int dirfd, const char *path, size_t max, size_t *len_out)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	return fd < 0 ? NULL : aj_read_fd(fd, 4096, max, len_out);
 }
 
 int aj_pipe(int *rd, int *wr, int flags)

@@ -21,6 +21,9 @@ int aj_write_file(const char *path, const char *data);
  * Refuses files larger than max bytes (errno = EFBIG). */
 char *aj_read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
 char *aj_read_file(const char *path, size_t max, size_t *len_out);
+/* The same from an open descriptor, into a buffer of `first` bytes to begin with (the files
+ * above: 4096), doubled as needed. */
+char *aj_read_fd(int fd, size_t first, size_t max, size_t *len_out);
 /* pipe2() into two variables (cleanup variables, typically). 0, or -1 with errno and both
  * left as they were. */
 int aj_pipe(int *rd, int *wr, int flags);

@@ -91,38 +91,16 @@ static void copy_etc_file(struct aj_plan *p, const char *path, const struct stat
 			  const char *why)
 {
 	_cleanup_close_ int fd = -1;
-	size_t cap = (size_t)st->st_size + 1, len = 0;
 	char *content;
-	ssize_t n;
+	size_t len = 0;
 
 	if (!(st->st_mode & S_IROTH) || st->st_size > (1 << 20))
 		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-	if (fd < 0) /* vanished or unreadable: treated as absent */
-		return;
-	content = aj_xmalloc(cap);
-	for (;;) { /* to end-of-file: a short read alone does not say it */
-		if (len == cap) { /* it grew since */
-			if (cap > (1 << 20)) {
-				free(content);
-				return;
-			}
-			cap *= 2;
-			content = aj_xrealloc(content, cap);
-		}
-		n = read(fd, content + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			free(content);
-			return;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	content[len] = '\0';
-	add_file(p, path, content, len, why);
+	/* One byte more than lstat saw: end-of-file is then read without growing the buffer. */
+	content = fd < 0 ? NULL : aj_read_fd(fd, (size_t)st->st_size + 1, 1 << 20, &len);
+	if (content) /* vanished or unreadable: treated as absent */
+		add_file(p, path, content, len, why);
 }
 
 static void identity_files(struct aj_plan *p)
