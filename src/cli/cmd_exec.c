@@ -160,11 +160,12 @@ static void raw_mode(struct session *s)
 		s->raw = true;
 }
 
-static int start(struct session *s, struct exec_cli *c, int ctl, char **cmd, struct aj_err *err)
+static int start(struct session *s, struct exec_cli *c, int ctl, char **cmd, const char *name,
+		 struct aj_err *err)
 {
 	struct aj_exec_opts o = {.argv = (const char *const *)cmd, .env = c->env, .cwd = c->cwd,
 				 .user = c->user, .timeout_ms = c->timeout_ms, .tty = c->tty,
-				 .stdin_pipe = c->interactive};
+				 .stdin_pipe = c->interactive, .name = name};
 	struct winsize ws;
 
 	if (c->tty && ioctl(1, TIOCGWINSZ, &ws) == 0) {
@@ -187,29 +188,69 @@ static void report_end(const struct aj_exec_result *r)
 		fprintf(stderr, "agentjail: %s limit reached; the command was killed\n", r->limit);
 }
 
-/* The sandbox's supervisor: through the names index, where the supervisor it reaches says it
- * is the one asked for; else the state store's way, which also says why a sandbox cannot be
- * reached (stopped, removed, its supervisor dead). */
-static int connect_sandbox(struct aj_mgr *m, const char *ref, struct aj_live *live,
-			   struct aj_err *err)
+static int paused(const char *name, struct aj_err *err)
 {
-	char dir[4096];
+	aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is paused; it must be running", name);
+	aj_err_class(err, AJ_ERRC_WRONG_STATE);
+	aj_err_hint(err, "agentjail resume %s", name);
+	return -1;
+}
+
+/* The state store's way to the sandbox's supervisor, which also says why a sandbox cannot be
+ * reached (stopped, removed, its supervisor dead); its policy's output cap in *cap. */
+static int connect_store(struct aj_mgr *m, const char *ref, uint64_t *cap, struct aj_err *err)
+{
 	struct aj_sandbox_rec rec;
 	int fd;
 
-	if (aj_cli_state_path(dir, sizeof dir) == 0 &&
-	    (fd = aj_mgr_connect_live(dir, ref, live)) >= 0) {
-		aj_cli_log(AJ_LOG_INFO, "sandbox %s reached through the names index", ref);
-		return fd;
-	}
 	if (aj_cli_open(m, err) < 0 || (fd = aj_mgr_connect(m, ref, &rec, err)) < 0)
 		return -1;
-	snprintf(live->id, sizeof live->id, "%s", rec.id);
-	snprintf(live->name, sizeof live->name, "%s", rec.name);
-	live->paused = rec.state == AJ_ST_PAUSED;
-	live->output_bytes = policy_output_cap(rec.policy);
+	if (rec.state == AJ_ST_PAUSED) { /* its init is frozen: it could not answer */
+		paused(rec.name, err);
+		close(fd);
+		fd = -1;
+	}
+	*cap = policy_output_cap(rec.policy);
 	aj_sandbox_rec_free(&rec);
 	return fd;
+}
+
+/* The command started through the names index: the request names the sandbox, and the
+ * supervisor reached refuses it for another one (a stale or forged link; ESTALE), or while
+ * paused. 0 started; 1 the index could not say (nothing reported, the store decides); -1
+ * with err. The policy's output cap in *cap, from the supervisor's answer. */
+static int start_named(struct session *s, struct exec_cli *c, struct aj_mgr *m, int *ctl,
+		       const char *ref, char **cmd, uint64_t *cap, struct aj_err *err)
+{
+	char dir[4096];
+	struct aj_sandbox_rec rec;
+
+	if (aj_cli_state_path(dir, sizeof dir) < 0 || (*ctl = aj_mgr_connect_named(dir, ref)) < 0)
+		return 1;
+	if (start(s, c, *ctl, cmd, ref, err) < 0) {
+		if (err->layer == AJ_LAYER_STATE && err->errnum == EAGAIN)
+			return paused(ref, err);
+		if (err->layer != AJ_LAYER_STATE || err->errnum != ESTALE)
+			return -1;
+		aj_err_clear(err);
+		close(*ctl);
+		*ctl = -1;
+		return 1;
+	}
+	aj_cli_log(AJ_LOG_INFO, "sandbox %s reached through the names index", ref);
+	if (s->x.output_bytes >= 0) {
+		*cap = (uint64_t)s->x.output_bytes;
+		return 0;
+	}
+	/* A supervisor of an earlier build does not say the cap: the store's record does. Without
+	 * it the command's output could not be capped: it is killed. */
+	if (aj_cli_open(m, err) < 0 || aj_mgr_get(m, ref, &rec, err) < 0) {
+		aj_exec_signal(&s->x, SIGKILL);
+		return -1;
+	}
+	*cap = policy_output_cap(rec.policy);
+	aj_sandbox_rec_free(&rec);
+	return 0;
 }
 
 /* The command's run, from connecting to its end: its exit code, or -1 with err (and in
@@ -218,20 +259,11 @@ static int connect_sandbox(struct aj_mgr *m, const char *ref, struct aj_live *li
 static int exec_session(struct exec_cli *c, struct session *s, struct aj_mgr *m, int *ctl,
 			const char *ref, char **cmd, int *interrupted, struct aj_err *err)
 {
-	struct aj_live live;
 	struct aj_exec_hooks h = {.output = on_output, .on_watch = on_stdin, .on_wake = on_wake,
 				  .arg = s};
+	uint64_t cap = 0;
+	int r;
 
-	if ((*ctl = connect_sandbox(m, ref, &live, err)) < 0)
-		return -1;
-	if (live.paused) { /* its init is frozen: it could not answer */
-		aj_err_set(err, AJ_LAYER_STATE, EBUSY, "sandbox \"%s\" is paused; it must be running",
-			   live.name);
-		aj_err_class(err, AJ_ERRC_WRONG_STATE);
-		aj_err_hint(err, "agentjail resume %s", live.name);
-		return -1;
-	}
-	s->cap.cap = c->output_cap != NO_CAP ? c->output_cap : live.output_bytes;
 	/* Caught from before the command starts: one that came while it was being started would
 	 * otherwise end this client (leaving the terminal raw) instead of reaching the command. */
 	signal(SIGINT, on_sig);
@@ -239,10 +271,15 @@ static int exec_session(struct exec_cli *c, struct session *s, struct aj_mgr *m,
 	signal(SIGHUP, on_sig);
 	signal(SIGWINCH, on_sig);
 	signal(SIGPIPE, SIG_IGN);
-	if (start(s, c, *ctl, cmd, err) < 0) {
+	r = start_named(s, c, m, ctl, ref, cmd, &cap, err);
+	if (r == 1 && (*ctl = connect_store(m, ref, &cap, err)) >= 0)
+		r = start(s, c, *ctl, cmd, NULL, err);
+	if (r != 0) {
 		*interrupted = pending_sig;
 		return -1;
 	}
+	/* Set before the first byte is read: the pipes hold what the command writes meanwhile. */
+	s->cap.cap = c->output_cap != NO_CAP ? c->output_cap : cap;
 	h.watch_fd = s->in_src;
 	aj_exec_wait(&s->x, &h);
 	if (s->raw) /* before the messages, so they are not printed in raw mode */

@@ -30,9 +30,9 @@ static json_t *exec_request(const struct aj_exec_opts *o)
 
 	for (const char *const *a = o->argv; a && *a; a++)
 		json_array_append_new(argv, json_string(*a));
-	req = json_pack("{s:s, s:o, s:O?, s:s?, s:s?, s:I}", "op", "exec", "argv", argv, "env",
-			o->env, "cwd", o->cwd, "user", o->user, "timeout_ms",
-			(json_int_t)o->timeout_ms);
+	req = json_pack("{s:s, s:o, s:O?, s:s?, s:s?, s:I, s:s?}", "op", "exec", "argv", argv,
+			"env", o->env, "cwd", o->cwd, "user", o->user, "timeout_ms",
+			(json_int_t)o->timeout_ms, "name", o->name);
 	if (req && o->tty) {
 		json_object_set_new(req, "tty", json_true());
 		if (o->rows && o->cols)
@@ -42,6 +42,17 @@ static json_t *exec_request(const struct aj_exec_opts *o)
 	return req;
 }
 
+/* What an accepted request's reply says besides the command's id. */
+static void take_started(struct aj_exec *x, json_t *reply)
+{
+	json_t *cap = json_object_get(reply, "output_bytes");
+
+	x->id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
+	x->output_bytes = json_is_integer(cap) && json_integer_value(cap) >= 0
+				? (int64_t)json_integer_value(cap)
+				: -1;
+}
+
 static int start_tty(struct aj_exec *x, json_t *req, struct aj_err *err)
 {
 	_cleanup_fdset_ struct aj_fdset got = {.n = 0};
@@ -49,7 +60,7 @@ static int start_tty(struct aj_exec *x, json_t *req, struct aj_err *err)
 
 	if (aj_ctl_call(x->ctl, req, NULL, 0, &reply, got.v, &got.n, START_TIMEOUT_MS, err) < 0)
 		return -1;
-	x->id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
+	take_started(x, reply);
 	if (got.n == 0)
 		return aj_err_set(err, AJ_LAYER_EXEC, EPROTO, "the supervisor sent no terminal");
 	x->master = aj_steal_fd(&got.v[0]);
@@ -75,7 +86,7 @@ static int start_pipes(struct aj_exec *x, json_t *req, bool stdin_pipe, struct a
 	if (aj_ctl_call(x->ctl, aj_steal_ptr(&request), (int[]){in_r, out_w, err_w}, 3, &reply,
 			NULL, NULL, START_TIMEOUT_MS, err) < 0)
 		return -1;
-	x->id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
+	take_started(x, reply);
 	x->out[0] = aj_steal_fd(&out_r);
 	x->out[1] = aj_steal_fd(&err_r);
 	x->in = aj_steal_fd(&in_w);
@@ -89,6 +100,7 @@ int aj_exec_start(struct aj_exec *x, int ctl, const struct aj_exec_opts *o, stru
 	memset(x, 0, sizeof *x);
 	x->ctl = ctl;
 	x->out[0] = x->out[1] = x->in = x->master = -1;
+	x->output_bytes = -1;
 	if (!o->argv || !o->argv[0])
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: no command");
 	req = exec_request(o);

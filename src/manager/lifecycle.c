@@ -21,7 +21,6 @@
 
 #define SPAWN_TIMEOUT_MS 60000
 #define STOP_TIMEOUT_MS 30000
-#define LIVE_INFO_MS 5000 /* a busier supervisor is reached the store's way */
 
 /* Everything the supervisor's child process needs, made before fork: in a threaded caller
  * (the HTTP daemon) another thread may hold the malloc or stdio lock at the moment of fork,
@@ -251,33 +250,14 @@ int aj_mgr_connect(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *rec
 	return fd;
 }
 
-int aj_mgr_connect_live(const char *state_dir, const char *ref, struct aj_live *out)
+int aj_mgr_connect_named(const char *state_dir, const char *ref)
 {
 	char sock[256];
 	struct aj_err err;
-	_cleanup_close_ int fd = -1;
-	_cleanup_json_ json_t *info = NULL;
-	const char *id, *name, *state;
-	json_t *cap;
 
-	if (aj_names_resolve(state_dir, ref, sock, sizeof sock) < 0 ||
-	    (fd = aj_ctl_connect(sock, &err)) < 0 ||
-	    aj_ctl_call(fd, json_pack("{s:s}", "op", "info"), NULL, 0, &info, NULL, NULL,
-			LIVE_INFO_MS, &err) < 0)
+	if (aj_names_resolve(state_dir, ref, sock, sizeof sock) < 0)
 		return -1;
-	id = json_string_value(json_object_get(info, "id"));
-	name = json_string_value(json_object_get(info, "name"));
-	state = json_string_value(json_object_get(info, "state"));
-	cap = json_object_get(info, "output_bytes");
-	/* Its own name, or the link is stale: the store says what became of the name. */
-	if (!id || !name || strcmp(name, ref) != 0 || !state || !json_is_integer(cap) ||
-	    json_integer_value(cap) < 0 || strlen(id) >= sizeof out->id)
-		return -1;
-	snprintf(out->id, sizeof out->id, "%s", id);
-	snprintf(out->name, sizeof out->name, "%s", name);
-	out->paused = strcmp(state, "paused") == 0;
-	out->output_bytes = (uint64_t)json_integer_value(cap);
-	return aj_steal_fd(&fd);
+	return aj_ctl_connect(sock, &err);
 }
 
 /* Waits for the supervisor process to be gone; SIGKILL after the timeout. */

@@ -148,18 +148,12 @@ int aj_mgr_metrics(struct aj_mgr *m, const char *ref, int64_t start_ms, int64_t 
 int aj_mgr_connect(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *rec,
 		   struct aj_err *err);
 
-/* What a running sandbox's supervisor says of itself. */
-struct aj_live {
-	char id[33];
-	char name[129];
-	bool paused;
-	uint64_t output_bytes; /* its policy's output cap; 0: none */
-};
-/* Connects to a running sandbox's supervisor without opening the state store: by name,
- * through the names index (state/names.h), and only if the supervisor it reaches answers
- * with that name. -1 (nothing reported) whenever the index cannot say: the caller then
- * opens the store and uses aj_mgr_connect(), which says what became of the sandbox. */
-int aj_mgr_connect_live(const char *state_dir, const char *ref, struct aj_live *out);
+/* Connects to the supervisor the names index (state/names.h) gives for a running sandbox's
+ * name, without opening the state store. The index is a hint, never the truth: the caller's
+ * request names the sandbox it meant (exec's "name"), which a supervisor of another refuses.
+ * -1 (nothing reported) whenever the index cannot say: the caller then opens the store and
+ * uses aj_mgr_connect(), which says what became of the sandbox. */
+int aj_mgr_connect_named(const char *state_dir, const char *ref);
 
 struct aj_gc_report {
 	unsigned sandboxes_deleted, snapshots_deleted, layers_deleted, marked_stopped,

@@ -427,7 +427,10 @@ static void on_started(struct persist *p, struct pending *q, const struct aj_ini
 		aj_procs_started(p, e, q);
 		return;
 	}
-	reply(q->owner, json_pack("{s:b, s:I, s:i}", "ok", 1, "exec", (json_int_t)e->id, "pid", e->pid),
+	/* The policy's output cap, which the client applies to the pipes it reads. */
+	reply(q->owner,
+	      json_pack("{s:b, s:I, s:i, s:I}", "ok", 1, "exec", (json_int_t)e->id, "pid", e->pid,
+			"output_bytes", (json_int_t)p->pol.limits.output_bytes),
 	      q->keep_fd >= 0 ? &q->keep_fd : NULL, q->keep_fd >= 0 ? 1 : 0);
 	aj_persist_event(p, "exec", json_pack("{s:I, s:O}", "exec", (json_int_t)e->id, "argv",
 					      argv ? argv : json_null()));
@@ -831,8 +834,15 @@ static void do_exec_request(struct persist *p, struct conn *c, json_t *req, int 
 			    size_t nfds)
 {
 	struct aj_err err;
+	const char *name = json_string_value(json_object_get(req, "name"));
 	int r;
 
+	/* A client that found this socket through the names index names the sandbox it meant: a
+	 * stale or forged link must not run its command here (it then asks the state store). */
+	if (name && strcmp(name, p->rec.name) != 0) {
+		reply_err(c, AJ_LAYER_STATE, ESTALE, "this is not the sandbox asked for");
+		return;
+	}
 	if (p->paused) {
 		reply_err(c, AJ_LAYER_STATE, EAGAIN, "the sandbox is paused; resume it first");
 		return;
