@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "common/cleanup.h"
+#include "common/evbase.h"
 #include "common/exitcode.h"
 #include "control/client.h"
 #include "manager/manager.h"
@@ -350,7 +351,7 @@ static int cmd_port_forward(const struct aj_verb *v, int argc, char **argv)
 	f.address = c.address;
 	signal(SIGPIPE, SIG_IGN);
 	f.ctl = connect_sandbox(&m, args[0], &err);
-	f.base = f.ctl >= 0 ? event_base_new() : NULL;
+	f.base = f.ctl >= 0 ? aj_event_base_new() : NULL;
 	if (f.ctl >= 0 && !f.base)
 		aj_err_set(&err, AJ_LAYER_INTERNAL, ENOMEM, "event loop");
 	ports = f.base ? aj_ports_new() : NULL;

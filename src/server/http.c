@@ -19,6 +19,7 @@
 #include <event2/listener.h>
 #include <event2/thread.h>
 
+#include "common/evbase.h"
 #include "common/util.h"
 #include "policy/plan.h" /* the features document */
 #include "server/internal.h"
@@ -553,7 +554,7 @@ static int setup(struct aj_srv *s, struct aj_err *err)
 	signal(SIGPIPE, SIG_IGN);
 	if (evthread_use_pthreads() < 0)
 		return aj_err_set(err, AJ_LAYER_API, ENOSYS, "libevent without thread support");
-	s->base = event_base_new();
+	s->base = aj_event_base_new();
 	s->quota = aj_srv_quota_new(c);
 	if (!s->base)
 		return aj_err_sys(err, AJ_LAYER_API, "set up the event loop");

@@ -14,6 +14,7 @@
 
 #include "common/alloc.h"
 #include "common/cleanup.h"
+#include "common/evbase.h"
 #include "common/trace.h"
 #include "common/util.h"
 #include "common/warn.h"
@@ -547,7 +548,7 @@ static int setup_loop(struct persist *p, struct aj_err *err)
 {
 	struct timeval tick = {TICK_SECONDS, 0};
 
-	p->base = event_base_new();
+	p->base = aj_event_base_new();
 	if (!p->base)
 		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event loop");
 	if (add_event(p, &p->ev_listen, p->listen_fd, EV_READ | EV_PERSIST, aj_persist_on_accept,

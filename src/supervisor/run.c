@@ -15,6 +15,7 @@
 
 #include "cgroup/guard.h"
 #include "common/cleanup.h"
+#include "common/evbase.h"
 #include "common/trace.h"
 #include "common/units.h"
 #include "common/util.h"
@@ -503,9 +504,9 @@ static int run_loop(struct run_ctx *c, struct aj_err *err)
 	struct timeval tv = {(time_t)(timeout / 1000), (suseconds_t)(timeout % 1000) * 1000};
 	int r = -1;
 
-	c->base = event_base_new();
+	c->base = aj_event_base_new();
 	if (!c->base)
-		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "event_base_new");
+		return aj_err_set(err, AJ_LAYER_INTERNAL, ENOMEM, "make the event loop");
 	if (arm_loop(c, evs, &tv, timeout, err) == 0) {
 		if (timeout)
 			arm_hard_timeout(c->sb.pidfd, timeout + 50);
