@@ -215,41 +215,48 @@ static int connect_store(struct aj_mgr *m, const char *ref, uint64_t *cap, struc
 	return fd;
 }
 
-/* The command started through the names index: the request names the sandbox, and the
- * supervisor reached refuses it for another one (a stale or forged link; ESTALE), or while
- * paused. 0 started; 1 the index could not say (nothing reported, the store decides); -1
- * with err. The policy's output cap in *cap, from the supervisor's answer. */
+/* The command started through the names index, as "exec_named": the request names the
+ * sandbox, which a supervisor of another one refuses (a stale or forged link: ESTALE), and a
+ * supervisor of an earlier build refuses the operation (EINVAL); neither starts anything, and
+ * the store decides. 0 started, with the policy's output cap in *cap from the supervisor's
+ * answer; 1 the index could not say (nothing reported); -1 with err. */
 static int start_named(struct session *s, struct exec_cli *c, struct aj_mgr *m, int *ctl,
 		       const char *ref, char **cmd, uint64_t *cap, struct aj_err *err)
 {
 	char dir[4096];
-	struct aj_sandbox_rec rec;
+	struct aj_err why;
+	uint64_t unused;
+	int fd;
 
 	if (aj_cli_state_path(dir, sizeof dir) < 0 || (*ctl = aj_mgr_connect_named(dir, ref)) < 0)
 		return 1;
 	if (start(s, c, *ctl, cmd, ref, err) < 0) {
-		if (err->layer == AJ_LAYER_STATE && err->errnum == EAGAIN)
-			return paused(ref, err);
-		if (err->layer != AJ_LAYER_STATE || err->errnum != ESTALE)
-			return -1;
-		aj_err_clear(err);
-		close(*ctl);
-		*ctl = -1;
-		return 1;
-	}
-	aj_cli_log(AJ_LOG_INFO, "sandbox %s reached through the names index", ref);
-	if (s->x.output_bytes >= 0) {
-		*cap = (uint64_t)s->x.output_bytes;
-		return 0;
-	}
-	/* A supervisor of an earlier build does not say the cap: the store's record does. Without
-	 * it the command's output could not be capped: it is killed. */
-	if (aj_cli_open(m, err) < 0 || aj_mgr_get(m, ref, &rec, err) < 0) {
-		aj_exec_signal(&s->x, SIGKILL);
+		if ((err->layer == AJ_LAYER_STATE && err->errnum == ESTALE) ||
+		    (err->layer == AJ_LAYER_USAGE && err->errnum == EINVAL)) {
+			aj_err_clear(err);
+			close(*ctl);
+			*ctl = -1;
+			return 1;
+		}
+		/* Paused, or the connection lost (a stop under way): the store says what became
+		 * of the sandbox, and while it says running the error stands. Nothing is sent
+		 * again: the command may have started. */
+		if (err->layer == AJ_LAYER_STATE) {
+			aj_err_clear(&why);
+			if ((fd = connect_store(m, ref, &unused, &why)) < 0)
+				*err = why;
+			else
+				close(fd);
+		}
 		return -1;
 	}
-	*cap = policy_output_cap(rec.policy);
-	aj_sandbox_rec_free(&rec);
+	aj_cli_log(AJ_LOG_INFO, "sandbox %s reached through the names index", ref);
+	if (s->x.output_cap < 0) { /* every supervisor that knows exec_named says it */
+		aj_exec_signal(&s->x, SIGKILL);
+		return aj_err_set(err, AJ_LAYER_STATE, EPROTO,
+				  "the supervisor did not say the output cap; the command was killed");
+	}
+	*cap = (uint64_t)s->x.output_cap;
 	return 0;
 }
 

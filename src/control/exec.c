@@ -30,9 +30,9 @@ static json_t *exec_request(const struct aj_exec_opts *o)
 
 	for (const char *const *a = o->argv; a && *a; a++)
 		json_array_append_new(argv, json_string(*a));
-	req = json_pack("{s:s, s:o, s:O?, s:s?, s:s?, s:I, s:s?}", "op", "exec", "argv", argv,
-			"env", o->env, "cwd", o->cwd, "user", o->user, "timeout_ms",
-			(json_int_t)o->timeout_ms, "name", o->name);
+	req = json_pack("{s:s, s:o, s:O?, s:s?, s:s?, s:I, s:s?}", "op",
+			o->name ? "exec_named" : "exec", "argv", argv, "env", o->env, "cwd", o->cwd,
+			"user", o->user, "timeout_ms", (json_int_t)o->timeout_ms, "name", o->name);
 	if (req && o->tty) {
 		json_object_set_new(req, "tty", json_true());
 		if (o->rows && o->cols)
@@ -45,10 +45,10 @@ static json_t *exec_request(const struct aj_exec_opts *o)
 /* What an accepted request's reply says besides the command's id. */
 static void take_started(struct aj_exec *x, json_t *reply)
 {
-	json_t *cap = json_object_get(reply, "output_bytes");
+	json_t *cap = json_object_get(reply, "output_cap");
 
 	x->id = (uint64_t)json_integer_value(json_object_get(reply, "exec"));
-	x->output_bytes = json_is_integer(cap) && json_integer_value(cap) >= 0
+	x->output_cap = json_is_integer(cap) && json_integer_value(cap) >= 0
 				? (int64_t)json_integer_value(cap)
 				: -1;
 }
@@ -100,7 +100,7 @@ int aj_exec_start(struct aj_exec *x, int ctl, const struct aj_exec_opts *o, stru
 	memset(x, 0, sizeof *x);
 	x->ctl = ctl;
 	x->out[0] = x->out[1] = x->in = x->master = -1;
-	x->output_bytes = -1;
+	x->output_cap = -1;
 	if (!o->argv || !o->argv[0])
 		return aj_err_set(err, AJ_LAYER_USAGE, EINVAL, "exec: no command");
 	req = exec_request(o);

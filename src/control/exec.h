@@ -28,8 +28,10 @@ struct aj_exec_opts {
 				    * or a socket to it in the gvisor tier) */
 	unsigned short rows, cols; /* its size; 0: leave it */
 	bool stdin_pipe;           /* stdin is a pipe the caller writes (x->in); else /dev/null */
-	const char *name;          /* the sandbox meant, when the socket was found by name: a
-				    * supervisor of another refuses (AJ_LAYER_STATE, ESTALE) */
+	const char *name;          /* the sandbox meant, when the socket was found by name: sent
+				    * as "exec_named", which a supervisor of another refuses
+				    * (AJ_LAYER_STATE, ESTALE), one of an earlier build too
+				    * (AJ_LAYER_USAGE, EINVAL: an unknown operation) */
 };
 
 struct aj_exec_result {
@@ -47,8 +49,8 @@ struct aj_exec {
 	int out[2];       /* read ends of stdout, stderr (tty: out[0] reads the terminal); -1 at EOF */
 	int in;           /* stdin pipe's write end, or the terminal; -1: none */
 	int master;       /* the terminal (tty), -1 */
-	int64_t output_bytes; /* the policy's output cap as the supervisor said (0: none), -1:
-			       * not said (a supervisor of an earlier build) */
+	int64_t output_cap; /* the policy's output cap as the supervisor said (0: none), -1:
+			     * not said (a supervisor of an earlier build) */
 	bool exited;
 	struct aj_exec_result res;
 };

@@ -150,7 +150,7 @@ int aj_mgr_connect(struct aj_mgr *m, const char *ref, struct aj_sandbox_rec *rec
 
 /* Connects to the supervisor the names index (state/names.h) gives for a running sandbox's
  * name, without opening the state store. The index is a hint, never the truth: the caller's
- * request names the sandbox it meant (exec's "name"), which a supervisor of another refuses.
+ * request names the sandbox it meant ("exec_named"), which a supervisor of another refuses.
  * -1 (nothing reported) whenever the index cannot say: the caller then opens the store and
  * uses aj_mgr_connect(), which says what became of the sandbox. */
 int aj_mgr_connect_named(const char *state_dir, const char *ref);

@@ -6,8 +6,8 @@
  * the whole schema), more than the rest of a CLI exec's own work. The index is a hint, never
  * the truth: a link can be stale (a supervisor killed before it could remove it) or point at
  * a socket nobody listens on. A client's request names the sandbox it meant, a supervisor
- * of another refuses it, and the client then asks the store (aj_mgr_connect_named(), exec's
- * "name").
+ * of another refuses it, and the client then asks the store (aj_mgr_connect_named(),
+ * "exec_named").
  */
 #ifndef AJ_STATE_NAMES_H
 #define AJ_STATE_NAMES_H

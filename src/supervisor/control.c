@@ -430,7 +430,7 @@ static void on_started(struct persist *p, struct pending *q, const struct aj_ini
 	/* The policy's output cap, which the client applies to the pipes it reads. */
 	reply(q->owner,
 	      json_pack("{s:b, s:I, s:i, s:I}", "ok", 1, "exec", (json_int_t)e->id, "pid", e->pid,
-			"output_bytes", (json_int_t)p->pol.limits.output_bytes),
+			"output_cap", (json_int_t)p->pol.limits.output_bytes),
 	      q->keep_fd >= 0 ? &q->keep_fd : NULL, q->keep_fd >= 0 ? 1 : 0);
 	aj_persist_event(p, "exec", json_pack("{s:I, s:O}", "exec", (json_int_t)e->id, "argv",
 					      argv ? argv : json_null()));
@@ -830,16 +830,18 @@ static void ports_op(struct persist *p, struct conn *c, const char *op, json_t *
 	reply(c, json_pack("{s:b}", "ok", 1), &fd, 1);
 }
 
-static void do_exec_request(struct persist *p, struct conn *c, json_t *req, int *fds,
-			    size_t nfds)
+static void do_exec_request(struct persist *p, struct conn *c, json_t *req, bool named,
+			    int *fds, size_t nfds)
 {
 	struct aj_err err;
 	const char *name = json_string_value(json_object_get(req, "name"));
 	int r;
 
-	/* A client that found this socket through the names index names the sandbox it meant: a
-	 * stale or forged link must not run its command here (it then asks the state store). */
-	if (name && strcmp(name, p->rec.name) != 0) {
+	/* "exec_named": a client that found this socket through the names index names the
+	 * sandbox it meant, and a stale or forged link must not run its command here (the client
+	 * then asks the state store). An operation of its own, not a member of "exec": a
+	 * supervisor of an earlier build, which would ignore the member, refuses the operation. */
+	if (named && (!name || strcmp(name, p->rec.name) != 0)) {
 		reply_err(c, AJ_LAYER_STATE, ESTALE, "this is not the sandbox asked for");
 		return;
 	}
@@ -878,8 +880,8 @@ static void dispatch_op(struct persist *p, struct conn *c, const char *op, json_
 {
 	struct aj_err err;
 
-	if (op && !strcmp(op, "exec")) {
-		do_exec_request(p, c, req, fds, nfds);
+	if (op && (!strcmp(op, "exec") || !strcmp(op, "exec_named"))) {
+		do_exec_request(p, c, req, !strcmp(op, "exec_named"), fds, nfds);
 		return;
 	}
 	if (op && !strcmp(op, "watch")) {

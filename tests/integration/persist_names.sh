@@ -84,6 +84,68 @@ expect_contains "... the store's answer for nx" "$ERR" "is stopped"
 aj_run exec other -- test -e /home/user/ran-here
 expect_eq "... and the command did not run in the other sandbox" "$RC" 1
 
+# ---- a link to another sandbox's socket while the sandbox named runs ---------------------------
+
+aj_run start nx
+own=$(readlink "$NAMES/nx")
+ln -sfn "$(readlink "$NAMES/other")" "$NAMES/nx"
+aj_run --verbose exec nx -- sh -c 'touch /home/user/ran-in-nx; head -c 5000 /dev/zero | tr "\0" x'
+expect_eq "a link to another sandbox's socket, nx running: the command runs (exit 0)" "$RC" 0
+expect_eq "... with nx's output cap (1 KiB), not the other's" "${#OUT}" 1024
+check "... through the store, not the index" [ "$(printf '%s' "$ERR" | grep -c 'names index')" = 0 ]
+aj_run exec nx -- test -e /home/user/ran-in-nx
+expect_eq "... in nx" "$RC" 0
+aj_run exec other -- test -e /home/user/ran-in-nx
+expect_eq "... and not in the other sandbox" "$RC" 1
+if pj_can_freeze; then
+	aj_run pause other
+	aj_run exec nx -- true
+	expect_eq "the other sandbox paused: its supervisor refuses for the name first (nx runs it)" \
+		"$RC" 0
+	aj_run resume other
+else
+	skip "a link to a paused sandbox's socket" "no usable cgroup freezer for this user"
+fi
+ln -sfn "$own" "$NAMES/nx"
+
+# ---- a supervisor of an earlier build, which ignores members it does not know -------------------
+# Sent "exec" with the name, it would run the command wherever the link leads; the index's way
+# sends "exec_named", which such a supervisor refuses as an unknown operation.
+
+T=$(mktmp)
+python3 - "$T/old.sock" "$T/ops" <<'PY' &
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1])
+s.listen(4)
+s.settimeout(60)
+with open(sys.argv[2], "w") as log:
+    c, _ = s.accept()
+    c.settimeout(30)
+    while True:
+        msg, fds, _, _ = socket.recv_fds(c, 1 << 18, 4)
+        for fd in fds:
+            os.close(fd)
+        if not msg:
+            break
+        req = json.loads(msg)
+        op = req.get("op", "")
+        log.write(op + "\n")
+        log.flush()
+        c.send(json.dumps({"ok": False, "rid": req.get("rid"), "error": {
+            "layer": "usage", "message": 'unknown operation "%s"' % op, "errno": 22}}).encode())
+PY
+old=$!
+wait_until 10 test -S "$T/old.sock"
+aj_run stop nx
+ln -sfn "$T/old.sock" "$NAMES/nx"
+aj_run exec nx -- true
+expect_eq "a link to a supervisor of an earlier build: exit 125" "$RC" 125
+expect_contains "... the store's answer for nx" "$ERR" "is stopped"
+wait "$old"
+expect_eq "... which was asked exec_named, never exec" "$(tr '\n' ' ' <"$T/ops")" "exec_named "
+rm -f "$NAMES/nx"
+
 # ---- a name given again ------------------------------------------------------------------------
 
 aj_run rm -f nx
