@@ -2,7 +2,8 @@
 # The names index (STATE/names/NAME, src/state/names.h): `exec NAME` reaches a running
 # sandbox's supervisor through a link its supervisor keeps, without the state store. The link
 # is a hint: a stale or forged one must never run a command in another sandbox nor hide what
-# became of the one asked for; the supervisor it reaches must say its own name, or the store
+# became of the one asked for; the request names the sandbox ("exec_named"), the supervisor it
+# reaches refuses it for another (one of an earlier build refuses the operation), and the store
 # decides. The policy's output cap and a pause hold on this way as on the store's.
 # rootless: yes
 # timeout: 120
