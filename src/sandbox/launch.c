@@ -290,10 +290,15 @@ static int make_cgroup_later(const struct aj_cgroup_maker *maker, struct aj_sand
 	if (join.clone_into >= 0) /* v2: joined at the clone only (aj_sandbox_start()) */
 		return aj_err_set(err, AJ_LAYER_INTERNAL, EINVAL,
 				  "a cgroup v2 cgroup made after the clone");
+	/* A child that failed meanwhile has sent ERROR, which recv_setup() reads: its reason,
+	 * not the closed socket, is the run's error (as in pass_netns()). */
 	for (size_t i = 0; i < join.n_tasks; i++)
-		if (aj_sync_send_fd(sb->ctl_fd, &m, join.tasks[i]) < 0)
+		if (aj_sync_send_fd(sb->ctl_fd, &m, join.tasks[i]) < 0) {
+			if (errno == EPIPE || errno == ECONNRESET)
+				break;
 			return aj_err_sys(err, AJ_LAYER_CGROUP,
 					  "send the sandbox its cgroup to join");
+		}
 	aj_trace("parent: cgroup made meanwhile");
 	return 0;
 }
