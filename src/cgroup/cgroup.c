@@ -307,6 +307,7 @@ const struct aj_cgroup_env *aj_cgroup_detect(const char *root, const char *paren
 
 void aj_cgroup_free(struct aj_cgroup *cg)
 {
+	aj_cgroup_close_stats(cg);
 	for (int c = 0; c < AJ_CG__COUNT; c++) {
 		free(cg->path[c]);
 		cg->path[c] = NULL;
@@ -469,6 +470,41 @@ int aj_cgroup_sample_keyed(int *fd1, const char *dir, const char *file, const ch
 
 	return sample_read(fd1, dir, file, buf, sizeof buf) < 0 ? -1
 								 : parse_keyed(buf, key, out);
+}
+
+void aj_cgroup_open_stat(struct aj_cgroup *cg, int i, const char *dir, const char *file)
+{
+	char path[700];
+	int fd;
+
+	if (cg->stat_fd1[i] || !dir)
+		return;
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+		cg->stat_fd1[i] = fd + 1;
+}
+
+int aj_cgroup_stat_u64(struct aj_cgroup *cg, int i, const char *dir, const char *file,
+		       uint64_t *out)
+{
+	return cg->stat_fd1[i] ? aj_cgroup_sample_u64(&cg->stat_fd1[i], dir, file, out)
+			       : aj_cgroup_read_u64(dir, file, out);
+}
+
+int aj_cgroup_stat_keyed(struct aj_cgroup *cg, int i, const char *dir, const char *file,
+			 const char *key, uint64_t *out)
+{
+	return cg->stat_fd1[i] ? aj_cgroup_sample_keyed(&cg->stat_fd1[i], dir, file, key, out)
+			       : aj_cgroup_read_keyed(dir, file, key, out);
+}
+
+void aj_cgroup_close_stats(struct aj_cgroup *cg)
+{
+	for (int i = 0; i < AJ_CG_STAT_FILES; i++) {
+		if (cg->stat_fd1[i])
+			close(cg->stat_fd1[i] - 1);
+		cg->stat_fd1[i] = 0;
+	}
 }
 
 void aj_cgroup_sampler_close(struct aj_cgroup_sampler *s)

@@ -60,10 +60,16 @@ struct aj_cgroup_env {
 	const struct aj_cgroup_ops *ops;
 };
 
+/* How many files stats() reads at most. */
+#define AJ_CG_STAT_FILES 8
+
 struct aj_cgroup {
 	const struct aj_cgroup_env *env;
 	char *path[AJ_CG__COUNT]; /* NULL for controllers not used by this cgroup */
 	bool used[AJ_CG__COUNT];
+	/* The files stats() and kill_all() read, opened ahead by open_stats(), each stored plus
+	 * one (0: read by path at the time); closed by destroy() and aj_cgroup_free(). */
+	int stat_fd1[AJ_CG_STAT_FILES];
 };
 
 /* How a freshly cloned sandbox enters its cgroup without the cost of a migration by someone
@@ -98,6 +104,10 @@ struct aj_cgroup_ops {
 	int (*attach)(struct aj_cgroup *cg, pid_t pid, struct aj_err *err);
 	int (*open_join)(struct aj_cgroup *cg, struct aj_cgroup_join *j, struct aj_err *err);
 	int (*stats)(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_err *err);
+	/* Opens the files stats() (and kill_all()'s first look) will read, so that reading them
+	 * at the end of a run is one pread each, without a path walk through the hierarchy; best
+	 * effort: a file that does not open is read by path then, as without it. */
+	void (*open_stats)(struct aj_cgroup *cg);
 	/* Only memory_current, pids_current and cpu_usec (with their have_ flags), through the
 	 * descriptors s keeps; for the metrics' periodic samples. */
 	void (*sample)(struct aj_cgroup *cg, struct aj_cgroup_sampler *s,
@@ -159,6 +169,15 @@ int aj_cgroup_sample_u64(int *fd1, const char *dir, const char *file, uint64_t *
 int aj_cgroup_sample_keyed(int *fd1, const char *dir, const char *file, const char *key,
 			   uint64_t *out);
 void aj_cgroup_sampler_close(struct aj_cgroup_sampler *s);
+/* dir/file into cg->stat_fd1[i] (see open_stats()), unless already open. */
+void aj_cgroup_open_stat(struct aj_cgroup *cg, int i, const char *dir, const char *file);
+/* The same reads as aj_cgroup_read_u64() and _keyed(), through cg->stat_fd1[i] when it is
+ * open, by path otherwise. */
+int aj_cgroup_stat_u64(struct aj_cgroup *cg, int i, const char *dir, const char *file,
+		       uint64_t *out);
+int aj_cgroup_stat_keyed(struct aj_cgroup *cg, int i, const char *dir, const char *file,
+			 const char *key, uint64_t *out);
+void aj_cgroup_close_stats(struct aj_cgroup *cg);
 /* SIGKILLs every pid listed in dir/cgroup.procs until it reads empty (bounded). */
 int aj_cgroup_kill_procs(const char *dir, struct aj_err *err);
 /* One round of the above: returns how many tasks were signalled, or -1. */

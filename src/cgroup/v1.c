@@ -136,36 +136,84 @@ static int v1_open_join(struct aj_cgroup *cg, struct aj_cgroup_join *j, struct a
 	return 0;
 }
 
+/* What stats() reads, by index into cg->stat_fd1; V1_PROCS is kill_all()'s first look. */
+enum {
+	V1_MEM_PEAK,
+	V1_MEM_OOM,
+	V1_MEM_CUR,
+	V1_PIDS_CUR,
+	V1_PIDS_EVENTS,
+	V1_CPU_USAGE,
+	V1_CPU_STAT,
+	V1_PROCS,
+	V1__STATS
+};
+_Static_assert(V1__STATS <= AJ_CG_STAT_FILES, "AJ_CG_STAT_FILES too small");
+
+/* The controller kill_all() looks at first: each task is in every hierarchy used. */
+static int first_used(const struct aj_cgroup *cg)
+{
+	for (int c = 0; c < AJ_CG__COUNT; c++)
+		if (cg->used[c] && c != AJ_CG_FREEZER)
+			return c;
+	return -1;
+}
+
+static void v1_open_stats(struct aj_cgroup *cg)
+{
+	int c = first_used(cg);
+
+	if (cg->used[AJ_CG_MEMORY]) {
+		aj_cgroup_open_stat(cg, V1_MEM_PEAK, cg->path[AJ_CG_MEMORY],
+				    "memory.max_usage_in_bytes");
+		aj_cgroup_open_stat(cg, V1_MEM_OOM, cg->path[AJ_CG_MEMORY], "memory.oom_control");
+		aj_cgroup_open_stat(cg, V1_MEM_CUR, cg->path[AJ_CG_MEMORY], "memory.usage_in_bytes");
+	}
+	if (cg->used[AJ_CG_PIDS]) {
+		aj_cgroup_open_stat(cg, V1_PIDS_CUR, cg->path[AJ_CG_PIDS], "pids.current");
+		aj_cgroup_open_stat(cg, V1_PIDS_EVENTS, cg->path[AJ_CG_PIDS], "pids.events");
+	}
+	if (cg->used[AJ_CG_CPUACCT])
+		aj_cgroup_open_stat(cg, V1_CPU_USAGE, cg->path[AJ_CG_CPUACCT], "cpuacct.usage");
+	if (cg->used[AJ_CG_CPU])
+		aj_cgroup_open_stat(cg, V1_CPU_STAT, cg->path[AJ_CG_CPU], "cpu.stat");
+	if (c >= 0)
+		aj_cgroup_open_stat(cg, V1_PROCS, cg->path[c], "cgroup.procs");
+}
+
 static int v1_stats(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_err *err)
 {
+	const char *mem = cg->path[AJ_CG_MEMORY], *pids = cg->path[AJ_CG_PIDS];
 	uint64_t ns;
 
 	(void)err;
 	memset(st, 0, sizeof *st);
 	if (cg->used[AJ_CG_MEMORY]) {
-		st->have_memory_peak = aj_cgroup_read_u64(cg->path[AJ_CG_MEMORY],
+		st->have_memory_peak = aj_cgroup_stat_u64(cg, V1_MEM_PEAK, mem,
 							  "memory.max_usage_in_bytes",
 							  &st->memory_peak) == 0;
-		st->have_oom = aj_cgroup_read_keyed(cg->path[AJ_CG_MEMORY], "memory.oom_control",
+		st->have_oom = aj_cgroup_stat_keyed(cg, V1_MEM_OOM, mem, "memory.oom_control",
 						    "oom_kill", &st->oom_kills) == 0;
-		st->have_memory_current = aj_cgroup_read_u64(cg->path[AJ_CG_MEMORY],
+		st->have_memory_current = aj_cgroup_stat_u64(cg, V1_MEM_CUR, mem,
 							     "memory.usage_in_bytes",
 							     &st->memory_current) == 0;
 	}
-	if (cg->used[AJ_CG_PIDS])
-		st->have_pids_current = aj_cgroup_read_u64(cg->path[AJ_CG_PIDS], "pids.current",
+	if (cg->used[AJ_CG_PIDS]) {
+		st->have_pids_current = aj_cgroup_stat_u64(cg, V1_PIDS_CUR, pids, "pids.current",
 							   &st->pids_current) == 0;
-	if (cg->used[AJ_CG_PIDS])
-		st->have_pids_events = aj_cgroup_read_keyed(cg->path[AJ_CG_PIDS], "pids.events",
-							    "max", &st->pids_max_hits) == 0;
+		st->have_pids_events = aj_cgroup_stat_keyed(cg, V1_PIDS_EVENTS, pids,
+							    "pids.events", "max",
+							    &st->pids_max_hits) == 0;
+	}
 	if (cg->used[AJ_CG_CPUACCT] &&
-	    aj_cgroup_read_u64(cg->path[AJ_CG_CPUACCT], "cpuacct.usage", &ns) == 0) {
+	    aj_cgroup_stat_u64(cg, V1_CPU_USAGE, cg->path[AJ_CG_CPUACCT], "cpuacct.usage",
+			       &ns) == 0) {
 		st->have_cpu = true;
 		st->cpu_usec = ns / 1000;
 	}
 	if (cg->used[AJ_CG_CPU])
-		aj_cgroup_read_keyed(cg->path[AJ_CG_CPU], "cpu.stat", "nr_throttled",
-				     &st->nr_throttled);
+		aj_cgroup_stat_keyed(cg, V1_CPU_STAT, cg->path[AJ_CG_CPU], "cpu.stat",
+				     "nr_throttled", &st->nr_throttled);
 	return 0;
 }
 
@@ -262,12 +310,17 @@ static int v1_kill_frozen(struct aj_cgroup *cg, struct aj_err *err)
 	return r;
 }
 
-/* Whether the cgroup of controller c lists no task (unreadable: not known to be empty). */
-static bool v1_empty(const struct aj_cgroup *cg, int c)
+/* Whether the cgroup of controller c lists no task (unreadable: not known to be empty),
+ * through the descriptor open_stats() opened when there is one. A second read through it
+ * within a second may get the kernel's cached list of the first: one that listed tasks
+ * costs another kill round; an empty one stays true, as nothing joins an empty cgroup. */
+static bool v1_empty(struct aj_cgroup *cg, int c)
 {
-	char path[760];
+	char path[760], buf[2];
 	_cleanup_free_ char *s = NULL;
 
+	if (c == first_used(cg) && cg->stat_fd1[V1_PROCS])
+		return pread(cg->stat_fd1[V1_PROCS] - 1, buf, sizeof buf, 0) == 0;
 	snprintf(path, sizeof path, "%s/cgroup.procs", cg->path[c]);
 	s = aj_read_file(path, 1 << 20, NULL);
 	return s && !s[0];
@@ -280,15 +333,16 @@ static int v1_kill_all(struct aj_cgroup *cg, struct aj_err *err)
 	 * its pid namespace along; freezing and thawing it cost a stop tens of milliseconds.
 	 * Otherwise frozen tasks cannot fork between our read of cgroup.procs and the kill;
 	 * SIGKILL is delivered to frozen tasks once they are thawed. */
-	for (int c = 0; c < AJ_CG__COUNT; c++)
-		if (cg->used[c] && c != AJ_CG_FREEZER)
-			return v1_empty(cg, c) ? 0 : v1_kill_frozen(cg, err);
-	return 0;
+	int c = first_used(cg);
+
+	return c < 0 || v1_empty(cg, c) ? 0 : v1_kill_frozen(cg, err);
 }
 
 static int v1_destroy(struct aj_cgroup *cg, struct aj_err *err)
 {
 	int r = 0;
+
+	aj_cgroup_close_stats(cg);
 
 	for (int c = AJ_CG__COUNT; c-- > 0;) {
 		if (!cg->used[c])
@@ -358,6 +412,7 @@ const struct aj_cgroup_ops aj_cgroup_v1_ops = {
 	.attach = v1_attach,
 	.open_join = v1_open_join,
 	.stats = v1_stats,
+	.open_stats = v1_open_stats,
 	.sample = v1_sample,
 	.freeze = v1_freeze,
 	.kill_all = v1_kill_all,

@@ -139,21 +139,41 @@ static int v2_open_join(struct aj_cgroup *cg, struct aj_cgroup_join *j, struct a
 	return 0;
 }
 
+/* What stats() reads, by index into cg->stat_fd1. */
+enum { V2_MEM_PEAK, V2_MEM_CUR, V2_PIDS_CUR, V2_MEM_EVENTS, V2_PIDS_EVENTS, V2_CPU_STAT, V2__STATS };
+_Static_assert(V2__STATS <= AJ_CG_STAT_FILES, "AJ_CG_STAT_FILES too small");
+
+static void v2_open_stats(struct aj_cgroup *cg)
+{
+	const char *p = cg->path[0];
+
+	aj_cgroup_open_stat(cg, V2_MEM_PEAK, p, "memory.peak");
+	aj_cgroup_open_stat(cg, V2_MEM_CUR, p, "memory.current");
+	aj_cgroup_open_stat(cg, V2_PIDS_CUR, p, "pids.current");
+	aj_cgroup_open_stat(cg, V2_MEM_EVENTS, p, "memory.events");
+	aj_cgroup_open_stat(cg, V2_PIDS_EVENTS, p, "pids.events");
+	aj_cgroup_open_stat(cg, V2_CPU_STAT, p, "cpu.stat");
+}
+
 static int v2_stats(struct aj_cgroup *cg, struct aj_cgroup_stats *st, struct aj_err *err)
 {
 	const char *p = cg->path[0];
 
 	(void)err;
 	memset(st, 0, sizeof *st);
-	st->have_memory_peak = aj_cgroup_read_u64(p, "memory.peak", &st->memory_peak) == 0;
-	st->have_memory_current =
-		aj_cgroup_read_u64(p, "memory.current", &st->memory_current) == 0;
-	st->have_pids_current = aj_cgroup_read_u64(p, "pids.current", &st->pids_current) == 0;
-	st->have_oom = aj_cgroup_read_keyed(p, "memory.events", "oom_kill", &st->oom_kills) == 0;
-	st->have_pids_events =
-		aj_cgroup_read_keyed(p, "pids.events", "max", &st->pids_max_hits) == 0;
-	st->have_cpu = aj_cgroup_read_keyed(p, "cpu.stat", "usage_usec", &st->cpu_usec) == 0;
-	aj_cgroup_read_keyed(p, "cpu.stat", "nr_throttled", &st->nr_throttled);
+	st->have_memory_peak =
+		aj_cgroup_stat_u64(cg, V2_MEM_PEAK, p, "memory.peak", &st->memory_peak) == 0;
+	st->have_memory_current = aj_cgroup_stat_u64(cg, V2_MEM_CUR, p, "memory.current",
+						     &st->memory_current) == 0;
+	st->have_pids_current =
+		aj_cgroup_stat_u64(cg, V2_PIDS_CUR, p, "pids.current", &st->pids_current) == 0;
+	st->have_oom = aj_cgroup_stat_keyed(cg, V2_MEM_EVENTS, p, "memory.events", "oom_kill",
+					    &st->oom_kills) == 0;
+	st->have_pids_events = aj_cgroup_stat_keyed(cg, V2_PIDS_EVENTS, p, "pids.events", "max",
+						    &st->pids_max_hits) == 0;
+	st->have_cpu = aj_cgroup_stat_keyed(cg, V2_CPU_STAT, p, "cpu.stat", "usage_usec",
+					    &st->cpu_usec) == 0;
+	aj_cgroup_stat_keyed(cg, V2_CPU_STAT, p, "cpu.stat", "nr_throttled", &st->nr_throttled);
 	return 0;
 }
 
@@ -208,6 +228,7 @@ static int v2_kill_all(struct aj_cgroup *cg, struct aj_err *err)
 
 static int v2_destroy(struct aj_cgroup *cg, struct aj_err *err)
 {
+	aj_cgroup_close_stats(cg);
 	if (!cg->used[0])
 		return 0;
 	if (aj_cgroup_rmdir(cg->path[0], err) < 0)
@@ -280,6 +301,7 @@ const struct aj_cgroup_ops aj_cgroup_v2_ops = {
 	.attach = v2_attach,
 	.open_join = v2_open_join,
 	.stats = v2_stats,
+	.open_stats = v2_open_stats,
 	.sample = v2_sample,
 	.freeze = v2_freeze,
 	.kill_all = v2_kill_all,

@@ -707,6 +707,10 @@ static void supervise(struct run_ctx *c, struct aj_stdio *io, const struct aj_sy
 		aj_close_fd(&c->in.child_fd);
 	signal(SIGPIPE, SIG_IGN);
 	report_start(c, ready);
+	/* While the command runs: the statistics at its end are then a read each, not a walk
+	 * down the cgroup hierarchy and an open and close per file. */
+	if (c->have_cg)
+		c->cg.env->ops->open_stats(&c->cg);
 	if (run_loop(c, &err) < 0) {
 		kill_sandbox(c);
 		fail(c, &err);

@@ -165,7 +165,36 @@ static void stats(void)
 	      "sample: the kept descriptors read what the files say now");
 	aj_cgroup_sampler_close(&smp);
 	CHECK(!smp.fd1[0] && !smp.fd1[1] && !smp.fd1[2], "sample: the sampler's descriptors closed");
+
+	/* Opened ahead, as a run does while its command runs: the end's figures are what the
+	 * files say then, read through the descriptors (one file's path is gone here, so a read
+	 * by path would miss it), and kill_all's look at cgroup.procs goes through one too. */
+	int n_open = 0;
+	sim_write(cg.path[AJ_CG_MEMORY], "cgroup.procs", "");
+	env.ops->open_stats(&cg);
+	for (int i = 0; i < AJ_CG_STAT_FILES; i++)
+		n_open += cg.stat_fd1[i] != 0;
+	CHECK(n_open == 8, "open_stats opens the seven statistics files and cgroup.procs");
+	sim_write(cg.path[AJ_CG_MEMORY], "memory.max_usage_in_bytes", "6291456\n");
+	sim_write(cg.path[AJ_CG_PIDS], "pids.events", "max 12\n");
+	sim_write(cg.path[AJ_CG_CPUACCT], "cpuacct.usage", "8000000\n");
+	unlink(strcat(strcpy((char[800]){0}, cg.path[AJ_CG_MEMORY]), "/memory.max_usage_in_bytes"));
+	CHECK(env.ops->stats(&cg, &st, &err) == 0 && st.have_memory_peak &&
+		      st.memory_peak == 6291456 && st.pids_max_hits == 12 && st.cpu_usec == 8000 &&
+		      st.oom_kills == 4 && st.nr_throttled == 5,
+	      "stats through the descriptors: what the files say now");
+	/* A new file at the path lists a task that does not exist (a pid beyond pid_max): read
+	 * by path, kill_all would find it there until it gives up with EBUSY. */
+	unlink(strcat(strcpy((char[800]){0}, cg.path[AJ_CG_MEMORY]), "/cgroup.procs"));
+	sim_write(cg.path[AJ_CG_MEMORY], "cgroup.procs", "999999999\n");
+	CHECK(env.ops->kill_all(&cg, &err) == 0,
+	      "kill_all reads cgroup.procs through the descriptor opened ahead");
+	sim_write(cg.path[AJ_CG_MEMORY], "cgroup.procs", "");
 	env.ops->destroy(&cg, &err);
+	n_open = 0;
+	for (int i = 0; i < AJ_CG_STAT_FILES; i++)
+		n_open += cg.stat_fd1[i] != 0;
+	CHECK(n_open == 0, "destroy closes them");
 	aj_cgroup_free(&cg);
 }
 

@@ -164,7 +164,28 @@ static void stats(void)
 	CHECK(env.ops->stats(&cg, &st, &err) == 0 && !st.have_memory_peak && !st.have_oom &&
 		      st.oom_kills == 0,
 	      "missing memory.peak and oom_kill are reported as unknown, not as 0 values");
+
+	/* Opened ahead, as a run does while its command runs: read through the descriptors at
+	 * the end, even a file whose path is gone by then. */
+	int n_open = 0;
+	sim_write(d, "memory.peak", "2048\n");
+	sim_write(d, "memory.events", "oom_kill 1\n");
+	env.ops->open_stats(&cg);
+	for (int i = 0; i < AJ_CG_STAT_FILES; i++)
+		n_open += cg.stat_fd1[i] != 0;
+	CHECK(n_open == 6, "open_stats opens the six statistics files");
+	sim_write(d, "memory.peak", "65536\n");
+	sim_write(d, "cpu.stat", "usage_usec 6000\nnr_throttled 4\n");
+	unlink(strcat(strcpy((char[800]){0}, d), "/memory.peak"));
+	CHECK(env.ops->stats(&cg, &st, &err) == 0 && st.have_memory_peak &&
+		      st.memory_peak == 65536 && st.oom_kills == 1 && st.cpu_usec == 6000 &&
+		      st.nr_throttled == 4,
+	      "stats through the descriptors: what the files say now");
 	env.ops->destroy(&cg, &err);
+	n_open = 0;
+	for (int i = 0; i < AJ_CG_STAT_FILES; i++)
+		n_open += cg.stat_fd1[i] != 0;
+	CHECK(n_open == 0, "destroy closes them");
 	aj_cgroup_free(&cg);
 }
 
