@@ -260,6 +260,10 @@ struct aj_plan {
 	/* an image root: the overlay of the image's layers and the system layer, mounted as / */
 	const struct aj_root_spec *image;
 	struct aj_overlay root;
+	/* The child holding the user namespace of the idmapped trees' last owner map, killed
+	 * once its namespace was opened and reaped with the trees (aj_userns_close_trees()):
+	 * it dies while the sandbox is cloned. 0: none. */
+	pid_t idmap_holder;
 	uint64_t caps_keep; /* capabilities uid 0 inside keeps (1 << CAP_x); 0: none held */
 	/* An image root with ids to switch between (privileged, or rootless as root): init is
 	 * uid 0 with caps_keep and starts each command as its user (uid, gid, groups). */

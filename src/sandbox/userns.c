@@ -104,36 +104,41 @@ static void id_map(char *buf, size_t len, uint32_t disk, uint32_t host, uint32_t
 			 root_host);
 }
 
+/* Holds the user namespace it was cloned into until the parent has opened it, then is
+ * killed: it never runs anything of its own (it may never be scheduled before the kill). */
 static int idmap_holder(void *arg)
 {
-	const int *pfd = arg;
-	char c;
-
-	/* Our copy of the write end: EOF must come when the parent closes its. A plain close:
-	 * the memory is the parent's (CLONE_VM), nothing here may be written. */
-	close(pfd[1]);
-	(void)!read(pfd[0], &c, 1);
+	(void)arg;
+	for (;;)
+		pause();
 	return 0;
+}
+
+/* The holder's end, once its namespace is open. No exit signal: only our waitpid with __WALL
+ * takes it, nobody's waitpid(-1). */
+static void reap_holder(pid_t *holder)
+{
+	if (*holder > 0)
+		while (waitpid(*holder, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	*holder = 0;
 }
 
 /* A user namespace whose only mapping is disk_uid -> host_uid (and the same for gids), held
  * by a child until it has been opened; used only as an idmap. The child shares our memory
- * (CLONE_VM) and only blocks in read(), so spawning and reaping it copies no page tables. */
+ * (CLONE_VM), so spawning it copies no page tables. It is killed once the namespace is open
+ * and left in *holder, to be reaped later: waiting here for its exit, on whichever CPU it
+ * lands, would keep the sandbox's clone waiting too. */
 static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint32_t host_gid,
-			uint32_t count, uint32_t root_host, struct aj_err *err)
+			uint32_t count, uint32_t root_host, pid_t *holder, struct aj_err *err)
 {
 	static char stack[16384] __attribute__((aligned(16)));
-	int pfd[2], nsfd = -1; /* pfd: the holder's copy of the numbers, never changed */
-	_cleanup_close_ int rd = -1, wr = -1;
+	int nsfd = -1;
 	char map[128], path[64];
 	pid_t pid;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return aj_err_sys(err, AJ_LAYER_USERNS, "pipe");
-	rd = pfd[0];
-	wr = pfd[1];
-	pid = clone(idmap_holder, stack + sizeof stack, CLONE_VM | CLONE_NEWUSER | SIGCHLD,
-		    pfd);
+	reap_holder(holder); /* one at a time: the stack is shared */
+	pid = clone(idmap_holder, stack + sizeof stack, CLONE_VM | CLONE_NEWUSER, NULL);
 	if (pid < 0)
 		return aj_userns_fail(err, errno, "clone(CLONE_NEWUSER) for an idmapped mount");
 	id_map(map, sizeof map, disk_uid, host_uid, count, root_host);
@@ -146,8 +151,8 @@ static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint3
 				aj_err_sys(err, AJ_LAYER_USERNS, "open \"%s\"", path);
 		}
 	}
-	aj_close_fd(&wr); /* the holder reads end-of-file and exits */
-	waitpid(pid, NULL, __WALL);
+	kill(pid, SIGKILL);
+	*holder = pid;
 	return nsfd;
 }
 
@@ -161,6 +166,7 @@ struct idmap_cache {
 		int fd;
 	} e[32];
 	size_t n;
+	pid_t holder; /* the last namespace's holder, killed, not reaped yet */
 };
 
 /* Owner-mapped (count 1): disk uid:gid appear as the sandbox user. Canonical (count 65536):
@@ -182,7 +188,7 @@ static int cached_userns(struct idmap_cache *c, const struct aj_plan *plan, uid_
 				  "more than %zu distinct owners among the granted paths",
 				  AJ_ARRAY_SIZE(c->e));
 	fd = idmap_userns(uid, gid, host_uid, host_gid, count,
-			  count == 1 && with_root ? plan->id_base : UINT32_MAX, err);
+			  count == 1 && with_root ? plan->id_base : UINT32_MAX, &c->holder, err);
 	if (fd >= 0) {
 		c->e[c->n].uid = uid;
 		c->e[c->n].gid = gid;
@@ -335,12 +341,16 @@ static void idmap_cache_close(struct idmap_cache *c)
 {
 	for (size_t i = 0; i < c->n; i++)
 		aj_close_fd(&c->e[i].fd);
+	reap_holder(&c->holder);
 }
 
 int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err)
 {
 	__attribute__((cleanup(idmap_cache_close))) struct idmap_cache cache = {.n = 0};
 	int r = 0;
+
+	cache.holder = plan->idmap_holder; /* a previous preparation's, not closed yet */
+	plan->idmap_holder = 0;
 
 	for (size_t i = 0; i < plan->n_ops && r == 0; i++) {
 		struct aj_op *op = &plan->ops[i];
@@ -354,11 +364,14 @@ int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err)
 		r = overlay_trees(plan, &cache, err);
 	if (r == 0 && plan->root.on && plan->privileged)
 		r = root_trees(plan, &cache, err);
+	plan->idmap_holder = cache.holder;
+	cache.holder = 0;
 	return r;
 }
 
 void aj_userns_close_trees(struct aj_plan *plan)
 {
+	reap_holder(&plan->idmap_holder);
 	for (size_t i = 0; i < plan->root.n_lowers; i++)
 		aj_close_fd(&plan->root.lower_fds[i]);
 	aj_close_fd(&plan->root.rw_fd);

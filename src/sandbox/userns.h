@@ -43,6 +43,8 @@ int aj_userns_write_maps(pid_t pid, const struct aj_plan *plan, struct aj_err *e
  * idmapped so that the path's owner appears as the sandbox user. Both modes: creates
  * AJ_OPF_MKSRC sources (owned like their parent directory). */
 int aj_userns_prepare_trees(struct aj_plan *plan, struct aj_err *err);
+/* Closes the trees not attached and reaps the idmap namespace's holder (plan->idmap_holder):
+ * after the sandbox's clone, or when a start fails. */
 void aj_userns_close_trees(struct aj_plan *plan);
 /* A detached copy of the tree at path (no symlinks followed), nosuid, nodev, idmapped through
  * userns_fd (-1: not idmapped), read-only if asked. */
