@@ -428,6 +428,28 @@ int aj_cgroup_read_keyed(const char *dir, const char *file, const char *key, uin
 	return s ? parse_keyed(s, key, out) : -1;
 }
 
+/* Opens dir/file into *fd1 (descriptor + 1); -1 when it cannot be opened. */
+static int fd1_open(int *fd1, const char *dir, const char *file)
+{
+	char path[700];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	*fd1 = fd + 1;
+	return 0;
+}
+
+static void fd1_close_all(int *fd1, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (fd1[i])
+			close(fd1[i] - 1);
+		fd1[i] = 0;
+	}
+}
+
 /* dir/file into buf from offset 0 through *fd1 (descriptor + 1, 0: not open yet). A failed
  * read closes it and tries once more with a fresh open. */
 static int sample_read(int *fd1, const char *dir, const char *file, char *buf, size_t size)
@@ -435,15 +457,8 @@ static int sample_read(int *fd1, const char *dir, const char *file, char *buf, s
 	for (int attempt = 0; attempt < 2; attempt++) {
 		ssize_t n;
 
-		if (!*fd1) {
-			char path[700];
-			int fd;
-
-			snprintf(path, sizeof path, "%s/%s", dir, file);
-			if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-				return -1;
-			*fd1 = fd + 1;
-		}
+		if (!*fd1 && fd1_open(fd1, dir, file) < 0)
+			return -1;
 		n = pread(*fd1 - 1, buf, size - 1, 0);
 		if (n >= 0) {
 			buf[n] = '\0';
@@ -474,14 +489,8 @@ int aj_cgroup_sample_keyed(int *fd1, const char *dir, const char *file, const ch
 
 void aj_cgroup_open_stat(struct aj_cgroup *cg, int i, const char *dir, const char *file)
 {
-	char path[700];
-	int fd;
-
-	if (cg->stat_fd1[i] || !dir)
-		return;
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
-		cg->stat_fd1[i] = fd + 1;
+	if (!cg->stat_fd1[i] && dir)
+		(void)fd1_open(&cg->stat_fd1[i], dir, file); /* not open: read by path at the end */
 }
 
 int aj_cgroup_stat_u64(struct aj_cgroup *cg, int i, const char *dir, const char *file,
@@ -500,20 +509,12 @@ int aj_cgroup_stat_keyed(struct aj_cgroup *cg, int i, const char *dir, const cha
 
 void aj_cgroup_close_stats(struct aj_cgroup *cg)
 {
-	for (int i = 0; i < AJ_CG_STAT_FILES; i++) {
-		if (cg->stat_fd1[i])
-			close(cg->stat_fd1[i] - 1);
-		cg->stat_fd1[i] = 0;
-	}
+	fd1_close_all(cg->stat_fd1, AJ_CG_STAT_FILES);
 }
 
 void aj_cgroup_sampler_close(struct aj_cgroup_sampler *s)
 {
-	for (size_t i = 0; i < sizeof s->fd1 / sizeof s->fd1[0]; i++) {
-		if (s->fd1[i])
-			close(s->fd1[i] - 1);
-		s->fd1[i] = 0;
-	}
+	fd1_close_all(s->fd1, sizeof s->fd1 / sizeof s->fd1[0]);
 }
 
 int aj_cgroup_kill_procs_once(const char *dir)
