@@ -151,7 +151,16 @@ static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint3
 				aj_err_sys(err, AJ_LAYER_USERNS, "open \"%s\"", path);
 		}
 	}
-	kill(pid, SIGKILL);
+	if (kill(pid, SIGKILL) < 0) {
+		/* Our own unreaped child: cannot happen. Waiting for it would never end, so it is
+		 * left alone and the preparation fails. */
+		int e = errno;
+
+		if (nsfd >= 0)
+			close(nsfd);
+		return aj_err_set(err, AJ_LAYER_USERNS, e, "kill the idmap namespace's holder %d",
+				  (int)pid);
+	}
 	*holder = pid;
 	return nsfd;
 }
