@@ -258,6 +258,7 @@ EOF
 	CLI_ROWS=(
 		bare-true -- /bin/true :::
 		agentjail-exec -- "$AJ" exec "$name" -- /bin/true :::
+		agentjail-start -- "$AJ" --version :::
 		nsenter -- nsenter -t "$init" -a -r -w -S "$uid" -G "$gid" /bin/true
 	)
 	peer_setup || true
@@ -279,14 +280,24 @@ import json, sys
 args = sys.argv[1:]
 print("%-8s %-18s %10s %10s %13s %12s %5s" % ("", "", "median ms", "p90 ms", "paired ratio",
       "max RSS KiB", "fail"))
+floors = []
 for title, text in zip(args[::2], args[1::2]):
+    med = {}
     for line in text.splitlines():
         r = json.loads(line)
         ratio = next(v for k, v in r.items() if k.startswith("paired_ratio_vs_"))
         print("%-8s %-18s %10.3f %10.3f %12.2fx %12d %5d" % (
             title, r["name"], r["median_ms"], r["p90_ms"], ratio, r["max_rss_kb"],
             r["failures"]))
+        med[r["name"]] = r["median_ms"]
         title = ""
+    if med.get("bare-true") and "agentjail-start" in med:
+        floors.append((med["agentjail-start"] + med["bare-true"]) / med["bare-true"])
+print("agentjail-start: `agentjail --version`, the client's own start and exit with nothing sent.")
+if floors:
+    print("floor of agentjail-exec, two process starts (agentjail-start + bare-true, medians) over")
+    print("bare-true, before any work of the client or the sandbox: " +
+          ", ".join("%.2fx" % f for f in floors) + " (goal: <= 2.5x)")
 print("nsenter enters the sandbox's namespaces, root and uid only: no cgroup, no seccomp,")
 print("no Landlock, no capability drop; crun/runc exec: the runtime's default spec (no user")
 print("namespace, its default capabilities, its cgroup).")
