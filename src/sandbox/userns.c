@@ -133,10 +133,14 @@ static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint3
 			uint32_t count, uint32_t root_host, pid_t *holder, struct aj_err *err)
 {
 	static char stack[16384] __attribute__((aligned(16)));
+	static bool stack_lost; /* a holder that could not be killed may still be on it */
 	int nsfd = -1;
 	char map[128], path[64];
 	pid_t pid;
 
+	if (stack_lost)
+		return aj_err_set(err, AJ_LAYER_USERNS, EBUSY,
+				  "an earlier idmap namespace's holder could not be killed");
 	reap_holder(holder); /* one at a time: the stack is shared */
 	pid = clone(idmap_holder, stack + sizeof stack, CLONE_VM | CLONE_NEWUSER, NULL);
 	if (pid < 0)
@@ -153,9 +157,10 @@ static int idmap_userns(uid_t disk_uid, gid_t disk_gid, uint32_t host_uid, uint3
 	}
 	if (kill(pid, SIGKILL) < 0) {
 		/* Our own unreaped child: cannot happen. Waiting for it would never end, so it is
-		 * left alone and the preparation fails. */
+		 * left alone, its stack is not used again, and the preparation fails. */
 		int e = errno;
 
+		stack_lost = true;
 		if (nsfd >= 0)
 			close(nsfd);
 		return aj_err_set(err, AJ_LAYER_USERNS, e, "kill the idmap namespace's holder %d",
